@@ -1,0 +1,1 @@
+"""The IR: terms, access-pattern types and the operator table (each operator defined once)."""

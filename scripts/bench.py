@@ -1,0 +1,105 @@
+"""glc's one benchmark entry point: prints a table of figures per section.
+
+Each section is a module in ``scripts/benchmarks/`` that defines ``SECTION`` (its name, used by
+``--only``), ``TITLE`` and ``run() -> list[dict]`` (one row per measured case; keys are the
+columns). ``--write`` also records the table, with the machine and date, in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import json
+import pkgutil
+import platform
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import benchmarks  # noqa: E402
+
+
+def sections() -> dict[str, object]:
+    """Every benchmark module, by its SECTION name, in file-name order."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(benchmarks.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"benchmarks.{info.name}")
+        found[module.SECTION] = module
+    return found
+
+
+def format_table(rows: list[dict]) -> str:
+    """A Markdown table of the rows; columns in first-seen order."""
+    if not rows:
+        return "(no rows)"
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(key for key in row if key not in columns)
+    cells = [[_cell(row.get(c, "")) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    line = "| " + " | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) + " |"
+            for r in cells]
+    return "\n".join([line, rule, *body])
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def main() -> None:
+    found = sections()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", action="append", choices=sorted(found),
+                        help="run only this section (repeatable)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--write", action="store_true",
+                        help="also record the tables in docs/benchmarks.md")
+    args = parser.parse_args()
+    chosen = args.only or list(found)
+    results = {name: found[name].run() for name in chosen}
+    if args.json:
+        print(json.dumps(results, indent=2, default=str))
+        return
+    stamp = (f"{datetime.date.today().isoformat()}, {platform.node()}, "
+             f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    text = [f"Measured {stamp}.", ""]
+    for name in chosen:
+        text += [f"## {name}: {found[name].TITLE}", "", format_table(results[name]), ""]
+    print("\n".join(text))
+    if args.write:
+        _record(chosen, text)
+
+
+def _record(chosen: list[str], text: list[str]) -> None:
+    """Replace each written section's block in docs/benchmarks.md, keeping the others."""
+    path = HERE.parent / "docs" / "benchmarks.md"
+    old = path.read_text() if path.exists() else "# Benchmarks\n\nWritten by `scripts/bench.py --write`.\n"
+    blocks = _split_blocks(old)
+    for name, block in _split_blocks("\n".join(text)).items():
+        if name in chosen:
+            blocks[name] = block
+    head = old.split("\n## ", 1)[0].rstrip() + "\n"
+    path.write_text(head + "".join("\n" + blocks[k] for k in sorted(blocks)))
+
+
+def _split_blocks(text: str) -> dict[str, str]:
+    stamp = next((ln for ln in text.splitlines() if ln.startswith("Measured ")), "")
+    blocks = {}
+    for chunk in text.split("\n## ")[1:]:
+        name = chunk.split(":", 1)[0].strip()
+        body = "## " + chunk.rstrip() + "\n"
+        if stamp and stamp not in body:
+            body += f"\n{stamp}\n"
+        blocks[name] = body
+    return blocks
+
+
+if __name__ == "__main__":
+    main()

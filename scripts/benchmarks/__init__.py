@@ -1,0 +1,1 @@
+"""Benchmark sections for scripts/bench.py: one module per section."""
