@@ -1,0 +1,52 @@
+"""User-facing errors: each carries where it happened and what was expected.
+
+Only the CLI turns a GlcError into an exit status; anything else that escapes is a bug.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """A location in a source file (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int | None = None
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class GlcError(Exception):
+    """An error the user caused: bad input, an ill-typed program, a failed check.
+
+    ``where`` is a Span, a path, or None; str() gives the one-line CLI form
+    ``file:line:col: error: message``.
+    """
+
+    def __init__(self, message: str, where: Span | str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+    def __str__(self) -> str:
+        if self.where is None:
+            return f"error: {self.message}"
+        return f"{self.where}: error: {self.message}"
+
+
+class ShapeError(Exception):
+    """Raised by a shape rule; the checker adds the location of the offending form.
+
+    ``arg`` optionally names which argument (0-based) is at fault, so the error can point at it.
+    """
+
+    def __init__(self, message: str, arg: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.arg = arg
