@@ -1,0 +1,169 @@
+"""Verilator builds through cocotb's runner, cached per (sources, parameters, flags).
+
+cocotb's stock Verilator runner always passes ``--public-flat-rw``, which makes every signal
+VPI-visible and the model about five times slower (toolchain.md). ``FastVerilator`` exposes only
+the top level's ports (``--public-depth 1``) and optimises; every testbench here therefore talks to
+the design through top-level ports alone. A build lives in a directory named by a hash of
+everything that affects it, so an unchanged design is never rebuilt, and waves (FST) get their
+own directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cocotb_tools.runner import Verilator, get_results
+
+from glc.errors import GlcError
+from glc.sim.toolchain import configure_environment, verilator_root
+
+REPO = Path(__file__).resolve().parents[2]
+HW = REPO / "hw"
+
+# Optimisation flags measured in toolchain.md; assertions are off because the design's checks are
+# elaboration-time $fatal calls and run-time error status, not SVA.
+FAST_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-assert")
+WAVE_FLAGS = ("--trace-fst", "--trace-structs")
+STAMP = "glc-build.json"
+
+
+class FastVerilator(Verilator):
+    """cocotb's Verilator runner with only top-level ports public (``--public-depth 1``)."""
+
+    def _build_command(self) -> list[list[str]]:
+        commands = super()._build_command()
+        verilate = commands[0]
+        at = verilate.index("--public-flat-rw")
+        verilate[at:at + 1] = ["--public-depth", "1"]
+        return commands
+
+
+def build_root() -> Path:
+    """Where builds are cached: ``$GLC_SIM_BUILD`` or ``build/sim`` in the repository."""
+    return Path(os.environ.get("GLC_SIM_BUILD", REPO / "build" / "sim")).resolve()
+
+
+def design_sources() -> list[Path]:
+    """Every SystemVerilog file of the design and its testbench-only helpers."""
+    return sorted(HW.glob("*.sv")) + sorted((HW / "tb").glob("*.sv"))
+
+
+@dataclass(frozen=True)
+class Design:
+    """One elaboration of the RTL: a top module and its parameters."""
+
+    top: str
+    parameters: Mapping[str, int | str] = field(default_factory=dict)
+    waves: bool = False
+
+    def flags(self) -> list[str]:
+        """Verilator flags beyond the runner's own."""
+        return [*FAST_FLAGS, *(WAVE_FLAGS if self.waves else ())]
+
+    def key(self) -> str:
+        """A hash of everything that changes the built model."""
+        digest = hashlib.sha256()
+        digest.update(json.dumps([self.top, sorted(self.parameters.items()), self.flags(),
+                                  str(verilator_root())]).encode())
+        for path in design_sources():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()[:16]
+
+    def build_dir(self) -> Path:
+        """This design's cached build directory."""
+        kind = "waves" if self.waves else "fast"
+        return build_root() / f"{self.top}-{kind}-{self.key()}"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock so concurrent test processes build a directory once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build(design: Design) -> Path:
+    """Build ``design`` unless an identical build is cached; return its build directory.
+
+    A failed build (a syntax error, or a ``$fatal`` on an impossible parameter combination) is a
+    GlcError quoting the end of the build log.
+    """
+    configure_environment()
+    directory = design.build_dir()
+    with _locked(directory.with_suffix(".lock")):
+        if (directory / STAMP).exists():
+            return directory
+        runner = FastVerilator()
+        log = directory.with_suffix(".log")
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            runner.build(sources=design_sources(), hdl_toplevel=design.top,
+                         parameters=dict(design.parameters), build_args=design.flags(),
+                         build_dir=directory, waves=design.waves, log_file=log)
+        except RuntimeError as error:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+            raise GlcError(f"Verilator build of {design.top} failed:\n{tail}", str(log)) from error
+        (directory / STAMP).write_text(json.dumps(
+            {"top": design.top, "parameters": dict(design.parameters), "flags": design.flags()}))
+    return directory
+
+
+class SimulationFailed(Exception):
+    """A cocotb test module reported failures (a harness or design bug, not a user error)."""
+
+
+def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
+               env: Mapping[str, str] | None = None, testcase: str | None = None,
+               module_dir: Path | None = None) -> Path:
+    """Run the cocotb tests of ``test_module`` on the (cached) build of ``design``.
+
+    Each run gets its own ``run_dir`` (results, log, dumps). Raises SimulationFailed naming the
+    log when any test fails; returns ``run_dir``.
+    """
+    directory = build(design)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if module_dir is not None and str(module_dir) not in sys.path:
+        sys.path.insert(0, str(module_dir))
+    results = run_dir / "results.xml"
+    log = run_dir / "sim.log"
+    runner = FastVerilator()
+    # The runner turns failures into sys.exit when it sees pytest; we report them ourselves.
+    saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
+    try:
+        runner.test(test_module=test_module, hdl_toplevel=design.top,
+                    hdl_toplevel_lang="verilog", build_dir=directory, test_dir=run_dir,
+                    testcase=testcase, extra_env=dict(env or {}), results_xml=str(results),
+                    waves=design.waves, log_file=log)
+    except (RuntimeError, SystemExit) as error:
+        raise SimulationFailed(f"the simulator of {design.top} crashed; see {log}") from error
+    finally:
+        if saved is not None:
+            os.environ["PYTEST_CURRENT_TEST"] = saved
+    try:
+        total, failed = get_results(results)
+    except RuntimeError as error:
+        raise SimulationFailed(f"no cocotb results; see {log}") from error
+    if failed or not total:
+        raise SimulationFailed(f"{failed} of {total} cocotb tests failed in {test_module}; "
+                               f"see {log}\n{_failure_lines(log)}")
+    return run_dir
+
+
+def _failure_lines(log: Path) -> str:
+    """The lines of a cocotb log that say why a test failed."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    keep = [ln for ln in lines if "Error" in ln or "assert" in ln or "FAIL" in ln]
+    return "\n".join(keep[-20:])

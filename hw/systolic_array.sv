@@ -1,0 +1,88 @@
+// The N×N weight-stationary systolic array with input skew and output deskew.
+// Row vector x enters whole (unskewed); row k of the array sees x[k] k cycles later, so PE(r, c)
+// meets x[r] at the same cycle as the partial sum of x[0..r-1]·W[0..r-1][c] from above. Column c's
+// sum leaves the bottom N+c cycles after x entered and is delayed N-1-c more cycles, so the whole
+// result row y = x·W appears together LATENCY = 2N-1 cycles after x.
+module systolic_array #(
+    // rows and columns of processing elements
+    parameter int N = 16,
+    // width of input and weight operands (signed)
+    parameter int IN_W = 8,
+    // width of the accumulated sums (signed)
+    parameter int ACC_W = 32
+) (
+    input  logic                       clk,
+    input  logic                       rst,
+    // one row vector of inputs per cycle; `in_swap` marks the first row of a matmul whose
+    // weights are in the shadow registers
+    input  logic                       in_valid,
+    input  logic                       in_swap,
+    input  logic [N-1:0][IN_W-1:0]     in_data,
+    // shadow weight write: row `w_row` of the next weight tile
+    input  logic                       w_we,
+    input  logic [$clog2(N+1)-1:0]     w_row,
+    input  logic [N-1:0][IN_W-1:0]     w_data,
+    // y = x·W, LATENCY cycles after x
+    output logic                       out_valid,
+    output logic [N-1:0][ACC_W-1:0]    out_data
+);
+    localparam int LATENCY = 2 * N - 1;
+    if (N < 1) begin : g_bad_n
+        $fatal(1, "systolic_array: N=%0d must be at least 1", N);
+    end
+
+    // a[r][c] / s[r][c]: input byte / swap bit entering PE(r, c); a[r][N] leaves the row.
+    logic [IN_W-1:0]  a [N][N+1];
+    logic             s [N][N+1];
+    // p[r][c]: partial sum entering PE(r, c) from above; p[N][c] leaves column c.
+    logic [ACC_W-1:0] p [N+1][N];
+
+    for (genvar r = 0; r < N; r++) begin : g_row
+        // Input skew: row r is delayed r cycles (row 0 not at all).
+        logic [IN_W-1:0] a_skew [r+1];
+        logic            s_skew [r+1];
+        assign a_skew[0] = in_data[r];
+        assign s_skew[0] = in_swap & in_valid;
+        for (genvar d = 1; d <= r; d++) begin : g_skew
+            always_ff @(posedge clk) begin
+                a_skew[d] <= a_skew[d-1];
+                s_skew[d] <= rst ? 1'b0 : s_skew[d-1];
+            end
+        end
+        assign a[r][0] = a_skew[r];
+        assign s[r][0] = s_skew[r];
+
+        for (genvar c = 0; c < N; c++) begin : g_col
+            pe #(.IN_W(IN_W), .ACC_W(ACC_W)) u_pe (
+                .clk      (clk),
+                .a_in     (a[r][c]),
+                .swap_in  (s[r][c]),
+                .psum_in  (p[r][c]),
+                .shadow_we(w_we && 32'(w_row) == r),
+                .shadow_w (w_data[c]),
+                .a_out    (a[r][c+1]),
+                .swap_out (s[r][c+1]),
+                .psum_out (p[r+1][c])
+            );
+        end
+    end
+
+    for (genvar c = 0; c < N; c++) begin : g_out
+        assign p[0][c] = '0;
+        // Output deskew: column c waits N-1-c cycles so the row leaves together.
+        logic [ACC_W-1:0] d [N-c];
+        assign d[0] = p[N][c];
+        for (genvar k = 1; k < N - c; k++) begin : g_deskew
+            always_ff @(posedge clk) d[k] <= d[k-1];
+        end
+        assign out_data[c] = d[N-1-c];
+    end
+
+    // The valid bit follows the data through the same number of registers.
+    logic valid_q [LATENCY+1];
+    assign valid_q[0] = in_valid;
+    for (genvar k = 1; k <= LATENCY; k++) begin : g_valid
+        always_ff @(posedge clk) valid_q[k] <= rst ? 1'b0 : valid_q[k-1];
+    end
+    assign out_valid = valid_q[LATENCY];
+endmodule
