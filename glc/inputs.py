@@ -1,0 +1,152 @@
+"""Finding a program and its inputs: a .gls file or a program folder, .npy tensors, shapes.
+
+A program folder holds one ``.gls`` (or ``.glenside``) file, one ``<symbol>.npy`` per input and
+optionally ``output.npy``, the expected result (the reference's glenside-programs convention).
+A symbol's shape and dtype come from its ``input`` declaration, a ``--shapes`` JSON
+``{"name": [d0, ...]}``, or its ``.npy``; two sources that disagree are an error naming both.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from glc.errors import GlcError
+from glc.ir.term import walk
+from glc.ir.types import DEFAULT_DTYPE, DTYPES, Access, fmt_dims, is_int
+from glc.syntax.reader import Program, read_program
+
+PROGRAM_SUFFIXES = (".gls", ".glenside")
+EXPECTED = "output.npy"
+
+
+@dataclass
+class Bundle:
+    """A program with what is known of its inputs."""
+
+    program: Program
+    env: dict[str, Access]
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    expected: np.ndarray | None = None
+    expected_path: Path | None = None
+
+    @property
+    def symbols(self) -> list[str]:
+        return symbols_of(self.program)
+
+
+def symbols_of(program: Program) -> list[str]:
+    """The tensor symbols the result expression uses, in order of first use."""
+    return list(dict.fromkeys(t.value for t in walk(program.body) if t.op == "symbol"))
+
+
+def find_program(path: str | Path) -> tuple[Path, Path | None]:
+    """The program file, and its folder when ``path`` is a program folder."""
+    path = Path(path)
+    if path.is_dir():
+        found = sorted(p for p in path.iterdir() if p.suffix in PROGRAM_SUFFIXES)
+        if len(found) != 1:
+            got = ", ".join(p.name for p in found) or "none"
+            raise GlcError(f"a program folder needs exactly one .gls or .glenside file, got {got}",
+                           str(path))
+        return found[0], path
+    if not path.exists():
+        raise GlcError("no such program file or folder", str(path))
+    return path, None
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise GlcError(f"cannot load tensor: {error}", str(path)) from None
+    if str(array.dtype) not in DTYPES:
+        raise GlcError(f"unsupported dtype {array.dtype}, expected one of {', '.join(DTYPES)}",
+                       str(path))
+    return array
+
+
+def _read_shapes(path: str | Path) -> dict[str, tuple[int, ...]]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as error:
+        raise GlcError(f"cannot read shapes: {error.strerror}", str(path)) from None
+    except json.JSONDecodeError as error:
+        raise GlcError(f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}",
+                       str(path)) from None
+    if not isinstance(data, dict) or not all(
+            isinstance(v, list) and all(isinstance(d, int) and d >= 0 for d in v)
+            for v in data.values()):
+        raise GlcError('expected {"name": [d0, d1, ...], ...} with non-negative integer dims',
+                       str(path))
+    return {name: tuple(dims) for name, dims in data.items()}
+
+
+def load(path: str | Path, inputs: str | Path | None = None,
+         shapes: str | Path | None = None) -> Bundle:
+    """Parse a program and gather its inputs' shapes, tensors and expected result."""
+    gls, folder = find_program(path)
+    program = read_program(gls)
+    symbols = symbols_of(program)
+    input_dir = Path(inputs) if inputs is not None else folder
+    if input_dir is not None and not input_dir.is_dir():
+        raise GlcError("inputs must be a folder of <symbol>.npy files", str(input_dir))
+
+    # Each source: name -> (dims, dtype or None, where it was said).
+    sources: list[dict[str, tuple[tuple[int, ...], str | None, str]]] = [
+        {d.name: (d.dims, d.dtype, str(d.span)) for d in program.inputs.values()}]
+    if shapes is not None:
+        sources.append({name: (dims, None, f"{shapes} ({name})")
+                        for name, dims in _read_shapes(shapes).items()})
+    arrays: dict[str, np.ndarray] = {}
+    expected = expected_path = None
+    if input_dir is not None:
+        for npy in sorted(input_dir.glob("*.npy")):
+            if npy.name == EXPECTED:
+                expected, expected_path = _load_npy(npy), npy
+            elif npy.stem in symbols:
+                arrays[npy.stem] = _load_npy(npy)
+            else:
+                raise GlcError(f"unexpected input: the program has no symbol '{npy.stem}' "
+                               f"(its symbols: {', '.join(symbols) or 'none'})", str(npy))
+        if arrays:
+            for name in symbols:
+                if name not in arrays:
+                    raise GlcError(f"missing input for symbol '{name}'",
+                                   str(input_dir / f"{name}.npy"))
+        sources.append({name: (tuple(a.shape), str(a.dtype), str(input_dir / f"{name}.npy"))
+                        for name, a in arrays.items()})
+    return Bundle(program, _merge(sources), arrays, expected, expected_path)
+
+
+def _merge(sources) -> dict[str, Access]:
+    known: dict[str, tuple[tuple[int, ...], str | None, str]] = {}
+    for source in sources:
+        for name, (dims, dtype, where) in source.items():
+            if name not in known:
+                known[name] = (dims, dtype, where)
+                continue
+            old_dims, old_dtype, old_where = known[name]
+            if old_dims != dims or (dtype and old_dtype and dtype != old_dtype):
+                raise GlcError(f"'{name}' is {fmt_dims(old_dims)} {old_dtype or ''} at "
+                               f"{old_where} but {fmt_dims(dims)} {dtype or ''} at {where}",
+                               where)
+            known[name] = (dims, old_dtype or dtype, old_where)
+    return {name: Access(dims, (), dtype or DEFAULT_DTYPE)
+            for name, (dims, dtype, _) in known.items()}
+
+
+def random_inputs(env: dict[str, Access], names: list[str], seed: int) -> dict[str, np.ndarray]:
+    """Seeded random tensors of the given types: integers over int8's range, floats normal."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for name in names:
+        ty = env[name]
+        if is_int(ty.dtype):
+            arrays[name] = rng.integers(-128, 128, ty.dims).astype(ty.dtype)
+        else:
+            arrays[name] = rng.standard_normal(ty.dims).astype(ty.dtype)
+    return arrays

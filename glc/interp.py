@@ -1,0 +1,42 @@
+"""The numpy interpreter: the single reference every other model of a program must equal.
+
+Every node is evaluated, the hardware nodes included (language contract, deliberate difference 6).
+Static nodes (ints, shapes, lists, compute types) need no evaluation: their value is their type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from glc.ir.check import check
+from glc.ir.ops import OPS
+from glc.ir.term import Term, walk
+from glc.ir.types import Access
+
+
+def env_types(arrays: Mapping[str, np.ndarray]) -> dict[str, Access]:
+    """The type of each input tensor: every dim a shape dim."""
+    return {name: Access(tuple(a.shape), (), str(a.dtype)) for name, a in arrays.items()}
+
+
+def interpret(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, Access]:
+    """Evaluate ``term`` on the input tensors; returns the result tensor and its type."""
+    types = check(term, env_types(arrays))
+    values: dict[int, object] = {}
+    for node in walk(term):
+        ty = types[id(node)]
+        if not isinstance(ty, Access):
+            values[id(node)] = ty
+            continue
+        if node.op == "symbol":
+            value = np.asarray(arrays[node.value])
+        else:
+            args = [values[id(a)] for a in node.args]
+            value = OPS[node.op].evaluate(ty, *args)
+        if value.shape != ty.dims or str(value.dtype) != ty.dtype:
+            raise AssertionError(f"{node.op} evaluated to {value.shape} {value.dtype}, "
+                                 f"its type is {ty}")
+        values[id(node)] = value
+    return values[id(term)], types[id(term)]

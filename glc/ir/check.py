@@ -1,0 +1,71 @@
+"""The shape checker: the access-pattern shape and dtype of every node, by the operator table.
+
+``infer_node`` types one node from its arguments' types; the checker applies it bottom-up over a
+term and the e-graph analysis applies it to e-nodes, so both follow the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from glc.errors import GlcError, ShapeError
+from glc.ir.ops import KIND_NAMES, KIND_TYPES, OPS
+from glc.ir.term import Term, walk
+from glc.ir.types import Access, ComputeKind
+
+
+def describe(value: object) -> str:
+    """A type as error messages name it."""
+    if isinstance(value, Access):
+        return f"an access pattern {value}"
+    if isinstance(value, bool | int | float):
+        return f"the number {value}"
+    return str(value)
+
+
+def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access]) -> object:
+    """The type of one node from its arguments' types; raises ShapeError if a rule is violated."""
+    if op in ("int", "float", "pad-type"):
+        return value
+    if op == "compute-type":
+        return ComputeKind(*value)
+    if op == "symbol":
+        if value not in env:
+            raise ShapeError(f"no shape is known for '{value}': declare it with (input {value} "
+                             "(shape ...) dtype), give --shapes, or supply its .npy input")
+        return env[value]
+    if op == "var":
+        raise ShapeError(f"pattern variable ?{value} outside a pattern")
+    spec = OPS[op]
+    for i, arg in enumerate(arg_types):
+        kind = spec.kind_of(i)
+        if not isinstance(arg, KIND_TYPES[kind]) or isinstance(arg, bool):
+            raise ShapeError(f"needs {KIND_NAMES[kind]} as argument {i + 1}, got {describe(arg)}",
+                             arg=i)
+    return spec.infer(*arg_types)
+
+
+def located(error: ShapeError, node: Term) -> GlcError:
+    """A shape rule's error at the offending form (or argument), prefixed by the operator."""
+    span = node.span
+    if error.arg is not None and error.arg < len(node.args) and node.args[error.arg].span:
+        span = node.args[error.arg].span
+    prefix = "" if not node.args else f"{node.op} "
+    return GlcError(prefix + error.message, span)
+
+
+def check(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
+    """Types of every node of ``term``, keyed by ``id(node)``; a GlcError at the first violation."""
+    types: dict[int, object] = {}
+    for node in walk(term):
+        try:
+            types[id(node)] = infer_node(node.op, node.value,
+                                         [types[id(a)] for a in node.args], env)
+        except ShapeError as error:
+            raise located(error, node) from None
+    return types
+
+
+def type_of(term: Term, env: Mapping[str, Access]) -> object:
+    """The type of a term's root."""
+    return check(term, env)[id(term)]

@@ -1,0 +1,71 @@
+"""Terms: the tree form of a Glenside program.
+
+A term is an operator name, its argument terms and, for leaves, a payload: ``int`` and ``float``
+literals, ``symbol`` (a tensor name), ``compute-type`` (``("relu",)`` or ``("requantize", 8)``),
+``pad-type`` (``"zero-padding"``) and, in rewrite patterns, ``var`` (a ``?name``). Every
+non-access parameter is a child term, as in Glenside's e-graph language, so the e-graph can treat
+all nodes alike. Equality and hashing ignore source spans; the hash is cached because terms are
+compared often and can be deep.
+"""
+
+from __future__ import annotations
+
+from glc.errors import Span
+
+LEAF_OPS = frozenset({"int", "float", "symbol", "compute-type", "pad-type", "var"})
+
+
+class Term:
+    """An immutable IR node: ``op``, ``args`` (terms) and a leaf ``value``; ``span`` is metadata."""
+
+    __slots__ = ("op", "args", "value", "span", "_hash")
+
+    def __init__(self, op: str, args: tuple[Term, ...] = (), value: object = None,
+                 span: Span | None = None):
+        self.op = op
+        self.args = args
+        self.value = value
+        self.span = span
+        self._hash = hash((op, value, args))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Term) or self._hash != other._hash:
+            return False
+        return self.op == other.op and self.value == other.value and self.args == other.args
+
+    def __repr__(self) -> str:
+        from glc.syntax.printer import print_term
+
+        return f"Term({print_term(self)})"
+
+    def with_args(self, args: tuple[Term, ...]) -> Term:
+        """The same node over other arguments (span kept)."""
+        return Term(self.op, args, self.value, self.span)
+
+
+def leaf(op: str, value: object, span: Span | None = None) -> Term:
+    """A leaf term (literal, symbol, compute or pad type, pattern variable)."""
+    return Term(op, (), value, span)
+
+
+def walk(term: Term):
+    """Every distinct node reachable from ``term`` (shared sub-terms once), children first."""
+    seen: set[int] = set()
+    order: list[Term] = []
+    stack = [(term, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in seen:
+            continue
+        if expanded:
+            seen.add(id(node))
+            order.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((arg, False) for arg in reversed(node.args) if id(arg) not in seen)
+    return order

@@ -1,0 +1,61 @@
+"""Prints terms and programs back to .gls text that parses to the same term.
+
+Iterative throughout: extracted terms can be deeper than Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+from glc.ir.term import Term, walk
+
+WIDTH = 100
+
+
+def _leaf_text(term: Term) -> str:
+    if term.op == "var":
+        return f"?{term.value}"
+    if term.op == "compute-type":
+        name, *param = term.value
+        return f"({name} {param[0]})" if param else name
+    if term.op == "float":
+        return repr(float(term.value))
+    return str(term.value)
+
+
+def _is_leaf(term: Term) -> bool:
+    return not term.args and term.op not in ("shape", "list")
+
+
+def print_term(term: Term) -> str:
+    """A term as text: a form on one line when it fits, else one argument per indented line."""
+    width: dict[int, int] = {}
+    for node in walk(term):
+        if _is_leaf(node):
+            width[id(node)] = len(_leaf_text(node))
+        else:
+            width[id(node)] = 2 + len(node.op) + sum(1 + width[id(a)] for a in node.args)
+    out: list[str] = []
+    # (item, indent): indent None means inside a form printed on one line.
+    stack: list[tuple[Term | str, int | None]] = [(term, 0)]
+    while stack:
+        item, indent = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif _is_leaf(item):
+            out.append(_leaf_text(item))
+        else:
+            if indent is not None and indent + width[id(item)] <= WIDTH:
+                indent = None
+            out.append(f"({item.op}")
+            stack.append((")", None))
+            for arg in reversed(item.args):
+                stack.append((arg, None if indent is None else indent + 2))
+                stack.append((" " if indent is None else "\n" + " " * (indent + 2), None))
+    return "".join(out)
+
+
+def print_program(program) -> str:
+    """A program: its input declarations, then the result expression."""
+    lines = [f"(input {d.name} (shape {' '.join(map(str, d.dims))}) {d.dtype})"
+             for d in program.inputs.values()]
+    lines.append(print_term(program.body))
+    return "\n".join(lines) + "\n"
