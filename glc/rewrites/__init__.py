@@ -1,0 +1,1 @@
+"""The Glenside rewrite table, grouped by purpose; each row cites its source."""
