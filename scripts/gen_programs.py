@@ -1,0 +1,550 @@
+"""Write programs/: Glenside kernels with seeded inputs and independently computed outputs.
+
+Each program becomes a folder ``<out>/<name>/`` holding ``<name>.gls``, one ``<symbol>.npy`` per
+input and ``output.npy`` (the convention of the reference's ``glenside-programs/``); the folder's
+``README.md`` table is written from the same list, so it cannot disagree with the files.
+
+The expected outputs are computed here with plain numpy (padding, explicit loops over output
+positions, einsum), never with glc's interpreter, so that the corpus can test it. The numeric
+contract is the "Numbers" section of the language spec (language.md): int8/int16 widen, dot
+products and elementwise add/mul accumulate in int32 with two's-complement wrap, requantize rounds
+half up by an arithmetic shift and clamps to int8, min-padding pads with the dtype's minimum.
+
+Usage: ``python scripts/gen_programs.py [--out DIR]`` (default: the repository's ``programs/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# ---------------------------------------------------------------- reference numerics
+
+
+def wrap_int32(x: np.ndarray) -> np.ndarray:
+    """Exact integers reduced to int32 with two's-complement wrap-around (language.md, Numbers)."""
+    x = np.asarray(x, dtype=np.int64)
+    return ((x + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def widen(x: np.ndarray) -> np.ndarray:
+    """int64 for integer tensors (exact for every sum we form), the tensor itself for floats."""
+    return x.astype(np.int64) if np.issubdtype(x.dtype, np.integer) else x
+
+
+def narrow(x: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """An accumulated result in the contract's dtype: int32 (wrapped) for ints, else unchanged."""
+    return wrap_int32(x) if np.issubdtype(like.dtype, np.integer) else x
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` for 2-D tensors, accumulated as the contract says."""
+    return narrow(np.einsum("ik,kj->ij", widen(a), widen(b)), a)
+
+
+def conv2d_nchw(data: np.ndarray, weights: np.ndarray, stride: tuple[int, int],
+                pad: tuple[tuple[int, int], tuple[int, int]]) -> np.ndarray:
+    """NCHW data, OIHW weights, zero padding ((top, bottom), (left, right)) -> NCHW result.
+
+    One explicit loop per output position: the window times each filter, summed.
+    """
+    padded = np.pad(widen(data), ((0, 0), (0, 0), pad[0], pad[1]))
+    n, _, h, w = padded.shape
+    o, _, kh, kw = weights.shape
+    oh, ow = (h - kh) // stride[0] + 1, (w - kw) // stride[1] + 1
+    filters = widen(weights)
+    out = np.zeros((n, o, oh, ow), dtype=padded.dtype)
+    for b in range(n):
+        for y in range(oh):
+            for x in range(ow):
+                window = padded[b, :, y * stride[0]:y * stride[0] + kh,
+                                x * stride[1]:x * stride[1] + kw]
+                out[b, :, y, x] = (filters * window).sum(axis=(1, 2, 3))
+    return narrow(out, data)
+
+
+def maxpool2d_nchw(data: np.ndarray, size: int, stride: int,
+                   pad: tuple[tuple[int, int], tuple[int, int]]) -> np.ndarray:
+    """Max over size x size windows of NCHW data padded with the dtype's minimum; dtype kept."""
+    low = np.iinfo(data.dtype).min if np.issubdtype(data.dtype, np.integer) else -np.finfo(
+        data.dtype).max
+    padded = np.pad(data, ((0, 0), (0, 0), pad[0], pad[1]), constant_values=low)
+    n, c, h, w = padded.shape
+    oh, ow = (h - size) // stride + 1, (w - size) // stride + 1
+    out = np.empty((n, c, oh, ow), dtype=data.dtype)
+    for y in range(oh):
+        for x in range(ow):
+            window = padded[:, :, y * stride:y * stride + size, x * stride:x * stride + size]
+            out[:, :, y, x] = window.max(axis=(2, 3))
+    return out
+
+
+def requantize(x: np.ndarray, k: int) -> np.ndarray:
+    """int8 ``clamp((x + 2^(k-1)) >> k)`` (arithmetic shift; no rounding term for k = 0)."""
+    wide = x.astype(np.int64)
+    if k >= 1:
+        wide = (wide + (1 << (k - 1))) >> k
+    return np.clip(wide, -128, 127).astype(np.int8)
+
+
+def relu(x: np.ndarray) -> np.ndarray:
+    """max(x, 0), dtype kept."""
+    return np.maximum(x, np.zeros((), dtype=x.dtype))
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum for range."""
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------- the programs
+
+
+@dataclass(frozen=True)
+class Program:
+    """One corpus entry: the Glenside body, named inputs, the expected output, what it does."""
+
+    name: str
+    summary: str
+    body: str
+    inputs: dict[str, np.ndarray]
+    output: np.ndarray
+    declare: bool = True
+
+    def source(self) -> str:
+        """The .gls text: summary comment, input declarations (if any), then the body."""
+        lines = [f"; {self.name}: {self.summary}"]
+        if self.declare:
+            lines += [f"(input {sym} (shape {' '.join(map(str, a.shape))}) {a.dtype})"
+                      for sym, a in self.inputs.items()]
+        return "\n".join(lines) + "\n" + self.body.strip("\n") + "\n"
+
+
+def int8(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """int8 uniform over the whole range [-128, 127]."""
+    return rng.integers(-128, 127, size=shape, dtype=np.int8, endpoint=True)
+
+
+def matmul_int8(rng):
+    a, b = int8(rng, 12, 20), int8(rng, 20, 7)
+    return Program("matmul-int8", "int8 (12x20) . (20x7) -> int32, Glenside's matmul idiom", """
+; (access (access-tensor a) 1)                      ((12),(20))
+; (access-transpose (access-tensor b) (list 1 0))   ((7,20),())   split kept at 2
+; (access ... 1)                                    ((7),(20))
+; access-cartesian-product                          ((12,7),(2,20))
+; result: ((12,7),()) int32
+(compute dot-product
+ (access-cartesian-product
+  (access (access-tensor a) 1)
+  (access (access-transpose (access-tensor b) (list 1 0)) 1)))
+""", {"a": a, "b": b}, matmul(a, b))
+
+
+def dense_int8(rng):
+    x, w = int8(rng, 4, 32), int8(rng, 16, 32)
+    return Program("dense-int8", "dense layer x . w^T, weights stored out x in, int8 -> int32", """
+; (access (access-tensor x) 1)   ((4),(32))
+; (access (access-tensor w) 1)   ((16),(32))   rows of w are already the items: no transpose
+; access-cartesian-product       ((4,16),(2,32))
+; result: ((4,16),()) int32
+(compute dot-product
+ (access-cartesian-product
+  (access (access-tensor x) 1)
+  (access (access-tensor w) 1)))
+""", {"x": x, "w": w}, matmul(x, w.T))
+
+
+def mlp_int8(rng):
+    x, w1, w2 = int8(rng, 8, 32), int8(rng, 16, 32), int8(rng, 10, 16)
+    wide = matmul(x, w1.T)
+    hidden = requantize(relu(wide), 7)
+    # The data must exercise requantize: saturation, and round-half-up changing the result.
+    unsaturated = (hidden > 0) & (hidden < 127)
+    rounds_up = ((wide.astype(np.int64) >> 7) != hidden) & unsaturated
+    assert (hidden == 127).any() and unsaturated.any() and rounds_up.any()
+    return Program("mlp-int8", "two dense layers, relu and requantize 7 between them -> int32", """
+; hidden:    x ((8),(32)) x w1 ((16),(32)) -> cartesian ((8,16),(2,32)) -> dot ((8,16),()) int32
+;            relu keeps int32
+; quantized: (requantize 7) -> ((8,16),()) int8
+; (access quantized 1) ((8),(16)) x w2 ((10),(16)) -> cartesian ((8,10),(2,16))
+; result: ((8,10),()) int32
+(define hidden
+ (compute relu
+  (compute dot-product
+   (access-cartesian-product
+    (access (access-tensor x) 1)
+    (access (access-tensor w1) 1)))))
+(define quantized (compute (requantize 7) hidden))
+(compute dot-product
+ (access-cartesian-product
+  (access quantized 1)
+  (access (access-tensor w2) 1)))
+""", {"x": x, "w1": w1, "w2": w2}, matmul(hidden, w2.T))
+
+
+def conv2d_nchw_int8(rng):
+    data, weights = int8(rng, 1, 4, 8, 8), int8(rng, 6, 4, 3, 3)
+    return Program("conv2d-nchw-int8", "conv2d NCHW/OIHW, 3x3, pad 1, stride 1, int8 -> int32", """
+; access-pad axes 2 and 3 by 1 and 1   ((1,4,10,10),())
+; (access padded 1)                    ((1),(4,10,10))
+; access-windows (shape 4 3 3) (shape 1 1 1)
+;                                      ((1,1,8,8),(4,3,3))   C window position has size 1
+; access-squeeze axis 1                ((1,8,8),(4,3,3))
+; (access ... 3)                       ((1,8,8),(4,3,3))
+; (access (access-tensor weights) 1)   ((6),(4,3,3))
+; access-cartesian-product             ((6,1,8,8),(2,4,3,3))
+; compute dot-product                  ((6,1,8,8),())
+; access-transpose (list 1 0 2 3)      NCHW
+; result: ((1,6,8,8),()) int32
+(access-transpose
+ (compute dot-product
+  (access-cartesian-product
+   (access (access-tensor weights) 1)
+   (access
+    (access-squeeze
+     (access-windows
+      (access
+       (access-pad (access-pad (access-tensor data) zero-padding 2 1 1) zero-padding 3 1 1)
+       1)
+      (shape 4 3 3)
+      (shape 1 1 1))
+     1)
+    3)))
+ (list 1 0 2 3))
+""", {"data": data, "weights": weights}, conv2d_nchw(data, weights, (1, 1), ((1, 1), (1, 1))))
+
+
+def conv2d_stride2_asym_int8(rng):
+    data, weights = int8(rng, 1, 3, 9, 10), int8(rng, 5, 3, 3, 3)
+    out = conv2d_nchw(data, weights, (2, 2), ((0, 1), (1, 2)))
+    return Program("conv2d-stride2-asym-int8",
+                   "conv2d NCHW/OIHW, 3x3, stride 2, pad top 0 bottom 1 left 1 right 2", """
+; access-pad axis 2 by 0 and 1, axis 3 by 1 and 2   ((1,3,10,13),())
+; (access padded 1)                                 ((1),(3,10,13))
+; access-windows (shape 3 3 3) (shape 1 2 2)        w = (1, (10-3)//2+1, (13-3)//2+1)
+;                                                   ((1,1,4,6),(3,3,3))
+; access-squeeze axis 1, (access ... 3)             ((1,4,6),(3,3,3))
+; (access (access-tensor weights) 1)                ((5),(3,3,3))
+; access-cartesian-product                          ((5,1,4,6),(2,3,3,3))
+; compute dot-product                               ((5,1,4,6),())
+; access-transpose (list 1 0 2 3)                   NCHW
+; result: ((1,5,4,6),()) int32
+(access-transpose
+ (compute dot-product
+  (access-cartesian-product
+   (access (access-tensor weights) 1)
+   (access
+    (access-squeeze
+     (access-windows
+      (access
+       (access-pad (access-pad (access-tensor data) zero-padding 2 0 1) zero-padding 3 1 2)
+       1)
+      (shape 3 3 3)
+      (shape 1 2 2))
+     1)
+    3)))
+ (list 1 0 2 3))
+""", {"data": data, "weights": weights}, out)
+
+
+def conv2d_nhwc_hwio_int8(rng):
+    data, weights = int8(rng, 1, 8, 8, 4), int8(rng, 3, 3, 4, 6)
+    nchw = conv2d_nchw(data.transpose(0, 3, 1, 2), weights.transpose(3, 2, 0, 1), (1, 1),
+                       ((1, 1), (1, 1)))
+    return Program("conv2d-nhwc-hwio-int8",
+                   "conv2d NHWC data, HWIO weights, 3x3, pad 1 -> NHWC int32", """
+; access-pad axes 1 and 2 (H, W) by 1 and 1       ((1,10,10,4),())
+; access-transpose (list 0 3 1 2)                 NCHW ((1,4,10,10),())
+; (access ... 1)                                  ((1),(4,10,10))
+; access-windows (shape 4 3 3) (shape 1 1 1)      ((1,1,8,8),(4,3,3))
+; access-squeeze axis 1, (access ... 3)           ((1,8,8),(4,3,3))
+; weights HWIO (3,3,4,6), transpose (list 3 2 0 1) -> OIHW ((6,4,3,3),())
+; (access ... 1)                                  ((6),(4,3,3))
+; access-cartesian-product                        ((6,1,8,8),(2,4,3,3))
+; compute dot-product                             ((6,1,8,8),())   dims O N H W
+; access-transpose (list 1 2 3 0)                 NHWC
+; result: ((1,8,8,6),()) int32
+(access-transpose
+ (compute dot-product
+  (access-cartesian-product
+   (access (access-transpose (access-tensor weights) (list 3 2 0 1)) 1)
+   (access
+    (access-squeeze
+     (access-windows
+      (access
+       (access-transpose
+        (access-pad (access-pad (access-tensor data) zero-padding 1 1 1) zero-padding 2 1 1)
+        (list 0 3 1 2))
+       1)
+      (shape 4 3 3)
+      (shape 1 1 1))
+     1)
+    3)))
+ (list 1 2 3 0))
+""", {"data": data, "weights": weights}, nchw.transpose(0, 2, 3, 1))
+
+
+def conv1d_int8(rng):
+    data, weights = int8(rng, 1, 4, 16), int8(rng, 5, 4, 3)
+    out = conv2d_nchw(data[:, :, None, :], weights[:, :, None, :], (1, 1), ((0, 0), (0, 0)))
+    return Program("conv1d-int8", "conv1d NCW data, OIW weights, width 3, no padding -> int32", """
+; (access (access-tensor data) 1)              ((1),(4,16))
+; access-windows (shape 4 3) (shape 1 1)       ((1,1,14),(4,3))
+; access-squeeze axis 1, (access ... 2)        ((1,14),(4,3))
+; (access (access-tensor weights) 1)           ((5),(4,3))
+; access-cartesian-product                     ((5,1,14),(2,4,3))
+; compute dot-product                          ((5,1,14),())
+; access-transpose (list 1 0 2)                NCW
+; result: ((1,5,14),()) int32
+(access-transpose
+ (compute dot-product
+  (access-cartesian-product
+   (access (access-tensor weights) 1)
+   (access
+    (access-squeeze
+     (access-windows (access (access-tensor data) 1) (shape 4 3) (shape 1 1))
+     1)
+    2)))
+ (list 1 0 2))
+""", {"data": data, "weights": weights}, out[:, :, 0, :])
+
+
+def maxpool2x2_int8(rng):
+    data = int8(rng, 1, 3, 7, 7)
+    return Program("maxpool2x2-int8",
+                   "2x2 max pool, stride 2, min-padding bottom/right 7 -> 8 -> 4, int8", """
+; access-pad axes 2 and 3 by 0 and 1 with min-padding (-128)   ((1,3,8,8),())
+; (access padded 2)                                            ((1,3),(8,8))
+; access-windows (shape 2 2) (shape 2 2)                       ((1,3,4,4),(2,2))
+; compute reduce-max keeps int8
+; result: ((1,3,4,4),()) int8
+(compute reduce-max
+ (access-windows
+  (access
+   (access-pad (access-pad (access-tensor data) min-padding 2 0 1) min-padding 3 0 1)
+   2)
+  (shape 2 2)
+  (shape 2 2)))
+""", {"data": data}, maxpool2d_nchw(data, 2, 2, ((0, 1), (0, 1))))
+
+
+def conv2d_nchw_oihw(rng):
+    activations = rng.standard_normal((1, 3, 32, 32))
+    weights = rng.standard_normal((8, 3, 3, 3))
+    out = conv2d_nchw(activations, weights, (1, 1), ((1, 1), (1, 1)))
+    return Program("conv2d-nchw-oihw",
+                   "float64 conv2d NCHW/OIHW, 3x3, pad 1, plain Glenside (no declarations)", """
+; access-pad axes 2 and 3 by 1 and 1                ((1,3,34,34),())
+; (access padded 0)                                 ((),(1,3,34,34))
+; access-windows (shape 1 3 3 3) (shape 1 1 1 1)    ((1,1,32,32),(1,3,3,3))
+; access-squeeze axis 4 (the item's N dim)          ((1,1,32,32),(3,3,3))
+; access-squeeze axis 1 (the C window position)     ((1,32,32),(3,3,3))
+; (access ... 3), weights ((8),(3,3,3))
+; access-cartesian-product                          ((8,1,32,32),(2,3,3,3))
+; compute dot-product                               ((8,1,32,32),())
+; access-transpose (list 1 0 2 3)                   NCHW
+; result: ((1,8,32,32),()) float64
+(access-transpose
+ (compute dot-product
+  (access-cartesian-product
+   (access (access-tensor weights) 1)
+   (access
+    (access-squeeze
+     (access-squeeze
+      (access-windows
+       (access
+        (access-pad (access-pad (access-tensor activations) zero-padding 2 1 1)
+                    zero-padding 3 1 1)
+        0)
+       (shape 1 3 3 3)
+       (shape 1 1 1 1))
+      4)
+     1)
+    3)))
+ (list 1 0 2 3))
+""", {"activations": activations, "weights": weights}, out, declare=False)
+
+
+def residual_add_int8(rng):
+    x, w = int8(rng, 4, 16), int8(rng, 16, 16)
+    block = requantize(matmul(x, w.T), 7)
+    return Program("residual-add-int8",
+                   "x + requantize7(x . w^T): a residual connection with access-pair", """
+; block: x ((4),(16)) x w ((16),(16)) -> dot ((4,16),()) int32 -> (requantize 7) int8
+; (access-tensor x)          ((4,16),()) int8
+; access-pair block x        ((4,16),(2))
+; compute elementwise-add    sums the pair in int32
+; result: ((4,16),()) int32
+(define block
+ (compute (requantize 7)
+  (compute dot-product
+   (access-cartesian-product
+    (access (access-tensor x) 1)
+    (access (access-tensor w) 1)))))
+(compute elementwise-add (access-pair block (access-tensor x)))
+""", {"x": x, "w": w}, wrap_int32(block.astype(np.int64) + x))
+
+
+def dense_bias_int8(rng):
+    x, w = int8(rng, 4, 32), int8(rng, 16, 32)
+    bias = rng.integers(-(2**15), 2**15, size=16, dtype=np.int32)
+    out = wrap_int32(matmul(x, w.T).astype(np.int64) + bias[None, :])
+    return Program("dense-bias-int8", "x . w^T + bias, the int32 bias broadcast over rows", """
+; (access dense 1)                      ((4),(16)) int32
+; bias ((16),()), access-insert-axis 0  ((1,16),()), (access ... 1) ((1),(16))
+; access-broadcast to (4)(16)           ((4),(16))
+; access-pair                           ((4),(2,16))
+; compute elementwise-add               folds the pair axis
+; result: ((4),(16)) int32
+(define dense
+ (compute dot-product
+  (access-cartesian-product
+   (access (access-tensor x) 1)
+   (access (access-tensor w) 1))))
+(compute elementwise-add
+ (access-pair
+  (access dense 1)
+  (access-broadcast
+   (access (access-insert-axis (access-tensor bias) 0) 1)
+   (access-shape (shape 4) (shape 16)))))
+""", {"x": x, "w": w, "bias": bias}, out)
+
+
+def reduce_sum_int8(rng):
+    x = int8(rng, 6, 20)
+    return Program("reduce-sum-int8", "row sums of an int8 matrix -> int32", """
+; (access (access-tensor x) 1)   ((6),(20))
+; result: ((6),()) int32
+(compute reduce-sum (access (access-tensor x) 1))
+""", {"x": x}, wrap_int32(x.astype(np.int64).sum(axis=1)))
+
+
+def concat_slice_int8(rng):
+    a, b = int8(rng, 4, 6), int8(rng, 4, 5)
+    return Program("concat-slice-int8", "columns 2..8 of [a, b]: access-concatenate, access-slice",
+                   """
+; access-concatenate a ((4,6),()) and b ((4,5),()) on axis 1   ((4,11),())
+; access-slice axis 1 from 2 to 9
+; result: ((4,7),()) int8
+(access-slice (access-concatenate (access-tensor a) (access-tensor b) 1) 1 2 9)
+""", {"a": a, "b": b}, np.concatenate([a, b], axis=1)[:, 2:9])
+
+
+def mul_wrap_int32(rng):
+    a = rng.integers(-(2**31), 2**31, size=(3, 5), dtype=np.int32)
+    b = rng.integers(-(2**31), 2**31, size=(3, 5), dtype=np.int32)
+    out = wrap_int32(a.astype(np.int64) * b)
+    assert (out.astype(np.int64) != a.astype(np.int64) * b).all(), "every product should wrap"
+    return Program("mul-wrap-int32", "elementwise int32 product, wrapping in two's complement", """
+; access-pair (access-tensor a) (access-tensor b)   ((3,5),(2))
+; compute elementwise-mul                           products mod 2^32
+; result: ((3,5),()) int32
+(compute elementwise-mul (access-pair (access-tensor a) (access-tensor b)))
+""", {"a": a, "b": b}, out)
+
+
+def softmax_f64(rng):
+    x = rng.standard_normal((5, 9))
+    return Program("softmax-f64", "float64 softmax of each row", """
+; (access (access-tensor x) 1)   ((5),(9))
+; result: ((5),(9)) float64
+(compute softmax (access (access-tensor x) 1))
+""", {"x": x}, softmax(x, axis=1))
+
+
+# Each generator with its fixed seed; the order is the README's.
+GENERATORS = [
+    (matmul_int8, 101), (dense_int8, 102), (mlp_int8, 103), (conv2d_nchw_int8, 104),
+    (conv2d_stride2_asym_int8, 105), (conv2d_nhwc_hwio_int8, 106), (conv1d_int8, 107),
+    (maxpool2x2_int8, 108), (conv2d_nchw_oihw, 109), (residual_add_int8, 110),
+    (dense_bias_int8, 111), (reduce_sum_int8, 112), (concat_slice_int8, 113),
+    (mul_wrap_int32, 114), (softmax_f64, 115),
+]
+
+RESULT_LINE = re.compile(r"^; result: \(\(([\d,]*)\),\(([\d,]*)\)\) (\w+)$", re.MULTILINE)
+
+
+def programs() -> list[Program]:
+    """Every corpus program, generated afresh from its seed."""
+    return [make(np.random.default_rng(seed)) for make, seed in GENERATORS]
+
+
+def check_result_comment(program: Program) -> None:
+    """The hand-derived ``; result:`` access shape must match the reference output exactly."""
+    found = RESULT_LINE.search(program.body)
+    assert found, f"{program.name}: no '; result:' derivation line"
+    dims = [int(d) for part in found.group(1, 2) for d in part.split(",") if d]
+    assert tuple(dims) == program.output.shape, (program.name, dims, program.output.shape)
+    assert found.group(3) == str(program.output.dtype), (program.name, found.group(3))
+
+
+def readme(corpus: list[Program]) -> str:
+    """programs/README.md: the folder convention and a table of the programs."""
+    def shapes(arrays):
+        return ", ".join(f"`{s}` {a.dtype} {'x'.join(map(str, a.shape))}" for s, a in arrays)
+
+    rows = [f"| `{p.name}` | {p.summary} | {shapes(p.inputs.items())} | "
+            f"{'x'.join(map(str, p.output.shape))} {p.output.dtype} |" for p in corpus]
+    return "\n".join([
+        "# programs/: Glenside kernels with inputs and expected outputs",
+        "",
+        "Written by `python scripts/gen_programs.py` (fixed seeds); do not edit by hand:",
+        "`tests/test_gen_programs.py` regenerates the folder and requires every file to match.",
+        "",
+        "Each program is a folder `<name>/` holding",
+        "",
+        "- `<name>.gls`: the kernel, starting with a comment saying what it computes and a",
+        "  derivation of its access-pattern shapes; inputs are declared with",
+        "  `(input name (shape ...) dtype)`, except in `conv2d-nchw-oihw`, which is plain",
+        "  Glenside (one expression; shapes come from the `.npy` files);",
+        "- `<symbol>.npy`: one per input symbol (int8 inputs uniform over [-128, 127], float64",
+        "  inputs standard normal);",
+        "- `output.npy`: the expected result, in the dtype the language contract gives it",
+        "  (int32 for integer dot products and elementwise sums, int8 after requantize or for",
+        "  reduce-max and access operators on int8).",
+        "",
+        "The expected outputs are computed independently of glc: plain numpy (padding, explicit",
+        "loops over output positions, einsum) with int64 accumulation wrapped to int32. Integer",
+        "outputs must match bit for bit. Float outputs differ from another evaluation order only",
+        "in the last bits: compare them with a relative tolerance (1e-12 is ample).",
+        "",
+        "| program | computes | inputs | output |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ])
+
+
+def write(out: Path) -> list[Program]:
+    """Generate every program into ``out`` (created if needed); returns the programs."""
+    corpus = programs()
+    for program in corpus:
+        check_result_comment(program)
+        folder = out / program.name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{program.name}.gls").write_text(program.source())
+        for symbol, array in {**program.inputs, "output": program.output}.items():
+            # C order always: a transposed view would otherwise be saved as fortran_order.
+            np.save(folder / f"{symbol}.npy", np.ascontiguousarray(array))
+    (out / "README.md").write_text(readme(corpus))
+    return corpus
+
+
+def main() -> None:
+    """Command line: ``--out DIR`` (default programs/)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "programs")
+    args = parser.parse_args()
+    for program in write(args.out):
+        print(f"{program.name}: {program.output.dtype} {program.output.shape}")
+
+
+if __name__ == "__main__":
+    main()
