@@ -133,8 +133,9 @@ def int8(rng: np.random.Generator, *shape: int) -> np.ndarray:
 
 
 def matmul_int8(rng):
+    """Matrix product of int8 12x20 and 20x7 by Glenside's matmul idiom, int32 result."""
     a, b = int8(rng, 12, 20), int8(rng, 20, 7)
-    return Program("matmul-int8", "int8 (12x20) . (20x7) -> int32, Glenside's matmul idiom", """
+    return dict(body="""
 ; (access (access-tensor a) 1)                      ((12),(20))
 ; (access-transpose (access-tensor b) (list 1 0))   ((7,20),())   split kept at 2
 ; (access ... 1)                                    ((7),(20))
@@ -144,12 +145,13 @@ def matmul_int8(rng):
  (access-cartesian-product
   (access (access-tensor a) 1)
   (access (access-transpose (access-tensor b) (list 1 0)) 1)))
-""", {"a": a, "b": b}, matmul(a, b))
+""", inputs={"a": a, "b": b}, output=matmul(a, b))
 
 
 def dense_int8(rng):
+    """Dense layer x . w^T, int8 weights stored out x in (no transpose), int32 result."""
     x, w = int8(rng, 4, 32), int8(rng, 16, 32)
-    return Program("dense-int8", "dense layer x . w^T, weights stored out x in, int8 -> int32", """
+    return dict(body="""
 ; (access (access-tensor x) 1)   ((4),(32))
 ; (access (access-tensor w) 1)   ((16),(32))   rows of w are already the items: no transpose
 ; access-cartesian-product       ((4,16),(2,32))
@@ -158,10 +160,11 @@ def dense_int8(rng):
  (access-cartesian-product
   (access (access-tensor x) 1)
   (access (access-tensor w) 1)))
-""", {"x": x, "w": w}, matmul(x, w.T))
+""", inputs={"x": x, "w": w}, output=matmul(x, w.T))
 
 
 def mlp_int8(rng):
+    """Two int8 dense layers with relu and requantize 7 between them, int32 result."""
     x, w1, w2 = int8(rng, 8, 32), int8(rng, 16, 32), int8(rng, 10, 16)
     wide = matmul(x, w1.T)
     hidden = requantize(relu(wide), 7)
@@ -169,7 +172,7 @@ def mlp_int8(rng):
     unsaturated = (hidden > 0) & (hidden < 127)
     rounds_up = ((wide.astype(np.int64) >> 7) != hidden) & unsaturated
     assert (hidden == 127).any() and unsaturated.any() and rounds_up.any()
-    return Program("mlp-int8", "two dense layers, relu and requantize 7 between them -> int32", """
+    return dict(body="""
 ; hidden:    x ((8),(32)) x w1 ((16),(32)) -> cartesian ((8,16),(2,32)) -> dot ((8,16),()) int32
 ;            relu keeps int32
 ; quantized: (requantize 7) -> ((8,16),()) int8
@@ -186,12 +189,13 @@ def mlp_int8(rng):
  (access-cartesian-product
   (access quantized 1)
   (access (access-tensor w2) 1)))
-""", {"x": x, "w1": w1, "w2": w2}, matmul(hidden, w2.T))
+""", inputs={"x": x, "w1": w1, "w2": w2}, output=matmul(hidden, w2.T))
 
 
 def conv2d_nchw_int8(rng):
+    """Conv2d, int8 NCHW data and OIHW weights, 3x3, pad 1, stride 1, int32 NCHW result."""
     data, weights = int8(rng, 1, 4, 8, 8), int8(rng, 6, 4, 3, 3)
-    return Program("conv2d-nchw-int8", "conv2d NCHW/OIHW, 3x3, pad 1, stride 1, int8 -> int32", """
+    return dict(body="""
 ; access-pad axes 2 and 3 by 1 and 1   ((1,4,10,10),())
 ; (access padded 1)                    ((1),(4,10,10))
 ; access-windows (shape 4 3 3) (shape 1 1 1)
@@ -218,14 +222,15 @@ def conv2d_nchw_int8(rng):
      1)
     3)))
  (list 1 0 2 3))
-""", {"data": data, "weights": weights}, conv2d_nchw(data, weights, (1, 1), ((1, 1), (1, 1))))
+""", inputs={"data": data, "weights": weights},
+                output=conv2d_nchw(data, weights, (1, 1), ((1, 1), (1, 1))))
 
 
 def conv2d_stride2_asym_int8(rng):
+    """Conv2d, int8 NCHW/OIHW, 3x3, stride 2, pad top 0 bottom 1 left 1 right 2, int32."""
     data, weights = int8(rng, 1, 3, 9, 10), int8(rng, 5, 3, 3, 3)
     out = conv2d_nchw(data, weights, (2, 2), ((0, 1), (1, 2)))
-    return Program("conv2d-stride2-asym-int8",
-                   "conv2d NCHW/OIHW, 3x3, stride 2, pad top 0 bottom 1 left 1 right 2", """
+    return dict(body="""
 ; access-pad axis 2 by 0 and 1, axis 3 by 1 and 2   ((1,3,10,13),())
 ; (access padded 1)                                 ((1),(3,10,13))
 ; access-windows (shape 3 3 3) (shape 1 2 2)        w = (1, (10-3)//2+1, (13-3)//2+1)
@@ -251,15 +256,15 @@ def conv2d_stride2_asym_int8(rng):
      1)
     3)))
  (list 1 0 2 3))
-""", {"data": data, "weights": weights}, out)
+""", inputs={"data": data, "weights": weights}, output=out)
 
 
 def conv2d_nhwc_hwio_int8(rng):
+    """Conv2d, int8 NHWC data and HWIO weights via transposes, 3x3, pad 1, int32 NHWC."""
     data, weights = int8(rng, 1, 8, 8, 4), int8(rng, 3, 3, 4, 6)
     nchw = conv2d_nchw(data.transpose(0, 3, 1, 2), weights.transpose(3, 2, 0, 1), (1, 1),
                        ((1, 1), (1, 1)))
-    return Program("conv2d-nhwc-hwio-int8",
-                   "conv2d NHWC data, HWIO weights, 3x3, pad 1 -> NHWC int32", """
+    return dict(body="""
 ; access-pad axes 1 and 2 (H, W) by 1 and 1       ((1,10,10,4),())
 ; access-transpose (list 0 3 1 2)                 NCHW ((1,4,10,10),())
 ; (access ... 1)                                  ((1),(4,10,10))
@@ -288,13 +293,14 @@ def conv2d_nhwc_hwio_int8(rng):
      1)
     3)))
  (list 1 2 3 0))
-""", {"data": data, "weights": weights}, nchw.transpose(0, 2, 3, 1))
+""", inputs={"data": data, "weights": weights}, output=nchw.transpose(0, 2, 3, 1))
 
 
 def conv1d_int8(rng):
+    """Conv1d, int8 NCW data and OIW weights, width 3, no padding, int32 NCW result."""
     data, weights = int8(rng, 1, 4, 16), int8(rng, 5, 4, 3)
     out = conv2d_nchw(data[:, :, None, :], weights[:, :, None, :], (1, 1), ((0, 0), (0, 0)))
-    return Program("conv1d-int8", "conv1d NCW data, OIW weights, width 3, no padding -> int32", """
+    return dict(body="""
 ; (access (access-tensor data) 1)              ((1),(4,16))
 ; access-windows (shape 4 3) (shape 1 1)       ((1,1,14),(4,3))
 ; access-squeeze axis 1, (access ... 2)        ((1,14),(4,3))
@@ -313,13 +319,13 @@ def conv1d_int8(rng):
      1)
     2)))
  (list 1 0 2))
-""", {"data": data, "weights": weights}, out[:, :, 0, :])
+""", inputs={"data": data, "weights": weights}, output=out[:, :, 0, :])
 
 
 def maxpool2x2_int8(rng):
+    """2x2 max pool, stride 2, int8, min-padding bottom and right so 7 -> 8 -> 4."""
     data = int8(rng, 1, 3, 7, 7)
-    return Program("maxpool2x2-int8",
-                   "2x2 max pool, stride 2, min-padding bottom/right 7 -> 8 -> 4, int8", """
+    return dict(body="""
 ; access-pad axes 2 and 3 by 0 and 1 with min-padding (-128)   ((1,3,8,8),())
 ; (access padded 2)                                            ((1,3),(8,8))
 ; access-windows (shape 2 2) (shape 2 2)                       ((1,3,4,4),(2,2))
@@ -332,15 +338,15 @@ def maxpool2x2_int8(rng):
    2)
   (shape 2 2)
   (shape 2 2)))
-""", {"data": data}, maxpool2d_nchw(data, 2, 2, ((0, 1), (0, 1))))
+""", inputs={"data": data}, output=maxpool2d_nchw(data, 2, 2, ((0, 1), (0, 1))))
 
 
 def conv2d_nchw_oihw(rng):
+    """Conv2d, float64 NCHW/OIHW, 3x3, pad 1: plain Glenside, no declarations."""
     activations = rng.standard_normal((1, 3, 32, 32))
     weights = rng.standard_normal((8, 3, 3, 3))
     out = conv2d_nchw(activations, weights, (1, 1), ((1, 1), (1, 1)))
-    return Program("conv2d-nchw-oihw",
-                   "float64 conv2d NCHW/OIHW, 3x3, pad 1, plain Glenside (no declarations)", """
+    return dict(body="""
 ; access-pad axes 2 and 3 by 1 and 1                ((1,3,34,34),())
 ; (access padded 0)                                 ((),(1,3,34,34))
 ; access-windows (shape 1 3 3 3) (shape 1 1 1 1)    ((1,1,32,32),(1,3,3,3))
@@ -369,14 +375,14 @@ def conv2d_nchw_oihw(rng):
      1)
     3)))
  (list 1 0 2 3))
-""", {"activations": activations, "weights": weights}, out, declare=False)
+""", inputs={"activations": activations, "weights": weights}, output=out, declare=False)
 
 
 def residual_add_int8(rng):
+    """Residual x + requantize7(x . w^T): access-pair and elementwise-add, int32."""
     x, w = int8(rng, 4, 16), int8(rng, 16, 16)
     block = requantize(matmul(x, w.T), 7)
-    return Program("residual-add-int8",
-                   "x + requantize7(x . w^T): a residual connection with access-pair", """
+    return dict(body="""
 ; block: x ((4),(16)) x w ((16),(16)) -> dot ((4,16),()) int32 -> (requantize 7) int8
 ; (access-tensor x)          ((4,16),()) int8
 ; access-pair block x        ((4,16),(2))
@@ -389,14 +395,15 @@ def residual_add_int8(rng):
     (access (access-tensor x) 1)
     (access (access-tensor w) 1)))))
 (compute elementwise-add (access-pair block (access-tensor x)))
-""", {"x": x, "w": w}, wrap_int32(block.astype(np.int64) + x))
+""", inputs={"x": x, "w": w}, output=wrap_int32(block.astype(np.int64) + x))
 
 
 def dense_bias_int8(rng):
+    """Dense layer plus an int32 bias broadcast over the rows, int32 result."""
     x, w = int8(rng, 4, 32), int8(rng, 16, 32)
     bias = rng.integers(-(2**15), 2**15, size=16, dtype=np.int32)
     out = wrap_int32(matmul(x, w.T).astype(np.int64) + bias[None, :])
-    return Program("dense-bias-int8", "x . w^T + bias, the int32 bias broadcast over rows", """
+    return dict(body="""
 ; (access dense 1)                      ((4),(16)) int32
 ; bias ((16),()), access-insert-axis 0  ((1,16),()), (access ... 1) ((1),(16))
 ; access-broadcast to (4)(16)           ((4),(16))
@@ -414,53 +421,57 @@ def dense_bias_int8(rng):
   (access-broadcast
    (access (access-insert-axis (access-tensor bias) 0) 1)
    (access-shape (shape 4) (shape 16)))))
-""", {"x": x, "w": w, "bias": bias}, out)
+""", inputs={"x": x, "w": w, "bias": bias}, output=out)
 
 
 def reduce_sum_int8(rng):
+    """Row sums of an int8 matrix by reduce-sum, int32 result."""
     x = int8(rng, 6, 20)
-    return Program("reduce-sum-int8", "row sums of an int8 matrix -> int32", """
+    return dict(body="""
 ; (access (access-tensor x) 1)   ((6),(20))
 ; result: ((6),()) int32
 (compute reduce-sum (access (access-tensor x) 1))
-""", {"x": x}, wrap_int32(x.astype(np.int64).sum(axis=1)))
+""", inputs={"x": x}, output=wrap_int32(x.astype(np.int64).sum(axis=1)))
 
 
 def concat_slice_int8(rng):
+    """Columns 2..8 of [a, b] by access-concatenate and access-slice, int8."""
     a, b = int8(rng, 4, 6), int8(rng, 4, 5)
-    return Program("concat-slice-int8", "columns 2..8 of [a, b]: access-concatenate, access-slice",
-                   """
+    return dict(body="""
 ; access-concatenate a ((4,6),()) and b ((4,5),()) on axis 1   ((4,11),())
 ; access-slice axis 1 from 2 to 9
 ; result: ((4,7),()) int8
 (access-slice (access-concatenate (access-tensor a) (access-tensor b) 1) 1 2 9)
-""", {"a": a, "b": b}, np.concatenate([a, b], axis=1)[:, 2:9])
+""", inputs={"a": a, "b": b}, output=np.concatenate([a, b], axis=1)[:, 2:9])
 
 
 def mul_wrap_int32(rng):
+    """Elementwise int32 product that wraps in two's complement."""
     a = rng.integers(-(2**31), 2**31, size=(3, 5), dtype=np.int32)
     b = rng.integers(-(2**31), 2**31, size=(3, 5), dtype=np.int32)
     out = wrap_int32(a.astype(np.int64) * b)
     assert (out.astype(np.int64) != a.astype(np.int64) * b).all(), "every product should wrap"
-    return Program("mul-wrap-int32", "elementwise int32 product, wrapping in two's complement", """
+    return dict(body="""
 ; access-pair (access-tensor a) (access-tensor b)   ((3,5),(2))
 ; compute elementwise-mul                           products mod 2^32
 ; result: ((3,5),()) int32
 (compute elementwise-mul (access-pair (access-tensor a) (access-tensor b)))
-""", {"a": a, "b": b}, out)
+""", inputs={"a": a, "b": b}, output=out)
 
 
 def softmax_f64(rng):
+    """Softmax of each row of a float64 matrix."""
     x = rng.standard_normal((5, 9))
-    return Program("softmax-f64", "float64 softmax of each row", """
+    return dict(body="""
 ; (access (access-tensor x) 1)   ((5),(9))
 ; result: ((5),(9)) float64
 (compute softmax (access (access-tensor x) 1))
-""", {"x": x}, softmax(x, axis=1))
+""", inputs={"x": x}, output=softmax(x, axis=1))
 
 
-# Each generator with its fixed seed; the order is the README's.
-GENERATORS = [
+# Each program's maker with its fixed seed; the order is the README's. A maker's name, with
+# dashes, is the program's name and its docstring the program's summary.
+MAKERS = [
     (matmul_int8, 101), (dense_int8, 102), (mlp_int8, 103), (conv2d_nchw_int8, 104),
     (conv2d_stride2_asym_int8, 105), (conv2d_nhwc_hwio_int8, 106), (conv1d_int8, 107),
     (maxpool2x2_int8, 108), (conv2d_nchw_oihw, 109), (residual_add_int8, 110),
@@ -473,7 +484,8 @@ RESULT_LINE = re.compile(r"^; result: \(\(([\d,]*)\),\(([\d,]*)\)\) (\w+)$", re.
 
 def programs() -> list[Program]:
     """Every corpus program, generated afresh from its seed."""
-    return [make(np.random.default_rng(seed)) for make, seed in GENERATORS]
+    return [Program(make.__name__.replace("_", "-"), make.__doc__,
+                    **make(np.random.default_rng(seed))) for make, seed in MAKERS]
 
 
 def check_result_comment(program: Program) -> None:
