@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from functools import wraps
+from pathlib import Path
 
 import click
+import numpy as np
 
+from glc.compare import compare
 from glc.errors import GlcError
+from glc.inputs import load, random_inputs
+from glc.interp import interpret
+from glc.ir.check import type_of
 
 
 class Context:
@@ -43,3 +50,76 @@ def reports_errors(command):
 def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     """glc: compile Glenside kernels onto a systolic array and check them in Verilator."""
     ctx.obj = Context(debug, verbose)
+
+
+def _emit_json(figures: dict) -> None:
+    click.echo(json.dumps(figures, default=_json_default))
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | Path):
+        return list(value) if isinstance(value, tuple) else str(value)
+    raise TypeError(f"not JSON-serialisable: {value!r}")
+
+
+program_argument = click.argument("program", type=click.Path(path_type=Path))
+shapes_option = click.option("--shapes", type=click.Path(path_type=Path),
+                             help='A JSON file {"name": [dims]} giving input shapes.')
+inputs_option = click.option("--inputs", type=click.Path(path_type=Path),
+                             help="A folder of <symbol>.npy inputs (default: the program folder).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+
+
+@main.command()
+@program_argument
+@shapes_option
+@inputs_option
+@json_option
+@reports_errors
+def check(program: Path, shapes: Path | None, inputs: Path | None, as_json: bool) -> None:
+    """Parse and shape-check PROGRAM; print the result's access shape and dtype."""
+    bundle = load(program, inputs, shapes)
+    result = type_of(bundle.program.body, bundle.env)
+    if as_json:
+        _emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
+    else:
+        click.echo(str(result))
+
+
+@main.command()
+@program_argument
+@inputs_option
+@shapes_option
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the result as .npy.")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the random inputs made when none are supplied.")
+@json_option
+@reports_errors
+def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | None, seed: int,
+           as_json: bool) -> None:
+    """Evaluate PROGRAM with the numpy reference interpreter.
+
+    With a program folder (or --inputs) that holds output.npy, report whether the result matches
+    it, and exit with status 1 if it does not.
+    """
+    bundle = load(program, inputs, shapes)
+    arrays = bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
+    result, ty = interpret(bundle.program.body, arrays)
+    if out is not None:
+        np.save(out, result)
+    verdict = compare(result, bundle.expected) if bundle.expected is not None else None
+    if as_json:
+        _emit_json({"shape": ty.shape, "item": ty.item, "dtype": ty.dtype,
+                    "inputs": "given" if bundle.arrays else f"random (seed {seed})",
+                    "match": None if verdict is None else verdict.match,
+                    "max_abs_diff": None if verdict is None else verdict.max_abs_diff})
+    else:
+        click.echo(f"{ty}")
+        click.echo(np.array2string(result, threshold=64, edgeitems=3))
+        if verdict is not None:
+            click.echo(f"match {bundle.expected_path}: {'yes' if verdict.match else 'NO'} "
+                       f"({verdict.detail})")
+    if verdict is not None and not verdict.match:
+        raise GlcError(f"result does not match: {verdict.detail}", str(bundle.expected_path))
