@@ -469,6 +469,50 @@ def softmax_f64(rng):
 """, inputs={"x": x}, output=softmax(x, axis=1))
 
 
+def cnn_int8(rng):
+    """Tiny CNN: conv2d, relu, requantize 8, 2x2 max pool, flatten, dense; int32 result."""
+    data, filters, w = int8(rng, 1, 2, 6, 6), int8(rng, 4, 2, 3, 3), int8(rng, 5, 36)
+    wide = relu(conv2d_nchw(data, filters, (1, 1), ((1, 1), (1, 1))))
+    features = requantize(wide, 8)
+    assert (features == 127).any() and ((features > 0) & (features < 127)).any()
+    pooled = maxpool2d_nchw(features, 2, 2, ((0, 0), (0, 0)))
+    return dict(body="""
+; features: conv2d idiom, pad 1   ((1,4,6,6),()) int32; relu; (requantize 8) int8
+; (access features 2)             ((1,4),(6,6))
+; access-windows (shape 2 2) (shape 2 2), reduce-max -> pooled ((1,4,3,3),()) int8
+; (access pooled 1)               ((1),(4,3,3))
+; access-flatten                  ((1),(36))      row-major, as numpy's reshape
+; (access (access-tensor w) 1)    ((5),(36))
+; access-cartesian-product        ((1,5),(2,36))
+; result: ((1,5),()) int32
+(define features
+ (compute (requantize 8)
+  (compute relu
+   (access-transpose
+    (compute dot-product
+     (access-cartesian-product
+      (access (access-tensor filters) 1)
+      (access
+       (access-squeeze
+        (access-windows
+         (access
+          (access-pad (access-pad (access-tensor data) zero-padding 2 1 1) zero-padding 3 1 1)
+          1)
+         (shape 2 3 3)
+         (shape 1 1 1))
+        1)
+       3)))
+    (list 1 0 2 3)))))
+(define pooled
+ (compute reduce-max (access-windows (access features 2) (shape 2 2) (shape 2 2))))
+(compute dot-product
+ (access-cartesian-product
+  (access-flatten (access pooled 1))
+  (access (access-tensor w) 1)))
+""", inputs={"data": data, "filters": filters, "w": w},
+                output=matmul(pooled.reshape(1, 36), w.T))
+
+
 # Each program's maker with its fixed seed; the order is the README's. A maker's name, with
 # dashes, is the program's name and its docstring the program's summary.
 MAKERS = [
@@ -476,7 +520,7 @@ MAKERS = [
     (conv2d_stride2_asym_int8, 105), (conv2d_nhwc_hwio_int8, 106), (conv1d_int8, 107),
     (maxpool2x2_int8, 108), (conv2d_nchw_oihw, 109), (residual_add_int8, 110),
     (dense_bias_int8, 111), (reduce_sum_int8, 112), (concat_slice_int8, 113),
-    (mul_wrap_int32, 114), (softmax_f64, 115),
+    (mul_wrap_int32, 114), (softmax_f64, 115), (cnn_int8, 116),
 ]
 
 RESULT_LINE = re.compile(r"^; result: \(\(([\d,]*)\),\(([\d,]*)\)\) (\w+)$", re.MULTILINE)
@@ -516,8 +560,8 @@ def readme(corpus: list[Program]) -> str:
         "  derivation of its access-pattern shapes; inputs are declared with",
         "  `(input name (shape ...) dtype)`, except in `conv2d-nchw-oihw`, which is plain",
         "  Glenside (one expression; shapes come from the `.npy` files);",
-        "- `<symbol>.npy`: one per input symbol (int8 inputs uniform over [-128, 127], float64",
-        "  inputs standard normal);",
+        "- `<symbol>.npy`: one per input symbol (int8 and int32 inputs uniform over their",
+        "  whole range, except the int32 bias, in [-2^15, 2^15); float64 standard normal);",
         "- `output.npy`: the expected result, in the dtype the language contract gives it",
         "  (int32 for integer dot products and elementwise sums, int8 after requantize or for",
         "  reduce-max and access operators on int8).",
