@@ -140,10 +140,12 @@ def _merge(sources) -> dict[str, Access]:
 
 
 def random_inputs(env: dict[str, Access], names: list[str], seed: int) -> dict[str, np.ndarray]:
-    """Seeded random tensors of the given types: integers over int8's range, floats normal."""
+    """Seeded random tensors of the given types: integers over int8's range, floats normal.
+
+    Names with no known type are left out: the shape checker reports them at their use."""
     rng = np.random.default_rng(seed)
     arrays = {}
-    for name in names:
+    for name in (n for n in names if n in env):
         ty = env[name]
         if is_int(ty.dtype):
             arrays[name] = rng.integers(-128, 128, ty.dims).astype(ty.dtype)

@@ -80,7 +80,8 @@ def main() -> None:
 def _record(chosen: list[str], text: list[str]) -> None:
     """Replace each written section's block in docs/benchmarks.md, keeping the others."""
     path = HERE.parent / "docs" / "benchmarks.md"
-    old = path.read_text() if path.exists() else "# Benchmarks\n\nWritten by `scripts/bench.py --write`.\n"
+    fresh = "# Benchmarks\n\nWritten by `scripts/bench.py --write`.\n"
+    old = path.read_text() if path.exists() else fresh
     blocks = _split_blocks(old)
     for name, block in _split_blocks("\n".join(text)).items():
         if name in chosen:

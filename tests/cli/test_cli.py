@@ -1,0 +1,173 @@
+"""The CLI contract: outputs, --json, and bad input as one located line with exit status 1."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from glc.cli import main
+
+PROGRAMS = Path(__file__).parents[2] / "programs"
+
+
+def glc(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def assert_user_error(result, location: str, fragment: str):
+    """Exit 1, one line on stderr that starts with the location, no traceback."""
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(location), lines[0]
+    assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_check_prints_the_access_shape_and_dtype():
+    result = glc("check", PROGRAMS / "conv2d-nchw-int8")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == "((1,6,8,8),()) int32"
+
+
+def test_check_json():
+    result = glc("check", PROGRAMS / "matmul-int8", "--json")
+    assert json.loads(result.stdout) == {"shape": [12, 7], "item": [], "dtype": "int32"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir()))
+def test_interp_reports_the_match(name):
+    result = glc("interp", PROGRAMS / name, "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert figures["match"] is True and figures["inputs"] == "given"
+    expected = np.load(PROGRAMS / name / "output.npy")
+    assert tuple(figures["shape"]) + tuple(figures["item"]) == expected.shape
+    assert figures["dtype"] == str(expected.dtype)
+
+
+def test_interp_writes_the_result(tmp_path):
+    out = tmp_path / "r.npy"
+    result = glc("interp", PROGRAMS / "dense-int8", "-o", out)
+    assert result.exit_code == 0 and "match" in result.stdout and ": yes" in result.stdout
+    np.testing.assert_array_equal(np.load(out), np.load(PROGRAMS / "dense-int8" / "output.npy"))
+
+
+def test_interp_mismatch_exits_1(tmp_path):
+    folder = tmp_path / "matmul"
+    shutil.copytree(PROGRAMS / "matmul-int8", folder)
+    expected = np.load(folder / "output.npy")
+    expected[0, 0] += 1
+    np.save(folder / "output.npy", expected)
+    result = glc("interp", folder)
+    assert "NO (1 of 84 elements differ" in result.stdout
+    assert_user_error(result, str(folder / "output.npy"), "result does not match")
+
+
+def test_interp_without_inputs_uses_seeded_random_ones(tmp_path):
+    source = tmp_path / "k.gls"
+    source.write_text("(input a (shape 3 4) int8)\n(compute reduce-sum (access a 1))\n")
+    first, second = glc("interp", source, "--json"), glc("interp", source, "--json")
+    assert json.loads(first.stdout)["inputs"] == "random (seed 0)"
+    assert first.stdout == second.stdout
+
+
+# (program text, expected location suffix, message fragment)
+BAD_PROGRAMS = [
+    ("(input a (shape 2 3) int8)\n(access a 1", ":2:1", "never closed"),
+    ("(input a (shape 2 3) int8)\n(acces a 1)", ":2:2", "unknown operator 'acces'"),
+    ("(input a (shape 2 3) int8)\n(access-slice a 0 1)", ":2:1", "takes 4 arguments"),
+    ("(input a (shape 2 3) int8)\n(access-cartesian-product (access a 1) (access a 0))", ":2:1",
+     "needs equal item shapes, got (3) and (2,3)"),
+    ("(input a (shape 2 3) int8)\n(compute dot-product (access a 2))", ":2:22",
+     "dot-product needs at least 1 item dim"),
+    ("(compute relu (access b 1))", ":1:23", "no shape is known for 'b'"),
+    ("(input a (shape 2 3) int8)\n(compute softmax (access a 1))", ":2:18", "float dtype"),
+]
+
+
+@pytest.mark.parametrize("text,where,fragment", BAD_PROGRAMS, ids=[b[2] for b in BAD_PROGRAMS])
+@pytest.mark.parametrize("command", ["check", "interp"])
+def test_bad_program_is_one_located_line(tmp_path, command, text, where, fragment):
+    source = tmp_path / "bad.gls"
+    source.write_text(text)
+    assert_user_error(glc(command, source), f"{source}{where}: error: ", fragment)
+
+
+def _folder(tmp_path, name="matmul-int8"):
+    folder = tmp_path / name
+    shutil.copytree(PROGRAMS / name, folder)
+    return folder
+
+
+def test_missing_input_names_the_file(tmp_path):
+    folder = _folder(tmp_path)
+    (folder / "b.npy").unlink()
+    assert_user_error(glc("interp", folder), str(folder / "b.npy"), "missing input for symbol 'b'")
+
+
+def test_extra_input_names_the_file(tmp_path):
+    folder = _folder(tmp_path)
+    np.save(folder / "c.npy", np.zeros(3, np.int8))
+    assert_user_error(glc("interp", folder), str(folder / "c.npy"), "no symbol 'c'")
+
+
+def test_misshaped_input_names_both_sources(tmp_path):
+    folder = _folder(tmp_path)
+    np.save(folder / "a.npy", np.zeros((12, 21), np.int8))
+    result = glc("check", folder)
+    assert_user_error(result, str(folder / "a.npy"), "'a' is (12,20) int8 at ")
+    assert "matmul-int8.gls:2:1" in result.stderr and "but (12,21) int8" in result.stderr
+
+
+def test_corrupt_npy_names_the_file(tmp_path):
+    folder = _folder(tmp_path)
+    (folder / "a.npy").write_bytes(b"not a tensor")
+    assert_user_error(glc("interp", folder), str(folder / "a.npy"), "cannot load tensor")
+
+
+def test_shapes_json_gives_shapes_and_disagreement_is_an_error(tmp_path):
+    source = tmp_path / "plain.gls"
+    source.write_text("(compute reduce-sum (access x 1))")
+    shapes = tmp_path / "shapes.json"
+    shapes.write_text('{"x": [4, 5]}')
+    result = glc("check", source, "--shapes", shapes)
+    assert result.exit_code == 0 and result.stdout.strip() == "((4),()) float64"
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    np.save(inputs / "x.npy", np.zeros((4, 6)))
+    assert_user_error(glc("check", source, "--shapes", shapes, "--inputs", inputs),
+                      str(inputs / "x.npy"), "'x' is (4,5)")
+    shapes.write_text('{"x": [4, "five"]}')
+    assert_user_error(glc("check", source, "--shapes", shapes), str(shapes), "non-negative")
+
+
+def test_program_folder_needs_one_program(tmp_path):
+    assert_user_error(glc("check", tmp_path), str(tmp_path), "exactly one .gls")
+    assert_user_error(glc("check", tmp_path / "nope.gls"), str(tmp_path / "nope.gls"),
+                      "no such program")
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    source = tmp_path / "bad.gls"
+    source.write_text("(acces a 1)")
+    result = CliRunner().invoke(main, ["--debug", "check", str(source)])
+    assert result.exit_code == 1 and type(result.exception).__name__ == "GlcError"
+
+
+def test_the_installed_entry_point_reports_errors_without_traceback(tmp_path):
+    source = tmp_path / "bad.gls"
+    source.write_text("(access x")
+    done = subprocess.run([sys.executable, "-m", "glc", "check", str(source)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f"{source}:1:1: error: unexpected end of file: this '(' is "
+                                   "never closed; expected ')'")

@@ -1,0 +1,201 @@
+"""Each operator's shape rule and value against hand-computed expectations, and its error cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glc.errors import GlcError
+from glc.interp import env_types, interpret
+from glc.ir.check import type_of
+from glc.ir.ops import OPS
+from glc.ir.types import Access
+from glc.syntax.reader import parse_term
+
+X = np.arange(24, dtype=np.int8).reshape(2, 3, 4)      # x[i,j,k] = 12i + 4j + k
+M = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)   # 2x3
+N = np.array([[7, 8], [9, -10], [11, 12]], dtype=np.int8)  # 3x2
+F = np.array([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]])    # 2x3 float64
+ENV = {"x": X, "m": M, "n": N, "f": F}
+
+
+def run(source: str):
+    term = parse_term(source, "case.gls")
+    return interpret(term, ENV)
+
+
+# (source, expected shape, expected item, expected dtype, expected value computed by hand)
+CASES = [
+    ("(access-tensor x)", (2, 3, 4), (), "int8", X),
+    ("(access x 1)", (2,), (3, 4), "int8", X),
+    ("(access x 3)", (2, 3, 4), (), "int8", X),
+    ("(access-windows (access m 1) (shape 2) (shape 1))", (2, 2), (2,), "int8",
+     np.array([[[1, -2], [-2, 3]], [[4, 5], [5, -6]]], dtype=np.int8)),
+    ("(access-windows (access x 1) (shape 2 3) (shape 1 2))", (2, 2, 1), (2, 3), "int8",
+     np.stack([np.stack([X[i, p:p + 2, 0:3] for p in range(2)])[:, None] for i in range(2)])),
+    ("(access-cartesian-product (access m 1) (access (access-transpose n (list 1 0)) 1))",
+     (2, 2), (2, 3), "int8",
+     np.array([[[M[i], N[:, j]] for j in range(2)] for i in range(2)], dtype=np.int8)),
+    ("(access-pair (access m 1) (access m 1))", (2,), (2, 3), "int8", np.stack([M, M], axis=1)),
+    ("(access-pad (access m 1) zero-padding 1 1 2)", (2,), (6,), "int8",
+     np.array([[0, 1, -2, 3, 0, 0], [0, 4, 5, -6, 0, 0]], dtype=np.int8)),
+    ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
+     np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
+    ("(access-pad (access f 0) min-padding 1 0 1)", (), (2, 4), "float64",
+     np.array([[1.0, 4.0, 9.0, np.finfo(np.float64).min], [16.0, 25.0, 36.0,
+                                                          np.finfo(np.float64).min]])),
+    ("(access-slice (access x 2) 2 1 3)", (2, 3), (2,), "int8", X[:, :, 1:3]),
+    ("(access-concatenate (access m 1) (access m 1) 0)", (4,), (3,), "int8",
+     np.concatenate([M, M])),
+    ("(access-transpose (access x 1) (list 2 0 1))", (4,), (2, 3), "int8", X.transpose(2, 0, 1)),
+    ("(access-squeeze (access (access-insert-axis (access m 1) 1) 1) 1)", (2,), (3,), "int8", M),
+    ("(access-insert-axis (access m 1) 2)", (2,), (3, 1), "int8", M[:, :, None]),
+    ("(access-insert-axis (access m 1) 1)", (2, 1), (3,), "int8", M[:, None, :]),
+    ("(access-broadcast (access (access-insert-axis (access m 1) 1) 1) "
+     "(access-shape (shape 2) (shape 4 3)))", (2,), (4, 3), "int8",
+     np.broadcast_to(M[:, None, :], (2, 4, 3))),
+    ("(access-flatten (access x 1))", (2,), (12,), "int8", X.reshape(2, 12)),
+    ("(access-flatten (access x 0))", (), (24,), "int8", X.reshape(24)),
+    ("(access-reshape (access x 1) (access-shape (shape 4 3) (shape 2)))", (4, 3), (2,), "int8",
+     X.reshape(4, 3, 2)),
+    ("(access-literal (literal 2.5))", (), (), "float64", np.array(2.5)),
+    ("(compute dot-product (access-cartesian-product (access m 1) "
+     "(access (access-transpose n (list 1 0)) 1)))", (2, 2), (), "int32",
+     np.array([[1 * 7 - 2 * 9 + 3 * 11, 1 * 8 + 2 * 10 + 3 * 12],
+               [4 * 7 + 5 * 9 - 6 * 11, 4 * 8 - 5 * 10 - 6 * 12]], dtype=np.int32)),
+    ("(compute reduce-sum (access x 1))", (2,), (), "int32",
+     np.array([sum(range(12)), sum(range(12, 24))], dtype=np.int32)),
+    ("(compute reduce-max (access m 1))", (2,), (), "int8", np.array([3, 5], dtype=np.int8)),
+    ("(compute reduce-mean (access f 1))", (2,), (), "float64", np.array([14 / 3, 77 / 3])),
+    ("(compute relu (access m 2))", (2, 3), (), "int8",
+     np.array([[1, 0, 3], [4, 5, 0]], dtype=np.int8)),
+    ("(compute sqrt (access f 1))", (2,), (3,), "float64", np.array([[1.0, 2, 3], [4, 5, 6]])),
+    ("(compute negative (access m 1))", (2,), (3,), "int8", -M),
+    ("(compute elementwise-add (access m 0))", (), (3,), "int32",
+     np.array([5, 3, -3], dtype=np.int32)),
+    ("(compute elementwise-mul (access m 0))", (), (3,), "int32",
+     np.array([4, -10, -18], dtype=np.int32)),
+    ("(compute elementwise-div (access f 0))", (), (3,), "float64",
+     np.array([1 / 16, 4 / 25, 9 / 36])),
+    ("(compute softmax (access f 1))", (2,), (3,), "float64",
+     np.exp(F) / np.exp(F).sum(axis=1, keepdims=True)),
+    ("(compute (requantize 2) (access m 1))", (2,), (3,), "int8",
+     np.array([[0, 0, 1], [1, 1, -1]], dtype=np.int8)),
+    ("(systolic-array 3 2 (access m 1) (access n 0))", (2, 2), (), "int32",
+     M.astype(np.int32) @ N.astype(np.int32)),
+    ("(systolic-array 3 2 (access (access-slice (access m 1) 0 0 1) 1) (access n 0))",
+     (1, 2), (), "int32", M[:1].astype(np.int32) @ N.astype(np.int32)),
+    ("(systolic-array-with-blocking 3 1 (access m 1) (access n 0))", (2, 2), (), "int32",
+     M.astype(np.int32) @ N.astype(np.int32)),
+]
+
+
+@pytest.mark.parametrize("source,shape,item,dtype,expected", CASES, ids=[c[0][:60] for c in CASES])
+def test_operator_shape_and_value(source, shape, item, dtype, expected):
+    value, ty = run(source)
+    assert ty == Access(shape, item, dtype)
+    assert value.dtype == np.dtype(dtype)
+    expected = np.asarray(expected).reshape(shape + item)
+    if value.dtype.kind == "f":  # the hand formula may round differently in the last bit
+        np.testing.assert_allclose(value, expected, rtol=1e-12)
+    else:
+        np.testing.assert_array_equal(value, expected)
+
+
+def test_every_operator_has_a_value_case():
+    covered = {parse_term(c[0]).op for c in CASES}
+    nested = {t.op for c in CASES for t in _nodes(parse_term(c[0]))}
+    access_ops = {name for name, op in OPS.items() if op.evaluate is not None}
+    assert access_ops - covered - nested == set()
+
+
+def _nodes(term):
+    yield term
+    for arg in term.args:
+        yield from _nodes(arg)
+
+
+def test_int32_accumulation_wraps_like_twos_complement():
+    big = np.full((1, 3), 2**30, dtype=np.int32)
+    term = parse_term("(compute reduce-sum (access big 1))")
+    value, ty = interpret(term, {"big": big})
+    assert ty.dtype == "int32"
+    assert int(value[0]) == (3 * 2**30) - 2**32
+
+
+def test_requantize_rounds_half_up_and_saturates():
+    x = np.array([[-1000, -6, -5, -3, -2, 2, 5, 6, 1000]], dtype=np.int32)
+    value, ty = interpret(parse_term("(compute (requantize 2) (access x 1))"), {"x": x})
+    # (x + 2) >> 2, then clamp: -1000 -> -250 -> -128; -6 -> -1; -5 -> -1; -3 -> -1; -2 -> 0
+    assert value.tolist() == [[-128, -1, -1, -1, 0, 1, 1, 2, 127]]
+    value, _ = interpret(parse_term("(compute (requantize 0) (access x 1))"), {"x": x})
+    assert value.tolist() == [[-128, -6, -5, -3, -2, 2, 5, 6, 127]]
+
+
+def test_relu_and_negative_keep_int8():
+    x = np.array([[-128, -1, 0, 127]], dtype=np.int8)
+    neg, ty = interpret(parse_term("(compute negative (access x 1))"), {"x": x})
+    assert ty.dtype == "int8" and neg.tolist() == [[-128, 1, 0, -127]]
+
+
+def test_aux_shape_operators():
+    env = env_types(ENV)
+    for source, expected in [
+        ("(access-reshape (access x 0) (access-shape (slice-shape (shape-of x) 1) (shape 2)))",
+         Access((3, 4), (2,), "int8")),
+        ("(access-reshape (access x 0) (access-shape (shape-insert-axis (shape 6 4) 1) (shape)))",
+         Access((6, 1, 4), (), "int8")),
+        ("(access-reshape (access x 0) (access-shape (shape-remove-axis (shape 6 5 4) 1) "
+         "(shape)))", Access((6, 4), (), "int8")),
+        ("(access-reshape (access x 1) (get-access-shape (access x 2)))",
+         Access((2, 3), (4,), "int8")),
+    ]:
+        assert type_of(parse_term(source), env) == expected
+
+
+# (source, message fragment, line, column) — each rule's violation, located at the offending form.
+ERRORS = [
+    ("(access x 4)", "access needs access axis 4 to be below 4", 1, 1),
+    ("(access-windows (access x 1) (shape 2) (shape 1))", "one filter and one stride per item",
+     1, 1),
+    ("(access-windows (access x 1) (shape 4 1) (shape 1 1))", "filter 4 of item dim 0", 1, 30),
+    ("(access-windows (access x 1) (shape 2 2) (shape 1 0))", "strides of at least 1", 1, 42),
+    ("(access-cartesian-product (access x 1) (access m 1))",
+     "access-cartesian-product needs equal item shapes, got (3,4) and (3)", 1, 1),
+    ("(access-pair (access m 1) (access m 0))", "access-pair needs equal access shapes", 1, 1),
+    ("(access-cartesian-product (access m 1) (access f 1))", "one dtype class", 1, 1),
+    ("(access-slice (access x 1) 1 2 2)", "0 <= low < high <= 3", 1, 1),
+    ("(access-slice (access x 1) 1 0 4)", "0 <= low < high <= 3", 1, 1),
+    ("(access-concatenate (access m 1) (access n 1) 0)", "dims except axis 0", 1, 1),
+    ("(access-transpose (access x 1) (list 0 0 1))", "permutation of 0..2", 1, 32),
+    ("(access-squeeze (access x 1) 0)", "dim 0 to be 1, got 2", 1, 1),
+    ("(access-insert-axis (access x 1) 4)", "axis 4 to be below 4", 1, 1),
+    ("(access-broadcast (access m 1) (access-shape (shape 2) (shape 4)))",
+     "each dim 1 or equal", 1, 1),
+    ("(access-reshape (access x 1) (access-shape (shape 5) (shape 5)))",
+     "same number of elements", 1, 1),
+    ("(compute dot-product (access x 3))", "dot-product needs at least 1 item dim", 1, 22),
+    ("(compute softmax (access x 1))", "softmax needs exactly 1 item dim", 1, 18),
+    ("(compute sqrt (access m 1))", "sqrt needs a float dtype, got int8", 1, 15),
+    ("(compute (requantize 3) (access f 1))", "needs an integer dtype, got float64", 1, 25),
+    ("(compute elementwise-add (access m 2))", "needs at least 1 item dim", 1, 26),
+    ("(systolic-array 3 3 (access m 1) (access n 0))", "weights of exactly (3,3), got (3,2)",
+     1, 34),
+    ("(systolic-array 3 2 (access x 1) (access n 0))", "streamed operand", 1, 21),
+    ("(systolic-array 3 2 (access m 1) (access n 1))", "weights as ((),(K,O))", 1, 34),
+    ("(systolic-array-with-blocking 2 2 (access m 1) (access n 0))", "K=3 a multiple of 2", 1, 48),
+    ("(access-windows (access x 1) (list 2 2) (shape 1 1))",
+     "needs a (shape ...) as argument 2", 1, 30),
+    ("(access-tensor y)", "no shape is known for 'y'", 1, 16),
+    ("(slice-shape (shape 1 2) 3)", "axis 3 within (1,2)", 1, 1),
+]
+
+
+@pytest.mark.parametrize("source,fragment,line,col", ERRORS, ids=[e[0][:50] for e in ERRORS])
+def test_shape_rule_violation_is_located(source, fragment, line, col):
+    with pytest.raises(GlcError) as caught:
+        type_of(parse_term(source, "case.gls"), env_types(ENV))
+    error = caught.value
+    assert fragment in error.message
+    assert (error.where.file, error.where.line, error.where.col) == ("case.gls", line, col)
+    assert str(error).startswith(f"case.gls:{line}:{col}: error: ")
