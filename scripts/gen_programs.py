@@ -17,92 +17,24 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-# ---------------------------------------------------------------- reference numerics
-
-
-def wrap_int32(x: np.ndarray) -> np.ndarray:
-    """Exact integers reduced to int32 with two's-complement wrap-around (language.md, Numbers)."""
-    x = np.asarray(x, dtype=np.int64)
-    return ((x + 2**31) % 2**32 - 2**31).astype(np.int32)
-
-
-def widen(x: np.ndarray) -> np.ndarray:
-    """int64 for integer tensors (exact for every sum we form), the tensor itself for floats."""
-    return x.astype(np.int64) if np.issubdtype(x.dtype, np.integer) else x
-
-
-def narrow(x: np.ndarray, like: np.ndarray) -> np.ndarray:
-    """An accumulated result in the contract's dtype: int32 (wrapped) for ints, else unchanged."""
-    return wrap_int32(x) if np.issubdtype(like.dtype, np.integer) else x
-
-
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` for 2-D tensors, accumulated as the contract says."""
-    return narrow(np.einsum("ik,kj->ij", widen(a), widen(b)), a)
-
-
-def conv2d_nchw(data: np.ndarray, weights: np.ndarray, stride: tuple[int, int],
-                pad: tuple[tuple[int, int], tuple[int, int]]) -> np.ndarray:
-    """NCHW data, OIHW weights, zero padding ((top, bottom), (left, right)) -> NCHW result.
-
-    One explicit loop per output position: the window times each filter, summed.
-    """
-    padded = np.pad(widen(data), ((0, 0), (0, 0), pad[0], pad[1]))
-    n, _, h, w = padded.shape
-    o, _, kh, kw = weights.shape
-    oh, ow = (h - kh) // stride[0] + 1, (w - kw) // stride[1] + 1
-    filters = widen(weights)
-    out = np.zeros((n, o, oh, ow), dtype=padded.dtype)
-    for b in range(n):
-        for y in range(oh):
-            for x in range(ow):
-                window = padded[b, :, y * stride[0]:y * stride[0] + kh,
-                                x * stride[1]:x * stride[1] + kw]
-                out[b, :, y, x] = (filters * window).sum(axis=(1, 2, 3))
-    return narrow(out, data)
-
-
-def maxpool2d_nchw(data: np.ndarray, size: int, stride: int,
-                   pad: tuple[tuple[int, int], tuple[int, int]]) -> np.ndarray:
-    """Max over size x size windows of NCHW data padded with the dtype's minimum; dtype kept."""
-    low = np.iinfo(data.dtype).min if np.issubdtype(data.dtype, np.integer) else -np.finfo(
-        data.dtype).max
-    padded = np.pad(data, ((0, 0), (0, 0), pad[0], pad[1]), constant_values=low)
-    n, c, h, w = padded.shape
-    oh, ow = (h - size) // stride + 1, (w - size) // stride + 1
-    out = np.empty((n, c, oh, ow), dtype=data.dtype)
-    for y in range(oh):
-        for x in range(ow):
-            window = padded[:, :, y * stride:y * stride + size, x * stride:x * stride + size]
-            out[:, :, y, x] = window.max(axis=(2, 3))
-    return out
-
-
-def requantize(x: np.ndarray, k: int) -> np.ndarray:
-    """int8 ``clamp((x + 2^(k-1)) >> k)`` (arithmetic shift; no rounding term for k = 0)."""
-    wide = x.astype(np.int64)
-    if k >= 1:
-        wide = (wide + (1 << (k - 1))) >> k
-    return np.clip(wide, -128, 127).astype(np.int8)
-
-
-def relu(x: np.ndarray) -> np.ndarray:
-    """max(x, 0), dtype kept."""
-    return np.maximum(x, np.zeros((), dtype=x.dtype))
-
-
-def softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum for range."""
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
+from reference_numerics import (  # noqa: E402
+    conv2d_nchw,
+    matmul,
+    maxpool2d_nchw,
+    relu,
+    requantize,
+    softmax,
+    wrap_int32,
+)
 
 # ---------------------------------------------------------------- the programs
 
