@@ -1,0 +1,76 @@
+"""The hardware configuration: one TOML file per accelerator in hw/configs/ (glc and the RTL).
+
+Every key is documented in docs/isa.md ("Hardware configuration"); the RTL build maps each key to
+the Verilog parameter of the same name in UPPER_SNAKE case.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from glc.errors import GlcError
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "hw" / "configs"
+
+# Legal range of each key, inclusive (docs/isa.md): the upper bounds come from the ISA's field
+# widths (16-bit row fields, 24-bit DRAM addresses, 8-bit `run`).
+LIMITS = {
+    "array_size": (2, 128),
+    "scratchpad_rows": (1, 1 << 16),
+    "accumulator_rows": (1, 1 << 16),
+    "dram_bytes": (1, 1 << 24),
+    "dram_port_bytes": (1, 256),
+    "imem_words": (1, 1 << 16),
+    "queue_depth": (1, 256),
+}
+
+
+@dataclass(frozen=True)
+class HwConfig:
+    """One accelerator: the array size N, memory sizes, DRAM port width and queue depth."""
+
+    array_size: int
+    scratchpad_rows: int
+    accumulator_rows: int
+    dram_bytes: int
+    dram_port_bytes: int
+    imem_words: int
+    queue_depth: int
+    name: str = "custom"
+
+    def verilog_parameters(self) -> dict[str, int]:
+        """The RTL build's parameters: each key in UPPER_SNAKE case."""
+        return {key.upper(): getattr(self, key) for key in LIMITS}
+
+
+def load_config(name_or_path: str | Path) -> HwConfig:
+    """Read a configuration: a name such as "n16" (hw/configs/n16.toml) or a path to a TOML file."""
+    path = Path(name_or_path)
+    if path.suffix != ".toml":
+        path = CONFIG_DIR / f"{name_or_path}.toml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.toml")))
+        raise GlcError(f"no hardware configuration {name_or_path!r} (known: {known})", str(path))
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as error:
+        raise GlcError(f"not valid TOML: {error}", str(path)) from error
+    return config_from_dict(data, str(path), path.stem)
+
+
+def config_from_dict(data: dict, where: str, name: str = "custom") -> HwConfig:
+    """Check the keys and values of a configuration table; errors name `where`."""
+    declared = {f.name for f in fields(HwConfig)} - {"name"}
+    unknown = sorted(set(data) - declared)
+    if unknown:
+        raise GlcError(f"unknown configuration key(s) {', '.join(unknown)}", where)
+    missing = sorted(declared - set(data))
+    if missing:
+        raise GlcError(f"missing configuration key(s) {', '.join(missing)}", where)
+    for key, (low, high) in LIMITS.items():
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise GlcError(f"{key} must be an integer in {low} … {high}, not {value!r}", where)
+    return HwConfig(name=name, **{key: data[key] for key in LIMITS})

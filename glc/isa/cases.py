@@ -1,0 +1,136 @@
+"""The shared test programs (tests/isa/programs/*.s): inputs and independent numpy expectations.
+
+Both the ISA-simulator tests (tests/isa/) and the RTL tests import this, so the same program, the
+same seeded inputs and the same expected bytes are checked on both models (docs/isa.md, "Shared
+test programs"). Each program is written in terms of N, so it assembles for any configuration.
+The expectations here are computed directly from the mathematics (padding with np.pad, plain
+matrix products), never through the ISA's own address arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from glc.hwconfig import HwConfig
+from glc.isa.asm import Assembly, assemble
+from glc.isa.status import ErrorCode
+
+PROGRAMS = Path(__file__).resolve().parents[2] / "tests" / "isa" / "programs"
+
+
+@dataclass
+class Case:
+    """A program ready to run: image, initial DRAM, and the expected outcome."""
+
+    name: str
+    program: Assembly
+    dram: np.ndarray  # uint8[dram_bytes]
+    expected: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (address, uint8 bytes)
+    error: ErrorCode | None = None
+    error_pc: int | None = None
+
+
+def _i8(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.integers(-128, 128, shape, dtype=np.int8)
+
+
+def _put(dram: np.ndarray, address: int, values: np.ndarray) -> None:
+    data = np.ascontiguousarray(values).view(np.uint8).ravel()
+    dram[address:address + data.size] = data
+
+
+def _bytes(values: np.ndarray, dtype: str) -> np.ndarray:
+    return np.ascontiguousarray(values.astype(dtype)).view(np.uint8).ravel()
+
+
+def _requantize(x: np.ndarray, shift: int) -> np.ndarray:
+    # The language contract: clamp((x + 2^(k-1)) >> k) for k >= 1, clamp(x) for k = 0.
+    wide = x.astype(np.int64)
+    rounded = (wide + (1 << (shift - 1))) >> shift if shift else wide
+    return np.clip(rounded, -128, 127)
+
+
+def _matmul_tiled(s, n, rng, dram):
+    a, b = _i8(rng, s["M"], s["K"]), _i8(rng, s["K"], s["NOUT"])
+    _put(dram, s["A"], a)
+    _put(dram, s["B"], b)
+    return [(s["C"], _bytes(a.astype(np.int64) @ b.astype(np.int64), "<i4"))]
+
+
+def _im2col_nhwc(s, n, rng, dram):
+    image, weights = _i8(rng, s["H"], s["W"], n), _i8(rng, 9, n, n)  # (tap, cin, cout)
+    _put(dram, s["IMG"], image)
+    _put(dram, s["WT"], weights)
+    padded = np.pad(image.astype(np.int64), ((1, 1), (1, 1), (0, 0)))
+    out = np.zeros((s["OH"], s["OW"], n), dtype=np.int64)
+    for ky in range(3):
+        for kx in range(3):
+            window = padded[ky:ky + 2 * s["OH"]:2, kx:kx + 2 * s["OW"]:2]
+            out += window @ weights[3 * ky + kx].astype(np.int64)
+    return [(s["OUT"], _bytes(out, "<i4"))]
+
+
+def _im2col_nchw(s, n, rng, dram):
+    image = _i8(rng, s["CIN"], s["H"], s["W"])
+    tiles = _i8(rng, 6, n, n)  # tile (c, ky): row kx < 3 is used; rows 3 … N-1 must not matter
+    _put(dram, s["IMG"], image)
+    _put(dram, s["WT"], tiles)
+    kernel = tiles[:, :3, :].reshape(2, 3, 3, n).astype(np.int64)  # (c, ky, kx, cout)
+    padded = np.pad(image.astype(np.int64), ((0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, s["H"], s["W"]), dtype=np.int64)
+    for c in range(2):
+        for ky in range(3):
+            for kx in range(3):
+                window = padded[c, ky:ky + s["H"], kx:kx + s["W"]]
+                out += kernel[c, ky, kx][:, None, None] * window[None]
+    return [(s["OUT"], _bytes(out, "<i4"))]
+
+
+def _store_requant(s, n, rng, dram):
+    m = s["M"]
+    bias = rng.integers(-(1 << 20), 1 << 20, n).astype(np.int32)
+    a, w = _i8(rng, m, n), _i8(rng, n, n)
+    x = rng.integers(-(1 << 31), 1 << 31, (m, n), dtype=np.int64)
+    x[0, :4] = [-(1 << 31), (1 << 31) - 1, -1, 16]  # the extremes and a rounding tie
+    x[1, :4] = [-17, -16, 4095, -4096]
+    for name, values in (("BIAS", bias), ("A", a), ("WT", w), ("X", x.astype("<i4"))):
+        _put(dram, s[name], values)
+    product = a.astype(np.int64) @ w.astype(np.int64) + bias
+    return [(s["OUT1"], _bytes(_requantize(np.maximum(product, 0), s["SHIFT"]), "i1")),
+            (s["OUT2"], _bytes(_requantize(x, 0), "i1")),
+            (s["OUT3"], _bytes(_requantize(x, 5), "i1"))]
+
+
+Prepare = Callable[[dict, int, np.random.Generator, np.ndarray], list[tuple[int, np.ndarray]]]
+
+# name -> (fill DRAM and return the expected regions, or the expected (error, instruction index))
+CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
+    "matmul_tiled": _matmul_tiled,
+    "im2col_nhwc": _im2col_nhwc,
+    "im2col_nchw": _im2col_nchw,
+    "store_requant": _store_requant,
+    "bad_opcode": (ErrorCode.ILLEGAL_OPCODE, 1),
+    "bad_field": (ErrorCode.ILLEGAL_FIELD, 0),
+    "bad_dram": (ErrorCode.DRAM_RANGE, 0),
+    "bad_scratchpad": (ErrorCode.SP_RANGE, 1),
+    "bad_accumulator": (ErrorCode.ACC_RANGE, 0),
+    "deadlock": (ErrorCode.DEADLOCK, 1),
+    "no_halt": (ErrorCode.ILLEGAL_OPCODE, 2),
+}
+
+
+def build_case(name: str, config: HwConfig, seed: int = 0) -> Case:
+    """Assemble tests/isa/programs/<name>.s for `config` and prepare its seeded inputs."""
+    path = PROGRAMS / f"{name}.s"
+    program = assemble(path.read_text(), config, str(path))
+    dram = np.zeros(config.dram_bytes, dtype=np.uint8)
+    spec = CASES[name]
+    if isinstance(spec, tuple):
+        return Case(name, program, dram, error=spec[0], error_pc=spec[1])
+    rng = np.random.default_rng(seed)
+    expected = spec(program.symbols, config.array_size, rng, dram)
+    return Case(name, program, dram, expected)

@@ -1,0 +1,70 @@
+"""The `glc asm` and `glc disasm` commands (wired into glc/cli.py through COMMANDS)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from glc.errors import GlcError
+from glc.hwconfig import load_config
+from glc.isa.asm import assemble, disassemble
+from glc.isa.cycles import Timeline, predict
+from glc.isa.encoding import read_image, to_bytes, to_hex
+
+
+@click.command()
+@click.argument("source", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Binary image to write: .bin (32-byte little-endian words) or .hex ($readmemh).")
+@click.option("--config", "config_name", default="n16", show_default=True,
+              help="Hardware configuration: a name in hw/configs/ or a .toml path.")
+@click.option("--stats", is_flag=True, help="Print the cycle model's prediction, per unit.")
+def asm(source: Path, output: Path | None, config_name: str, stats: bool) -> None:
+    """Assemble SOURCE (docs/isa.md, "Assembly language") into a binary image."""
+    if output is None and not stats:
+        raise GlcError("nothing to do: give -o OUTPUT and/or --stats", str(source))
+    if not source.is_file():
+        raise GlcError("no such file", str(source))
+    config = load_config(config_name)
+    program = assemble(source.read_text(), config, str(source))
+    if output is not None:
+        if output.suffix == ".hex":
+            output.write_text(to_hex(program.words))
+        elif output.suffix == ".bin":
+            output.write_bytes(to_bytes(program.words))
+        else:
+            raise GlcError("the output must end in .bin or .hex", str(output))
+    if stats:
+        timeline = predict(program.instructions(), config)
+        click.echo(format_stats(timeline, program.instructions(), config.array_size))
+
+
+def format_stats(timeline: Timeline, instructions, array_size: int) -> str:
+    """The cycle model's breakdown: instruction mix, total cycles, per-unit busy and stall time."""
+    c = timeline.counters
+    mix = Counter(i.op.name for i in instructions)
+    share = (lambda v: f"{v:>10}  {100 * v / c.cycles:5.1f} %") if c.cycles else str
+    lines = [
+        "instructions   " + ", ".join(f"{name} {count}" for name, count in mix.items()),
+        f"cycles         {c.cycles:>10}",
+        f"busy load      {share(c.busy_load)}",
+        f"busy exec      {share(c.busy_exec)}   (array streaming: rows entered)",
+        f"busy store     {share(c.busy_store)}",
+        f"stall token    load {c.stall_token_load}, exec {c.stall_token_exec}, "
+        f"store {c.stall_token_store}",
+        f"stall dram     load {c.stall_dram_load}, store {c.stall_dram_store}",
+        f"macs           {c.macs:>10}   ({array_size}x{array_size} array)",
+    ]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("image", type=click.Path(dir_okay=False, path_type=Path))
+def disasm(image: Path) -> None:
+    """Print the assembly of a .bin or .hex IMAGE (it assembles back to the same words)."""
+    click.echo(disassemble(read_image(image)), nl=False)
+
+
+COMMANDS = [asm, disasm]

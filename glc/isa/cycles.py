@@ -1,0 +1,295 @@
+"""The cycle model: when each instruction dispatches, issues and completes (docs/isa.md, "Timing").
+
+An event-driven model of the dispatcher, the three units, the shared DRAM port and the token
+counters. It jumps from one event (a completion, a dispatch, a unit becoming free) to the next,
+so its cost is proportional to the number of instructions, not cycles. The RTL is held to its
+figures, the lowering uses it as its cost model, and the ISA simulator executes instructions in
+the issue order it computes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+
+from glc.hwconfig import HwConfig
+from glc.isa.encoding import Instruction
+from glc.isa.fields import UNITS
+from glc.isa.status import Counters, ErrorCode, MachineError
+from glc.isa.transfer import beats
+
+TOKEN_MAX = 255
+
+# Which counter each (unit, flag) pops or pushes: the chain LOAD -> EXEC -> STORE (docs/isa.md).
+TOKENS = {
+    ("load", "pop_next"): "ex2ld", ("load", "push_next"): "ld2ex",
+    ("exec", "pop_prev"): "ld2ex", ("exec", "pop_next"): "st2ex",
+    ("exec", "push_prev"): "ex2ld", ("exec", "push_next"): "ex2st",
+    ("store", "pop_prev"): "ex2st", ("store", "push_prev"): "st2ex",
+}
+
+
+@dataclass
+class Timeline:
+    """The schedule of a program: per instruction index its dispatch, issue and completion cycle.
+
+    `error` is set when the machine stopped with an error (`error_cycle` is when); instructions
+    that never issued have no entry in `issue`.
+    """
+
+    dispatch: dict[int, int] = field(default_factory=dict)
+    issue: dict[int, int] = field(default_factory=dict)
+    complete: dict[int, int] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
+    units: dict[int, str] = field(default_factory=dict)
+    error: MachineError | None = None
+    error_cycle: int = 0
+
+    def issue_order(self) -> list[int]:
+        """Instruction indices in issue order (same cycle: load, exec, store)."""
+        return sorted(self.issue, key=lambda pc: (self.issue[pc], UNITS.index(self.units[pc])))
+
+
+def predict(program: list[Instruction], config: HwConfig) -> Timeline:
+    """The timeline of a legal program ending in HALT; raises the MachineError it stops with."""
+    timeline = schedule(program, config)
+    if timeline.error is not None:
+        raise timeline.error
+    return timeline
+
+
+def schedule(program: list[Instruction], config: HwConfig,
+             fault: MachineError | None = None) -> Timeline:
+    """Run the cycle model over `program` (decoded, legal instructions).
+
+    The program ends with HALT, or else `fault` is the error the dispatcher meets when it reaches
+    index len(program) (an illegal word or the end of instruction memory).
+    """
+    return _Model(program, config, fault).run()
+
+
+class _Model:
+    """The machine state the timing rules of docs/isa.md act on."""
+
+    def __init__(self, program: list[Instruction], config: HwConfig, fault: MachineError | None):
+        self.program = program
+        self.config = config
+        self.fault = fault
+        self.n = config.array_size
+        self.out = Timeline()
+        self.queues: dict[str, deque[int]] = {u: deque() for u in UNITS}
+        self.tokens = dict.fromkeys(("ld2ex", "ex2ld", "ex2st", "st2ex"), 0)
+        self.pushes: list[tuple[int, int, str]] = []  # (cycle, pc, counter)
+        self.next_pc = 0
+        self.halted = False
+        self.halt_cycle = 0
+        self.busy_until = {"load": 0, "store": 0}  # LOAD/STORE unit free from this cycle
+        self.port_free = 0  # the DRAM port is free from this cycle
+        self.exec_next = 0  # EXEC issues at most one instruction per cycle
+        self.stream_free = 0  # the previous MATMUL's rows have all entered the array
+        self.preload_done = 0  # the last PRELOAD's completion
+        self.preload_pending = False  # a PRELOAD has issued since the last MATMUL
+        self.swap_clear = 0  # the last weight swap has reached every PE (issue + N)
+        self.last_complete = 0
+
+    def run(self) -> Timeline:
+        cycle = 0
+        while True:
+            self._apply_pushes(cycle)
+            if self.out.error is None:
+                self._dispatch(cycle)
+            if self.out.error is not None:
+                return self._finish()
+            issued = {u: self._try_issue(u, cycle) for u in UNITS}
+            if self.out.error is not None:
+                return self._finish()
+            if self.halted and not any(self.queues.values()):
+                # Everything has issued; the remaining pushes can still overflow a counter.
+                self._apply_pushes(self.last_complete)
+                self.out.counters.cycles = max(self.halt_cycle + 1, self.last_complete)
+                return self._finish()
+            following = self._next_event(cycle)
+            if self._deadlocked(cycle, issued):
+                self._deadlock(cycle)
+                return self._finish()
+            self._count_stalls(cycle, following, issued)
+            cycle = following
+
+    def _finish(self) -> Timeline:
+        counters = self.out.counters
+        counters.macs = self.n * self.n * counters.busy_exec
+        if self.out.error is not None:
+            counters.cycles = self.out.error_cycle
+        return self.out
+
+    def _stop(self, error: MachineError, cycle: int) -> None:
+        if self.out.error is None:
+            self.out.error, self.out.error_cycle = error, cycle
+
+    def _apply_pushes(self, cycle: int) -> None:
+        while self.pushes and self.pushes[0][0] <= cycle:
+            when, pc, counter = heapq.heappop(self.pushes)
+            if self.tokens[counter] == TOKEN_MAX:
+                self._stop(MachineError(ErrorCode.TOKEN_OVERFLOW, pc,
+                                        f"{counter} already holds {TOKEN_MAX} tokens"), when)
+                return
+            self.tokens[counter] += 1
+
+    def _target(self, pc: int) -> str | None:
+        return self.program[pc].unit if pc < len(self.program) else None
+
+    def _dispatch(self, cycle: int) -> None:
+        if self.halted or cycle < self._dispatch_ready():
+            return
+        pc = self.next_pc
+        if pc == len(self.program):
+            self._stop(self.fault or MachineError(ErrorCode.ILLEGAL_OPCODE, pc,
+                                                  "the program has no HALT"), cycle)
+            return
+        unit = self._target(pc)
+        if unit is None:  # HALT
+            self.halted, self.halt_cycle = True, cycle
+        elif len(self.queues[unit]) >= self.config.queue_depth:
+            return
+        else:
+            self.queues[unit].append(pc)
+        self.out.dispatch[pc] = cycle
+        self.next_pc += 1
+
+    def _dispatch_ready(self) -> int:
+        return self.out.dispatch[self.next_pc - 1] + 1 if self.next_pc else 0
+
+    def _structural(self, unit: str, pc: int) -> int:
+        """The first cycle the unit's resources allow instruction `pc` to issue (tokens aside)."""
+        ready = self.out.dispatch[pc] + 1
+        name = self.program[pc].op.name
+        if unit != "exec":
+            return max(ready, self.busy_until[unit])
+        ready = max(ready, self.exec_next)
+        if name == "preload":
+            return max(ready, self.preload_done, self.swap_clear)
+        if name == "matmul":
+            ready = max(ready, self.stream_free)
+            return max(ready, self.preload_done) if self.preload_pending else ready
+        return ready
+
+    def _tokens_ok(self, unit: str, instruction: Instruction) -> bool:
+        return all(self.tokens[TOKENS[unit, f]] for f in ("pop_prev", "pop_next")
+                   if instruction.get(f) and (unit, f) in TOKENS)
+
+    def _uses_port(self, instruction: Instruction) -> bool:
+        return instruction.op.name in ("load", "store")
+
+    def _try_issue(self, unit: str, cycle: int) -> bool:
+        if not self.queues[unit]:
+            return False
+        pc = self.queues[unit][0]
+        instruction = self.program[pc]
+        if self._structural(unit, pc) > cycle or not self._tokens_ok(unit, instruction):
+            return False
+        if self._uses_port(instruction) and self.port_free > cycle:
+            return False
+        self.queues[unit].popleft()
+        for flag in ("pop_prev", "pop_next"):
+            if instruction.get(flag):
+                self.tokens[TOKENS[unit, flag]] -= 1
+        end = self._occupy(unit, instruction, cycle)
+        for flag in ("push_prev", "push_next"):
+            if instruction.get(flag):
+                heapq.heappush(self.pushes, (end, pc, TOKENS[unit, flag]))
+        self.out.issue[pc], self.out.complete[pc] = cycle, end
+        self.out.units[pc] = unit
+        self.last_complete = max(self.last_complete, end)
+        return True
+
+    def _occupy(self, unit: str, instruction: Instruction, t: int) -> int:
+        """Apply the timing rules of an instruction issuing at `t`; return its completion E."""
+        name, counters, n = instruction.op.name, self.out.counters, self.n
+        if unit != "exec":
+            end = t + 1 + (beats(instruction, self.config.dram_port_bytes)
+                           if name != "sync" else 0)
+            self.busy_until[unit] = end
+            if self._uses_port(instruction):
+                self.port_free = end
+            if unit == "load":
+                counters.busy_load += end - t
+            else:
+                counters.busy_store += end - t
+            return end
+        self.exec_next = t + 1
+        if name == "preload":
+            self.preload_done, self.preload_pending = t + n, True
+            return t + n
+        if name == "matmul":
+            rows = instruction["rows"]
+            if self.preload_pending:
+                self.preload_pending, self.swap_clear = False, t + n
+            self.stream_free = t + rows
+            counters.busy_exec += rows
+            return t + rows + 2 * n - 1
+        return t + 1
+
+    def _next_event(self, cycle: int) -> int:
+        """The next cycle at which anything can change."""
+        times = [when for when, _, _ in self.pushes[:1]]
+        times += [self.port_free, self.last_complete]
+        for unit in UNITS:
+            if self.queues[unit]:
+                times.append(self._structural(unit, self.queues[unit][0]))
+        if not self.halted and not self._queue_full(self.next_pc):
+            times.append(max(cycle + 1, self._dispatch_ready()))
+        later = [t for t in times if t > cycle]
+        return min(later) if later else cycle + 1
+
+    def _blocked(self, unit: str, cycle: int) -> bool:
+        """The unit's head is dispatched and ready but for a token it pops."""
+        if not self.queues[unit]:
+            return False
+        pc = self.queues[unit][0]
+        return (self._structural(unit, pc) <= cycle
+                and not self._tokens_ok(unit, self.program[pc]))
+
+    def _deadlocked(self, cycle: int, issued: dict[str, bool]) -> bool:
+        """The rule of docs/isa.md: nothing in flight, every queue empty or blocked on a token,
+        at least one blocked, and the dispatcher unable to dispatch."""
+        if any(issued.values()) or self.last_complete > cycle or self.pushes:
+            return False
+        if not all(self._blocked(u, cycle) or not self.queues[u] for u in UNITS):
+            return False
+        if not any(self._blocked(u, cycle) for u in UNITS):
+            return False
+        if self.halted:
+            return True
+        return self._queue_full(self.next_pc)
+
+    def _queue_full(self, pc: int) -> bool:
+        """Instruction `pc` goes to a queue that is full (the dispatcher must wait)."""
+        unit = self._target(pc)
+        return unit is not None and len(self.queues[unit]) >= self.config.queue_depth
+
+    def _deadlock(self, cycle: int) -> None:
+        unit = next(u for u in UNITS if self._blocked(u, cycle))
+        pc = self.queues[unit][0]
+        missing = [TOKENS[unit, f] for f in ("pop_prev", "pop_next")
+                   if self.program[pc].get(f) and not self.tokens[TOKENS[unit, f]]]
+        self._stop(MachineError(ErrorCode.DEADLOCK, pc,
+                                f"the {unit} unit waits for a {missing[0]} token that never comes"),
+                   cycle)
+
+    def _count_stalls(self, cycle: int, following: int, issued: dict[str, bool]) -> None:
+        """Charge the cycles [cycle, following) to each waiting unit's cause (docs/isa.md)."""
+        counters = self.out.counters
+        for unit in UNITS:
+            if issued[unit] or not self.queues[unit]:
+                continue
+            pc = self.queues[unit][0]
+            if self._structural(unit, pc) > cycle:
+                continue
+            span = following - cycle
+            if not self._tokens_ok(unit, self.program[pc]):
+                setattr(counters, f"stall_token_{unit}",
+                        getattr(counters, f"stall_token_{unit}") + span)
+            elif self._uses_port(self.program[pc]) and self.port_free > cycle:
+                setattr(counters, f"stall_dram_{unit}",
+                        getattr(counters, f"stall_dram_{unit}") + span)

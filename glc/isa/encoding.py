@@ -1,0 +1,175 @@
+"""Instructions as values, and their 256-bit encoding (the layout in glc/isa/fields.py).
+
+`encode`/`decode` are exact inverses on every encodable instruction. Whether an instruction is
+*legal* for a configuration (counts >= 1, run <= N, ...) is a separate question, answered by
+`illegal_reason`, because the machine reports it as ILLEGAL_FIELD when it decodes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from glc.errors import GlcError
+from glc.isa.fields import (
+    BY_CODE,
+    BY_NAME,
+    LEVELS,
+    OPCODE_BITS,
+    UNIT_FLAGS,
+    UNITS,
+    WORD_BYTES,
+    Opcode,
+)
+from glc.isa.status import ErrorCode
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction: its opcode and the value of every field (in the opcode's field order)."""
+
+    op: Opcode
+    values: tuple[int, ...]
+
+    @classmethod
+    def make(cls, name: str, **values: int) -> Instruction:
+        """Build an instruction by mnemonic; omitted fields take their defaults.
+
+        Raises ValueError for an unknown field or a value that does not fit (a caller's bug;
+        the assembler checks user input itself and reports it with a location).
+        """
+        op = BY_NAME[name]
+        unknown = set(values) - {f.name for f in op.fields}
+        if unknown:
+            raise ValueError(f"{name} has no field(s) {sorted(unknown)}")
+        result = []
+        for f in op.fields:
+            value = values.get(f.name, f.default)
+            if f.wrap:
+                value %= 1 << f.width
+            if not f.low <= value <= f.high:
+                raise ValueError(f"{name} {f.name}={value} outside {f.low} … {f.high}")
+            result.append(value)
+        return cls(op, tuple(result))
+
+    def __getitem__(self, name: str) -> int:
+        for f, value in zip(self.op.fields, self.values, strict=True):
+            if f.name == name:
+                return value
+        raise KeyError(name)
+
+    def get(self, name: str, default: int = 0) -> int:
+        """The field's value, or `default` if the opcode has no such field (e.g. a flag)."""
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    @property
+    def unit(self) -> str | None:
+        """The unit whose queue this instruction goes to (None for HALT)."""
+        if self.op.name == "sync":
+            return UNITS[self["unit"]] if self["unit"] < len(UNITS) else None
+        return self.op.unit
+
+
+class DecodeError(ValueError):
+    """A word that is not an instruction: an illegal opcode or a nonzero unassigned bit."""
+
+    def __init__(self, code: ErrorCode, detail: str):
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def encode(instruction: Instruction) -> int:
+    """The instruction as a 256-bit integer (docs/isa.md, "Instruction format")."""
+    word = instruction.op.code
+    for f, value in zip(instruction.op.fields, instruction.values, strict=True):
+        word |= (value & ((1 << f.width) - 1)) << f.lsb
+    return word
+
+
+def decode(word: int) -> Instruction:
+    """The instruction a 256-bit word encodes; DecodeError if it is not one."""
+    code = word & ((1 << OPCODE_BITS) - 1)
+    op = BY_CODE.get(code)
+    if op is None:
+        raise DecodeError(ErrorCode.ILLEGAL_OPCODE, f"opcode {code} is not an instruction")
+    stray = word & ~op.mask
+    if stray:
+        bits = [i for i in range(stray.bit_length()) if stray >> i & 1]
+        raise DecodeError(ErrorCode.ILLEGAL_FIELD,
+                          f"{op.name}: bit(s) {bits[:8]} are not in any field and must be 0")
+    values = []
+    for f in op.fields:
+        value = (word >> f.lsb) & ((1 << f.width) - 1)
+        if f.signed and value >> (f.width - 1):
+            value -= 1 << f.width
+        values.append(value)
+    return Instruction(op, tuple(values))
+
+
+def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
+    """Why an encodable instruction is illegal on an N×N array (ILLEGAL_FIELD), or None."""
+    name = instruction.op.name
+    if name in ("load", "store"):
+        counts = [instruction[f"count{k}"] for k in range(LEVELS)]
+        if 0 in counts:
+            return f"count{counts.index(0)} is 0"
+        run, inner = instruction["run"], instruction["inner"]
+        if not 1 <= run <= array_size:
+            return f"run={run} outside 1 … N={array_size}"
+        if inner > LEVELS:
+            return f"inner={inner} > {LEVELS}"
+        if run * math.prod(counts[:inner]) > array_size:
+            return f"the runs of one row ({run}·{math.prod(counts[:inner])}) exceed N={array_size}"
+        if name == "store" and instruction["raw"] and instruction["shift"]:
+            return "shift must be 0 when raw"
+    elif name == "matmul" and instruction["rows"] == 0:
+        return "rows is 0"
+    elif name == "sync":
+        unit = instruction.unit
+        if unit is None:
+            return f"unit={instruction['unit']} is not a unit"
+        wrong = [f for f in UNIT_FLAGS["exec"] if instruction[f] and f not in UNIT_FLAGS[unit]]
+        if wrong:
+            return f"the {unit} unit has no {wrong[0]} token"
+    return None
+
+
+def to_bytes(words: list[int]) -> bytes:
+    """The .bin image: consecutive 32-byte little-endian words (docs/isa.md, "Binary images")."""
+    return b"".join(w.to_bytes(WORD_BYTES, "little") for w in words)
+
+
+def to_hex(words: list[int]) -> str:
+    """The .hex image for $readmemh: one word per line, 64 hex digits, most significant first."""
+    return "".join(f"{w:0{2 * WORD_BYTES}x}\n" for w in words)
+
+
+def read_image(path: Path) -> list[int]:
+    """Read a .bin or .hex image (by suffix) into words."""
+    path = Path(path)
+    if not path.is_file():
+        raise GlcError("no such file", str(path))
+    if path.suffix == ".hex":
+        words = []
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            text = line.split("//")[0].strip()
+            if not text:
+                continue
+            if len(text) > 2 * WORD_BYTES:
+                raise GlcError(f"line {number}: more than {WORD_BYTES} bytes", str(path))
+            try:
+                words.append(int(text, 16))
+            except ValueError as error:
+                raise GlcError(f"line {number}: not hexadecimal: {text!r}", str(path)) from error
+        return words
+    data = path.read_bytes()
+    if len(data) % WORD_BYTES:
+        raise GlcError(f"{len(data)} bytes is not a whole number of {WORD_BYTES}-byte words",
+                       str(path))
+    return [int.from_bytes(data[i:i + WORD_BYTES], "little")
+            for i in range(0, len(data), WORD_BYTES)]

@@ -1,0 +1,85 @@
+"""The transfer pattern of LOAD and STORE: four nested strided loops of runs with virtual
+coordinates for zero padding (docs/isa.md, "LOAD and STORE: the transfer pattern").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from glc.isa.encoding import Instruction
+from glc.isa.fields import LEVELS
+
+ADDRESS_BITS = 24  # the `dram` field's width: addresses are computed modulo 2**24
+
+
+def element_bytes(instruction: Instruction) -> int:
+    """Bytes per element moved: int32 for LOAD to ACC and STORE raw, int8 otherwise."""
+    wide = instruction["acc"] if instruction.op.name == "load" else instruction["raw"]
+    return 4 if wide else 1
+
+
+def counts(instruction: Instruction) -> list[int]:
+    """Iterations of loop levels 0 … 3."""
+    return [instruction[f"count{k}"] for k in range(LEVELS)]
+
+
+def local_rows(instruction: Instruction) -> int:
+    """Local rows the transfer writes (LOAD) or reads (STORE): the product of the outer counts."""
+    return math.prod(counts(instruction)[instruction["inner"]:])
+
+
+def beats(instruction: Instruction, port_bytes: int) -> int:
+    """DRAM port cycles: one per `port_bytes` of each run, padding runs included."""
+    run_bytes = instruction["run"] * element_bytes(instruction)
+    return math.prod(counts(instruction)) * -(-run_bytes // port_bytes)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Every run of a transfer, in execution order (level 3 outermost)."""
+
+    address: np.ndarray  # int64 DRAM byte address of each run (mod 2**24)
+    inside: np.ndarray  # bool: the run's virtual coordinates are within the bounds
+    row: np.ndarray  # int64 local row of each run, relative to the `row` field
+    column: np.ndarray  # int64 first column of each run
+
+
+def expand(instruction: Instruction) -> Runs:
+    """All runs of a LOAD or STORE as arrays (vectorised: one numpy op per loop level)."""
+    levels = counts(instruction)
+    inner = instruction["inner"]
+    shape = tuple(reversed(levels))  # axis 0 = level 3 (outermost)
+    address = np.full(shape, instruction["dram"], dtype=np.int64)
+    y = np.full(shape, instruction["y0"], dtype=np.int64)
+    x = np.full(shape, instruction["x0"], dtype=np.int64)
+    row = np.zeros(shape, dtype=np.int64)
+    run_index = np.zeros(shape, dtype=np.int64)
+    outer_scale, inner_scale = 1, 1
+    for k in range(LEVELS):
+        view = [1] * LEVELS
+        view[LEVELS - 1 - k] = levels[k]
+        index = np.arange(levels[k], dtype=np.int64).reshape(view)
+        address = address + index * instruction[f"stride{k}"]
+        y = y + index * instruction[f"ycoef{k}"]
+        x = x + index * instruction[f"xcoef{k}"]
+        # Levels below `inner` place runs side by side in one row; the rest step the row.
+        if k < inner:
+            run_index = run_index + index * inner_scale
+            inner_scale *= levels[k]
+        else:
+            row = row + index * outer_scale
+            outer_scale *= levels[k]
+    inside = np.ones(shape, dtype=bool)
+    if instruction["ylim"]:
+        inside &= (y >= 0) & (y < instruction["ylim"])
+    if instruction["xlim"]:
+        inside &= (x >= 0) & (x < instruction["xlim"])
+    return Runs(
+        address=(address % (1 << ADDRESS_BITS)).ravel(),
+        inside=inside.ravel(),
+        row=row.ravel(),
+        column=(run_index * instruction["run"]).ravel(),
+    )
