@@ -25,6 +25,8 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool) -> Non
     """Assemble SOURCE (docs/isa.md, "Assembly language") into a binary image."""
     if output is None and not stats:
         raise GlcError("nothing to do: give -o OUTPUT and/or --stats", str(source))
+    if output is not None and output.suffix not in (".bin", ".hex"):
+        raise GlcError("the output must end in .bin or .hex", str(output))
     if not source.is_file():
         raise GlcError("no such file", str(source))
     config = load_config(config_name)
@@ -32,10 +34,8 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool) -> Non
     if output is not None:
         if output.suffix == ".hex":
             output.write_text(to_hex(program.words))
-        elif output.suffix == ".bin":
-            output.write_bytes(to_bytes(program.words))
         else:
-            raise GlcError("the output must end in .bin or .hex", str(output))
+            output.write_bytes(to_bytes(program.words))
     if stats:
         timeline = predict(program.instructions(), config)
         click.echo(format_stats(timeline, program.instructions(), config.array_size))

@@ -1,0 +1,2 @@
+"""The accelerator's instruction set: field table, encoding, assembler, ISA simulator and cycle
+model (docs/isa.md)."""

@@ -1,0 +1,50 @@
+"""The cycle model's prediction for the reference GEMM schedules (glc/isa/gemm.py).
+
+Predicted, not measured: the cycles the RTL is held to (within 5 %). `ideal` is
+ceil(M·K·Nₒ / N²) (docs/isa.md, "Counters").
+"""
+
+from __future__ import annotations
+
+from glc.hwconfig import load_config
+from glc.isa.asm import assemble
+from glc.isa.cycles import predict
+from glc.isa.gemm import gemm_program
+
+SECTION = "isa"
+TITLE = "cycle model: predicted cycles of hand-scheduled int8 GEMMs"
+
+WORKLOADS = [
+    # (config, M, K, Nout, output)
+    ("n16", 256, 256, 256, "int8"),
+    ("n16", 256, 256, 256, "int32"),
+    ("n16", 1024, 64, 64, "int8"),
+    ("n4", 64, 32, 32, "int8"),
+]
+
+
+def run() -> list[dict]:
+    """One row per workload: predicted cycles, ideal, efficiency and per-unit busy cycles."""
+    rows = []
+    for name, m, k, n_out, output in WORKLOADS:
+        config = load_config(name)
+        text, _ = gemm_program(m, k, n_out, config, raw=output == "int32", shift=8)
+        program = assemble(text, config)
+        counters = predict(program.instructions(), config).counters
+        n = config.array_size
+        ideal = -(-m * k * n_out // (n * n))
+        rows.append({
+            "workload": f"gemm {m}x{k}x{n_out} -> {output}",
+            "N": n,
+            "instructions": len(program.words),
+            "predicted cycles": counters.cycles,
+            "ideal": ideal,
+            "efficiency": ideal / counters.cycles,
+            "busy load": counters.busy_load,
+            "busy exec": counters.busy_exec,
+            "busy store": counters.busy_store,
+            "token stalls (l/e/s)": f"{counters.stall_token_load}/{counters.stall_token_exec}/"
+                                    f"{counters.stall_token_store}",
+            "dram stalls (l/s)": f"{counters.stall_dram_load}/{counters.stall_dram_store}",
+        })
+    return rows
