@@ -82,6 +82,7 @@ class _Model:
         self.tokens = dict.fromkeys(("ld2ex", "ex2ld", "ex2st", "st2ex"), 0)
         self.pushes: list[tuple[int, int, str]] = []  # (cycle, pc, counter)
         self.next_pc = 0
+        self.dispatched = -1  # the last cycle the dispatcher dispatched in
         self.halted = False
         self.halt_cycle = 0
         self.busy_until = {"load": 0, "store": 0}  # LOAD/STORE unit free from this cycle
@@ -155,6 +156,7 @@ class _Model:
         else:
             self.queues[unit].append(pc)
         self.out.dispatch[pc] = cycle
+        self.dispatched = cycle
         self.next_pc += 1
 
     def _dispatch_ready(self) -> int:
@@ -252,8 +254,9 @@ class _Model:
 
     def _deadlocked(self, cycle: int, issued: dict[str, bool]) -> bool:
         """The rule of docs/isa.md: nothing in flight, every queue empty or blocked on a token,
-        at least one blocked, and the dispatcher unable to dispatch."""
-        if any(issued.values()) or self.last_complete > cycle or self.pushes:
+        at least one blocked, and the dispatcher did not and cannot dispatch."""
+        if (any(issued.values()) or self.dispatched == cycle or self.last_complete > cycle
+                or self.pushes):
             return False
         if not all(self._blocked(u, cycle) or not self.queues[u] for u in UNITS):
             return False

@@ -53,6 +53,11 @@ class Instruction:
             result.append(value)
         return cls(op, tuple(result))
 
+    def __repr__(self) -> str:
+        shown = [f"{f.name}={v}" for f, v in zip(self.op.fields, self.values, strict=True)
+                 if v != f.default]
+        return f"Instruction({self.op.name}: {', '.join(shown)})"
+
     def __getitem__(self, name: str) -> int:
         for f, value in zip(self.op.fields, self.values, strict=True):
             if f.name == name:

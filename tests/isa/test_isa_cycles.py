@@ -4,10 +4,15 @@
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from isa_cycle_reference import reference_schedule
 
 from glc.hwconfig import load_config
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict, schedule
+from glc.isa.encoding import Instruction
+from glc.isa.fields import UNIT_FLAGS
 from glc.isa.gemm import gemm_program
 from glc.isa.status import ErrorCode, MachineError
 
@@ -103,3 +108,45 @@ def test_gemm_256_cubed_at_n16_is_within_one_percent_of_ideal_plus_fill_and_drai
     assert counters.busy_exec == 65536
     assert bound <= counters.cycles <= 1.01 * bound
     assert 65536 / counters.cycles >= 0.95
+
+
+@st.composite
+def _programs(draw):
+    """Short random programs over every opcode and flag (faults and deadlocks included)."""
+    program = []
+    for _ in range(draw(st.integers(1, 14))):
+        kind = draw(st.sampled_from(["load", "store", "preload", "matmul", "sync"]))
+        if kind == "sync":
+            unit = draw(st.integers(0, 2))
+            legal = UNIT_FLAGS[("load", "exec", "store")[unit]]
+            flags = {f: 1 for f in legal if draw(st.booleans())}
+            program.append(Instruction.make("sync", unit=unit, **flags))
+            continue
+        unit = {"load": "load", "store": "store"}.get(kind, "exec")
+        flags = {f: 1 for f in UNIT_FLAGS[unit] if draw(st.integers(0, 3)) == 0}
+        if kind in ("load", "store"):
+            wide = "acc" if kind == "load" else "raw"
+            fields = {wide: draw(st.integers(0, 1)), "run": draw(st.integers(1, 4)),
+                      "count0": draw(st.integers(1, 5)), "count2": draw(st.integers(1, 2))}
+        elif kind == "matmul":
+            fields = {"rows": draw(st.integers(1, 12))}
+        else:
+            fields = {}
+        program.append(Instruction.make(kind, **flags, **fields))
+    return [*program, Instruction.make("halt")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_programs(), st.integers(1, 3), st.sampled_from([1, 4, 6]))
+def test_event_model_equals_a_cycle_by_cycle_reading_of_the_rules(program, depth, port):
+    config = dataclasses.replace(N4, queue_depth=depth, dram_port_bytes=port)
+    timeline = schedule(program, config)
+    dispatch, issue, complete, counters, error = reference_schedule(program, config)
+    if error is not None:
+        assert timeline.error is not None
+        assert (timeline.error.code.name, timeline.error.pc, timeline.error_cycle) == error
+        return
+    assert timeline.error is None
+    assert (timeline.dispatch, timeline.issue, timeline.complete) == (dispatch, issue, complete)
+    got = timeline.counters.as_dict()
+    assert {k: got[k] for k in counters} == counters

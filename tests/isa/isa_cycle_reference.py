@@ -1,0 +1,139 @@
+"""A deliberately naive second reading of docs/isa.md "Timing": it steps every cycle and checks
+each rule literally. glc/isa/cycles.py (event-driven) must give the same numbers."""
+
+from __future__ import annotations
+
+import math
+
+from glc.isa.fields import UNITS
+
+TOKEN = {("load", "pop_next"): "ex2ld", ("load", "push_next"): "ld2ex",
+         ("exec", "pop_prev"): "ld2ex", ("exec", "pop_next"): "st2ex",
+         ("exec", "push_prev"): "ex2ld", ("exec", "push_next"): "ex2st",
+         ("store", "pop_prev"): "ex2st", ("store", "push_prev"): "st2ex"}
+
+
+def _beats(ins, port):
+    wide = ins["acc"] if ins.op.name == "load" else ins["raw"]
+    counts = [ins[f"count{k}"] for k in range(4)]
+    return math.prod(counts) * math.ceil(ins["run"] * (4 if wide else 1) / port)
+
+
+def _pops(unit, ins):
+    return [TOKEN[unit, f] for f in ("pop_prev", "pop_next") if ins.get(f)]
+
+
+def reference_schedule(program, config, limit=100_000):
+    """(dispatch, issue, complete, counters dict, (error name, pc, cycle) or None)."""
+    n, port, depth = config.array_size, config.dram_port_bytes, config.queue_depth
+    unit_of = [ins.unit for ins in program]
+    d, t, e = {}, {}, {}
+    queue = {u: [] for u in UNITS}
+    tokens = dict.fromkeys(("ld2ex", "ex2ld", "ex2st", "st2ex"), 0)
+    stalls = {f"stall_token_{u}": 0 for u in UNITS} | {"stall_dram_load": 0, "stall_dram_store": 0}
+    pc, halted = 0, False
+    for c in range(limit):
+        for p, end in e.items():  # pushes of instructions completing now
+            if end == c:
+                for flag in ("push_prev", "push_next"):
+                    if program[p].get(flag):
+                        counter = TOKEN[unit_of[p], flag]
+                        if tokens[counter] == 255:
+                            return d, t, e, stalls, ("TOKEN_OVERFLOW", p, c)
+                        tokens[counter] += 1
+        # dispatch (sees queue entries freed before this cycle)
+        dispatched = False
+        if not halted and (pc == 0 or c >= d[pc - 1] + 1):
+            if pc >= len(program):
+                return d, t, e, stalls, ("FAULT", pc, c)
+            u = unit_of[pc]
+            if u is None or len(queue[u]) < depth:
+                d[pc] = c
+                dispatched = True
+                if u is None:
+                    halted = True
+                else:
+                    queue[u].append(pc)
+                pc += 1
+        issued = dict.fromkeys(UNITS, False)
+        port_busy = any(t[p] <= c < e[p] for p in t if program[p].op.name in ("load", "store"))
+        blocked = {}
+        for u in UNITS:
+            if not queue[u]:
+                continue
+            h = queue[u][0]
+            ins = program[h]
+            if d[h] + 1 > c:
+                continue
+            if u != "exec" and not _unit_free(u, t, e, c, unit_of):
+                continue
+            if u == "exec" and not _exec_ready(ins, program, t, e, c, n):
+                continue
+            if any(tokens[k] == 0 for k in _pops(u, ins)):
+                stalls[f"stall_token_{u}"] += 1
+                blocked[u] = h
+                continue
+            if ins.op.name in ("load", "store") and port_busy:
+                stalls[f"stall_dram_{u}"] += 1
+                continue
+            for k in _pops(u, ins):
+                tokens[k] -= 1
+            queue[u].pop(0)
+            t[h] = c
+            if u == "exec":
+                e[h] = {"preload": c + n, "matmul": c + ins.get("rows") + 2 * n - 1}.get(
+                    ins.op.name, c + 1)
+            else:
+                e[h] = c + 1 + (_beats(ins, port) if ins.op.name != "sync" else 0)
+            if ins.op.name in ("load", "store"):
+                port_busy = True
+            issued[u] = True
+        if halted and not any(queue.values()):
+            last = max(e.values(), default=0)
+            for p, end in e.items():  # the pushes still to come
+                for flag in ("push_prev", "push_next"):
+                    if end > c and program[p].get(flag):
+                        tokens[TOKEN[unit_of[p], flag]] += 1
+                        if tokens[TOKEN[unit_of[p], flag]] > 255:
+                            return d, t, e, stalls, ("TOKEN_OVERFLOW", p, end)
+            counters = {"cycles": max(d[pc - 1] + 1, last), **stalls}
+            return d, t, e, counters, None
+        in_flight = any(t[p] <= c < e[p] for p in t) or any(issued.values())
+        all_waiting = all(not queue[u] or u in blocked for u in UNITS)
+        stuck = halted or (pc < len(program) and unit_of[pc] is not None
+                           and len(queue[unit_of[pc]]) >= depth)
+        if not in_flight and all_waiting and blocked and stuck and not dispatched:
+            first = next(u for u in UNITS if u in blocked)
+            return d, t, e, stalls, ("DEADLOCK", blocked[first], c)
+    raise AssertionError("the reference ran out of cycles")
+
+
+def _unit_free(unit, t, e, c, unit_of):
+    return all(e[p] <= c for p in t if unit_of[p] == unit)
+
+
+def _exec_ready(ins, program, t, e, c, n):
+    done = [p for p in t if program[p].unit == "exec"]
+    if any(t[p] >= c for p in done):  # one issue per cycle
+        return False
+    matmuls = [p for p in done if program[p].op.name == "matmul"]
+    preloads = [p for p in done if program[p].op.name == "preload"]
+    if ins.op.name == "preload":
+        if any(e[p] > c for p in preloads):
+            return False
+        swaps = [p for p in matmuls if _swaps(p, program, t)]
+        return not swaps or c >= max(t[p] for p in swaps) + n
+    if ins.op.name == "matmul":
+        if any(t[p] + program[p]["rows"] > c for p in matmuls):
+            return False
+        last_matmul = max((t[p] for p in matmuls), default=-1)
+        pending = [p for p in preloads if t[p] > last_matmul]
+        return all(e[p] <= c for p in pending)
+    return True
+
+
+def _swaps(p, program, t):
+    """Did matmul p swap weights in: a preload issued after the previous matmul?"""
+    earlier = [q for q in t if t[q] < t[p] and program[q].unit == "exec"]
+    previous = max((t[q] for q in earlier if program[q].op.name == "matmul"), default=-1)
+    return any(program[q].op.name == "preload" and t[q] > previous for q in earlier)
