@@ -33,39 +33,106 @@ class GemmLayout:
     acc_blocks: int  # R
 
 
+@dataclass(frozen=True)
+class MatrixRows:
+    """A as a row-major M×K int8 matrix: A rows are DRAM rows `k` bytes apart."""
+
+    k: int
+    granule: int = 1  # blocks and chunks of A rows are multiples of this
+
+    def operands(self, first: int, count: int, kk: int, n: int) -> str:
+        """LOAD operands for rows first … first+count−1 of K tile kk."""
+        return f"dram=A + {first * self.k + kk * n}, run=N, count0={count}, stride0={self.k}"
+
+
+@dataclass(frozen=True)
+class Im2colRows:
+    """A as the im2col matrix of an NHWC int8 image (H×W×C, C a multiple of N): row = output
+    pixel (oy, ox), K = (ky, kx, c). A block of whole output rows is one LOAD, the padding border
+    read as zeros through the virtual coordinates (docs/isa.md, transfer pattern)."""
+
+    h: int
+    w: int
+    c: int
+    kw: int
+    stride: int
+    pad: int
+    out_w: int
+
+    @property
+    def granule(self) -> int:
+        return self.out_w
+
+    def operands(self, first: int, count: int, kk: int, n: int) -> str:
+        """LOAD operands for output pixels first … first+count−1 and K tile kk."""
+        ky, rest = divmod(kk * n, self.kw * self.c)
+        kx, channel = divmod(rest, self.c)
+        s, c = self.stride, self.c
+        y0, x0 = (first // self.out_w) * s + ky - self.pad, kx - self.pad
+        if not -512 <= y0 < 512 or self.h >= 1024 or self.w >= 1024:
+            raise GlcError(f"image {self.h}x{self.w} too large for the 10-bit virtual coordinates")
+        return (f"dram=A + {(y0 * self.w + x0) * c + channel}, run=N, "
+                f"count0={self.out_w}, stride0={s * c}, xcoef0={s}, "
+                f"count1={count // self.out_w}, stride1={s * self.w * c}, ycoef1={s}, "
+                f"y0={y0}, x0={x0}, ylim={self.h}, xlim={self.w}")
+
+
 def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
-                 relu: bool = False, shift: int = 0) -> tuple[str, GemmLayout]:
-    """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C)."""
+                 relu: bool = False, shift: int = 0,
+                 source: MatrixRows | Im2colRows | None = None) -> tuple[str, GemmLayout]:
+    """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
+
+    `source` says how A's rows are gathered (default: a row-major M×K matrix).
+    """
     n = config.array_size
     if m < 1 or k % n or n_out % n or not k or not n_out:
         raise GlcError(f"gemm {m}x{k}x{n_out}: K and Nout must be positive multiples of N={n}")
+    source = source or MatrixRows(k)
     tiles_j = n_out // n
     buffers = min(3, tiles_j + 1)
-    block = _block_rows(m, tiles_j, buffers, config)
-    chunks = 4 if block % 4 == 0 and block // 4 >= 2 * n else 1
+    block = _block_rows(m, tiles_j, buffers, source.granule, config)
+    quarter = block // 4
+    chunks = 4 if quarter % source.granule == 0 and block % 4 == 0 and quarter >= 2 * n else 1
     acc_blocks = 2 if 2 * block * tiles_j <= config.accumulator_rows else 1
     esize = 4 if raw else 1
-    layout = GemmLayout(a=0, b=m * k, c=m * k + k * n_out, block_rows=block, chunks=chunks,
+    a_bytes = m * k if isinstance(source, MatrixRows) else source.h * source.w * source.c
+    layout = GemmLayout(a=0, b=a_bytes, c=a_bytes + k * n_out, block_rows=block, chunks=chunks,
                         weight_buffers=buffers, acc_blocks=acc_blocks)
     if layout.c + m * n_out * esize > config.dram_bytes:
         raise GlcError(f"gemm {m}x{k}x{n_out} does not fit in {config.dram_bytes} bytes of DRAM")
-    return _Emitter(m, k, n_out, n, layout, raw, relu, shift).text(), layout
+    return _Emitter(m, k, n_out, n, layout, source, (raw, relu, shift)).text(), layout
 
 
-def _block_rows(m: int, tiles_j: int, buffers: int, config: HwConfig) -> int:
-    """The largest divisor Mb of M whose accumulator tiles and A slices fit."""
+def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel: int = 3,
+                   stride: int = 1, pad: int = 1, raw: bool = False, relu: bool = False,
+                   shift: int = 0) -> tuple[str, GemmLayout]:
+    """A 2-D convolution of an NHWC int8 image as an im2col GEMM: the image at `a`, the weights
+    as the (KH·KW·C)×OC row-major matrix at `b` (rows ordered ky, kx, c), the NHWC output at
+    `c`."""
+    out_h, out_w = (h + 2 * pad - kernel) // stride + 1, (w + 2 * pad - kernel) // stride + 1
+    source = Im2colRows(h, w, c, kernel, stride, pad, out_w)
+    if c % config.array_size:
+        raise GlcError(f"conv2d: C={c} must be a multiple of N={config.array_size}")
+    return gemm_program(out_h * out_w, kernel * kernel * c, out_c, config, raw, relu, shift,
+                        source)
+
+
+def _block_rows(m: int, tiles_j: int, buffers: int, granule: int, config: HwConfig) -> int:
+    """The largest divisor Mb of M (a multiple of `granule`) whose accumulator tiles and A
+    slices fit."""
     n = config.array_size
-    for rows in range(min(m, 2047), 0, -1):
-        if (m % rows == 0 and rows * tiles_j <= config.accumulator_rows
+    for rows in range(min(m, 2047 * granule), 0, -1):
+        if (m % rows == 0 and rows % granule == 0 and rows * tiles_j <= config.accumulator_rows
                 and 2 * rows + buffers * n <= config.scratchpad_rows):
             return rows
     raise GlcError(f"gemm with {tiles_j} output tiles does not fit the accumulator")
 
 
 class _Emitter:
-    def __init__(self, m, k, n_out, n, layout: GemmLayout, raw, relu, shift):
+    def __init__(self, m, k, n_out, n, layout: GemmLayout, source, output):
         self.m, self.k, self.n_out, self.n, self.layout = m, k, n_out, n, layout
-        self.raw, self.relu, self.shift = raw, relu, shift
+        self.source = source
+        self.raw, self.relu, self.shift = output
         self.tiles_k, self.tiles_j = k // n, n_out // n
         self.blocks = m // layout.block_rows
         self.steps = [(mb, kk, j) for mb in range(self.blocks) for kk in range(self.tiles_k)
@@ -111,8 +178,8 @@ class _Emitter:
             lines.append(weights + pop)
             rows = lay.block_rows // lay.chunks
             for c in range(lay.chunks):
-                lines.append(f"load row={c * rows}, dram=A + {c * rows * self.k}, run=N, "
-                             f"count0={rows}, stride0={self.k}, push_next")
+                lines.append(f"load row={c * rows}, {self.source.operands(c * rows, rows, 0, n)}"
+                             ", push_next")
             for a in self.slice_step.get(0, [])[1:]:
                 lines.append(self._slice(a, ""))
             return lines
@@ -125,8 +192,8 @@ class _Emitter:
     def _slice(self, a: int, pop: str) -> str:
         mb, kk = divmod(a, self.tiles_k)
         rows = self.layout.block_rows
-        return (f"load row={self._a_rows(a)}, dram=A + {mb * rows * self.k + kk * self.n}, "
-                f"run=N, count0={rows}, stride0={self.k}{pop}")
+        return (f"load row={self._a_rows(a)}, "
+                f"{self.source.operands(mb * rows, rows, kk, self.n)}{pop}")
 
     def _exec_step(self, s: int) -> list[str]:
         """Exec step s (PRELOAD, MATMUL chunks), then the stores of a finished output tile."""

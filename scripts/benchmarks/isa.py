@@ -1,4 +1,5 @@
-"""The cycle model's prediction for the reference GEMM schedules (glc/isa/gemm.py).
+"""The cycle model's prediction for the reference GEMM and im2col conv2d schedules
+(glc/isa/gemm.py).
 
 Predicted, not measured: the cycles the RTL is held to (within 5 %). `ideal` is
 ceil(M·K·Nₒ / N²) (docs/isa.md, "Counters").
@@ -9,32 +10,40 @@ from __future__ import annotations
 from glc.hwconfig import load_config
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
-from glc.isa.gemm import gemm_program
+from glc.isa.gemm import conv2d_program, gemm_program
 
 SECTION = "isa"
-TITLE = "cycle model: predicted cycles of hand-scheduled int8 GEMMs"
+TITLE = "cycle model: predicted cycles of hand-scheduled int8 GEMMs and convolutions"
 
 WORKLOADS = [
-    # (config, M, K, Nout, output)
-    ("n16", 256, 256, 256, "int8"),
-    ("n16", 256, 256, 256, "int32"),
-    ("n16", 1024, 64, 64, "int8"),
-    ("n4", 64, 32, 32, "int8"),
+    # (config, kind, sizes, output); gemm sizes M, K, Nout; conv sizes H, W, C, OC (3x3, pad 1)
+    ("n16", "gemm", (256, 256, 256), "int8"),
+    ("n16", "gemm", (256, 256, 256), "int32"),
+    ("n16", "gemm", (1024, 64, 64), "int8"),
+    ("n16", "conv2d 3x3 pad 1 NHWC", (32, 32, 64, 64), "int8"),
+    ("n4", "gemm", (64, 32, 32), "int8"),
 ]
 
 
 def run() -> list[dict]:
     """One row per workload: predicted cycles, ideal, efficiency and per-unit busy cycles."""
     rows = []
-    for name, m, k, n_out, output in WORKLOADS:
+    for name, kind, sizes, output in WORKLOADS:
         config = load_config(name)
-        text, _ = gemm_program(m, k, n_out, config, raw=output == "int32", shift=8)
+        raw = output == "int32"
+        if kind == "gemm":
+            m, k, n_out = sizes
+            text, _ = gemm_program(m, k, n_out, config, raw=raw, shift=8)
+        else:
+            h, w, c, n_out = sizes
+            m, k = h * w, 9 * c
+            text, _ = conv2d_program(h, w, c, n_out, config, raw=raw, shift=8)
         program = assemble(text, config)
         counters = predict(program.instructions(), config).counters
         n = config.array_size
         ideal = -(-m * k * n_out // (n * n))
         rows.append({
-            "workload": f"gemm {m}x{k}x{n_out} -> {output}",
+            "workload": f"{kind} {'x'.join(map(str, sizes))} -> {output}",
             "N": n,
             "instructions": len(program.words),
             "predicted cycles": counters.cycles,

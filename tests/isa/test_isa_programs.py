@@ -10,7 +10,7 @@ from glc.hwconfig import load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cases import CASES, build_case
-from glc.isa.gemm import gemm_program
+from glc.isa.gemm import conv2d_program, gemm_program
 from glc.isa.status import MachineError
 
 GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]
@@ -92,3 +92,31 @@ def test_gemm_256_cubed_simulates_in_seconds_and_exactly():
     assert time.perf_counter() - start < 10
     got = result.dram[layout.c:layout.c + 256 * 256].view(np.int8).reshape(256, 256)
     np.testing.assert_array_equal(got, _gemm_reference(a, b, False, False, 8))
+
+
+@pytest.mark.parametrize(("h", "w", "c", "out_c", "stride", "pad"), [
+    (6, 6, 8, 8, 1, 1),
+    (7, 5, 4, 8, 2, 1),  # stride 2, odd sizes
+    (8, 8, 4, 4, 1, 0),  # no padding
+])
+def test_im2col_conv2d_schedule_matches_numpy_at_n4(h, w, c, out_c, stride, pad):
+    hw = load_config("n4")
+    text, layout = conv2d_program(h, w, c, out_c, hw, stride=stride, pad=pad, relu=True, shift=7)
+    program = assemble(text, hw)
+    rng = np.random.default_rng(h * w)
+    image = rng.integers(-128, 128, (h, w, c), dtype=np.int8)
+    weights = rng.integers(-128, 128, (3, 3, c, out_c), dtype=np.int8)
+    dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
+    dram[layout.a:layout.a + image.size] = image.view(np.uint8).ravel()
+    dram[layout.b:layout.b + weights.size] = weights.view(np.uint8).ravel()
+    result = simulator.run(program.words, hw, dram)
+    out_h, out_w = (h + 2 * pad - 3) // stride + 1, (w + 2 * pad - 3) // stride + 1
+    padded = np.pad(image.astype(np.int64), ((pad, pad), (pad, pad), (0, 0)))
+    exact = np.zeros((out_h, out_w, out_c), dtype=np.int64)
+    for ky in range(3):
+        for kx in range(3):
+            window = padded[ky:ky + stride * out_h:stride, kx:kx + stride * out_w:stride]
+            exact += window @ weights[ky, kx].astype(np.int64)
+    expected = np.clip((np.maximum(exact, 0) + 64) >> 7, -128, 127).astype(np.int8)
+    got = result.dram[layout.c:layout.c + expected.size].view(np.int8)
+    np.testing.assert_array_equal(got.reshape(expected.shape), expected)
