@@ -15,6 +15,7 @@ from glc.errors import GlcError
 from glc.inputs import load, random_inputs
 from glc.interp import interpret
 from glc.ir.check import type_of
+from glc.isa.commands import COMMANDS as ISA_COMMANDS
 
 
 class Context:
@@ -42,7 +43,20 @@ def reports_errors(command):
     return run
 
 
-@click.group()
+class _Main(click.Group):
+    """The command group; a GlcError from any command becomes one line and exit status 1."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except GlcError as error:
+            if isinstance(ctx.obj, Context) and ctx.obj.debug:
+                raise
+            click.echo(str(error), err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=_Main)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.option("-v", "--verbose", count=True, help="Print each stage's figures.")
 @click.version_option(package_name="glc")
@@ -123,3 +137,7 @@ def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | 
                        f"({verdict.detail})")
     if verdict is not None and not verdict.match:
         raise GlcError(f"result does not match: {verdict.detail}", str(bundle.expected_path))
+
+
+for _command in ISA_COMMANDS:
+    main.add_command(_command)

@@ -171,3 +171,10 @@ def test_the_installed_entry_point_reports_errors_without_traceback(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == (f"{source}:1:1: error: unexpected end of file: this '(' is "
                                    "never closed; expected ')'")
+
+
+def test_isa_commands_report_errors_through_the_cli(tmp_path):
+    source = tmp_path / "bad.s"
+    source.write_text("halt\nfrobnicate row=0\n")
+    result = glc("asm", source, "--stats")
+    assert_user_error(result, f"{source}:2:1: error: ", "frobnicate")
