@@ -1,15 +1,20 @@
-"""A hand-scheduled, multi-buffered int8 GEMM program: C = A·B on the N×N array.
+"""Hand-scheduled, multi-buffered int8 GEMM and im2col conv2d programs: C = A·B on the N×N array.
 
-The reference schedule the cycle model is measured on (scripts/benchmarks/isa.py) and a large
-test program for the simulator and the RTL. A is M×K, B is K×Nₒ (row-major int8, K and Nₒ
-multiples of N); C is M×Nₒ, int8 (ReLU/requantize) or raw int32.
+The reference schedules the cycle model is measured on (scripts/benchmarks/isa.py) and large
+test programs for the simulator and the RTL. A is M×K (a row-major matrix, or gathered from an
+NHWC image by im2col), B is K×Nₒ (row-major int8, K and Nₒ multiples of N); C is M×Nₒ, int8
+(ReLU/requantize) or raw int32.
 
-Schedule: M in blocks of Mb rows; within a block, for each K tile `kk` and output tile `j`, one
-*step*: PRELOAD the weight tile B[kk, j], MATMUL the block's A slice into the accumulator tile
-(accumulating over kk). Weight tiles are triple-buffered in the scratchpad, A slices double-
-buffered, accumulator blocks double-buffered when two fit. Loads run up to two steps ahead of
-the array (tokens ld2ex/ex2ld), stores drain each finished tile in chunks (ex2st/st2ex), so DMA
-hides behind compute and the array streams without bubbles (docs/isa.md, "Timing").
+A *step* is one weight tile: PRELOAD B[kk, j], then MATMUL a block of Mb A rows (in chunks) into
+the accumulator tile (mb, j), accumulating over kk. Two step orders:
+- "k-outer" (block, kk, j): one A slice at a time (double-buffered); all J tiles of a block stay
+  in the accumulator until the last kk, so stores come at the end of each block.
+- "j-outer" (block, j, kk): the block's whole A stays in the scratchpad, each output tile
+  finishes every K/N steps and is stored while the next one computes (best for int32 output).
+Weight tiles are triple-buffered; loads run two steps ahead of the array (tokens ld2ex/ex2ld),
+stores drain each finished tile in chunks (ex2st/st2ex), so DMA hides behind compute and the
+array streams without bubbles (docs/isa.md, "Timing"). "auto" keeps whichever order the cycle
+model predicts faster.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from dataclasses import dataclass
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
+from glc.isa.asm import assemble
+from glc.isa.cycles import predict
 
 
 @dataclass(frozen=True)
@@ -27,10 +34,11 @@ class GemmLayout:
     a: int
     b: int
     c: int
+    order: str  # "k-outer" or "j-outer"
     block_rows: int  # Mb
     chunks: int  # MATMUL/STORE chunks per step
     weight_buffers: int  # D
-    acc_blocks: int  # R
+    acc_slots: int  # k-outer: blocks of J tiles; j-outer: tiles (always 2)
 
 
 @dataclass(frozen=True)
@@ -79,33 +87,70 @@ class Im2colRows:
 
 def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                  relu: bool = False, shift: int = 0,
-                 source: MatrixRows | Im2colRows | None = None) -> tuple[str, GemmLayout]:
+                 source: MatrixRows | Im2colRows | None = None,
+                 order: str = "auto") -> tuple[str, GemmLayout]:
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
-    `source` says how A's rows are gathered (default: a row-major M×K matrix).
+    `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
+    "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster).
     """
     n = config.array_size
     if m < 1 or k % n or n_out % n or not k or not n_out:
         raise GlcError(f"gemm {m}x{k}x{n_out}: K and Nout must be positive multiples of N={n}")
     source = source or MatrixRows(k)
-    tiles_j = n_out // n
-    buffers = min(3, tiles_j + 1)
-    block = _block_rows(m, tiles_j, buffers, source.granule, config)
-    quarter = block // 4
-    chunks = 4 if quarter % source.granule == 0 and block % 4 == 0 and quarter >= 2 * n else 1
-    acc_blocks = 2 if 2 * block * tiles_j <= config.accumulator_rows else 1
-    esize = 4 if raw else 1
+    output = (raw, relu, shift)
+    orders = ("k-outer", "j-outer") if order == "auto" else (order,)
+    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw) for o in orders) if p]
+    if not plans:
+        raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
+                       f"{config.name}")
+    best, error = None, None
+    for plan in plans:
+        text = _Emitter(m, k, n_out, n, plan, source, output).text()
+        try:  # a schedule must fit the instruction memory
+            program = assemble(text, config)
+        except GlcError as too_long:
+            error = too_long
+            continue
+        cycles = predict(program.instructions(), config).counters.cycles if len(plans) > 1 else 0
+        if best is None or cycles < best[0]:
+            best = (cycles, text, plan)
+    if best is None:
+        raise error
+    return best[1], best[2]
+
+
+def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
+          raw: bool) -> GemmLayout | None:
+    """The blocking of one step order: the largest block of A rows whose buffers fit."""
+    n = config.array_size
+    tiles_k, tiles_j = k // n, n_out // n
+    buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
     a_bytes = m * k if isinstance(source, MatrixRows) else source.h * source.w * source.c
-    layout = GemmLayout(a=0, b=a_bytes, c=a_bytes + k * n_out, block_rows=block, chunks=chunks,
-                        weight_buffers=buffers, acc_blocks=acc_blocks)
-    if layout.c + m * n_out * esize > config.dram_bytes:
+    c_end = a_bytes + k * n_out + m * n_out * (4 if raw else 1)
+    if c_end > config.dram_bytes:
         raise GlcError(f"gemm {m}x{k}x{n_out} does not fit in {config.dram_bytes} bytes of DRAM")
-    return _Emitter(m, k, n_out, n, layout, source, (raw, relu, shift)).text(), layout
+    for rows in range(min(m, 2047 * source.granule), 0, -1):
+        if m % rows or rows % source.granule:
+            continue
+        if order == "k-outer":
+            a_rows, acc_rows = 2 * rows, rows * tiles_j
+            slots = 2 if 2 * acc_rows <= config.accumulator_rows else 1
+        else:
+            a_rows, acc_rows, slots = min(2, m // rows) * rows * tiles_k, 2 * rows, 2
+        if acc_rows <= config.accumulator_rows and a_rows + buffers * n <= config.scratchpad_rows:
+            quarter = rows // 4
+            chunks = 4 if rows % 4 == 0 and quarter % source.granule == 0 and quarter >= 2 * n \
+                else 1
+            return GemmLayout(a=0, b=a_bytes, c=a_bytes + k * n_out, order=order,
+                              block_rows=rows, chunks=chunks, weight_buffers=buffers,
+                              acc_slots=slots)
+    return None
 
 
 def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel: int = 3,
                    stride: int = 1, pad: int = 1, raw: bool = False, relu: bool = False,
-                   shift: int = 0) -> tuple[str, GemmLayout]:
+                   shift: int = 0, order: str = "auto") -> tuple[str, GemmLayout]:
     """A 2-D convolution of an NHWC int8 image as an im2col GEMM: the image at `a`, the weights
     as the (KH·KW·C)×OC row-major matrix at `b` (rows ordered ky, kx, c), the NHWC output at
     `c`."""
@@ -114,18 +159,7 @@ def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel:
     if c % config.array_size:
         raise GlcError(f"conv2d: C={c} must be a multiple of N={config.array_size}")
     return gemm_program(out_h * out_w, kernel * kernel * c, out_c, config, raw, relu, shift,
-                        source)
-
-
-def _block_rows(m: int, tiles_j: int, buffers: int, granule: int, config: HwConfig) -> int:
-    """The largest divisor Mb of M (a multiple of `granule`) whose accumulator tiles and A
-    slices fit."""
-    n = config.array_size
-    for rows in range(min(m, 2047 * granule), 0, -1):
-        if (m % rows == 0 and rows % granule == 0 and rows * tiles_j <= config.accumulator_rows
-                and 2 * rows + buffers * n <= config.scratchpad_rows):
-            return rows
-    raise GlcError(f"gemm with {tiles_j} output tiles does not fit the accumulator")
+                        source, order)
 
 
 class _Emitter:
@@ -135,20 +169,30 @@ class _Emitter:
         self.raw, self.relu, self.shift = output
         self.tiles_k, self.tiles_j = k // n, n_out // n
         self.blocks = m // layout.block_rows
-        self.steps = [(mb, kk, j) for mb in range(self.blocks) for kk in range(self.tiles_k)
-                      for j in range(self.tiles_j)]
-        # A slice a (= mb·tiles_k + kk) is loaded with load step first_step(a): the earliest step
-        # whose buffer-free token proves the slice two before it (same A buffer) is finished.
-        self.slice_step = {}
-        for a in range(self.blocks * self.tiles_k):
-            at = max(0, (a - 1) * self.tiles_j - 1 + layout.weight_buffers)
-            self.slice_step.setdefault(min(at, a * self.tiles_j), []).append(a)
+        kt, jt, blocks = range(self.tiles_k), range(self.tiles_j), range(self.blocks)
+        if layout.order == "k-outer":
+            self.steps = [(mb, kk, j) for mb in blocks for kk in kt for j in jt]
+        else:
+            self.steps = [(mb, kk, j) for mb in blocks for j in jt for kk in kt]
+        # Which load step brings each A slice (mb, kk). k-outer: slice a = mb·K/N + kk shares a
+        # buffer with slice a − 2, so it loads at the earliest step whose buffer-free token
+        # (from step s − D) proves slice a − 2's last step done. j-outer: with the first pass.
+        self.slice_step: dict[int, list[tuple[int, int]]] = {}
+        for mb in blocks:
+            for kk in kt:
+                if layout.order == "k-outer":
+                    a = mb * self.tiles_k + kk
+                    at = min(max(0, (a - 1) * self.tiles_j - 1 + layout.weight_buffers),
+                             a * self.tiles_j)
+                else:
+                    at = self.steps.index((mb, kk, 0))
+                self.slice_step.setdefault(at, []).append((mb, kk))
 
     def text(self) -> str:
         lay = self.layout
         lines = [f"; C = A·B, A {self.m}x{self.k}, B {self.k}x{self.n_out}, int8 "
-                 f"(glc/isa/gemm.py: Mb={lay.block_rows}, {lay.chunks} chunks, "
-                 f"{lay.weight_buffers} weight buffers, {lay.acc_blocks} accumulator blocks)",
+                 f"(glc/isa/gemm.py: {lay.order}, Mb={lay.block_rows}, {lay.chunks} chunks, "
+                 f"{lay.weight_buffers} weight buffers, {lay.acc_slots} accumulator slots)",
                  f".equ A, {lay.a}", f".equ B, {lay.b}", f".equ C, {lay.c}"]
         ahead = lay.weight_buffers - 1
         for s in range(min(ahead, len(self.steps))):
@@ -159,11 +203,34 @@ class _Emitter:
             lines += self._exec_step(s)
         return "\n".join([*lines, "halt", ""])
 
-    def _a_rows(self, a: int) -> int:
-        return (a % 2) * self.layout.block_rows
+    def _a_row(self, mb: int, kk: int) -> int:
+        """First scratchpad row of A slice (mb, kk)."""
+        rows = self.layout.block_rows
+        if self.layout.order == "k-outer":
+            return ((mb * self.tiles_k + kk) % 2) * rows
+        return (mb % 2) * rows * self.tiles_k + kk * rows
 
-    def _b_rows(self, s: int) -> int:
-        return 2 * self.layout.block_rows + (s % self.layout.weight_buffers) * self.n
+    def _b_row(self, s: int) -> int:
+        """First scratchpad row of step s's weight tile: after the A buffers."""
+        lay = self.layout
+        if lay.order == "k-outer":
+            base = 2 * lay.block_rows
+        else:
+            base = min(2, self.blocks) * lay.block_rows * self.tiles_k
+        return base + (s % lay.weight_buffers) * self.n
+
+    def _acc(self, mb: int, j: int) -> tuple[int, bool, bool]:
+        """Accumulator tile (mb, j): its first row, whether its first write waits for the store
+        of the tile before it in the same rows (pop st2ex), and whether its store frees the rows
+        for a later tile (push st2ex)."""
+        lay = self.layout
+        rows = lay.block_rows
+        if lay.order == "k-outer":
+            slots = lay.acc_slots
+            return ((mb % slots) * rows * self.tiles_j + j * rows, mb >= slots,
+                    mb + slots < self.blocks)
+        tile = mb * self.tiles_j + j
+        return (tile % 2) * rows, tile >= 2, tile + 2 < self.blocks * self.tiles_j
 
     def _load_step(self, s: int) -> list[str]:
         """Load step s: the A slices due now, then weight tile s; pushes ld2ex once per token the
@@ -171,66 +238,60 @@ class _Emitter:
         lay, n = self.layout, self.n
         mb, kk, j = self.steps[s]
         pop = ", pop_next" if s >= lay.weight_buffers else ""
-        weights = (f"load row={self._b_rows(s)}, dram=B + {kk * n * self.n_out + j * n}, "
+        weights = (f"load row={self._b_row(s)}, dram=B + {kk * n * self.n_out + j * n}, "
                    f"run=N, count0=N, stride0={self.n_out}")
         lines = [f"; load step {s}: block {mb}, k tile {kk}, output tile {j}"]
         if s == 0:
-            lines.append(weights + pop)
+            lines.append(weights)
             rows = lay.block_rows // lay.chunks
             for c in range(lay.chunks):
                 lines.append(f"load row={c * rows}, {self.source.operands(c * rows, rows, 0, n)}"
                              ", push_next")
-            for a in self.slice_step.get(0, [])[1:]:
-                lines.append(self._slice(a, ""))
             return lines
-        for a in self.slice_step.get(s, []):
-            lines.append(self._slice(a, pop))
+        for slice_mb, slice_kk in self.slice_step.get(s, []):
+            lines.append(f"load row={self._a_row(slice_mb, slice_kk)}, "
+                         + self.source.operands(slice_mb * lay.block_rows, lay.block_rows,
+                                                slice_kk, n) + pop)
             pop = ""
         lines.append(weights + pop + ", push_next")
         return lines
-
-    def _slice(self, a: int, pop: str) -> str:
-        mb, kk = divmod(a, self.tiles_k)
-        rows = self.layout.block_rows
-        return (f"load row={self._a_rows(a)}, "
-                f"{self.source.operands(mb * rows, rows, kk, self.n)}{pop}")
 
     def _exec_step(self, s: int) -> list[str]:
         """Exec step s (PRELOAD, MATMUL chunks), then the stores of a finished output tile."""
         lay = self.layout
         mb, kk, j = self.steps[s]
         rows = lay.block_rows // lay.chunks
-        region = (mb % lay.acc_blocks) * lay.block_rows * self.tiles_j + j * lay.block_rows
+        region, wait_store, _ = self._acc(mb, j)
         last_k = kk == self.tiles_k - 1
-        lines = [f"preload row={self._b_rows(s)}, pop_prev"]
+        lines = [f"preload row={self._b_row(s)}, pop_prev"]
         for c in range(lay.chunks):
             flags = []
             if kk:
                 flags.append("accumulate")
             if s == 0 and c > 0:
                 flags.append("pop_prev")
-            if c == 0 and kk == 0 and mb >= lay.acc_blocks:
+            if c == 0 and kk == 0 and wait_store:
                 flags.append("pop_next")
             if c == lay.chunks - 1 and s + lay.weight_buffers < len(self.steps):
                 flags.append("push_prev")
             if last_k:
                 flags.append("push_next")
-            lines.append(f"matmul sp={self._a_rows(mb * self.tiles_k + kk) + c * rows}, "
+            lines.append(f"matmul sp={self._a_row(mb, kk) + c * rows}, "
                          f"acc={region + c * rows}, rows={rows}"
                          + "".join(", " + f for f in flags))
         if last_k:
-            lines += self._store_tile(mb, j, region, rows)
+            lines += self._store_tile(mb, j, rows)
         return lines
 
-    def _store_tile(self, mb: int, j: int, region: int, rows: int) -> list[str]:
+    def _store_tile(self, mb: int, j: int, rows: int) -> list[str]:
         lay, n = self.layout, self.n
+        region, _, frees = self._acc(mb, j)
         esize = 4 if self.raw else 1
         mode = "raw" if self.raw else ("relu, " if self.relu else "") + f"shift={self.shift}"
         lines = []
         for c in range(lay.chunks):
             first = mb * lay.block_rows + c * rows
-            push = (", push_prev" if c == lay.chunks - 1 and mb + lay.acc_blocks < self.blocks
-                    else "")
+            push = ", push_prev" if c == lay.chunks - 1 and frees else ""
             lines.append(f"store {mode}, row={region + c * rows}, "
                          f"dram=C + {(first * self.n_out + j * n) * esize}, run=N, "
                          f"count0={rows}, stride0={self.n_out * esize}, pop_prev{push}")

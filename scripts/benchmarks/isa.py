@@ -33,11 +33,11 @@ def run() -> list[dict]:
         raw = output == "int32"
         if kind == "gemm":
             m, k, n_out = sizes
-            text, _ = gemm_program(m, k, n_out, config, raw=raw, shift=8)
+            text, layout = gemm_program(m, k, n_out, config, raw=raw, shift=8)
         else:
             h, w, c, n_out = sizes
             m, k = h * w, 9 * c
-            text, _ = conv2d_program(h, w, c, n_out, config, raw=raw, shift=8)
+            text, layout = conv2d_program(h, w, c, n_out, config, raw=raw, shift=8)
         program = assemble(text, config)
         counters = predict(program.instructions(), config).counters
         n = config.array_size
@@ -45,6 +45,7 @@ def run() -> list[dict]:
         rows.append({
             "workload": f"{kind} {'x'.join(map(str, sizes))} -> {output}",
             "N": n,
+            "schedule": f"{layout.order}, Mb {layout.block_rows}",
             "instructions": len(program.words),
             "predicted cycles": counters.cycles,
             "ideal": ideal,

@@ -53,16 +53,19 @@ def _gemm_reference(a, b, raw, relu, shift):
     return np.clip(exact, -128, 127).astype(np.int8)
 
 
+@pytest.mark.parametrize("order", ["k-outer", "j-outer"])
 @pytest.mark.parametrize(("m", "k", "n_out", "raw", "relu", "shift"), [
     (40, 12, 16, False, True, 7),  # one M block, 4 chunks, 3 weight buffers
     (40, 12, 16, True, False, 0),
     (9, 8, 4, True, False, 0),  # one output tile: 2 weight buffers, no chunks
-    (300, 16, 8, False, False, 5),  # three M blocks through one accumulator region
-    (96, 8, 8, False, False, 3),  # two M blocks, double-buffered accumulator
+    (300, 16, 8, False, False, 5),  # three M blocks
+    (96, 8, 8, False, False, 3),
+    (200, 24, 12, True, False, 0),  # four M blocks, both A regions reused
 ])
-def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift):
+def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift, order):
     hw = load_config("n4")
-    text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=relu, shift=shift)
+    text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=relu, shift=shift, order=order)
+    assert layout.order == order
     program = assemble(text, hw)
     rng = np.random.default_rng(m)
     a = rng.integers(-128, 128, (m, k), dtype=np.int8)
