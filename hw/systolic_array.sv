@@ -2,14 +2,16 @@
 // Row vector x enters whole (unskewed); row k of the array sees x[k] k cycles later, so PE(r, c)
 // meets x[r] at the same cycle as the partial sum of x[0..r-1]·W[0..r-1][c] from above. Column c's
 // sum leaves the bottom N+c cycles after x entered and is delayed N-1-c more cycles, so the whole
-// result row y = x·W appears together LATENCY = 2N-1 cycles after x.
+// result row y = x·W appears together LATENCY = 2N-1 cycles after x, with the tag it entered with.
 module systolic_array #(
     // rows and columns of processing elements
     parameter int N = 16,
     // width of input and weight operands (signed)
     parameter int IN_W = 8,
     // width of the accumulated sums (signed)
-    parameter int ACC_W = 32
+    parameter int ACC_W = 32,
+    // width of the tag that travels with each row (the execute unit's destination row and flags)
+    parameter int TAG_W = 1
 ) (
     input  logic                       clk,
     input  logic                       rst,
@@ -18,13 +20,15 @@ module systolic_array #(
     input  logic                       in_valid,
     input  logic                       in_swap,
     input  logic [N-1:0][IN_W-1:0]     in_data,
+    input  logic [TAG_W-1:0]           in_tag,
     // shadow weight write: row `w_row` of the next weight tile
     input  logic                       w_we,
     input  logic [$clog2(N+1)-1:0]     w_row,
     input  logic [N-1:0][IN_W-1:0]     w_data,
     // y = x·W, LATENCY cycles after x
     output logic                       out_valid,
-    output logic [N-1:0][ACC_W-1:0]    out_data
+    output logic [N-1:0][ACC_W-1:0]    out_data,
+    output logic [TAG_W-1:0]           out_tag
 );
     localparam int LATENCY = 2 * N - 1;
     if (N < 1) begin : g_bad_n
@@ -78,11 +82,17 @@ module systolic_array #(
         assign out_data[c] = d[N-1-c];
     end
 
-    // The valid bit follows the data through the same number of registers.
-    logic valid_q [LATENCY+1];
+    // The valid bit and the tag follow the data through the same number of registers.
+    logic             valid_q [LATENCY+1];
+    logic [TAG_W-1:0] tag_q   [LATENCY+1];
     assign valid_q[0] = in_valid;
+    assign tag_q[0]   = in_tag;
     for (genvar k = 1; k <= LATENCY; k++) begin : g_valid
-        always_ff @(posedge clk) valid_q[k] <= rst ? 1'b0 : valid_q[k-1];
+        always_ff @(posedge clk) begin
+            valid_q[k] <= rst ? 1'b0 : valid_q[k-1];
+            tag_q[k]   <= tag_q[k-1];
+        end
     end
     assign out_valid = valid_q[LATENCY];
+    assign out_tag   = tag_q[LATENCY];
 endmodule

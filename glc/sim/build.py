@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -52,8 +53,9 @@ def build_root() -> Path:
 
 
 def design_sources() -> list[Path]:
-    """Every SystemVerilog file of the design and its testbench-only helpers."""
-    return sorted(HW.glob("*.sv")) + sorted((HW / "tb").glob("*.sv"))
+    """Every SystemVerilog file of the design, packages first (they must precede their users)."""
+    files = sorted(HW.glob("*.sv")) + sorted((HW / "tb").glob("*.sv"))
+    return sorted(files, key=lambda path: not path.stem.endswith("_pkg"))
 
 
 @dataclass(frozen=True)
@@ -121,13 +123,23 @@ def build(design: Design) -> Path:
     return directory
 
 
+def lint(design: Design) -> subprocess.CompletedProcess:
+    """``verilator --lint-only -Wall`` on the design with its parameters (output in stderr)."""
+    env = configure_environment(dict(os.environ))
+    command = [str(verilator_root() / "bin" / "verilator"), "--lint-only", "-Wall",
+               "--top-module", design.top,
+               *(f"-G{name}={value}" for name, value in design.parameters.items()),
+               *(str(path) for path in design_sources())]
+    return subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+
+
 class SimulationFailed(Exception):
     """A cocotb test module reported failures (a harness or design bug, not a user error)."""
 
 
 def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
-               env: Mapping[str, str] | None = None, testcase: str | None = None,
-               module_dir: Path | None = None) -> Path:
+               env: Mapping[str, str] | None = None, plusargs: list[str] | None = None,
+               testcase: str | None = None, module_dir: Path | None = None) -> Path:
     """Run the cocotb tests of ``test_module`` on the (cached) build of ``design``.
 
     Each run gets its own ``run_dir`` (results, log, dumps). Raises SimulationFailed naming the
@@ -145,7 +157,8 @@ def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
     try:
         runner.test(test_module=test_module, hdl_toplevel=design.top,
                     hdl_toplevel_lang="verilog", build_dir=directory, test_dir=run_dir,
-                    testcase=testcase, extra_env=dict(env or {}), results_xml=str(results),
+                    testcase=testcase, extra_env=dict(env or {}), plusargs=list(plusargs or []),
+                    results_xml=str(results),
                     waves=design.waves, log_file=log)
     except (RuntimeError, SystemExit) as error:
         raise SimulationFailed(f"the simulator of {design.top} crashed; see {log}") from error

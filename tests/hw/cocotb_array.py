@@ -28,6 +28,7 @@ class TB:
         self.dut.in_valid.value = 0
         self.dut.in_swap.value = 0
         self.dut.in_data.value = 0
+        self.dut.in_tag.value = 0
         self.dut.w_we.value = 0
         self.dut.w_row.value = 0
         self.dut.w_data.value = 0
@@ -47,7 +48,7 @@ def schedule(n: int, weights: list[np.ndarray], inputs: list[np.ndarray]) -> lis
         for i, row in enumerate(x):
             while len(cycles) <= start + i:
                 cycles.append({})
-            cycles[start + i]["x"] = (row, i == 0)
+            cycles[start + i]["x"] = (row, i == 0, (start + i) % 256)
         if j + 1 < len(inputs):
             for r in range(n):
                 at = start + n + r
@@ -68,6 +69,7 @@ async def matmuls_stream_back_to_back(dut):
     inputs = [rng.integers(-128, 128, (m, n)) for m in (2 * n, 2 * n + 3, 2 * n)]
     await tb.reset()
     outputs = []
+    tags_in, tags_out = [], []
     first_in = None
     first_out = None
     cycles = schedule(n, weights, inputs)
@@ -80,16 +82,20 @@ async def matmuls_stream_back_to_back(dut):
             dut.w_row.value = row
             dut.w_data.value = pack(data, 8)
         if "x" in step:
-            data, swap = step["x"]
+            data, swap, tag = step["x"]
             dut.in_valid.value = 1
             dut.in_swap.value = int(swap)
             dut.in_data.value = pack(data, 8)
+            dut.in_tag.value = tag
+            tags_in.append(tag)
             first_in = t if first_in is None else first_in
         await RisingEdge(dut.clk)
         if int(dut.out_valid.value):
             first_out = t if first_out is None else first_out
             outputs.append(unpack(int(dut.out_data.value), 32, n))
+            tags_out.append(int(dut.out_tag.value))
     expected = np.concatenate([x @ w for x, w in zip(inputs, weights, strict=True)])
     assert first_out - first_in == 2 * n - 1, "result rows leave 2N-1 cycles after the input"
     assert len(outputs) == len(expected)
     np.testing.assert_array_equal(np.array(outputs), expected)
+    assert tags_out == tags_in, "each row leaves with the tag it entered with"

@@ -6,4 +6,4 @@ from tbutil import run_unit
 
 @pytest.mark.parametrize("n", [1, 4, 16])
 def test_array_streams_matmuls_through_shadow_weights(n):
-    run_unit("systolic_array", "cocotb_array", {"N": n}, f"array-n{n}")
+    run_unit("systolic_array", "cocotb_array", {"N": n, "TAG_W": 8}, f"array-n{n}")

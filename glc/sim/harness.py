@@ -1,0 +1,55 @@
+"""The cocotb test that runs one program on ``sim_top`` (loaded by the simulator, not imported
+by glc).
+
+No per-cycle Python: instruction memory and DRAM are already filled from files (plusargs read
+by the RTL), the clock is cocotb's C++ clock, and the test only holds reset, then awaits ``done``
+(raised by the program, by an error, or by the RTL watchdog at ``max_cycles``) with a simulated
+time limit as a second guard. It then writes the status and counters as JSON; the RTL has
+already dumped DRAM. It also times the run from reset to done, the model's own speed.
+Settings come from the environment: GLC_MAX_CYCLES, GLC_RESULT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
+
+from glc.isa.status import Counters
+
+PERIOD_NS = 2
+RESET_CYCLES = 2
+
+
+@cocotb.test()
+async def run_program(dut):
+    """Reset, run until done or the watchdog, record status and counters."""
+    max_cycles = int(os.environ["GLC_MAX_CYCLES"])
+    dut.max_cycles.value = max_cycles
+    dut.rst.value = 1
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()
+    await ClockCycles(dut.clk, RESET_CYCLES)
+    dut.rst.value = 0
+    # The RTL watchdog stops the machine at max_cycles; this limit only guards the testbench
+    # itself against an RTL that never raises `done`.
+    limit = Timer(PERIOD_NS * (max_cycles + 16 * RESET_CYCLES + 64), unit="ns")
+    start = time.perf_counter()
+    fired = await First(RisingEdge(dut.done), limit)
+    seconds = time.perf_counter() - start
+    hung = fired is limit
+    result = {
+        "done": int(dut.done.value),
+        "timed_out": bool(int(dut.timed_out.value)) or hung,
+        "rtl_hung": hung,
+        "run_seconds": seconds,
+        "error": int(dut.error.value),
+        "error_pc": int(dut.error_pc.value),
+        "counters": {name: int(getattr(dut, f"ctr_{name}").value)
+                     for name in Counters().as_dict()},
+    }
+    with open(os.environ["GLC_RESULT"], "w") as handle:
+        json.dump(result, handle)

@@ -1,0 +1,260 @@
+// The accelerator core (docs/isa.md, "Machine model"): dispatcher, three instruction queues, the
+// decoupled LOAD / EXEC / STORE units synchronised by dependency tokens, scratchpad, accumulator,
+// the error and done status, and the counters. Instruction memory and DRAM live outside (in the
+// simulation top); the core reaches them through a fetch port and one DRAM port.
+module accelerator import isa_pkg::*; #(
+    // N: the array is N×N; scratchpad rows hold N int8, accumulator rows N int32
+    parameter int ARRAY_SIZE = 16,
+    // rows of the scratchpad
+    parameter int SCRATCHPAD_ROWS = 16384,
+    // rows of the accumulator memory
+    parameter int ACCUMULATOR_ROWS = 4096,
+    // bytes of DRAM
+    parameter int DRAM_BYTES = 1048576,
+    // P: bytes the DRAM port moves per cycle
+    parameter int DRAM_PORT_BYTES = 16,
+    // instruction memory words
+    parameter int IMEM_WORDS = 4096,
+    // entries in each unit's instruction queue
+    parameter int QUEUE_DEPTH = 8
+) (
+    input  logic                            clk,
+    input  logic                            rst,          // cycle 0 is the first after reset
+    input  logic                            watchdog,     // the testbench's watchdog fired: stop
+    output logic [31:0]                     fetch_pc,
+    input  logic [WORD_W-1:0]               fetch_word,
+    output logic [23:0]                     dram_addr,
+    input  logic [DRAM_PORT_BYTES-1:0][7:0] dram_rdata,
+    output logic [DRAM_PORT_BYTES-1:0]      dram_wstrb,
+    output logic [DRAM_PORT_BYTES-1:0][7:0] dram_wdata,
+    output logic                            done,
+    output logic [ERR_W-1:0]                error,
+    output logic [31:0]                     error_pc,
+    // counters (docs/isa.md, "Counters"), final once `done` is high
+    output logic [31:0]                     ctr_cycles,
+    output logic [31:0]                     ctr_busy_load,
+    output logic [31:0]                     ctr_busy_exec,
+    output logic [31:0]                     ctr_busy_store,
+    output logic [31:0]                     ctr_stall_token_load,
+    output logic [31:0]                     ctr_stall_token_exec,
+    output logic [31:0]                     ctr_stall_token_store,
+    output logic [31:0]                     ctr_stall_dram_load,
+    output logic [31:0]                     ctr_stall_dram_store,
+    output logic [31:0]                     ctr_macs
+);
+    localparam int N = ARRAY_SIZE;
+    localparam int ENTRY_W = WORD_W + 16;   // instruction word and its index (pc < 2^16)
+
+    // Impossible configurations (docs/isa.md, "Hardware configuration" legal values).
+    if (N < 2 || N > 128) begin : g_bad_n
+        $fatal(1, "ARRAY_SIZE=%0d: must be 2 … 128", N);
+    end
+    if (SCRATCHPAD_ROWS < N || SCRATCHPAD_ROWS > 65536) begin : g_bad_sp
+        $fatal(1, "SCRATCHPAD_ROWS=%0d: must hold one N-row weight tile and be at most 65536",
+               SCRATCHPAD_ROWS);
+    end
+    if (ACCUMULATOR_ROWS < 1 || ACCUMULATOR_ROWS > 65536) begin : g_bad_acc
+        $fatal(1, "ACCUMULATOR_ROWS=%0d: must be 1 … 65536", ACCUMULATOR_ROWS);
+    end
+    if (DRAM_BYTES < 1 || DRAM_BYTES > (1 << 24)) begin : g_bad_dram
+        $fatal(1, "DRAM_BYTES=%0d: must be 1 … 2^24 (24-bit addresses)", DRAM_BYTES);
+    end
+    if (DRAM_PORT_BYTES < 1 || DRAM_PORT_BYTES > 256) begin : g_bad_port
+        $fatal(1, "DRAM_PORT_BYTES=%0d: must be 1 … 256", DRAM_PORT_BYTES);
+    end
+    if (IMEM_WORDS < 1 || IMEM_WORDS > 65536) begin : g_bad_imem
+        $fatal(1, "IMEM_WORDS=%0d: must be 1 … 65536 (16-bit instruction indices)", IMEM_WORDS);
+    end
+    if (QUEUE_DEPTH < 1 || QUEUE_DEPTH > 256) begin : g_bad_queue
+        $fatal(1, "QUEUE_DEPTH=%0d: must be 1 … 256", QUEUE_DEPTH);
+    end
+
+    logic done_q, stop;
+    assign stop = done_q || watchdog;
+
+    // ---- dispatcher and queues ----
+    logic [2:0] queue_full, queue_push, queue_pop, head_valid;
+    logic [ENTRY_W-1:0] head [3];
+    logic halted, blocked, disp_error;
+    logic [ERR_W-1:0] disp_code;
+    logic [31:0] disp_pc;
+
+    dispatcher #(.ARRAY_SIZE(N), .IMEM_WORDS(IMEM_WORDS)) u_dispatcher (
+        .clk, .rst, .stop,
+        .fetch_pc, .fetch_word, .queue_full, .queue_push, .halted, .blocked,
+        .error(disp_error), .error_code(disp_code), .error_pc(disp_pc)
+    );
+    for (genvar u = 0; u < 3; u++) begin : g_queue
+        instr_queue #(.DEPTH(QUEUE_DEPTH), .W(ENTRY_W)) u_queue (
+            .clk, .rst,
+            .push      (queue_push[u]),
+            .push_data ({fetch_pc[15:0], fetch_word}),
+            .pop       (queue_pop[u]),
+            .full      (queue_full[u]),
+            .head_valid(head_valid[u]),
+            .head_data (head[u])
+        );
+    end
+
+    // ---- tokens: 0 ld2ex, 1 ex2ld, 2 ex2st, 3 st2ex ----
+    logic [3:0] tok_pop, tok_available, tok_overflow;
+    logic [3:0][1:0] tok_push;
+    tokens u_tokens (
+        .clk, .rst, .pop(tok_pop), .push(tok_push), .available(tok_available),
+        .overflow(tok_overflow)
+    );
+
+    // ---- local memories ----
+    logic sp_we;
+    logic [15:0] sp_w_row, sp_a_row, sp_b_row;
+    logic [N-1:0][7:0] sp_w_data, sp_a_data, sp_b_data;
+    scratchpad #(.N(N), .ROWS(SCRATCHPAD_ROWS)) u_scratchpad (
+        .clk, .we(sp_we), .w_row(sp_w_row), .w_data(sp_w_data),
+        .a_row(sp_a_row), .a_data(sp_a_data), .b_row(sp_b_row), .b_data(sp_b_data)
+    );
+
+    logic mm_we, mm_accumulate, ld_acc_we;
+    logic [15:0] mm_row, st_row;
+    logic [N-1:0][31:0] mm_data, ld_acc_data, st_data;
+    accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS)) u_accumulator (
+        .clk,
+        .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_data(mm_data),
+        .ld_we(ld_acc_we), .ld_row(sp_w_row), .ld_data(ld_acc_data),
+        .st_row(st_row), .st_data(st_data)
+    );
+
+    // ---- units ----
+    logic ld_holds, ld_takes, ld_busy, ld_stall_token, ld_stall_dram, ld_error, ld_push;
+    logic [ERR_W-1:0] ld_code;
+    logic [31:0] ld_error_pc, ld_push_pc;
+    logic [23:0] ld_addr;
+    load_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .SP_ROWS(SCRATCHPAD_ROWS),
+                .ACC_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES)) u_load (
+        .clk, .rst, .stop,
+        .head_valid(head_valid[UNIT_LOAD]), .head_word(head[UNIT_LOAD][WORD_W-1:0]),
+        .head_pc(32'(head[UNIT_LOAD][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_LOAD]),
+        .token_ok(tok_available[1]), .pop_next(tok_pop[1]), .push_next(ld_push),
+        .push_pc(ld_push_pc),
+        .store_holds_port(st_holds), .holds_port(ld_holds), .takes_port(ld_takes),
+        .dram_addr(ld_addr), .dram_rdata,
+        .sp_we, .acc_we(ld_acc_we), .row(sp_w_row), .sp_data(sp_w_data), .acc_data(ld_acc_data),
+        .busy(ld_busy), .stall_token(ld_stall_token), .stall_dram(ld_stall_dram),
+        .error(ld_error), .error_code(ld_code), .error_pc(ld_error_pc)
+    );
+
+    logic ex_in_progress, ex_busy, ex_stall_token, ex_error;
+    logic [1:0] ex_push_prev, ex_push_next;
+    logic [ERR_W-1:0] ex_code;
+    logic [31:0] ex_error_pc, ex_push_pc;
+    exec_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS)) u_exec (
+        .clk, .rst, .stop,
+        .head_valid(head_valid[UNIT_EXEC]), .head_word(head[UNIT_EXEC][WORD_W-1:0]),
+        .head_pc(32'(head[UNIT_EXEC][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_EXEC]),
+        .prev_token_ok(tok_available[0]), .next_token_ok(tok_available[3]),
+        .pop_prev(tok_pop[0]), .pop_next(tok_pop[3]),
+        .push_prev(ex_push_prev), .push_next(ex_push_next), .push_pc(ex_push_pc),
+        .sp_a_row, .sp_a_data, .sp_b_row, .sp_b_data,
+        .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row), .acc_data(mm_data),
+        .in_progress(ex_in_progress), .busy(ex_busy), .stall_token(ex_stall_token),
+        .error(ex_error), .error_code(ex_code), .error_pc(ex_error_pc)
+    );
+
+    logic st_holds, st_busy, st_stall_token, st_stall_dram, st_error, st_push;
+    logic [ERR_W-1:0] st_code;
+    logic [31:0] st_error_pc, st_push_pc;
+    logic [23:0] st_addr;
+    store_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .ACC_ROWS(ACCUMULATOR_ROWS),
+                 .DRAM_BYTES(DRAM_BYTES)) u_store (
+        .clk, .rst, .stop,
+        .head_valid(head_valid[UNIT_STORE]), .head_word(head[UNIT_STORE][WORD_W-1:0]),
+        .head_pc(32'(head[UNIT_STORE][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_STORE]),
+        .token_ok(tok_available[2]), .pop_prev(tok_pop[2]), .push_prev(st_push),
+        .push_pc(st_push_pc),
+        .load_holds_port(ld_holds), .load_takes_port(ld_takes), .holds_port(st_holds),
+        .dram_addr(st_addr), .dram_wstrb, .dram_wdata,
+        .acc_row(st_row), .acc_data(st_data),
+        .busy(st_busy), .stall_token(st_stall_token), .stall_dram(st_stall_dram),
+        .error(st_error), .error_code(st_code), .error_pc(st_error_pc)
+    );
+
+    assign dram_addr = st_holds ? st_addr : ld_addr;
+    assign tok_push  = {2'(st_push), ex_push_next, ex_push_prev, 2'(ld_push)};
+
+    // ---- done, errors, deadlock ----
+    logic idle, deadlock, finished;
+    logic [2:0] waiting;
+    assign waiting  = {st_stall_token, ex_stall_token, ld_stall_token};
+    assign idle     = !ld_holds && !st_holds && !ex_in_progress;
+    // docs/isa.md, "Deadlock rule": nothing in progress, every queue empty or its head waiting
+    // for a token, at least one waiting, and the dispatcher unable to dispatch.
+    assign deadlock = !stop && idle && blocked && waiting != '0
+                   && ((waiting | ~head_valid) == 3'b111);
+    assign finished = !stop && halted && idle && head_valid == '0;
+
+    logic [31:0] deadlock_pc, overflow_pc;
+    always_comb begin
+        if (waiting[UNIT_LOAD]) deadlock_pc = 32'(head[UNIT_LOAD][ENTRY_W-1:WORD_W]);
+        else if (waiting[UNIT_EXEC]) deadlock_pc = 32'(head[UNIT_EXEC][ENTRY_W-1:WORD_W]);
+        else deadlock_pc = 32'(head[UNIT_STORE][ENTRY_W-1:WORD_W]);
+        if (tok_overflow[0]) overflow_pc = ld_push_pc;
+        else if (tok_overflow[3]) overflow_pc = st_push_pc;
+        else overflow_pc = ex_push_pc;
+    end
+
+    logic [ERR_W-1:0] error_q;
+    logic [31:0] error_pc_q;
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            done_q  <= 1'b0;
+            error_q <= ERR_OK;
+            error_pc_q <= '0;
+        end else if (!stop) begin
+            // The first error wins; several in one cycle report one of them (docs/isa.md).
+            done_q <= 1'b1;
+            if (disp_error) begin error_q <= disp_code; error_pc_q <= disp_pc; end
+            else if (ld_error) begin error_q <= ld_code; error_pc_q <= ld_error_pc; end
+            else if (ex_error) begin error_q <= ex_code; error_pc_q <= ex_error_pc; end
+            else if (st_error) begin error_q <= st_code; error_pc_q <= st_error_pc; end
+            else if (tok_overflow != '0) begin
+                error_q <= ERR_TOKEN_OVERFLOW;
+                error_pc_q <= overflow_pc;
+            end else if (deadlock) begin error_q <= ERR_DEADLOCK; error_pc_q <= deadlock_pc; end
+            else done_q <= finished;
+        end
+    end
+    assign done     = done_q || watchdog;
+    assign error    = error_q;
+    assign error_pc = error_pc_q;
+
+    // ---- counters (docs/isa.md, "Counters"); `cycles` is the cycle in which the machine
+    // finished, so the count of cycles 0 … cycles-1 ----
+    logic [31:0] cycles_q, busy_load_q, busy_exec_q, busy_store_q;
+    logic [31:0] stall_tl_q, stall_te_q, stall_ts_q, stall_dl_q, stall_ds_q;
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            cycles_q <= '0; busy_load_q <= '0; busy_exec_q <= '0; busy_store_q <= '0;
+            stall_tl_q <= '0; stall_te_q <= '0; stall_ts_q <= '0;
+            stall_dl_q <= '0; stall_ds_q <= '0;
+        end else if (!stop && !finished) begin
+            cycles_q     <= cycles_q + 1'b1;
+            busy_load_q  <= busy_load_q + 32'(ld_busy);
+            busy_exec_q  <= busy_exec_q + 32'(ex_busy);
+            busy_store_q <= busy_store_q + 32'(st_busy);
+            stall_tl_q   <= stall_tl_q + 32'(ld_stall_token);
+            stall_te_q   <= stall_te_q + 32'(ex_stall_token);
+            stall_ts_q   <= stall_ts_q + 32'(st_stall_token);
+            stall_dl_q   <= stall_dl_q + 32'(ld_stall_dram);
+            stall_ds_q   <= stall_ds_q + 32'(st_stall_dram);
+        end
+    end
+    assign ctr_cycles            = cycles_q;
+    assign ctr_busy_load         = busy_load_q;
+    assign ctr_busy_exec         = busy_exec_q;
+    assign ctr_busy_store        = busy_store_q;
+    assign ctr_stall_token_load  = stall_tl_q;
+    assign ctr_stall_token_exec  = stall_te_q;
+    assign ctr_stall_token_store = stall_ts_q;
+    assign ctr_stall_dram_load   = stall_dl_q;
+    assign ctr_stall_dram_store  = stall_ds_q;
+    assign ctr_macs              = busy_exec_q * 32'(N * N);
+endmodule

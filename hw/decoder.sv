@@ -1,0 +1,82 @@
+// Instruction decode for the dispatcher: which queue an instruction goes to, and whether it is
+// legal on this array (docs/isa.md, "Instruction format" and the ILLEGAL_* codes). The checks are
+// those of glc/isa/encoding.py's illegal_reason, in hardware.
+module decoder import isa_pkg::*; #(
+    // N: the array size, which bounds a transfer's runs per local row
+    parameter int ARRAY_SIZE = 16
+) (
+    input  logic [WORD_W-1:0] word,
+    output logic              is_halt,
+    output logic [1:0]        unit,      // UNIT_LOAD / UNIT_EXEC / UNIT_STORE
+    output logic [ERR_W-1:0]  error      // ERR_OK when legal
+);
+    localparam int LEVELS = 4;
+    logic [OPCODE_W-1:0] opcode;
+    logic [WORD_W-1:0]   mask;
+    logic                known;
+    assign opcode = word[OPCODE_W-1:0];
+
+    always_comb begin
+        known = 1'b1;
+        mask  = '0;
+        unit  = 2'(UNIT_EXEC);
+        case (opcode)
+            OP_LOAD:    begin mask = MASK_LOAD;    unit = 2'(UNIT_LOAD);  end
+            OP_STORE:   begin mask = MASK_STORE;   unit = 2'(UNIT_STORE); end
+            OP_PRELOAD: mask = MASK_PRELOAD;
+            OP_MATMUL:  mask = MASK_MATMUL;
+            OP_SYNC:    begin mask = MASK_SYNC; unit = word[SYNC_UNIT_LSB +: 2]; end
+            OP_HALT:    mask = MASK_HALT;
+            default:    known = 1'b0;
+        endcase
+    end
+    assign is_halt = opcode == OP_HALT;
+
+    // The transfer pattern's legality: counts >= 1, 1 <= run <= N, inner <= 4, run·R <= N.
+    logic transfer_bad;
+    always_comb begin
+        logic [63:0] per_row;
+        logic [XFER_RUN_W-1:0]   run;
+        logic [XFER_INNER_W-1:0] inner;
+        run          = word[XFER_RUN_LSB +: XFER_RUN_W];
+        inner        = word[XFER_INNER_LSB +: XFER_INNER_W];
+        transfer_bad = run == '0 || 32'(run) > ARRAY_SIZE || 32'(inner) > LEVELS;
+        per_row      = 64'(run);
+        for (int k = 0; k < LEVELS; k++) begin
+            logic [XFER_COUNT0_W-1:0] count;
+            count = word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: XFER_COUNT0_W];
+            if (count == '0) transfer_bad = 1'b1;
+            if (k < 32'(inner)) per_row = per_row * 64'(count);
+        end
+        if (per_row > 64'(ARRAY_SIZE)) transfer_bad = 1'b1;
+    end
+
+    // Flags towards a unit that does not exist; for LOAD, STORE and HALT the masks already
+    // exclude them, SYNC decides by its unit field.
+    logic sync_bad;
+    always_comb begin
+        case (word[SYNC_UNIT_LSB +: 2])
+            2'(UNIT_LOAD):  sync_bad = word[FLAG_POP_PREV] || word[FLAG_PUSH_PREV];
+            2'(UNIT_EXEC):  sync_bad = 1'b0;
+            2'(UNIT_STORE): sync_bad = word[FLAG_POP_NEXT] || word[FLAG_PUSH_NEXT];
+            default:        sync_bad = 1'b1;
+        endcase
+    end
+
+    always_comb begin
+        if (!known) error = ERR_ILLEGAL_OPCODE;
+        else if ((word & ~mask) != '0) error = ERR_ILLEGAL_FIELD;
+        else begin
+            case (opcode)
+                OP_LOAD:   error = transfer_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
+                OP_STORE:  error = transfer_bad
+                               || (word[STORE_RAW_LSB] && word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0)
+                               ? ERR_ILLEGAL_FIELD : ERR_OK;
+                OP_MATMUL: error = word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W] == '0
+                               ? ERR_ILLEGAL_FIELD : ERR_OK;
+                OP_SYNC:   error = sync_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
+                default:   error = ERR_OK;
+            endcase
+        end
+    end
+endmodule

@@ -1,0 +1,213 @@
+// The EXEC unit (docs/isa.md, "PRELOAD", "MATMUL" and "Timing"): issues at most one instruction
+// per cycle, in order, and keeps several in flight. PRELOAD issuing at t writes shadow row k in
+// t+k (E = t+N). MATMUL issuing at t feeds scratchpad row sp+i into the array in t+i; the first
+// row carries the swap bit when a PRELOAD issued since the last MATMUL; row i's result is written
+// or accumulated into the accumulator at the end of t+i+2N-1 (E = t+rows+2N-1). A MATMUL may
+// issue as soon as the previous one's rows have all entered, so matmuls stream back to back.
+module exec_unit import isa_pkg::*; #(
+    // N: the array is N×N
+    parameter int N = 16,
+    // scratchpad rows, for SP_RANGE
+    parameter int SP_ROWS = 16384,
+    // accumulator rows, for ACC_RANGE
+    parameter int ACC_ROWS = 4096
+) (
+    input  logic               clk,
+    input  logic               rst,
+    input  logic               stop,          // the machine has stopped: issue nothing
+    // queue head
+    input  logic               head_valid,
+    // The queue carries whole instruction words; this unit reads PRELOAD, MATMUL and SYNC.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic [WORD_W-1:0]  head_word,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  logic [31:0]        head_pc,
+    output logic               issue,
+    // tokens: pop ld2ex (prev) and st2ex (next); push ex2ld (prev) and ex2st (next), several
+    // instructions may complete in one cycle
+    input  logic               prev_token_ok,
+    input  logic               next_token_ok,
+    output logic               pop_prev,
+    output logic               pop_next,
+    output logic [1:0]         push_prev,
+    output logic [1:0]         push_next,
+    output logic [31:0]        push_pc,       // an instruction whose push this is
+    // scratchpad read ports: A streams MATMUL rows, B reads PRELOAD weight rows
+    output logic [15:0]        sp_a_row,
+    input  logic [N-1:0][7:0]  sp_a_data,
+    output logic [15:0]        sp_b_row,
+    input  logic [N-1:0][7:0]  sp_b_data,
+    // accumulator write/accumulate port
+    output logic               acc_we,
+    output logic               acc_accumulate,
+    output logic [15:0]        acc_row,
+    output logic [N-1:0][31:0] acc_data,
+    // status for the counters and the deadlock rule
+    output logic               in_progress,
+    output logic               busy,          // a row enters the array this cycle
+    output logic               stall_token,
+    output logic               error,
+    output logic [ERR_W-1:0]   error_code,
+    output logic [31:0]        error_pc
+);
+    localparam int AGE_W = $clog2(N + 1);
+    localparam int K_W = $clog2(N);
+
+    // The tag travelling with each row through the array: where its result goes, and for the
+    // last row of a MATMUL the tokens it pushes on completion.
+    typedef struct packed {
+        logic [15:0] pc;
+        logic [15:0] row;
+        logic        accumulate;
+        logic        last;
+        logic        push_prev;
+        logic        push_next;
+    } tag_t;
+
+    logic is_preload, is_matmul, is_sync, swaps, unit_ok, tokens_ok, ready, bad_sp, bad_acc;
+    logic [15:0] mm_sp, mm_acc, mm_rows, pl_row;
+    assign is_preload = head_valid && head_word[OPCODE_W-1:0] == OP_PRELOAD;
+    assign is_matmul  = head_valid && head_word[OPCODE_W-1:0] == OP_MATMUL;
+    assign is_sync    = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
+    assign mm_sp      = head_word[MATMUL_SP_LSB +: MATMUL_SP_W];
+    assign mm_acc     = head_word[MATMUL_ACC_LSB +: MATMUL_ACC_W];
+    assign mm_rows    = head_word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W];
+    assign pl_row     = head_word[PRELOAD_ROW_LSB +: PRELOAD_ROW_W];
+
+    logic               preload_pending_q, preload_active_q;
+    logic [AGE_W-1:0]   swap_age_q;        // cycles since the last swapping MATMUL issued (≤ N)
+    logic [K_W-1:0]     preload_k_q;
+    logic [15:0]        preload_base_q;
+    logic [31:0]        preload_pc_q, sync_pc_q, mm_pc_q;
+    logic [1:0]         preload_push_q;    // {prev, next} to push when the PRELOAD completes
+    logic [15:0]        stream_left_q, stream_sp_q;
+    tag_t               stream_tag_q;
+    logic [31:0]        in_flight_q;
+    logic [1:0]         mm_push_q, pl_push_q, sync_push_q;  // {prev, next}, pushed this cycle
+
+    assign swaps = preload_pending_q;
+    always_comb begin
+        unit_ok = 1'b0;
+        // PRELOAD: the previous one is complete and the last swap has reached every PE.
+        if (is_preload) unit_ok = !preload_active_q && 32'(swap_age_q) >= N;
+        // MATMUL: the previous one's rows have all entered; a swap needs its PRELOAD complete.
+        if (is_matmul)  unit_ok = stream_left_q == '0 && !(swaps && preload_active_q);
+        if (is_sync)    unit_ok = 1'b1;
+    end
+    assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
+                    && (!head_word[FLAG_POP_NEXT] || next_token_ok);
+    assign ready     = !stop && unit_ok && tokens_ok;
+    assign bad_sp    = (is_preload && 32'(pl_row) + N > SP_ROWS)
+                    || (is_matmul && 32'(mm_sp) + 32'(mm_rows) > SP_ROWS);
+    assign bad_acc   = is_matmul && 32'(mm_acc) + 32'(mm_rows) > ACC_ROWS;
+    assign issue     = ready && !bad_sp && !bad_acc;
+    assign pop_prev  = issue && head_word[FLAG_POP_PREV];
+    assign pop_next  = issue && head_word[FLAG_POP_NEXT];
+    assign stall_token = head_valid && !stop && unit_ok && !tokens_ok;
+    assign error      = ready && (bad_sp || bad_acc);
+    assign error_code = bad_sp ? ERR_SP_RANGE : ERR_ACC_RANGE;
+    assign error_pc   = head_pc;
+
+    // MATMUL input stream: row 0 straight from the issuing instruction, the rest from registers.
+    logic mm_issue, feed;
+    tag_t feed_tag;
+    assign mm_issue = issue && is_matmul;
+    assign feed     = mm_issue || stream_left_q != '0;
+    assign sp_a_row = mm_issue ? mm_sp : stream_sp_q;
+    always_comb begin
+        if (mm_issue) begin
+            feed_tag.pc         = 16'(head_pc);
+            feed_tag.row        = mm_acc;
+            feed_tag.accumulate = head_word[MATMUL_ACCUMULATE_LSB];
+            feed_tag.last       = mm_rows == 16'd1;
+            feed_tag.push_prev  = head_word[FLAG_PUSH_PREV];
+            feed_tag.push_next  = head_word[FLAG_PUSH_NEXT];
+        end else begin
+            feed_tag      = stream_tag_q;
+            feed_tag.last = stream_left_q == 16'd1;
+        end
+    end
+
+    // PRELOAD: shadow row 0 straight from the issuing instruction, rows 1..N-1 from registers.
+    logic pl_issue;
+    assign pl_issue = issue && is_preload;
+    assign sp_b_row = pl_issue ? pl_row : preload_base_q + 16'(preload_k_q);
+
+    logic out_valid;
+    tag_t out_tag;
+    systolic_array #(.N(N), .IN_W(8), .ACC_W(32), .TAG_W($bits(tag_t))) u_array (
+        .clk      (clk),
+        .rst      (rst),
+        .in_valid (feed),
+        .in_swap  (mm_issue && swaps),
+        .in_data  (sp_a_data),
+        .in_tag   (feed_tag),
+        .w_we     (pl_issue || preload_active_q),
+        .w_row    ($clog2(N+1)'(pl_issue ? '0 : preload_k_q)),
+        .w_data   (sp_b_data),
+        .out_valid(out_valid),
+        .out_data (acc_data),
+        .out_tag  (out_tag)
+    );
+    assign acc_we         = out_valid;
+    assign acc_accumulate = out_tag.accumulate;
+    assign acc_row        = out_tag.row;
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            preload_pending_q <= 1'b0;
+            preload_active_q  <= 1'b0;
+            swap_age_q        <= AGE_W'(N);
+            stream_left_q     <= '0;
+            in_flight_q       <= '0;
+            mm_push_q         <= '0;
+            pl_push_q         <= '0;
+            sync_push_q       <= '0;
+        end else begin
+            if (pl_issue) preload_pending_q <= 1'b1;
+            else if (mm_issue) preload_pending_q <= 1'b0;
+
+            if (mm_issue && swaps) swap_age_q <= AGE_W'(1);
+            else if (32'(swap_age_q) < N) swap_age_q <= swap_age_q + 1'b1;
+
+            pl_push_q <= '0;
+            if (pl_issue) begin
+                preload_active_q <= 1'b1;
+                preload_k_q      <= K_W'(1);
+                preload_base_q   <= pl_row;
+                preload_pc_q     <= head_pc;
+                preload_push_q   <= {head_word[FLAG_PUSH_PREV], head_word[FLAG_PUSH_NEXT]};
+            end else if (preload_active_q) begin
+                preload_k_q <= preload_k_q + 1'b1;
+                if (32'(preload_k_q) == N - 1) begin
+                    preload_active_q <= 1'b0;
+                    pl_push_q        <= preload_push_q;
+                end
+            end
+
+            if (mm_issue) begin
+                stream_left_q    <= mm_rows - 16'd1;
+                stream_sp_q      <= mm_sp + 16'd1;
+                stream_tag_q     <= feed_tag;
+                stream_tag_q.row <= mm_acc + 16'd1;
+            end else if (stream_left_q != '0) begin
+                stream_left_q    <= stream_left_q - 16'd1;
+                stream_sp_q      <= stream_sp_q + 16'd1;
+                stream_tag_q.row <= stream_tag_q.row + 16'd1;
+            end
+
+            in_flight_q <= in_flight_q + 32'(feed) - 32'(out_valid);
+            mm_push_q   <= out_valid && out_tag.last ? {out_tag.push_prev, out_tag.push_next} : '0;
+            mm_pc_q     <= 32'(out_tag.pc);
+            sync_pc_q   <= head_pc;
+            sync_push_q <= issue && is_sync
+                         ? {head_word[FLAG_PUSH_PREV], head_word[FLAG_PUSH_NEXT]} : '0;
+        end
+    end
+
+    assign push_prev   = 2'(mm_push_q[1]) + 2'(pl_push_q[1]) + 2'(sync_push_q[1]);
+    assign push_next   = 2'(mm_push_q[0]) + 2'(pl_push_q[0]) + 2'(sync_push_q[0]);
+    assign push_pc     = mm_push_q != '0 ? mm_pc_q : pl_push_q != '0 ? preload_pc_q : sync_pc_q;
+    assign in_progress = stream_left_q != '0 || preload_active_q || in_flight_q != '0;
+    assign busy        = feed;
+endmodule

@@ -1,0 +1,171 @@
+// The STORE unit (docs/isa.md, "LOAD and STORE" and "Timing"): executes its queue in order. A
+// STORE issuing in cycle t spends t on set-up and then one DRAM beat per cycle, reading each
+// local accumulator row, converting its elements (ReLU, requantize to int8 or raw int32) and
+// writing the runs that are inside the bounds (out-of-bounds runs crop an edge tile and write
+// nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
+module store_unit import isa_pkg::*; #(
+    // N: elements per accumulator row
+    parameter int N = 16,
+    // P: bytes per DRAM beat
+    parameter int PORT_BYTES = 16,
+    // accumulator rows, for ACC_RANGE
+    parameter int ACC_ROWS = 4096,
+    // DRAM bytes, for DRAM_RANGE
+    parameter int DRAM_BYTES = 1048576
+) (
+    input  logic                       clk,
+    input  logic                       rst,
+    input  logic                       stop,          // the machine has stopped: issue nothing
+    // queue head
+    input  logic                       head_valid,
+    // The queue carries whole instruction words; this unit reads the fields of STORE and SYNC.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic [WORD_W-1:0]          head_word,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  logic [31:0]                head_pc,
+    output logic                       issue,
+    // tokens: pop ex2st at issue, push st2ex at completion
+    input  logic                       token_ok,
+    output logic                       pop_prev,
+    output logic                       push_prev,
+    output logic [31:0]                push_pc,       // the instruction whose push this is
+    // DRAM port, shared with the LOAD unit (a LOAD wins a tie)
+    input  logic                       load_holds_port,
+    input  logic                       load_takes_port,
+    output logic                       holds_port,
+    output logic [23:0]                dram_addr,
+    output logic [PORT_BYTES-1:0]      dram_wstrb,
+    output logic [PORT_BYTES-1:0][7:0] dram_wdata,
+    // accumulator read port
+    output logic [15:0]                acc_row,
+    input  logic [N-1:0][31:0]         acc_data,
+    // status for the counters and the deadlock rule
+    output logic                       busy,
+    output logic                       stall_token,
+    output logic                       stall_dram,
+    output logic                       error,
+    output logic [ERR_W-1:0]           error_code,
+    output logic [31:0]                error_pc
+);
+    localparam int LEVELS = 4;
+
+    logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
+    logic raw_q, relu_q, push_q, push_prev_q;
+    logic [4:0] shift_q;
+    logic [15:0] base_q;
+    logic [31:0] pc_q;
+
+    // A STORE's local rows, row + Π(counts of the outer levels), must fit (checked at issue).
+    always_comb begin
+        logic [63:0] rows;
+        logic [XFER_INNER_W-1:0] inner;
+        inner = head_word[XFER_INNER_LSB +: XFER_INNER_W];
+        rows = 64'd1;
+        for (int k = 0; k < LEVELS; k++) begin
+            if (k >= 32'(inner)) begin
+                rows = rows * 64'(head_word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: XFER_COUNT0_W]);
+            end
+        end
+        rows = rows + 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]);
+        rows_fit = rows <= 64'(ACC_ROWS);
+    end
+
+    logic walk_active, walk_first, walk_in, walk_last;
+    logic [23:0] walk_run_addr;
+    logic [9:0] walk_bytes, walk_offset;
+    logic [15:0] walk_row, walk_column;
+
+    assign is_store  = head_valid && head_word[OPCODE_W-1:0] == OP_STORE;
+    assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
+    assign free      = !walk_active && !stop;
+    assign tokens_ok = !head_word[FLAG_POP_PREV] || token_ok;
+    assign port_free = !load_holds_port && !load_takes_port;
+    assign range_error = free && is_store && tokens_ok && port_free && !rows_fit;
+    assign issue     = free && tokens_ok && (is_sync || (is_store && port_free && rows_fit));
+    assign pop_prev  = issue && head_word[FLAG_POP_PREV];
+    assign holds_port = walk_active;
+    assign push_prev = push_q;
+
+    transfer_walker #(.PORT_BYTES(PORT_BYTES)) u_walk (
+        .clk        (clk),
+        .rst        (rst),
+        .start      (issue && is_store),
+        .word       (head_word),
+        .wide       (head_word[STORE_RAW_LSB]),
+        .active     (walk_active),
+        .beat_addr  (dram_addr),
+        .run_addr   (walk_run_addr),
+        .run_bytes  (walk_bytes),
+        .beat_offset(walk_offset),
+        .run_first  (walk_first),
+        .in_bounds  (walk_in),
+        .row_index  (walk_row),
+        .column     (walk_column),
+        // STORE reads whole accumulator rows combinationally: row boundaries need no action.
+        /* verilator lint_off PINCONNECTEMPTY */
+        .row_first  (),
+        .row_last   (),
+        /* verilator lint_on PINCONNECTEMPTY */
+        .last       (walk_last)
+    );
+
+    assign acc_row = base_q + walk_row;
+
+    // Convert the whole row; each beat then picks its run's bytes.
+    logic [N-1:0][31:0] raw;
+    logic [N-1:0][7:0]  narrow;
+    for (genvar n = 0; n < N; n++) begin : g_convert
+        requantize u_requantize (
+            .x     (acc_data[n]),
+            .relu  (relu_q),
+            .shift (shift_q),
+            .raw   (raw[n]),
+            .narrow(narrow[n])
+        );
+    end
+
+    logic dram_error;
+    assign dram_error = walk_active && walk_first && walk_in
+                     && 32'(walk_run_addr) + 32'(walk_bytes) > DRAM_BYTES;
+
+    always_comb begin
+        for (int i = 0; i < PORT_BYTES; i++) begin
+            logic [31:0] at;
+            logic [31:0] element;
+            at = 32'(walk_offset) + i;
+            element = raw_q ? 32'(walk_column) + (at >> 2) : 32'(walk_column) + at;
+            dram_wstrb[i] = walk_active && walk_in && !dram_error && at < 32'(walk_bytes);
+            if (element >= N) dram_wdata[i] = '0;
+            else if (raw_q) dram_wdata[i] = raw[element[$clog2(N)-1:0]][8 * at[1:0] +: 8];
+            else dram_wdata[i] = narrow[element[$clog2(N)-1:0]];
+        end
+    end
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            push_q <= 1'b0;
+        end else begin
+            push_q <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
+                   || (walk_active && walk_last && push_prev_q);
+        end
+        if (issue && is_sync) push_pc <= head_pc;
+        else if (walk_active && walk_last) push_pc <= pc_q;
+        if (issue && is_store) begin
+            raw_q       <= head_word[STORE_RAW_LSB];
+            relu_q      <= head_word[STORE_RELU_LSB];
+            shift_q     <= head_word[STORE_SHIFT_LSB +: STORE_SHIFT_W];
+            base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
+            pc_q        <= head_pc;
+            push_prev_q <= head_word[FLAG_PUSH_PREV];
+        end
+    end
+
+    assign busy        = issue || walk_active;
+    // A token stall takes precedence over a DRAM stall (docs/isa.md, "Counters").
+    assign stall_token = head_valid && free && !tokens_ok;
+    assign stall_dram  = is_store && free && tokens_ok && !port_free;
+
+    assign error      = range_error || dram_error;
+    assign error_code = dram_error ? ERR_DRAM_RANGE : ERR_ACC_RANGE;
+    assign error_pc   = dram_error ? pc_q : head_pc;
+endmodule

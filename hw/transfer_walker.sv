@@ -1,0 +1,137 @@
+// Address generation of the LOAD/STORE transfer pattern (docs/isa.md, "the transfer pattern"):
+// four nested loops of runs (level 3 outermost), each run `run` elements split into
+// ceil(run·element_bytes / P) DRAM beats, one beat per cycle. For the current beat it gives the
+// DRAM address, whether the run is inside the virtual-coordinate bounds (zero padding / cropping),
+// the local row and column the run belongs to, and where the beat falls in its row.
+module transfer_walker import isa_pkg::*; #(
+    // P: bytes the DRAM port moves per beat
+    parameter int PORT_BYTES = 16
+) (
+    input  logic              clk,
+    input  logic              rst,
+    // `start` latches the instruction; beats run from the next cycle on, one per cycle
+    input  logic              start,
+    input  logic [WORD_W-1:0] word,
+    input  logic              wide,          // 4-byte elements (LOAD to ACC, STORE raw)
+    output logic              active,        // a beat happens this cycle
+    output logic [23:0]       beat_addr,     // DRAM address of this beat's first byte
+    output logic [23:0]       run_addr,      // DRAM address of the run's first byte
+    output logic [9:0]        run_bytes,     // bytes in the run
+    output logic [9:0]        beat_offset,   // byte offset of this beat within its run
+    output logic              run_first,     // first beat of a run
+    output logic              in_bounds,       // the run is within ylim/xlim
+    output logic [15:0]       row_index,     // local row, relative to the `row` field (checked at issue)
+    output logic [15:0]       column,        // first column (element) of the run in its row
+    output logic              row_first,     // first beat of a local row
+    output logic              row_last,      // last beat of a local row
+    output logic              last           // last beat of the transfer
+);
+    localparam int LEVELS = 4;
+    localparam int CW = XFER_COUNT0_W;
+
+    logic [CW-1:0]        count_q  [LEVELS];
+    logic signed [31:0]   stride_q [LEVELS];
+    logic [2:0]           ycoef_q  [LEVELS];
+    logic [2:0]           xcoef_q  [LEVELS];
+    logic [CW-1:0]        idx_q    [LEVELS];
+    logic [23:0]          dram_q;
+    logic signed [31:0]   y0_q, x0_q;
+    logic [9:0]           ylim_q, xlim_q;
+    logic [7:0]           run_q;
+    logic [2:0]           inner_q;
+    logic [9:0]           bytes_q;
+    logic [9:0]           beats_q;   // beats per run
+    logic [9:0]           beat_q;
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            active <= 1'b0;
+        end else if (start) begin
+            logic [9:0] nbytes;
+            nbytes = 10'(word[XFER_RUN_LSB +: XFER_RUN_W]) << (wide ? 2 : 0);
+            for (int k = 0; k < LEVELS; k++) begin
+                count_q[k]  <= word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW];
+                stride_q[k] <= 32'(signed'(word[XFER_STRIDE0_LSB + k * XFER_LEVEL_BITS +: XFER_STRIDE0_W]));
+                ycoef_q[k]  <= word[XFER_YCOEF0_LSB + k * XFER_LEVEL_BITS +: 3];
+                xcoef_q[k]  <= word[XFER_XCOEF0_LSB + k * XFER_LEVEL_BITS +: 3];
+                idx_q[k]    <= '0;
+            end
+            dram_q  <= word[XFER_DRAM_LSB +: XFER_DRAM_W];
+            y0_q    <= 32'(signed'(word[XFER_Y0_LSB +: XFER_Y0_W]));
+            x0_q    <= 32'(signed'(word[XFER_X0_LSB +: XFER_X0_W]));
+            ylim_q  <= word[XFER_YLIM_LSB +: XFER_YLIM_W];
+            xlim_q  <= word[XFER_XLIM_LSB +: XFER_XLIM_W];
+            run_q   <= word[XFER_RUN_LSB +: XFER_RUN_W];
+            inner_q <= word[XFER_INNER_LSB +: XFER_INNER_W];
+            bytes_q <= nbytes;
+            beats_q <= 10'((32'(nbytes) + PORT_BYTES - 1) / PORT_BYTES);
+            beat_q  <= '0;
+            active  <= 1'b1;
+        end else if (active) begin
+            if (beat_q != beats_q - 1'b1) begin
+                beat_q <= beat_q + 1'b1;
+            end else begin
+                // Next run: level 0 counts fastest, carrying into the outer levels.
+                logic carry;
+                beat_q <= '0;
+                carry = 1'b1;
+                for (int k = 0; k < LEVELS; k++) begin
+                    if (carry) begin
+                        if (idx_q[k] == count_q[k] - 1'b1) idx_q[k] <= '0;
+                        else begin
+                            idx_q[k] <= idx_q[k] + 1'b1;
+                            carry = 1'b0;
+                        end
+                    end
+                end
+                if (last) active <= 1'b0;
+            end
+        end
+    end
+
+    // Everything about the current run follows from the loop indices.
+    always_comb begin
+        logic [31:0] addr;
+        logic signed [31:0] y, x;
+        logic [63:0] in_idx, in_scale, out_idx, out_scale;
+        logic inner_first, inner_last, all_last;
+        addr = 32'(dram_q);
+        y = y0_q;
+        x = x0_q;
+        in_idx = '0;
+        in_scale = 64'd1;
+        out_idx = '0;
+        out_scale = 64'd1;
+        inner_first = 1'b1;
+        inner_last = 1'b1;
+        all_last = 1'b1;
+        for (int k = 0; k < LEVELS; k++) begin
+            addr = addr + 32'(idx_q[k]) * stride_q[k];
+            y = y + signed'(32'(idx_q[k]) * 32'(ycoef_q[k]));
+            x = x + signed'(32'(idx_q[k]) * 32'(xcoef_q[k]));
+            if (idx_q[k] != count_q[k] - 1'b1) all_last = 1'b0;
+            // Levels below `inner` lay runs side by side in one row; the rest step the row.
+            if (k < 32'(inner_q)) begin
+                in_idx = in_idx + 64'(idx_q[k]) * in_scale;
+                in_scale = in_scale * 64'(count_q[k]);
+                if (idx_q[k] != '0) inner_first = 1'b0;
+                if (idx_q[k] != count_q[k] - 1'b1) inner_last = 1'b0;
+            end else begin
+                out_idx = out_idx + 64'(idx_q[k]) * out_scale;
+                out_scale = out_scale * 64'(count_q[k]);
+            end
+        end
+        run_addr    = addr[23:0];
+        beat_offset = 10'(32'(beat_q) * PORT_BYTES);
+        beat_addr   = run_addr + 24'(beat_offset);
+        run_bytes   = bytes_q;
+        run_first   = beat_q == '0;
+        in_bounds      = (ylim_q == '0 || (y >= 0 && y < signed'(32'(ylim_q))))
+                   && (xlim_q == '0 || (x >= 0 && x < signed'(32'(xlim_q))));
+        row_index   = 16'(out_idx);
+        column      = 16'(in_idx * 64'(run_q));
+        row_first   = inner_first && beat_q == '0;
+        row_last    = inner_last && beat_q == beats_q - 1'b1;
+        last        = all_last && beat_q == beats_q - 1'b1;
+    end
+endmodule

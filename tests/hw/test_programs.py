@@ -1,0 +1,95 @@
+"""Every shared test program (tests/isa/programs/, glc/isa/cases.py) on the RTL at N = 4 and
+N = 16: DRAM bit-identical to the ISA simulator and to numpy, the same error code and instruction
+for the faulty ones, and cycles within 5 % of the cycle model."""
+
+import time
+
+import numpy as np
+import pytest
+
+from glc.errors import GlcError
+from glc.hwconfig import load_config
+from glc.isa import simulator
+from glc.isa.asm import assemble
+from glc.isa.cases import CASES, build_case
+from glc.isa.gemm import gemm_program
+from glc.isa.status import ErrorCode, MachineError
+from glc.sim.run import run_program
+
+GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]
+BAD = [name for name, spec in CASES.items() if isinstance(spec, tuple)]
+CONFIGS = ["n4", "n16"]
+# Counters that do not depend on timing: the RTL must reproduce them exactly.
+EXACT = ("busy_load", "busy_exec", "busy_store", "macs")
+
+
+def check_against_model(label, hw, words, dram):
+    """Run on the RTL and the ISA simulator; assert equal DRAM, counters, cycles within 5 %."""
+    model = simulator.run(words, hw, dram)
+    rtl = run_program(hw, words, dram, max_cycles=50 * model.counters.cycles + 1000)
+    predicted = model.counters.cycles
+    print(f"{label}: RTL {rtl.cycles} cycles, cycle model {predicted} "
+          f"({rtl.cycles / predicted - 1:+.2%}), simulated at {rtl.cycles / rtl.run_seconds:,.0f}"
+          " cycles/s")
+    assert (rtl.error, rtl.timed_out) == (ErrorCode.OK, False)
+    np.testing.assert_array_equal(rtl.dram, model.dram)
+    assert {k: rtl.counters[k] for k in EXACT} == {k: getattr(model.counters, k) for k in EXACT}
+    assert abs(rtl.cycles - predicted) <= 0.05 * predicted
+    return rtl
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("name", GOOD)
+def test_program_on_rtl_matches_isa_simulator(name, config):
+    hw = load_config(config)
+    case = build_case(name, hw, seed=1)
+    rtl = check_against_model(f"{name} at {config}", hw, case.program.words, case.dram)
+    for address, expected in case.expected:
+        np.testing.assert_array_equal(rtl.dram[address:address + expected.size], expected)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("name", BAD)
+def test_faulty_program_stops_with_its_error_status(name, config):
+    hw = load_config(config)
+    case = build_case(name, hw)
+    start = time.perf_counter()
+    rtl = run_program(hw, case.program.words, case.dram, max_cycles=100_000)
+    assert time.perf_counter() - start < 30
+    assert not rtl.timed_out
+    assert (rtl.error, rtl.error_pc) == (case.error, case.error_pc)
+    with pytest.raises(MachineError, match=f"{case.error.name} at instruction {case.error_pc}"):
+        rtl.raise_for_status()
+
+
+def test_watchdog_stops_a_program_that_does_not_finish_in_time():
+    hw = load_config("n4")
+    words = assemble("matmul rows=200\n" * 8 + "halt\n", hw).words
+    rtl = run_program(hw, words, b"", max_cycles=500)
+    assert rtl.timed_out
+    assert rtl.cycles <= 500
+    with pytest.raises(GlcError, match="watchdog: the program did not finish within 500 cycles"):
+        rtl.raise_for_status()
+
+
+@pytest.mark.parametrize(("m", "k", "n_out", "raw"), [(40, 12, 16, False), (96, 8, 8, True)])
+def test_generated_gemm_on_rtl_matches_isa_simulator(m, k, n_out, raw):
+    hw = load_config("n4")
+    text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=not raw, shift=0 if raw else 7)
+    rng = np.random.default_rng(m)
+    dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
+    dram[layout.a:layout.b] = rng.integers(0, 256, layout.b - layout.a, dtype=np.uint8)
+    dram[layout.b:layout.c] = rng.integers(0, 256, layout.c - layout.b, dtype=np.uint8)
+    check_against_model(f"gemm {m}x{k}x{n_out} at n4", hw, assemble(text, hw).words, dram)
+
+
+def test_gemm_256_cubed_streams_at_full_efficiency_on_n16():
+    hw = load_config("n16")
+    text, layout = gemm_program(256, 256, 256, hw, shift=8)
+    rng = np.random.default_rng(0)
+    dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
+    dram[layout.a:layout.c] = rng.integers(0, 256, layout.c - layout.a, dtype=np.uint8)
+    rtl = check_against_model("gemm 256^3 at n16", hw, assemble(text, hw).words, dram)
+    ideal = 256 ** 3 // 16 ** 2
+    print(f"gemm 256^3 at n16: efficiency {ideal / rtl.cycles:.4f}")
+    assert ideal / rtl.cycles >= 0.95
