@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from glc.errors import GlcError, Span
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import DecodeError, Instruction, decode, encode, illegal_reason
-from glc.isa.fields import BY_NAME, WORD_BITS, Field
+from glc.isa.fields import ALL_FLAGS, BY_NAME, WORD_BITS, Field
 
 _OPERATORS = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -180,16 +180,18 @@ def _evaluate(expr: str, symbols: dict[str, int], where: Span) -> int:
 
 
 def format_instruction(instruction: Instruction) -> str:
-    """The assembly text of one instruction: every non-default field (docs/isa.md)."""
-    parts = []
+    """The assembly text of one instruction: every non-default field (docs/isa.md), mode flags
+    first and token flags last, as programs are written."""
+    parts, tokens = [], []
     for f, value in zip(instruction.op.fields, instruction.values, strict=True):
         if f.flag:
             if value:
-                parts.append(f.name)
+                (tokens if f.name in ALL_FLAGS else parts).append(f.name)
         elif f.names and value < len(f.names):
             parts.append(f"{f.name}={f.names[value]}")
         elif value != f.default:
             parts.append(f"{f.name}={value}")
+    parts += tokens
     name = instruction.op.name
     return f"{name} {', '.join(parts)}" if parts else name
 
