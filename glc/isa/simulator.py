@@ -176,7 +176,8 @@ class _Machine:
             data = values.astype("<i4").view(np.uint8)
         else:
             data = requantize(values, instruction["shift"]).view(np.uint8)
-        self.dram[runs.address[inside, None] + np.arange(size)] = data.reshape(-1, size)
+        _write_in_order(self.dram, (runs.address[inside, None] + np.arange(size)).ravel(),
+                        data.ravel())
 
 
 class _Fault(Exception):
@@ -186,6 +187,13 @@ class _Fault(Exception):
         super().__init__(detail)
         self.code = code
         self.detail = detail
+
+
+def _write_in_order(memory: np.ndarray, index: np.ndarray, data: np.ndarray) -> None:
+    """memory[index] = data with the last write to a repeated index winning (docs/isa.md: runs
+    are written in loop order), which numpy's fancy assignment does not promise."""
+    last = index.size - 1 - np.unique(index[::-1], return_index=True)[1]
+    memory[index[last]] = data[last]
 
 
 def _check_rows(first: int, count: int, memory: np.ndarray, code: ErrorCode, label: str) -> None:

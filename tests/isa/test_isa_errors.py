@@ -72,3 +72,16 @@ def test_padding_runs_are_never_range_checked():
 def test_a_dram_image_larger_than_dram_is_an_error():
     with pytest.raises(GlcError, match="exceed"):
         simulator.run([encode(Instruction.make("halt"))], N4, bytes(N4.dram_bytes + 1))
+
+
+def test_overlapping_store_runs_are_written_in_loop_order():
+    # Four rows stored to the same N bytes: the last row wins.
+    program = assemble("""
+    load acc, row=0, dram=0, run=N, count0=4, stride0=4*N, push_next
+    sync unit=exec, pop_prev, push_next
+    store row=0, dram=256, run=N, count0=4, stride0=0, pop_prev
+    halt
+    """, N4)
+    values = np.arange(16, dtype="<i4")
+    result = simulator.run(program.words, N4, values.view(np.uint8))
+    assert list(result.dram[256:260]) == [12, 13, 14, 15]
