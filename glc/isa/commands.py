@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -21,10 +22,12 @@ from glc.isa.encoding import read_image, to_bytes, to_hex
 @click.option("--config", "config_name", default="n16", show_default=True,
               help="Hardware configuration: a name in hw/configs/ or a .toml path.")
 @click.option("--stats", is_flag=True, help="Print the cycle model's prediction, per unit.")
-def asm(source: Path, output: Path | None, config_name: str, stats: bool) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object: instructions, predicted_cycles and every counter.")
+def asm(source: Path, output: Path | None, config_name: str, stats: bool, as_json: bool) -> None:
     """Assemble SOURCE (docs/isa.md, "Assembly language") into a binary image."""
-    if output is None and not stats:
-        raise GlcError("nothing to do: give -o OUTPUT and/or --stats", str(source))
+    if output is None and not (stats or as_json):
+        raise GlcError("nothing to do: give -o OUTPUT, --stats or --json", str(source))
     if output is not None and output.suffix not in (".bin", ".hex"):
         raise GlcError("the output must end in .bin or .hex", str(output))
     if not source.is_file():
@@ -36,9 +39,15 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool) -> Non
             output.write_text(to_hex(program.words))
         else:
             output.write_bytes(to_bytes(program.words))
-    if stats:
+    if stats or as_json:
         timeline = predict(program.instructions(), config)
-        click.echo(format_stats(timeline, program.instructions(), config.array_size))
+        if as_json:
+            figures = {"instructions": len(program.words),
+                       "predicted_cycles": timeline.counters.cycles,
+                       **timeline.counters.as_dict()}
+            click.echo(json.dumps(figures))
+        else:
+            click.echo(format_stats(timeline, program.instructions(), config.array_size))
 
 
 def format_stats(timeline: Timeline, instructions, array_size: int) -> str:

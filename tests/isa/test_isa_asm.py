@@ -1,5 +1,7 @@
 """The assembler's syntax and located errors, and the `glc asm` / `glc disasm` commands."""
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -86,6 +88,15 @@ def test_asm_stats_prints_the_per_unit_breakdown(tmp_path):
     assert "busy exec              24" in result.output
     for label in ("busy load", "busy store", "stall token", "stall dram", "macs"):
         assert label in result.output
+
+
+def test_asm_json_prints_one_object_with_the_figures(tmp_path):
+    source = tmp_path / "p.s"
+    source.write_text("preload row=0\nmatmul rows=12\npreload row=0\nmatmul rows=12\nhalt\n")
+    result = CliRunner().invoke(asm, [str(source), "--json", "--config", "n4"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert (figures["instructions"], figures["predicted_cycles"], figures["macs"]) == (5, 36, 384)
 
 
 def test_asm_errors_are_glc_errors_with_the_location(tmp_path):
