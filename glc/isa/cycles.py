@@ -95,6 +95,7 @@ class _Model:
         self.last_complete = 0
 
     def run(self) -> Timeline:
+        """Step from event to event until HALT drains, an error, or a deadlock."""
         cycle = 0
         while True:
             self._apply_pushes(cycle)

@@ -69,6 +69,7 @@ class Im2colRows:
 
     @property
     def granule(self) -> int:
+        """Blocks are whole output rows (one LOAD covers rows of pixels)."""
         return self.out_w
 
     def operands(self, first: int, count: int, kk: int, n: int) -> str:
@@ -189,6 +190,8 @@ class _Emitter:
                 self.slice_step.setdefault(at, []).append((mb, kk))
 
     def text(self) -> str:
+        """The program: loads emitted D−1 steps ahead of the exec step that uses them, so every
+        pop refers to a push from an instruction dispatched earlier (no deadlock)."""
         lay = self.layout
         lines = [f"; C = A·B, A {self.m}x{self.k}, B {self.k}x{self.n_out}, int8 "
                  f"(glc/isa/gemm.py: {lay.order}, Mb={lay.block_rows}, {lay.chunks} chunks, "

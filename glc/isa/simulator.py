@@ -70,6 +70,7 @@ class _Machine:
         self.swap_pending = False
 
     def run(self, words: list[int]) -> Result:
+        """Decode, schedule, execute in issue order; raise the first error the machine meets."""
         program, fault = self._decode(words)
         timeline = schedule(program, self.config, fault)
         for pc in timeline.issue_order():
