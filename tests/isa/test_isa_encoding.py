@@ -7,10 +7,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glc.hwconfig import load_config
+from glc.hwconfig import LIMITS, load_config
 from glc.isa.asm import assemble, disassemble, format_instruction
 from glc.isa.encoding import Instruction, decode, encode, read_image, to_bytes, to_hex
 from glc.isa.fields import OPCODES, WORD_BITS
+from glc.isa.status import ErrorCode
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "isa.md"
 CONFIG = load_config("n16")
@@ -87,3 +88,12 @@ def test_a_word_that_is_no_instruction_disassembles_to_a_word_directive():
     assert text.startswith(".word 0x7  ; ILLEGAL_OPCODE")
     assert "ILLEGAL_FIELD" in text.splitlines()[1]
     assert assemble(text, CONFIG).words == [7, 6 | 1 << 200]
+
+
+def test_docs_list_the_error_codes_and_configuration_limits_of_the_code():
+    text = DOC.read_text()
+    codes = dict(re.findall(r"^\| (\d+) \| `(\w+)` \|", text, re.M))
+    assert {int(k): v for k, v in codes.items()} == {c.value: c.name for c in ErrorCode}
+    limits = re.findall(r"^\| `(\w+)` \| `[A-Z_]+` \| .* \| (\d+) … ([\d²⁴]+) \|$", text, re.M)
+    powers = {"2²⁴": 1 << 24}
+    assert {k: (int(lo), powers.get(hi) or int(hi)) for k, lo, hi in limits} == LIMITS
