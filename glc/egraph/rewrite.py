@@ -5,12 +5,14 @@ The right side is a pattern, or a function of the match that returns a pattern (
 right side is computed from shapes) or None when the rule does not apply. ``Match.types`` gives the
 analysis type (glc/ir/types.py: Access, int, Shape, ...) of every bound variable, so conditions and
 computed right sides can read shapes without knowing whether they run on an e-graph or on a term.
+On an e-graph, ``Match.zeros`` also gives each access variable's proven-zero boxes (one ``(lo, hi)``
+range per dim; glc/egraph/analysis.py, whose ``is_zero`` tests a box against them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from glc.ir.term import Term, walk
 from glc.syntax.reader import parse_term
@@ -22,6 +24,7 @@ class Match:
 
     bindings: Mapping[str, object]
     types: Mapping[str, object]
+    zeros: Mapping[str, tuple] = field(default_factory=dict)
 
 
 RightSide = Term | Callable[[Match], Term | None]
