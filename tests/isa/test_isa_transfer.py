@@ -1,0 +1,132 @@
+"""LOAD and STORE transfer patterns on the simulator against a naive loop-by-loop reading of
+docs/isa.md ("the transfer pattern"), on random patterns."""
+
+import itertools
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from glc.hwconfig import load_config
+from glc.isa import simulator
+from glc.isa.encoding import Instruction, encode
+from glc.isa.status import ErrorCode, MachineError
+
+N4 = load_config("n4")
+N = N4.array_size
+
+
+@st.composite
+def patterns(draw):
+    counts = [draw(st.integers(1, 4)) for _ in range(4)]
+    inner = draw(st.integers(0, 4))
+    per_row = math.prod(counts[:inner])
+    if per_row > N:
+        inner, per_row = 0, 1
+    fields = {"inner": inner, "run": draw(st.integers(1, N // per_row)),
+              "dram": draw(st.integers(0, 600)), "y0": draw(st.integers(-3, 3)),
+              "x0": draw(st.integers(-3, 3)), "ylim": draw(st.integers(0, 5)),
+              "xlim": draw(st.integers(0, 5)), "row": draw(st.integers(0, 8))}
+    for k in range(4):
+        fields |= {f"count{k}": counts[k], f"stride{k}": draw(st.integers(-40, 120)),
+                   f"ycoef{k}": draw(st.integers(0, 2)), f"xcoef{k}": draw(st.integers(0, 2))}
+    return fields
+
+
+def _runs(f):
+    """Each run as (local row, column, address, in bounds), in loop order (level 3 outermost)."""
+    counts = [f[f"count{k}"] for k in range(4)]
+    inner = f["inner"]
+    for index in itertools.product(*(range(c) for c in reversed(counts))):
+        i = list(reversed(index))  # i[k] is level k's index
+        address = (f["dram"] + sum(i[k] * f[f"stride{k}"] for k in range(4))) % (1 << 24)
+        y = f["y0"] + sum(i[k] * f[f"ycoef{k}"] for k in range(4))
+        x = f["x0"] + sum(i[k] * f[f"xcoef{k}"] for k in range(4))
+        inside = (not f["ylim"] or 0 <= y < f["ylim"]) and (not f["xlim"] or 0 <= x < f["xlim"])
+        row, scale = 0, 1
+        for k in range(inner, 4):
+            row, scale = row + i[k] * scale, scale * counts[k]
+        slot, scale = 0, 1
+        for k in range(inner):
+            slot, scale = slot + i[k] * scale, scale * counts[k]
+        yield f["row"] + row, slot * f["run"], address, inside
+
+
+def _expect_error(words, dram, code):
+    try:
+        simulator.run(words, N4, dram)
+    except MachineError as error:
+        assert error.code == code
+        return
+    raise AssertionError(f"expected {code.name}")
+
+
+@settings(max_examples=150, deadline=None)
+@given(patterns(), st.booleans(), st.integers(0, 2**32 - 1))
+def test_load_places_every_run_like_the_loops_say(fields, to_acc, seed):
+    dram = np.random.default_rng(seed).integers(0, 256, N4.dram_bytes, dtype=np.uint8)
+    size = 4 if to_acc else 1
+    # First fill rows 0 … 15 with nonzero data, so the pattern's zeros (padding runs, row tails)
+    # must really be written.
+    fill = Instruction.make("load", acc=int(to_acc), dram=30000, run=N, count0=16,
+                            stride0=N * size)
+    words = [encode(fill), encode(Instruction.make("load", acc=int(to_acc), **fields)),
+             encode(Instruction.make("halt"))]
+    runs = list(_runs(fields))
+    if any(inside and address + fields["run"] * size > N4.dram_bytes
+           for _, _, address, inside in runs):
+        _expect_error(words, dram, ErrorCode.DRAM_RANGE)
+        return
+    memory = np.zeros((N4.accumulator_rows if to_acc else N4.scratchpad_rows, N), np.int64)
+    filled = dram[30000:30000 + 16 * N * size].view("<i4" if to_acc else np.int8)
+    memory[:16] = filled.reshape(16, N)
+    for row, column, address, inside in runs:
+        if column == 0:  # a row's runs come together, the first at column 0: the row restarts
+            memory[row] = 0
+        for e in range(fields["run"]):
+            if inside:
+                raw = bytes(dram[address + e * size:address + (e + 1) * size])
+                memory[row, column + e] = int.from_bytes(raw, "little", signed=True)
+    result = simulator.run(words, N4, dram)
+    got = result.accumulator if to_acc else result.scratchpad
+    np.testing.assert_array_equal(got, memory)
+
+
+@settings(max_examples=150, deadline=None)
+@given(patterns(), st.booleans(), st.booleans(), st.integers(0, 31), st.integers(0, 2**32 - 1))
+def test_store_writes_every_run_like_the_loops_say(fields, raw, relu, shift, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(-(1 << 31), 1 << 31, (16, N), dtype=np.int64)
+    dram = np.zeros(N4.dram_bytes, dtype=np.uint8)
+    dram[60000:60000 + values.size * 4] = values.astype("<i4").view(np.uint8).ravel()
+    shift = 0 if raw else shift
+    words = [encode(Instruction.make("load", acc=1, dram=60000, run=N, count0=16, stride0=4 * N,
+                                     push_next=1)),
+             encode(Instruction.make("sync", unit=1, pop_prev=1, push_next=1)),
+             encode(Instruction.make("store", raw=int(raw), relu=int(relu), shift=shift,
+                                     pop_prev=1, **fields)),
+             encode(Instruction.make("halt"))]
+    size = 4 if raw else 1
+    runs = list(_runs(fields))
+    if any(row >= N4.accumulator_rows for row, _, _, _ in runs):
+        _expect_error(words, dram, ErrorCode.ACC_RANGE)
+        return
+    if any(inside and address + fields["run"] * size > N4.dram_bytes
+           for _, _, address, inside in runs):
+        _expect_error(words, dram, ErrorCode.DRAM_RANGE)
+        return
+    accumulator = np.zeros((N4.accumulator_rows, N), dtype=np.int64)
+    accumulator[:16] = values
+    expected = dram.copy()
+    for row, column, address, inside in runs:
+        for e in range(fields["run"]):
+            x = int(accumulator[row, column + e])
+            x = max(x, 0) if relu else x
+            if not raw:
+                x = min(127, max(-128, (x + (1 << (shift - 1))) >> shift if shift else x))
+            if inside:
+                at = address + e * size
+                expected[at:at + size] = list(x.to_bytes(size, "little", signed=True))
+    result = simulator.run(words, N4, dram)
+    np.testing.assert_array_equal(result.dram, expected)
