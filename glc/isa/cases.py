@@ -105,6 +105,13 @@ def _store_requant(s, n, rng, dram):
             (s["OUT3"], _bytes(_requantize(x, 5), "i1"))]
 
 
+def _weight_swap(s, n, rng, dram):
+    data = _i8(rng, 4 * n, n)
+    _put(dram, s["X"], data)
+    x, w1, w3 = (data[i * n:(i + 1) * n].astype(np.int64) for i in (0, 1, 3))
+    return [(s["OUT"], _bytes(np.concatenate([x @ w1, x @ w1, x @ w3]), "<i4"))]
+
+
 Prepare = Callable[[dict, int, np.random.Generator, np.ndarray], list[tuple[int, np.ndarray]]]
 
 # name -> (fill DRAM and return the expected regions, or the expected (error, instruction index))
@@ -113,6 +120,7 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "im2col_nhwc": _im2col_nhwc,
     "im2col_nchw": _im2col_nchw,
     "store_requant": _store_requant,
+    "weight_swap": _weight_swap,
     "bad_opcode": (ErrorCode.ILLEGAL_OPCODE, 1),
     "bad_field": (ErrorCode.ILLEGAL_FIELD, 0),
     "bad_dram": (ErrorCode.DRAM_RANGE, 0),

@@ -135,22 +135,3 @@ def test_programs_are_independent_of_the_configuration(name):
     for address, expected in case.expected:
         np.testing.assert_array_equal(result.dram[address:address + expected.size], expected)
 
-
-def test_a_matmul_swaps_in_the_latest_preload_and_otherwise_keeps_its_weights():
-    hw = load_config("n4")
-    program = assemble("""
-    load row=0, dram=0, run=N, count0=4*N, stride0=N, push_next   ; x (N rows), W1, W2, W3
-    preload row=N, pop_prev
-    matmul sp=0, acc=0, rows=N            ; W1
-    matmul sp=0, acc=N, rows=N            ; no preload since: still W1
-    preload row=2*N
-    preload row=3*N                       ; overwrites the shadow tile: W3 is the latest
-    matmul sp=0, acc=2*N, rows=N          ; W3
-    halt
-    """, hw)
-    rng = np.random.default_rng(5)
-    data = rng.integers(-128, 128, (16, 4), dtype=np.int8)
-    result = simulator.run(program.words, hw, data.view(np.uint8).ravel())
-    x, w1, w3 = (data[i:i + 4].astype(np.int64) for i in (0, 4, 12))
-    np.testing.assert_array_equal(result.accumulator[:12],
-                                  np.concatenate([x @ w1, x @ w1, x @ w3]))
