@@ -37,8 +37,14 @@ class Assembly:
     symbols: dict[str, int] = field(default_factory=dict)
 
     def instructions(self) -> list[Instruction]:
-        """The words decoded (every word of an assembled program decodes unless it is a .word)."""
-        return [decode(w) for w in self.words]
+        """The words decoded; a `.word` that is no instruction is a GlcError at its line."""
+        decoded = []
+        for word, span in zip(self.words, self.spans, strict=True):
+            try:
+                decoded.append(decode(word))
+            except DecodeError as error:
+                raise GlcError(f"{error.code.name}: {error.detail}", span) from None
+        return decoded
 
 
 def config_symbols(config: HwConfig) -> dict[str, int]:

@@ -10,9 +10,10 @@ import click
 
 from glc.errors import GlcError
 from glc.hwconfig import load_config
+from glc.isa import simulator
 from glc.isa.asm import assemble, disassemble
-from glc.isa.cycles import Timeline, predict
-from glc.isa.encoding import read_image, to_bytes, to_hex
+from glc.isa.cycles import Timeline
+from glc.isa.encoding import Instruction, decode, read_image, to_bytes, to_hex
 
 
 @click.command()
@@ -40,17 +41,20 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool, as_jso
         else:
             output.write_bytes(to_bytes(program.words))
     if stats or as_json:
-        timeline = predict(program.instructions(), config)
+        # Run it as the machine would (decoding up to HALT, on zeroed DRAM) so a faulty program
+        # reports its error; the counters are the cycle model's.
+        timeline = simulator.run(program.words, config, spans=program.spans).timeline
         if as_json:
-            figures = {"instructions": len(program.words),
+            figures = {"instructions": len(timeline.dispatch),
                        "predicted_cycles": timeline.counters.cycles,
                        **timeline.counters.as_dict()}
             click.echo(json.dumps(figures))
         else:
-            click.echo(format_stats(timeline, program.instructions(), config.array_size))
+            dispatched = [decode(w) for w in program.words[:len(timeline.dispatch)]]
+            click.echo(format_stats(timeline, dispatched, config.array_size))
 
 
-def format_stats(timeline: Timeline, instructions, array_size: int) -> str:
+def format_stats(timeline: Timeline, instructions: list[Instruction], array_size: int) -> str:
     """The cycle model's breakdown: instruction mix, total cycles, per-unit busy and stall time."""
     c = timeline.counters
     mix = Counter(i.op.name for i in instructions)

@@ -99,6 +99,14 @@ def test_asm_json_prints_one_object_with_the_figures(tmp_path):
     assert (figures["instructions"], figures["predicted_cycles"], figures["macs"]) == (5, 36, 384)
 
 
+def test_asm_stats_of_a_program_with_an_illegal_word_is_a_located_error(tmp_path):
+    source = tmp_path / "p.s"
+    source.write_text("sync unit=load\n.word 7\nhalt\n")
+    result = CliRunner().invoke(asm, [str(source), "--stats", "--config", "n4"])
+    assert isinstance(result.exception, GlcError)
+    assert str(result.exception).startswith(f"{source}:2:1: error: ILLEGAL_OPCODE at instruction 1")
+
+
 def test_asm_errors_are_glc_errors_with_the_location(tmp_path):
     source = tmp_path / "bad.s"
     source.write_text("halt\nload run=99\n")
