@@ -179,6 +179,8 @@ def _evaluate(expr: str, symbols: dict[str, int], where: Span) -> int:
             left, right = walk(node.left), walk(node.right)
             if isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod) and right == 0:
                 raise GlcError("division by zero", here)
+            if isinstance(node.op, ast.LShift | ast.RShift) and not 0 <= right <= WORD_BITS:
+                raise GlcError(f"shift by {right} outside 0 … {WORD_BITS}", here)
             return _OPERATORS[type(node.op)](left, right)
         raise GlcError(f"not allowed in an expression: {ast.unparse(node)!r}", here)
 

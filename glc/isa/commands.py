@@ -34,7 +34,11 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool, as_jso
     if not source.is_file():
         raise GlcError("no such file", str(source))
     config = load_config(config_name)
-    program = assemble(source.read_text(), config, str(source))
+    try:
+        text = source.read_text()
+    except UnicodeDecodeError as error:
+        raise GlcError(f"not a text file: {error.reason}", str(source)) from None
+    program = assemble(text, config, str(source))
     if output is not None:
         if output.suffix == ".hex":
             output.write_text(to_hex(program.words))

@@ -160,8 +160,12 @@ def read_image(path: Path) -> list[int]:
     if not path.is_file():
         raise GlcError("no such file", str(path))
     if path.suffix == ".hex":
+        try:
+            lines = path.read_text().splitlines()
+        except UnicodeDecodeError as error:
+            raise GlcError(f"not a text file: {error.reason}", str(path)) from None
         words = []
-        for number, line in enumerate(path.read_text().splitlines(), 1):
+        for number, line in enumerate(lines, 1):
             text = line.split("//")[0].strip()
             if not text:
                 continue

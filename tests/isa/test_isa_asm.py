@@ -47,6 +47,7 @@ def test_a_negative_dram_base_wraps_modulo_2_to_the_24():
     ("load run=1, row=2 ** 3", 17, "not allowed in an expression"),
     (".equ N, 3", 1, "symbol N is already defined"),
     ("load run=1,, row=2", 12, "empty operand"),
+    ("load run=1, row=1 << 1000000000", 17, "shift by 1000000000 outside 0 … 256"),
 ])
 def test_errors_point_at_line_and_column(text, col, message):
     with pytest.raises(GlcError) as caught:
