@@ -4,6 +4,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from glc.errors import GlcError
 from glc.hwconfig import load_config
@@ -124,3 +126,18 @@ def test_disasm_of_a_truncated_image_is_an_error(tmp_path):
     result = CliRunner().invoke(disasm, [str(image)])
     assert isinstance(result.exception, GlcError)
     assert "whole number of 32-byte words" in str(result.exception)
+
+
+_PIECES = ["load", "store", "matmul", "preload", "sync", "halt", ".equ", ".word", "acc", "raw",
+           "row", "=", ",", " ", "N", "1", "-", "0x1f", "(", ")", "*", "/", "%", "<<", "unit",
+           "exec", "count0", "stride1", ";", "\n", "\t", "é", "[", "'", "lambda", "x", "**",
+           "9" * 12, "A", "{", "."]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+def test_any_text_assembles_or_fails_with_a_located_glc_error(pieces):
+    try:
+        assemble("".join(pieces), N4, "f.s")
+    except GlcError as error:
+        assert str(error).startswith("f.s")
