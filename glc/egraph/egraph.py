@@ -201,11 +201,29 @@ class EGraph:
                 yield cid, node
 
     def _show(self, cid: int) -> str:
-        """A small term of the class, for messages (the greedy node-count extraction)."""
-        from glc.egraph.extract import greedy
+        """A small term of the class, for messages; works between union and rebuild too."""
         from glc.syntax.printer import print_term
 
-        try:
-            return print_term(greedy(self, cid))
-        except Exception as error:  # noqa: BLE001 - a message helper must not mask the real error
-            return f"<no term: {error}>"
+        best: dict[int, tuple[int, ENode]] = {}
+        for _ in range(len(self.classes)):
+            changed = False
+            for root, cls in self.classes.items():
+                for node in cls.nodes:
+                    op, value, kids = self.canonical(node)
+                    kids = tuple(self.find(k) for k in kids)
+                    if all(k in best for k in kids):
+                        size = 1 + sum(best[k][0] for k in kids)
+                        if root not in best or size < best[root][0]:
+                            best[root] = (size, (op, value, kids))
+                            changed = True
+            if not changed:
+                break
+        cid = self.find(cid)
+        if cid not in best:
+            return "<no finite term>"
+        built: dict[int, Term] = {}
+        for c in sorted(best, key=lambda c: best[c][0]):
+            op, value, kids = best[c][1]
+            if all(k in built for k in kids):
+                built[c] = Term(op, tuple(built[k] for k in kids), value)
+        return print_term(built[cid])
