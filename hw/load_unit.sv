@@ -114,9 +114,11 @@ module load_unit import isa_pkg::*; #(
     // their columns (zeros when the run is out of bounds).
     logic [4*N-1:0][7:0] row_q, row_next;
     always_comb begin
+        logic [31:0] at;
+        at = '0;
         row_next = walk_row_first ? '0 : row_q;
-        for (int i = 0; i < PORT_BYTES; i++) begin
-            logic [31:0] at;
+        // Skipped while idle: the simulator then spends no time on this unit.
+        if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
             at = 32'(walk_offset) + i;
             if (at < 32'(walk_bytes)) begin
                 row_next[(32'(walk_column) << (wide_q ? 2 : 0)) + at] = walk_in ? dram_rdata[i] : '0;

@@ -129,12 +129,16 @@ module store_unit import isa_pkg::*; #(
                      && 32'(walk_run_addr) + 32'(walk_bytes) > DRAM_BYTES;
 
     always_comb begin
-        for (int i = 0; i < PORT_BYTES; i++) begin
-            logic [31:0] at;
-            logic [31:0] element;
+        logic [31:0] at, element;
+        at = '0;
+        element = '0;
+        dram_wstrb = '0;
+        dram_wdata = '0;
+        // Skipped while idle: the simulator then spends no time on this unit.
+        if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
             at = 32'(walk_offset) + i;
             element = raw_q ? 32'(walk_column) + (at >> 2) : 32'(walk_column) + at;
-            dram_wstrb[i] = walk_active && walk_in && !dram_error && at < 32'(walk_bytes);
+            dram_wstrb[i] = walk_in && !dram_error && at < 32'(walk_bytes);
             if (element >= N) dram_wdata[i] = '0;
             else if (raw_q) dram_wdata[i] = raw[element[$clog2(N)-1:0]][8 * at[1:0] +: 8];
             else dram_wdata[i] = narrow[element[$clog2(N)-1:0]];

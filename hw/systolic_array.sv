@@ -35,12 +35,9 @@ module systolic_array #(
         $fatal(1, "systolic_array: N=%0d must be at least 1", N);
     end
 
-    // a[r][c] / s[r][c]: input byte / swap bit entering PE(r, c); a[r][N] leaves the row.
-    logic [IN_W-1:0]  a [N][N+1];
-    logic             s [N][N+1];
-    // p[r][c]: partial sum entering PE(r, c) from above; p[N][c] leaves column c.
-    logic [ACC_W-1:0] p [N+1][N];
-
+    // Each PE's outputs are nets of its own generate scope, read by its right and lower
+    // neighbours by name: Verilator then aliases them to the PE's registers instead of copying
+    // them into an array every cycle.
     for (genvar r = 0; r < N; r++) begin : g_row
         // Input skew: row r is delayed r cycles (row 0 not at all).
         logic [IN_W-1:0] a_skew [r+1];
@@ -53,29 +50,46 @@ module systolic_array #(
                 s_skew[d] <= rst ? 1'b0 : s_skew[d-1];
             end
         end
-        assign a[r][0] = a_skew[r];
-        assign s[r][0] = s_skew[r];
 
         for (genvar c = 0; c < N; c++) begin : g_col
+            logic [IN_W-1:0]  a_in;
+            logic             s_in;
+            logic [ACC_W-1:0] p_in, p_out;
+            // The last column's input byte and swap bit leave the array unread.
+            /* verilator lint_off UNUSEDSIGNAL */
+            logic [IN_W-1:0]  a_out;
+            logic             s_out;
+            /* verilator lint_on UNUSEDSIGNAL */
+            if (c == 0) begin : g_first_col
+                assign a_in = a_skew[r];
+                assign s_in = s_skew[r];
+            end else begin : g_next_col
+                assign a_in = g_row[r].g_col[c-1].a_out;
+                assign s_in = g_row[r].g_col[c-1].s_out;
+            end
+            if (r == 0) begin : g_first_row
+                assign p_in = '0;
+            end else begin : g_next_row
+                assign p_in = g_row[r-1].g_col[c].p_out;
+            end
             pe #(.IN_W(IN_W), .ACC_W(ACC_W)) u_pe (
                 .clk      (clk),
-                .a_in     (a[r][c]),
-                .swap_in  (s[r][c]),
-                .psum_in  (p[r][c]),
+                .a_in     (a_in),
+                .swap_in  (s_in),
+                .psum_in  (p_in),
                 .shadow_we(w_we && 32'(w_row) == r),
                 .shadow_w (w_data[c]),
-                .a_out    (a[r][c+1]),
-                .swap_out (s[r][c+1]),
-                .psum_out (p[r+1][c])
+                .a_out    (a_out),
+                .swap_out (s_out),
+                .psum_out (p_out)
             );
         end
     end
 
     for (genvar c = 0; c < N; c++) begin : g_out
-        assign p[0][c] = '0;
         // Output deskew: column c waits N-1-c cycles so the row leaves together.
         logic [ACC_W-1:0] d [N-c];
-        assign d[0] = p[N][c];
+        assign d[0] = g_row[N-1].g_col[c].p_out;
         for (genvar k = 1; k < N - c; k++) begin : g_deskew
             always_ff @(posedge clk) d[k] <= d[k-1];
         end

