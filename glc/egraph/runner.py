@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from glc.egraph.analysis import AnalysisMismatch
 from glc.egraph.egraph import EGraph
-from glc.egraph.pattern import Pattern, instantiate
+from glc.egraph.pattern import Pattern, Program, program, run_program
 from glc.egraph.rewrite import Match, Rewrite, variables
 from glc.errors import ShapeError
 from glc.ir.term import Term
@@ -122,7 +122,8 @@ class _Rule:
         self.plain = self.rhs is not None and rule.condition is None
         self.times_banned = 0
         self.banned_until = 0
-        self.done: set[tuple[int, ...]] = set()
+        self.done: set[tuple] = set()
+        self.programs: dict[Term, Program] = {}  # computed right sides, compiled once each
 
 
 class Runner:
@@ -211,15 +212,19 @@ class Runner:
         """Apply one rule's matches; returns (unions that changed the e-graph, skipped)."""
         changed = skipped = 0
         row = rule.rule
-        find = eg.find
+        find, classes = eg.find, eg.classes
         for cid, subst in matches:
+            # A rule applied again to a match it has applied to (the same classes, and for a
+            # condition or computed right side, which read the analysis, the same data) adds
+            # nothing: skip it. Zero boxes can grow, so the data is part of the key.
             if rule.plain:
-                # Applying a plain rule to a match it already applied to (same classes) cannot
-                # change anything: skip it. Conditions may read zero boxes, which can grow.
                 key = (find(cid), *(find(c) for c in subst.values()))
-                if key in rule.done:
-                    continue
-                rule.done.add(key)
+            else:
+                key = (find(cid), *((find(c), classes[find(c)].data) for c in subst.values()))
+            if key in rule.done:
+                continue
+            rule.done.add(key)
+            if rule.plain:
                 new = rule.rhs.instantiate(eg, subst)
             else:
                 data = {v: eg.data(c) for v, c in subst.items()}
@@ -232,7 +237,9 @@ class Runner:
                     continue
                 if rhs is None:
                     continue
-                new = instantiate(eg, rhs, subst)
+                if rhs not in rule.programs:
+                    rule.programs[rhs] = program(rhs)
+                new = run_program(eg, rule.programs[rhs], subst)
             if new is None:
                 skipped += 1
                 continue
