@@ -20,6 +20,8 @@ RULESETS: dict[str, Callable[[int], list[Rewrite]]] = {
     "layout": lambda size: layout.rules(size) + padding.commutations(),
     "pad": padding.pad_rules,
     "split": padding.split_rules,
+    "pad-reduced": lambda size: padding.pad_rules(size, ("reduced",)),
+    "split-reduced": lambda size: padding.split_rules(size, ("reduced",)),
     "bubble": lambda size: padding.bubbles() + padding.commutations(),
 }
 

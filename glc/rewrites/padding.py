@@ -15,17 +15,27 @@ from __future__ import annotations
 from glc.egraph.rewrite import Match, Rewrite, rewrite
 from glc.ir.types import Access
 from glc.rewrites.build import acc, inverse, is_item_axis, num, pattern, perm
-from glc.rewrites.zeros import zero_outside
-
-# Pad and split rows are generated per axis (a computed right side yields one term per match).
-AXES = range(4)
 
 
-def _pad_slice(axis: int, size: int):
+def _operand_axis(match: Match, role: str) -> tuple[Access, int] | None:
+    """A product operand (a vector ``((),(K))`` or matrix ``((N),(K))`` access, what an array
+    streams or holds) and the axis of the given role: ``reduced`` (K, the item axis) or ``shape``
+    (N). Restricting the exploratory pad and split rows to operands keeps them from padding every
+    class of the e-graph, as the reference applies them to chosen axes only."""
+    a = acc(match, "a")
+    if a is None or a.n > 1 or len(a.item) != 1:
+        return None
+    if role == "reduced":
+        return a, a.n
+    return (a, 0) if a.n == 1 else None
+
+
+def _pad_slice(role: str, size: int):
     def rhs(match: Match):
-        a = acc(match, "a")
-        if a is None or axis >= a.ndim or a.dims[axis] % size == 0:
+        found = _operand_axis(match, role)
+        if found is None or found[0].dims[found[1]] % size == 0:
             return None
+        a, axis = found
         dim = a.dims[axis]
         return pattern(f"(access-slice (access-pad ?a zero-padding {axis} 0 {-dim % size}) "
                        f"{axis} 0 {dim})")
@@ -33,12 +43,15 @@ def _pad_slice(axis: int, size: int):
     return rhs
 
 
-def _split(axis: int, size: int):
+def _split(role: str, size: int):
     def rhs(match: Match):
-        a = acc(match, "a")
-        if a is None or axis >= a.ndim or a.dims[axis] <= size or a.dims[axis] % size:
+        found = _operand_axis(match, role)
+        if found is None:
             return None
+        a, axis = found
         dim = a.dims[axis]
+        if dim <= size or dim % size:
+            return None
         return pattern(f"(access-concatenate (access-slice ?a {axis} 0 {size}) "
                        f"(access-slice ?a {axis} {size} {dim}) {axis})")
 
@@ -99,18 +112,34 @@ def _reduced_axis(match: Match) -> bool:
 
 
 def _zero_outside_slice(match: Match) -> bool:
-    return _reduced_axis(match) and zero_outside(
-        match.types["a"], num(match, "k"), num(match, "lo"), num(match, "hi"))
+    """Everything the slice leaves out is proven zero in some member of each item's tuple, so it
+    adds nothing to the dot-product's sums."""
+    if not _reduced_axis(match):
+        return False
+    a, k, lo, hi = acc(match, "a"), num(match, "k"), num(match, "lo"), num(match, "hi")
+    boxes = match.zeros.get("a", ())
+    # A box proves a part zero when it spans every dim but the tuple axis (any member will do)
+    # and, along k, the part itself.
+    spanning = [box[k] for box in boxes
+                if all(box[j] == (0, d) for j, d in enumerate(a.dims) if j not in (a.n, k))]
+    return all(any(zl <= plo and phi <= zh for zl, zh in spanning)
+               for plo, phi in ((0, lo), (hi, a.dims[k])) if plo < phi)
 
 
-def _moved(var: str, operator: str, rest: str, direction: str):
-    """A slice, pad or concatenate moved to the other side of a transpose ``?p``: ``direction``
-    "out" maps the axis through the inverse permutation, "in" through ``?p`` itself."""
+def _out_of_transpose(operator: str, rest: str):
+    """``(access-transpose (operator ?a ?k ...) ?p)`` => ``(operator (access-transpose ?a ?p)
+    k' ...)``: the operator's axis, seen through the transpose, is ``inverse(p)[k]``."""
     def rhs(match: Match):
-        p = perm(match, "p")
-        k = (inverse(p) if direction == "out" else p)[num(match, "k")]
-        if direction == "out":
-            return pattern(f"({operator} {var} {rest.format(k=k)})")
+        k = inverse(perm(match, "p"))[num(match, "k")]
+        return pattern(f"({operator} (access-transpose ?a ?p) {rest.format(k=k)})")
+    return rhs
+
+
+def _into_transpose(operator: str, rest: str):
+    """``(operator (access-transpose ?a ?p) ?k ...)`` => ``(access-transpose (operator ?a k' ...)
+    ?p)``: axis k of the transpose is axis ``p[k]`` of ``?a``."""
+    def rhs(match: Match):
+        k = perm(match, "p")[num(match, "k")]
         return pattern(f"(access-transpose ({operator} ?a {rest.format(k=k)}) ?p)")
     return rhs
 
@@ -121,19 +150,19 @@ def commutations() -> list[Rewrite]:
     return [
         rewrite("bubble-slice-through-transpose",
                 "(access-transpose (access-slice ?a ?k ?lo ?hi) ?p)",
-                _moved("(access-transpose ?a ?p)", "access-slice", "{k} ?lo ?hi", "out"),
+                _out_of_transpose("access-slice", "{k} ?lo ?hi"),
                 source="Glenside access-slice-access-transpose-composition-commutative"),
         rewrite("sink-slice-through-transpose",
                 "(access-slice (access-transpose ?a ?p) ?k ?lo ?hi)",
-                _moved("?a", "access-slice", "{k} ?lo ?hi", "in"),
+                _into_transpose("access-slice", "{k} ?lo ?hi"),
                 source="Glenside access-slice-access-transpose-composition-commutative"),
         rewrite("bubble-pad-through-transpose",
                 "(access-transpose (access-pad ?a ?t ?k ?lo ?hi) ?p)",
-                _moved("(access-transpose ?a ?p)", "access-pad", "?t {k} ?lo ?hi", "out"),
+                _out_of_transpose("access-pad", "?t {k} ?lo ?hi"),
                 source="Glenside bubble-access-transpose-through-access-pad (reversed)"),
         rewrite("sink-pad-through-transpose",
                 "(access-pad (access-transpose ?a ?p) ?t ?k ?lo ?hi)",
-                _moved("?a", "access-pad", "?t {k} ?lo ?hi", "in"),
+                _into_transpose("access-pad", "?t {k} ?lo ?hi"),
                 source="Glenside bubble-access-transpose-through-access-pad"),
         rewrite("bubble-slice-through-pad-other-axis",
                 "(access-pad (access-slice ?a ?k ?lo ?hi) ?t ?j ?b ?e)",
@@ -221,17 +250,22 @@ def bubbles() -> list[Rewrite]:
     ]
 
 
-def pad_rules(size: int) -> list[Rewrite]:
-    """Pad each axis up to a multiple of ``size`` and slice back."""
-    return [rewrite(f"pad-slice-axis-{k}-to-{size}", "?a", _pad_slice(k, size),
-                    source="Glenside pad_slice_accesses (PadToClosestMultipleOf)") for k in AXES]
+ROLES = ("reduced", "shape")
 
 
-def split_rules(size: int) -> list[Rewrite]:
-    """Split each axis longer than ``size`` (a multiple of it) into a ``size`` slice and the
-    rest, joined by ``access-concatenate``."""
-    return [rewrite(f"split-axis-{k}-by-{size}", "?a", _split(k, size),
-                    source="Glenside slice_concatenate_accesses (DivideInto)") for k in AXES]
+def pad_rules(size: int, roles=ROLES) -> list[Rewrite]:
+    """Pad an operand's reduced or shape axis up to a multiple of ``size`` and slice back."""
+    return [rewrite(f"pad-operand-{role}-axis-to-{size}", "?a", _pad_slice(role, size),
+                    source="Glenside pad_slice_accesses (PadToClosestMultipleOf)")
+            for role in roles]
+
+
+def split_rules(size: int, roles=ROLES) -> list[Rewrite]:
+    """Split an operand's reduced or shape axis longer than ``size`` (a multiple of it) into a
+    ``size`` slice and the rest, joined by ``access-concatenate``."""
+    return [rewrite(f"split-operand-{role}-axis-by-{size}", "?a", _split(role, size),
+                    source="Glenside slice_concatenate_accesses (DivideInto)")
+            for role in roles]
 
 
 def rules(size: int) -> list[Rewrite]:

@@ -173,15 +173,22 @@ APPLIES: dict[str, list[str]] = {
              "zero-padding 1 0 1)",
              "(access-transpose (access-pad (access-transpose (access (access-tensor c) 1) "
              "(list 1 0)) zero-padding 0 2 1) (list 1 0))") + " 3 2 7))",
+        # One zero member is enough: its products are zero whatever the other member holds.
+        decl(a="2 5 int8", c="3 8 int8") + "(compute dot-product (access-slice "
+        + cp("(access-pad (access (access-tensor a) 1) zero-padding 1 0 3)", C1) + " 3 0 5))",
     ],
 }
 
-# Padding and splitting rows, one per axis: one term has every axis in need.
-for _k in range(4):
-    APPLIES[f"pad-slice-axis-{_k}-to-{ARRAY}"] = [
-        decl(a="3 5 6 7 int8") + "(access (access-tensor a) 2)"]
-    APPLIES[f"split-axis-{_k}-by-{ARRAY}"] = [
-        decl(a="8 12 16 8 int8") + "(access (access-tensor a) 2)"]
+# Padding and splitting rows: matrix and vector operands.
+for _role in ("reduced", "shape"):
+    APPLIES[f"pad-operand-{_role}-axis-to-{ARRAY}"] = [
+        decl(a="3 5 int8") + A1, decl(a="6 7 float64") + A1]
+    APPLIES[f"split-operand-{_role}-axis-by-{ARRAY}"] = [
+        decl(a="8 12 int8") + A1, decl(a="12 8 int16") + A1]
+APPLIES[f"pad-operand-reduced-axis-to-{ARRAY}"].append(
+    decl(v="5 int8") + "(access (access-tensor v) 0)")
+APPLIES[f"split-operand-reduced-axis-by-{ARRAY}"].append(
+    decl(v="12 int8") + "(access (access-tensor v) 0)")
 
 # rule name -> programs its left side matches but where it must not fire (it would be wrong,
 # or it would not terminate).
@@ -221,10 +228,16 @@ REFUSES: dict[str, list[str]] = {
         # The slice drops real data.
         decl(a="2 5 int8", c="3 5 int8") + "(compute dot-product (access-slice "
         + PADDED_PRODUCT + " 3 1 5))",
-        # Only one operand is padded: the analysis proves the product's slab zero only where
-        # both are (sound, if conservative).
-        decl(a="2 5 int8", c="3 8 int8") + "(compute dot-product (access-slice "
-        + cp("(access-pad (access (access-tensor a) 1) zero-padding 1 0 3)", C1) + " 3 0 5))"],
-    f"pad-slice-axis-1-to-{ARRAY}": [decl(a="3 8 int8") + A1],
-    f"split-axis-1-by-{ARRAY}": [decl(a="3 6 int8") + A1, decl(a="3 4 int8") + A1],
+        # The zeros are in another row of the product's shape, not in every one.
+        decl(a="2 5 int8", b="1 8 int8", c="3 8 int8") + "(compute dot-product (access-slice "
+        + cp("(access-concatenate (access-pad (access (access-tensor a) 1) zero-padding 1 0 3) "
+             "(access (access-tensor b) 1) 0)", C1) + " 3 0 5))"],
+    f"pad-operand-reduced-axis-to-{ARRAY}": [decl(a="3 8 int8") + A1,
+                                             decl(a="3 5 7 int8") + "(access (access-tensor a) 2)"],
+    f"pad-operand-shape-axis-to-{ARRAY}": [decl(v="5 int8") + "(access (access-tensor v) 0)",
+                                           decl(a="3 5 int8") + "(access-tensor a)"],
+    f"split-operand-reduced-axis-by-{ARRAY}": [decl(a="3 6 int8") + A1,
+                                               decl(a="3 4 int8") + A1],
+    f"split-operand-shape-axis-by-{ARRAY}": [decl(a="6 8 int8") + A1,
+                                             decl(a="8 8 8 int8") + "(access (access-tensor a) 1)"],
 }

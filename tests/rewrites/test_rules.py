@@ -1,7 +1,8 @@
 """Every rewrite row, both sides evaluated: the right side equals the left on random inputs.
 
 For each case the row's left side is matched at the root of a concrete term, the match is typed
-by the shape checker (with the zero-region analysis), the right side is built and substituted, and
+by the e-graph's analysis (the shape checker's types and the zero boxes), the right side is built
+and substituted, and
 both terms are interpreted on seeded random inputs: equal exactly for integers, to a relative
 tolerance for floats (only the summation order differs).
 """
@@ -12,13 +13,14 @@ import numpy as np
 import pytest
 from rewrite_cases import APPLIES, ARRAY, REFUSES
 
+from glc.egraph.analysis import make
 from glc.egraph.rewrite import Match, match_term, substitute
+from glc.errors import GlcError
 from glc.inputs import random_inputs
 from glc.interp import interpret
-from glc.ir.term import Term
+from glc.ir.term import Term, walk
 from glc.ir.types import Access, is_int
-from glc.rewrites import RULESETS, all_rules
-from glc.rewrites.zeros import zero_types
+from glc.rewrites import DEFAULT, RULESETS, all_rules, select
 from glc.syntax.reader import parse_program
 
 RULES = {rule.name: rule for rule in all_rules(ARRAY)}
@@ -33,8 +35,11 @@ def rewritten(name: str, source: str) -> tuple[Term, Term | None, dict]:
     rule = RULES[name]
     bindings = match_term(rule.lhs, term)
     assert bindings is not None, f"{name}: the left side does not match the case"
-    types = zero_types(term, env)
-    rhs = rule.apply(Match(bindings, {v: types[id(t)] for v, t in bindings.items()}))
+    data: dict[int, object] = {}
+    for node in walk(term):
+        data[id(node)] = make(node.op, node.value, [data[id(a)] for a in node.args], env)
+    rhs = rule.apply(Match(bindings, {v: data[id(t)].type for v, t in bindings.items()},
+                           {v: data[id(t)].zeros for v, t in bindings.items()}))
     return term, None if rhs is None else substitute(rhs, bindings), env
 
 
@@ -86,3 +91,25 @@ def test_rule_names_are_unique_and_cite_a_source():
         table = all_rules(size)
         assert len({rule.name for rule in table}) == len(table) == len(set(names))
         assert all(rule.source for rule in table)
+
+
+def test_select_combines_sets_once_each_for_the_array_size():
+    table = select("tensorise,im2col,tensorise", 8)
+    names = [rule.name for rule in table]
+    assert names == ["systolic-array", "systolic-array-with-blocking-8-8",
+                     "flatten-unflatten-any-access", "bubble-reshape-through-cartesian-product",
+                     "bubble-reshape-through-compute-dot-product"]
+    layout_and_bubble = {r.name for r in select("layout,bubble", 8)}
+    assert len(layout_and_bubble) == len(select("layout,bubble", 8))
+    assert {r.name for r in select(DEFAULT, 16)} == {r.name for r in select("im2col", 16)} | {
+        r.name for r in select("tensorise", 16)}
+
+
+@pytest.mark.parametrize(("names", "size", "message"), [
+    ("im2col,tiling", 16, "unknown rule set 'tiling'"),
+    ("", 16, "unknown rule set"),
+    ("im2col", 0, "array size must be at least 1"),
+])
+def test_select_rejects_unknown_sets_and_sizes(names, size, message):
+    with pytest.raises(GlcError, match=message):
+        select(names, size)
