@@ -11,11 +11,17 @@ import click
 import numpy as np
 
 from glc.compare import compare
+from glc.compiler import EXTRACTORS, compile_program, parse_emit, write_artifacts
+from glc.egraph.runner import Limits
 from glc.errors import GlcError
+from glc.hwconfig import load_config
 from glc.inputs import load, random_inputs
 from glc.interp import interpret
 from glc.ir.check import type_of
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
+from glc.rewrites import DEFAULT as REWRITES_DEFAULT
+from glc.rewrites import select as select_rules
+from glc.syntax.printer import print_term
 
 
 class Context:
@@ -137,6 +143,56 @@ def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | 
                        f"({verdict.detail})")
     if verdict is not None and not verdict.match:
         raise GlcError(f"result does not match: {verdict.detail}", str(bundle.expected_path))
+
+
+@main.command("compile")
+@program_argument
+@inputs_option
+@shapes_option
+@click.option("-o", "--out", "outdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the --emit artefacts.")
+@click.option("--emit", default="extracted", show_default=True,
+              help="Comma-separated artefacts to write into OUTDIR: extracted (extracted.gls, a "
+                   "program glc interp runs), egraph (egraph.dot).")
+@click.option("--rules", default=REWRITES_DEFAULT, show_default=True,
+              help="Comma-separated rule sets of glc/rewrites/, or all.")
+@click.option("--config", "config_name", default="n16", show_default=True,
+              help="Hardware configuration (a name in hw/configs/ or a .toml path): its array "
+                   "size sizes the rules.")
+@click.option("--array-size", type=int, help="Array size for the rules (overrides --config).")
+@click.option("--iter-limit", type=click.IntRange(min=0), default=Limits.iter_limit,
+              show_default=True, help="Saturation: most iterations.")
+@click.option("--node-limit", type=click.IntRange(min=0), default=Limits.node_limit,
+              show_default=True, help="Saturation: stop past this many e-nodes.")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=Limits.time_limit,
+              show_default=True, help="Saturation: stop after this many seconds.")
+@click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="exact",
+              show_default=True, help="exact (integer program, DAG cost) or greedy (tree cost).")
+@json_option
+@click.pass_obj
+@reports_errors
+def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
+             outdir: Path | None, emit: str, rules: str, config_name: str,
+             array_size: int | None, iter_limit: int, node_limit: int, time_limit: float,
+             extractor: str, as_json: bool) -> None:
+    """Saturate PROGRAM with the rewrite rules and extract the cheapest equivalent term."""
+    artefacts = parse_emit(emit)
+    bundle = load(program, inputs, shapes)
+    size = array_size if array_size is not None else load_config(config_name).array_size
+    result = compile_program(bundle, rules=select_rules(rules, size),
+                             limits=Limits(iter_limit, node_limit, time_limit),
+                             extractor=extractor)
+    if obj.verbose:
+        x = result.extraction
+        for line in [*result.report.lines(), f"extract: {x.method}, cost {x.dag_cost:g}"
+                     f"{' (optimal)' if x.optimal else ''}, {x.seconds:.3f} s"]:
+            click.echo(line, err=as_json)
+    if outdir is not None:
+        write_artifacts(result, outdir, artefacts)
+    if as_json:
+        _emit_json(result.figures())
+    else:
+        click.echo(print_term(result.term))
 
 
 for _command in ISA_COMMANDS:

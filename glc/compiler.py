@@ -1,0 +1,130 @@
+"""The compile pipeline: one function that runs the stages in order (later issues add lowering).
+
+  1. check     — shape-check the program: a user's type error stops here, located.
+  2. saturate  — put the program in an e-graph and run the rewrite table to a stop reason.
+  3. extract   — pick the cheapest equivalent term by the cost function (exact by default).
+
+``write_artifacts`` writes what ``--emit`` asks for: ``extracted.gls``, a program ``glc interp``
+runs with the original inputs, and ``egraph.dot``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from glc.egraph.dot import to_dot
+from glc.egraph.egraph import EGraph
+from glc.egraph.extract import CostFunction, Extraction, exact, greedy
+from glc.egraph.rewrite import Rewrite
+from glc.egraph.runner import Limits, Report, Runner
+from glc.errors import GlcError
+from glc.inputs import Bundle
+from glc.ir.check import check
+from glc.ir.term import Term, leaf, walk
+from glc.ir.types import Access
+from glc.rewrites.cost import tensorised
+from glc.syntax.printer import print_term
+from glc.syntax.reader import Program
+
+EXTRACTORS = {"exact": exact, "greedy": greedy}
+EMITS = ("extracted", "egraph")
+
+
+@dataclass
+class CompileResult:
+    """What each stage produced, and the figures ``--json`` prints."""
+
+    program: Program
+    env: Mapping[str, Access]
+    egraph: EGraph
+    root: int
+    report: Report
+    extraction: Extraction
+
+    @property
+    def term(self) -> Term:
+        return self.extraction.term
+
+    def figures(self) -> dict:
+        """enodes, eclasses, iterations, stop_reason, seconds (saturation) and extracted, with
+        the extraction's own figures."""
+        x = self.extraction
+        return {**self.report.to_json(), "extracted": print_term(self.term),
+                "extractor": x.method, "cost": x.dag_cost, "optimal": x.optimal,
+                "extract_seconds": round(x.seconds, 6)}
+
+
+def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None = None,
+                    rules: Sequence[Rewrite] = (), limits: Limits | None = None,
+                    cost: CostFunction = tensorised, extractor: str = "exact",
+                    extract_time_limit: float = 30.0) -> CompileResult:
+    """Compile a program (or a loaded bundle, whose input types are the default ``env``)."""
+    program = source.program if isinstance(source, Bundle) else source
+    if env is None:
+        if not isinstance(source, Bundle):
+            raise ValueError("give the input types (env) with a bare Program")
+        env = source.env
+    check(program.body, env)
+    egraph = EGraph(env)
+    root = egraph.add_term(program.body)
+    report = Runner(rules, limits or Limits()).run(egraph)
+    if extractor == "exact":
+        extraction = exact(egraph, root, cost, extract_time_limit)
+    else:
+        extraction = EXTRACTORS[extractor](egraph, root, cost)
+    return CompileResult(program, env, egraph, egraph.find(root), report, extraction)
+
+
+def parse_emit(text: str) -> list[str]:
+    """``--emit``'s comma-separated artefact names, checked."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in EMITS]
+    if unknown:
+        raise GlcError(f"unknown --emit artefact '{', '.join(unknown)}', expected a "
+                       f"comma-separated list of {', '.join(EMITS)}")
+    return names
+
+
+def write_artifacts(result: CompileResult, outdir: Path, emit: Sequence[str]) -> list[Path]:
+    """Write the chosen artefacts into ``outdir`` (created if needed); returns their paths."""
+    texts = {"extracted": ("extracted.gls", lambda: program_text(result.term, result.env)),
+             "egraph": ("egraph.dot", lambda: to_dot(result.egraph, result.extraction.choice))}
+    written = []
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+        for name in emit:
+            filename, make = texts[name]
+            path = outdir / filename
+            path.write_text(make())
+            written.append(path)
+    except OSError as error:
+        raise GlcError(f"cannot write: {error.strerror}", str(error.filename or outdir)) from None
+    return written
+
+
+def program_text(term: Term, env: Mapping[str, Access]) -> str:
+    """A .gls program for an extracted term: an input declaration per tensor it reads, a
+    ``define`` per access sub-term it uses more than once (so a shared node is printed once,
+    as the DAG extractor counted it), then the result expression."""
+    order = walk(term)
+    uses = Counter(id(arg) for node in order for arg in node.args)
+    symbols = list(dict.fromkeys(n.value for n in order if n.op == "symbol"))
+    lines = []
+    for name in symbols:
+        ty = env[name]
+        dims = "".join(f" {d}" for d in ty.dims)
+        lines.append(f"(input {name} (shape{dims}) {ty.dtype})")
+    names = (f"shared{k}" for k in range(1, len(order) + 1) if f"shared{k}" not in symbols)
+    replaced: dict[int, Term] = {}
+    for node in order:
+        new = node.with_args(tuple(replaced[id(a)] for a in node.args))
+        if uses[id(node)] > 1 and node.args and node.op not in ("shape", "list", "literal"):
+            name = next(names)
+            lines.append(f"(define {name} {print_term(new)})")
+            new = leaf("symbol", name)
+        replaced[id(node)] = new
+    lines.append(print_term(replaced[id(term)]))
+    return "\n".join(lines) + "\n"
