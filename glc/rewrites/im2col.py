@@ -17,9 +17,11 @@ from glc.rewrites.build import acc, pattern, shape_text, target
 
 def _worth_flattening(match: Match) -> bool:
     # Only where flattening changes the access (a side of 2 or more dims): flattening an already
-    # flat access would add a class per iteration forever (the paper's rule needs backoff).
+    # flat access would add a class per iteration forever (the paper's rule needs backoff). And
+    # only accesses with items, the operands of products and computes: a bare tensor's flattening
+    # never reaches a product's item.
     a = acc(match, "a")
-    return a is not None and (len(a.shape) > 1 or len(a.item) > 1)
+    return a is not None and bool(a.item) and (len(a.shape) > 1 or len(a.item) > 1)
 
 
 def _items_kept(a, shape) -> bool:
