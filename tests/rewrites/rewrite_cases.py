@@ -198,7 +198,8 @@ REFUSES: dict[str, list[str]] = {
     "systolic-array-with-blocking-4-4": [
         decl(a="3 6 int8", b="12 6 int8") + mm(A1, "(access (access-tensor b) 1)"),
         decl(a="3 8 int8", b="6 8 int8") + mm(A1, "(access (access-tensor b) 1)")],
-    "flatten-unflatten-any-access": [decl(a="3 5 int8") + A1],
+    "flatten-unflatten-any-access": [decl(a="3 5 int8") + A1,
+                                     decl(a="3 5 int8") + "(access-tensor a)"],
     "bubble-reshape-through-cartesian-product": [
         # Whole items are not kept: ((4),(6)) -> ((8),(3)) pairs other items.
         decl(w="4 2 3 int8", x="2 3 2 3 int8") + cp(
