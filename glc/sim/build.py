@@ -4,8 +4,8 @@ cocotb's stock Verilator runner always passes ``--public-flat-rw``, which makes 
 VPI-visible and the model about five times slower (toolchain.md). ``FastVerilator`` exposes only
 the top level's ports (``--public-depth 1``) and optimises; every testbench here therefore talks to
 the design through top-level ports alone. A build lives in a directory named by a hash of
-everything that affects it, so an unchanged design is never rebuilt, and waves (FST) get their
-own directory.
+everything that affects it, so an unchanged design is never rebuilt, and waves (VCD or FST) get
+their own directory.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ HW = REPO / "hw"
 # Optimisation flags measured in toolchain.md; assertions are off because the design's checks are
 # elaboration-time $fatal calls and run-time error status, not SVA.
 FAST_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-assert")
-WAVE_FLAGS = ("--trace-fst", "--trace-structs")
+# Waves: VCD needs nothing more; the wheel's FST writer needs the lz4 headers (liblz4-dev).
+WAVE_FLAGS = {"vcd": ("--trace-structs",), "fst": ("--trace-fst", "--trace-structs")}
 STAMP = "glc-build.json"
 
 
@@ -60,15 +61,21 @@ def design_sources() -> list[Path]:
 
 @dataclass(frozen=True)
 class Design:
-    """One elaboration of the RTL: a top module and its parameters."""
+    """One elaboration of the RTL: a top module, its parameters, and the wave format recorded
+    ("" for none, "vcd" or "fst"; the simulator then writes dump.vcd / dump.fst in its run
+    directory)."""
 
     top: str
     parameters: Mapping[str, int | str] = field(default_factory=dict)
-    waves: bool = False
+    waves: str = ""
+
+    def __post_init__(self) -> None:
+        if self.waves not in ("", *WAVE_FLAGS):
+            raise GlcError(f"unknown wave format {self.waves!r} (vcd or fst)")
 
     def flags(self) -> list[str]:
         """Verilator flags beyond the runner's own."""
-        return [*FAST_FLAGS, *(WAVE_FLAGS if self.waves else ())]
+        return [*FAST_FLAGS, *WAVE_FLAGS.get(self.waves, ())]
 
     def key(self) -> str:
         """A hash of everything that changes the built model."""
@@ -81,7 +88,7 @@ class Design:
 
     def build_dir(self) -> Path:
         """This design's cached build directory."""
-        kind = "waves" if self.waves else "fast"
+        kind = f"waves-{self.waves}" if self.waves else "fast"
         return build_root() / f"{self.top}-{kind}-{self.key()}"
 
 
@@ -114,10 +121,14 @@ def build(design: Design) -> Path:
         try:
             runner.build(sources=design_sources(), hdl_toplevel=design.top,
                          parameters=dict(design.parameters), build_args=design.flags(),
-                         build_dir=directory, waves=design.waves, log_file=log)
+                         build_dir=directory, waves=bool(design.waves), log_file=log)
         except RuntimeError as error:
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-            raise GlcError(f"Verilator build of {design.top} failed:\n{tail}", str(log)) from error
+            text = log.read_text(errors="replace")
+            tail = "\n".join(text.splitlines()[-15:])
+            hint = ("\nFST waves need the lz4 headers (apt install liblz4-dev); VCD needs nothing"
+                    if "lz4.h" in text else "")
+            raise GlcError(f"Verilator build of {design.top} failed:\n{tail}{hint}",
+                           str(log)) from error
         (directory / STAMP).write_text(json.dumps(
             {"top": design.top, "parameters": dict(design.parameters), "flags": design.flags()}))
     return directory
@@ -159,7 +170,7 @@ def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
                     hdl_toplevel_lang="verilog", build_dir=directory, test_dir=run_dir,
                     testcase=testcase, extra_env=dict(env or {}), plusargs=list(plusargs or []),
                     results_xml=str(results),
-                    waves=design.waves, log_file=log)
+                    waves=bool(design.waves), log_file=log)
     except (RuntimeError, SystemExit) as error:
         raise SimulationFailed(f"the simulator of {design.top} crashed; see {log}") from error
     finally:

@@ -54,19 +54,20 @@ class SimResult:
             raise MachineError(self.error, self.error_pc, "reported by the RTL", where=where)
 
 
-def design(config: HwConfig, *, waves: bool = False) -> Design:
+def design(config: HwConfig, *, waves: str = "") -> Design:
     """The simulation top built for ``config`` (its keys are the Verilog parameters)."""
     return Design(TOP, config.verilog_parameters(), waves=waves)
 
 
 def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
-                max_cycles: int = 10_000_000, waves: bool = False,
+                max_cycles: int = 10_000_000, waves: str = "",
                 keep: Path | None = None) -> SimResult:
     """Run the instruction words ``image`` with DRAM initialised from ``dram`` (missing bytes
     are zero) until it is done, fails, or ``max_cycles`` pass.
 
-    ``keep`` names a directory to leave the run's files in (hex images, log, waves); by default
-    they go to a temporary directory that is removed.
+    ``waves`` ("vcd" or "fst") records every signal from a separate build; give ``keep``, the
+    directory to leave the run's files in (hex images, log, dump.vcd / dump.fst), or they go to
+    a temporary directory that is removed.
     """
     if len(image) > config.imem_words:
         raise GlcError(f"the program has {len(image)} instructions; instruction memory holds "

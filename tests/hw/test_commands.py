@@ -1,0 +1,27 @@
+"""`glc rtl`: a program on the RTL from the command line, checked against the ISA simulator."""
+
+import json
+
+from click.testing import CliRunner
+
+from glc.isa.cases import PROGRAMS
+from glc.isa.status import ErrorCode, MachineError
+from glc.sim.commands import rtl
+
+
+def test_rtl_command_runs_a_program_and_checks_it_against_the_model(tmp_path):
+    out = tmp_path / "dram.bin"
+    result = CliRunner().invoke(rtl, [str(PROGRAMS / "matmul_tiled.s"), "--config", "n4",
+                                      "--check", "--json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["match"] is True
+    assert figures["cycles"] == figures["predicted_cycles"]
+    assert figures["macs"] == 16 * figures["busy_exec"]
+    assert out.stat().st_size == 65536
+
+
+def test_rtl_command_reports_the_machine_error(tmp_path):
+    result = CliRunner().invoke(rtl, [str(PROGRAMS / "bad_opcode.s"), "--config", "n4"])
+    assert isinstance(result.exception, MachineError)
+    assert (result.exception.code, result.exception.pc) == (ErrorCode.ILLEGAL_OPCODE, 1)
