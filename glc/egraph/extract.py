@@ -64,11 +64,14 @@ def greedy(eg: EGraph, root: int, cost: CostFunction = node_count) -> Extraction
                       "greedy", time.perf_counter() - start)
 
 
-def tree_costs(eg: EGraph, cost: CostFunction) -> dict[int, tuple[float, ENode]]:
+def tree_costs(eg: EGraph, cost: CostFunction,
+               combine: Callable[[list[float]], float] = sum) -> dict[int, tuple[float, ENode]]:
     """Each extractable class's least tree cost and the node achieving it.
 
     A node becomes ready when all its child classes are settled; settling classes cheapest
-    first makes each one's first settled cost its least (costs are non-negative)."""
+    first makes each one's first settled cost its least (costs are non-negative, and
+    ``combine`` of the children's costs — ``sum`` for tree cost, ``max`` for a lower bound
+    on DAG cost — never decreases as they grow: Knuth's superior functions)."""
     if not eg.clean:
         raise ValueError("extract from a rebuilt e-graph")
     waiting: dict[tuple[ENode, int], int] = {}
@@ -107,7 +110,7 @@ def tree_costs(eg: EGraph, cost: CostFunction) -> dict[int, tuple[float, ENode]]
                 continue
             del waiting[key]
             if pid not in best:
-                value = own[parent] + sum(best[k][0] for k in parent[2])
+                value = own[parent] + combine([best[k][0] for k in parent[2]])
                 heapq.heappush(heap, (value, tick, pid, parent))
                 tick += 1
     return best
@@ -127,7 +130,12 @@ def exact(eg: EGraph, root: int, cost: CostFunction = node_count,
     start = time.perf_counter()
     fallback = greedy(eg, root, cost)
     root = eg.find(root)
-    classes, nodes = _candidates(eg, root, cost, tree_costs(eg, cost))
+    # Prune with the greedy answer's DAG cost G: a term holding node n costs at least n's own
+    # cost plus the costliest child's DAG cost, itself at least its ``max`` lower bound; nodes
+    # whose bound exceeds G cannot be in an optimum (the greedy answer's nodes all survive).
+    bound = fallback.dag_cost * (1 + 1e-9) + 1e-9  # slack for rounding in the float sums
+    lower = {cid: c for cid, (c, _) in tree_costs(eg, cost, _max).items()}
+    classes, nodes = _candidates(eg, root, cost, lower, bound)
     rows, cols, vals, lo, hi = [], [], [], [], []
 
     def row(entries, low, high):
@@ -158,6 +166,7 @@ def exact(eg: EGraph, root: int, cost: CostFunction = node_count,
             row([(i, -1.0) for i in using]
                 + [(j, 1.0) for j in classes[k] if cid not in nodes[j][1][2]], 0.0, math.inf)
     objective = np.array([cost(eg, cid, node) for cid, node in nodes])
+    row(list(enumerate(objective)), -math.inf, bound)
     index = {node: i for i, (_, node) in enumerate(nodes)}
     for cycle in _short_cycles(classes, nodes):
         row([(i, 1.0) for i in cycle], -math.inf, len(cycle) - 1.0)
@@ -263,11 +272,17 @@ def _cycles(root: int, chosen: dict[int, ENode]) -> list[list[int]]:
     return cycles
 
 
-def _candidates(eg: EGraph, root: int, cost: CostFunction, best: dict):
-    """The classes reachable from the root through extractable nodes, and those nodes.
+def _max(values: list[float]) -> float:
+    return max(values, default=0.0)
 
-    A node is a candidate if its cost is finite and all its children are extractable; a node
-    that is its own child can never be chosen. Returns (class -> node indices, nodes)."""
+
+def _candidates(eg: EGraph, root: int, cost: CostFunction, lower: dict[int, float],
+                bound: float):
+    """The classes reachable from the root through candidate nodes, and those nodes.
+
+    A node is a candidate if its children are extractable (have a ``lower`` bound) and its own
+    cost plus their greatest lower bound is at most ``bound``; a node that is its own child can
+    never be chosen. Returns (class -> node indices, nodes)."""
     nodes: list[tuple[int, ENode]] = []
     classes: dict[int, list[int]] = {}
     stack, seen = [root], {root}
@@ -276,8 +291,9 @@ def _candidates(eg: EGraph, root: int, cost: CostFunction, best: dict):
         classes[cid] = []
         for node in eg.classes[cid].nodes:
             kids = node[2]
-            if cid in kids or any(k not in best for k in kids) or math.isinf(
-                    cost(eg, cid, node)):
+            if cid in kids or any(k not in lower for k in kids):
+                continue
+            if cost(eg, cid, node) + _max([lower[k] for k in kids]) > bound:
                 continue
             classes[cid].append(len(nodes))
             nodes.append((cid, node))
