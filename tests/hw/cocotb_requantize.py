@@ -19,17 +19,28 @@ def reference(x: int, relu: bool, shift: int) -> tuple[int, int]:
     return x, max(-128, min(127, rounded))
 
 
+class TB:
+    """Drives the combinational converter: one element in, its raw and int8 forms out."""
+
+    def __init__(self, dut):
+        self.dut = dut
+
+    async def convert(self, x: int, relu: bool, shift: int) -> tuple[int, int]:
+        self.dut.x.value = x & 0xFFFFFFFF
+        self.dut.relu.value = int(relu)
+        self.dut.shift.value = shift
+        await Timer(1, unit="ns")
+        return self.dut.raw.value.to_signed(), self.dut.narrow.value.to_signed()
+
+
 @cocotb.test()
 async def requantize_rounds_half_up_and_saturates(dut):
     """Every edge value and 200 random ones, for every shift, with and without ReLU."""
+    tb = TB(dut)
     rng = np.random.default_rng(7)
     values = EDGES + [int(v) for v in rng.integers(-(1 << 31), 1 << 31, 200)]
     for shift in range(32):
         for relu in (False, True):
             for x in values:
-                dut.x.value = x & 0xFFFFFFFF
-                dut.relu.value = int(relu)
-                dut.shift.value = shift
-                await Timer(1, unit="ns")
-                got = (dut.raw.value.to_signed(), dut.narrow.value.to_signed())
+                got = await tb.convert(x, relu, shift)
                 assert got == reference(x, relu, shift), (x, relu, shift)

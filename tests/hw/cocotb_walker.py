@@ -36,40 +36,47 @@ def expected_beats(instruction: Instruction, port: int) -> list[tuple[int, ...]]
     return beats
 
 
-async def walk(dut, instruction: Instruction) -> list[tuple[int, ...]]:
-    """Start the walker on `instruction` and record every beat until it goes idle."""
-    await RisingEdge(dut.clk)
-    dut.word.value = encode(instruction)
-    dut.wide.value = int(element_bytes(instruction) == 4)
-    dut.start.value = 1
-    await RisingEdge(dut.clk)
-    dut.start.value = 0
-    beats = []
-    await Timer(1, unit="ns")
-    while int(dut.active.value):
-        beats.append(tuple(int(getattr(dut, name).value) if name != "in_bounds"
-                           else bool(int(dut.in_bounds.value)) for name in FIELDS))
+class TB:
+    """Clock and reset of the walker, and a driver that runs one instruction through it."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        Clock(dut.clk, 10, unit="ns").start()
+
+    async def reset(self):
+        self.dut.start.value = 0
+        self.dut.rst.value = 1
+        await RisingEdge(self.dut.clk)
+        await RisingEdge(self.dut.clk)
+        self.dut.rst.value = 0
+
+    async def walk(self, instruction: Instruction) -> list[tuple]:
+        """Start the walker on `instruction` and record every beat until it goes idle."""
+        dut = self.dut
         await RisingEdge(dut.clk)
+        dut.word.value = encode(instruction)
+        dut.wide.value = int(element_bytes(instruction) == 4)
+        dut.start.value = 1
+        await RisingEdge(dut.clk)
+        dut.start.value = 0
+        beats = []
         await Timer(1, unit="ns")
-    return [(b[0], b[1], b[2], b[3], bool(b[4]), bool(b[5]), bool(b[6])) for b in beats]
-
-
-async def reset(dut):
-    Clock(dut.clk, 10, unit="ns").start()
-    dut.start.value = 0
-    dut.rst.value = 1
-    await RisingEdge(dut.clk)
-    await RisingEdge(dut.clk)
-    dut.rst.value = 0
+        while int(dut.active.value):
+            beats.append(tuple(int(getattr(dut, name).value) for name in FIELDS))
+            await RisingEdge(dut.clk)
+            await Timer(1, unit="ns")
+        return [(b[0], bool(b[1]), b[2], b[3], bool(b[4]), bool(b[5]), bool(b[6]))
+                for b in beats]
 
 
 @cocotb.test()
 async def padding_runs_are_out_of_bounds(dut):
     """A 1-D row with one pad element each side: x = -1 … 4 against xlim = 4."""
-    await reset(dut)
+    tb = TB(dut)
+    await tb.reset()
     load = Instruction.make("load", run=1, dram=100, count0=6, stride0=1, xcoef0=1, x0=-1,
                             xlim=4, inner=1)
-    beats = await walk(dut, load)
+    beats = await tb.walk(load)
     assert [b[1] for b in beats] == [False, True, True, True, True, False]
     assert [b[0] for b in beats] == [100 + i for i in range(6)]
     assert [b[3] for b in beats] == list(range(6))  # one row, runs side by side
@@ -79,7 +86,8 @@ async def padding_runs_are_out_of_bounds(dut):
 @cocotb.test()
 async def nested_strided_loops_match_the_transfer_pattern(dut):
     """Random legal LOADs/STOREs: levels, negative strides, 2-D bounds, int32 elements."""
-    await reset(dut)
+    tb = TB(dut)
+    await tb.reset()
     port = env_int("GLC_PORT_BYTES")
     n = 16
     rng = np.random.default_rng(port)
@@ -98,4 +106,4 @@ async def nested_strided_loops_match_the_transfer_pattern(dut):
         name = "store" if rng.integers(0, 2) else "load"
         wide_field = {"raw": int(wide)} if name == "store" else {"acc": int(wide)}
         instruction = Instruction.make(name, **fields, **wide_field)
-        assert await walk(dut, instruction) == expected_beats(instruction, port), instruction
+        assert await tb.walk(instruction) == expected_beats(instruction, port), instruction
