@@ -7,9 +7,14 @@ cost (own + children's, a shared child paid at each use), found in one pass with
 generalisation of Dijkstra's algorithm. ``exact`` minimises the *DAG* cost — each class used is
 paid once, as in the hardware, where a shared sub-term is computed once — as an integer program
 (the reference, Glenside, used commercial CPLEX; SciPy's HiGHS, ``scipy.optimize.milp``, is free):
-a binary per e-node, the root's class chooses one node, a chosen node's child classes choose one,
-and order variables forbid cycles, added only on the strongly connected parts of the class graph
-(Miller–Tucker–Zemlin constraints: a chosen node's class is ordered above its children's).
+a binary per e-node; each class chooses at most one node, the root's class (and every class all
+its terms need) exactly one; a class choosing a node that uses class k makes k choose one.
+Cycles are forbidden in layers: a node that is its own child is never a candidate, a node's
+child may not choose a node using the node's own class (cycles of two), cycles of three are cut
+before solving, and any longer cycle in the solver's answer is cut and the program solved again
+(lazy constraints, rather than order variables on every class of a cycle, whose big-M rows
+make a weak relaxation).
+The greedy answer bounds the objective and prunes nodes that cannot beat it.
 """
 
 from __future__ import annotations

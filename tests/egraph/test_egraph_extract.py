@@ -76,6 +76,29 @@ def test_exact_never_extracts_a_cycle():
     assert found.dag_cost == 11 == brute_force_dag_cost(eg, root, symbol_cost)
 
 
+def test_a_longer_cycle_is_cut_and_solved_again():
+    """C1 = {p, (access-flatten C2)}, C2 = {q, (access-tensor C3)}, C3 = {r, (compute relu C4)},
+    C4 = {s, (compute negative C1)}, every symbol costing 10: the four operators (and two
+    compute types) would cost 6 but form a cycle of four, which no constraint excludes before
+    solving; the answer is a symbol under the pair: 11."""
+    eg = EGraph(ENV)
+    c1, c2, c3, c4 = (add(eg, name) for name in "pqrs")
+    eg.union(c1, add(eg, "(access-flatten q)"))
+    eg.union(c2, add(eg, "(access-tensor r)"))
+    eg.union(c3, add(eg, "(compute relu s)"))
+    eg.union(c4, add(eg, "(compute negative p)"))
+    eg.rebuild()
+    root = add(eg, "(access-pair p p)")
+    eg.rebuild()
+
+    def costly_symbols(eg, cid, node):
+        return 10.0 if node[0] == "symbol" else 1.0
+
+    found = exact(eg, root, costly_symbols)
+    assert found.dag_cost == 11 == brute_force_dag_cost(eg, root, costly_symbols)
+    assert print_term(found.term) == "(access-pair p p)"
+
+
 def test_an_infinite_cost_node_is_never_extracted():
     eg, root = shared_subterm_graph()
 
