@@ -62,6 +62,26 @@ def test_faulty_program_stops_with_its_error_status(name, config):
         rtl.raise_for_status()
 
 
+def test_running_off_the_end_of_instruction_memory_is_imem_range():
+    hw = load_config("n4")
+    words = assemble("sync unit=exec\n" * hw.imem_words, hw).words
+    with pytest.raises(MachineError) as model:
+        simulator.run(words, hw)
+    rtl = run_program(hw, words, b"", max_cycles=100_000)
+    assert (rtl.error, rtl.error_pc) == (model.value.code, model.value.pc)
+    assert (rtl.error, rtl.error_pc) == (ErrorCode.IMEM_RANGE, hw.imem_words)
+
+
+def test_a_256th_token_is_token_overflow():
+    hw = load_config("n4")
+    words = assemble("sync unit=load, push_next\n" * 256 + "halt\n", hw).words
+    with pytest.raises(MachineError) as model:
+        simulator.run(words, hw)
+    rtl = run_program(hw, words, b"", max_cycles=100_000)
+    assert (rtl.error, rtl.error_pc) == (model.value.code, model.value.pc)
+    assert (rtl.error, rtl.error_pc) == (ErrorCode.TOKEN_OVERFLOW, 255)
+
+
 def test_watchdog_stops_a_program_that_does_not_finish_in_time():
     hw = load_config("n4")
     words = assemble("matmul rows=200\n" * 8 + "halt\n", hw).words
