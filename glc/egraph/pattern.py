@@ -61,7 +61,9 @@ class Pattern:
 
             return match_ground
         op, value, arity = pat.op, pat.value, len(pat.args)
-        children = [self._compile(arg) for arg in pat.args]
+        # A variable child is matched inline (the commonest case, and a call saved per node).
+        children = [(arg.value, None) if arg.op == "var" else (None, self._compile(arg))
+                    for arg in pat.args]
 
         def match_node(eg: EGraph, cid: int, subst: Subst) -> list[Subst]:
             out: list[Subst] = []
@@ -69,8 +71,20 @@ class Pattern:
                 if node[0] != op or node[1] != value or len(node[2]) != arity:
                     continue
                 partial = [subst]
-                for child, arg in zip(children, node[2], strict=True):
-                    partial = [s for p in partial for s in child(eg, arg, p)]
+                for (name, child), arg in zip(children, node[2], strict=True):
+                    if child is not None:
+                        partial = [s for p in partial for s in child(eg, arg, p)]
+                    else:
+                        extended = []
+                        for p in partial:
+                            bound = p.get(name)
+                            if bound is None:
+                                p = dict(p)
+                                p[name] = arg
+                                extended.append(p)
+                            elif bound == arg:
+                                extended.append(p)
+                        partial = extended
                     if not partial:
                         break
                 out.extend(partial)
