@@ -134,7 +134,8 @@ def _build(rng: random.Random, env: dict[str, Access], depth: int) -> tuple[Term
         a = env[name]
         return Term("access-tensor", (leaf("symbol", name),)), Access(a.dims, (), a.dtype)
     inner, a = _build(rng, env, depth - 1)
-    choice = rng.randrange(6)
+    # Zero padding is what the analysis tracks: make it common low in the term.
+    choice = 2 if depth <= 2 and rng.random() < 0.5 else rng.randrange(12)
     if choice == 0:
         k = rng.randrange(a.ndim + 1)
         return Term("access", (inner, _int(k))), Access(a.dims[:k], a.dims[k:], a.dtype)
@@ -163,7 +164,46 @@ def _build(rng: random.Random, env: dict[str, Access], depth: int) -> tuple[Term
         return (Term("compute", (leaf("compute-type", ("relu",)), inner)), a)
     if choice == 5 and a.item:
         other, b = _build(rng, env, depth - 1)
-        if b.item == a.item and b.dtype == a.dtype:
-            return (Term("access-cartesian-product", (inner, other)),
-                    Access(a.shape + b.shape, (2,) + a.item, a.dtype))
+        if b.item != a.item or b.dtype != a.dtype:
+            other, b = Term("compute", (leaf("compute-type", ("negative",)), inner)), a
+        return (Term("access-cartesian-product", (inner, other)),
+                Access(a.shape + b.shape, (2,) + a.item, a.dtype))
+    if choice == 6 and a.item:
+        filters = tuple(rng.randrange(1, d + 1) for d in a.item)
+        strides = tuple(rng.randrange(1, 3) for _ in a.item)
+        windows = tuple((d - f) // st + 1 for d, f, st in zip(a.item, filters, strides,
+                                                                strict=True))
+        return (Term("access-windows", (inner, _shape(filters), _shape(strides))),
+                Access(a.shape + windows, filters, a.dtype))
+    if choice == 7 and a.item:
+        kind = rng.choice(["dot-product", "reduce-sum", "reduce-max", "elementwise-mul",
+                           "elementwise-add"])
+        wide = "int32" if kind != "reduce-max" else a.dtype
+        out = (Access(a.shape, (), wide) if kind in ("dot-product", "reduce-sum", "reduce-max")
+               else Access(a.shape, a.item[1:], wide))
+        return Term("compute", (leaf("compute-type", (kind,)), inner)), out
+    if choice == 8:
+        k = rng.randrange(a.ndim + 1)
+        dims = a.dims[:k] + (1,) + a.dims[k:]
+        n = a.n + 1 if k <= a.n else a.n
+        return Term("access-insert-axis", (inner, _int(k))), Access(dims[:n], dims[n:], a.dtype)
+    if choice == 9 and 1 in a.dims:
+        k = a.dims.index(1)
+        dims = a.dims[:k] + a.dims[k + 1:]
+        n = a.n - 1 if k < a.n else a.n
+        return Term("access-squeeze", (inner, _int(k))), Access(dims[:n], dims[n:], a.dtype)
+    if choice == 10 and a.ndim:
+        k = rng.randrange(a.ndim)
+        other = Term("compute", (leaf("compute-type", ("negative",)), inner))
+        dims = list(a.dims)
+        dims[k] *= 2
+        return (Term("access-concatenate", (inner, other, _int(k))),
+                Access(tuple(dims[:a.n]), tuple(dims[a.n:]), a.dtype))
+    if choice == 11:
+        other = Term("compute", (leaf("compute-type", ("relu",)), inner))
+        return Term("access-pair", (inner, other)), Access(a.shape, (2,) + a.item, a.dtype)
     return inner, a
+
+
+def _shape(dims) -> Term:
+    return Term("shape", tuple(map(_int, dims)))

@@ -105,7 +105,7 @@ def test_random_terms_and_unions_match_naive_congruence_closure(seed, count, uni
     assert same_partition(model, found)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_zero_boxes_of_random_terms_are_zero_when_evaluated(seed):
     rng = random.Random(seed)
@@ -167,3 +167,14 @@ def test_analysis_agrees_with_the_checker_on_every_class(folder, rules):
             value, _ = interpret(t, bundle.arrays)
             for box in data.zeros:
                 assert not value[tuple(slice(lo, hi) for lo, hi in box)].any()
+
+
+def test_windows_wholly_inside_zero_padding_are_zero_boxes():
+    env = {"x": Access((2, 3), (), "int8")}
+    eg = EGraph(env)
+    # Columns 0..2 and 6..8 of the (2, 9) padded tensor are zero; width-2 windows at positions
+    # 0..1 and 6..7 lie inside them.
+    cid = eg.add_term(term("(access-windows (access (access-pad (access-tensor x) zero-padding 1"
+                           " 3 3) 1) (shape 2) (shape 1))"))
+    assert eg.type_of(cid) == Access((2, 8), (2,), "int8")
+    assert set(eg.data(cid).zeros) == {((0, 2), (0, 2), (0, 2)), ((0, 2), (6, 8), (0, 2))}
