@@ -15,7 +15,7 @@ from glc.rewrites.build import acc, pattern
 MATMUL = "(compute dot-product (access-cartesian-product ?a ?b))"
 
 
-def operands(match: Match) -> tuple[Access, Access] | None:
+def _operands(match: Match) -> tuple[Access, Access] | None:
     """The streamed and the stationary operand when the product is a vector- or matrix-matrix
     product: ``?a`` is ``((M),(K))`` or ``((),(K))``, ``?b`` is ``((N),(K))``."""
     a, b = acc(match, "a"), acc(match, "b")
@@ -28,7 +28,7 @@ def operands(match: Match) -> tuple[Access, Access] | None:
 
 def _array(node: str, rows: int | None = None, cols: int | None = None):
     def rhs(match: Match):
-        found = operands(match)
+        found = _operands(match)
         if found is None:
             return None
         _, b = found
