@@ -151,9 +151,9 @@ def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | 
 @shapes_option
 @click.option("-o", "--out", "outdir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the --emit artefacts.")
-@click.option("--emit", default="extracted", show_default=True,
-              help="Comma-separated artefacts to write into OUTDIR: extracted (extracted.gls, a "
-                   "program glc interp runs), egraph (egraph.dot).")
+@click.option("--emit", help="Comma-separated artefacts to write into OUTDIR: extracted "
+                             "(extracted.gls, a program glc interp runs; the default), egraph "
+                             "(egraph.dot).")
 @click.option("--rules", default=REWRITES_DEFAULT, show_default=True,
               help="Comma-separated rule sets of glc/rewrites/, or all.")
 @click.option("--config", "config_name", default="n16", show_default=True,
@@ -172,11 +172,13 @@ def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | 
 @click.pass_obj
 @reports_errors
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
-             outdir: Path | None, emit: str, rules: str, config_name: str,
+             outdir: Path | None, emit: str | None, rules: str, config_name: str,
              array_size: int | None, iter_limit: int, node_limit: int, time_limit: float,
              extractor: str, as_json: bool) -> None:
     """Saturate PROGRAM with the rewrite rules and extract the cheapest equivalent term."""
-    artefacts = parse_emit(emit)
+    if emit is not None and outdir is None:
+        raise GlcError("--emit writes into a folder: give -o OUTDIR")
+    artefacts = parse_emit(emit or "extracted")
     bundle = load(program, inputs, shapes)
     size = array_size if array_size is not None else load_config(config_name).array_size
     result = compile_program(bundle, rules=select_rules(rules, size),

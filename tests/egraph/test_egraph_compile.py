@@ -66,6 +66,12 @@ def test_an_unknown_artefact_is_one_error_line(tmp_path):
                                      "comma-separated list of extracted, egraph")
 
 
+def test_emit_without_an_output_folder_is_an_error():
+    result = glc("compile", PROGRAMS[0], "--emit", "egraph")
+    assert result.exit_code == 1
+    assert result.output.strip() == "error: --emit writes into a folder: give -o OUTDIR"
+
+
 def test_an_ill_typed_program_is_a_located_error(tmp_path):
     bad = tmp_path / "bad.gls"
     bad.write_text("(input a (shape 3 4) int8)\n(access (access-tensor a) 5)\n")
