@@ -139,7 +139,68 @@ def reshape_under_product(rng):
         f"(access-cartesian-product {sides[0]} {sides[1]})")
 
 
-GENERATORS = [transposes, slice_or_pad_across_transpose, reshape_under_dot, reshape_under_product]
+def shape_first(rng, n: int, ndim: int, keep_tuple: bool, mix: bool = True) -> list[int]:
+    """A permutation of ``ndim`` dims that keeps the first ``n`` among themselves and, if
+    ``keep_tuple``, dim ``n`` in place (if ``mix``, one time in five any permutation)."""
+    if mix and rng.integers(5) == 0:
+        return [int(j) for j in rng.permutation(ndim)]
+    head = [int(j) for j in rng.permutation(n)]
+    tail = list(range(n, ndim))
+    if keep_tuple:
+        rest = [n + 1 + int(j) for j in rng.permutation(ndim - n - 1)]
+        return head + [n] + rest
+    return head + tail
+
+
+def transpose_under_dot(rng):
+    source, a, b, (sa, sb, item) = product(rng)
+    n = len(sa) + len(sb)
+    p = shape_first(rng, n, n + 1 + len(item), keep_tuple=True)
+    return "bubble-transpose-through-dot-product", source + (
+        f"(compute dot-product (access-transpose (access-cartesian-product {a} {b}) "
+        f"(list {ints(p)})))")
+
+
+def transpose_in_product(rng):
+    source, a, b, (sa, sb, item) = product(rng)
+    if rng.integers(2):
+        p = shape_first(rng, len(sa), len(sa) + len(item), keep_tuple=False, mix=False)
+        return "bubble-transpose-through-cartesian-product-left", source + (
+            f"(access-cartesian-product (access-transpose {a} (list {ints(p)})) {b})")
+    p = shape_first(rng, len(sb), len(sb) + len(item), keep_tuple=False, mix=False)
+    return "bubble-transpose-through-cartesian-product-right", source + (
+        f"(access-cartesian-product {a} (access-transpose {b} (list {ints(p)})))")
+
+
+def concatenate_or_slice_in_product(rng):
+    item = tensor(rng, int(rng.integers(1, 3)))
+    sa, sb = tensor(rng, int(rng.integers(1, 3))), tensor(rng, int(rng.integers(1, 3)))
+    side = int(rng.integers(3))  # 0 left shape axis, 1 right shape axis, 2 an item axis
+    ka = int(rng.integers(len(sa))) if side == 0 else len(sa) + int(rng.integers(len(item)))
+    kb = int(rng.integers(len(sb))) if side == 1 else len(sb) + ka - len(sa)
+    a_dims, b_dims = sa + item, sb + item
+    extra = int(rng.integers(1, 3))
+    a2 = tuple(d + extra if j == ka else d for j, d in enumerate(a_dims))
+    b2 = tuple(d + extra if j == kb else d for j, d in enumerate(b_dims))
+    source = decl("a", a_dims) + decl("b", b_dims) + decl("c", a2) + decl("d", b2)
+    acc = {x: f"(access (access-tensor {x}) {n})" for x, n in
+           (("a", len(sa)), ("b", len(sb)), ("c", len(sa)), ("d", len(sb)))}
+    where = ("left", "right", "item-axis")[side]
+    if rng.integers(2):
+        left = f"(access-concatenate {acc['a']} {acc['c']} {ka})" if side != 1 else acc["a"]
+        right = f"(access-concatenate {acc['b']} {acc['d']} {kb})" if side != 0 else acc["b"]
+        return f"bubble-concatenate-through-cartesian-product-{where}", source + (
+            f"(access-cartesian-product {left} {right})")
+    lo = int(rng.integers(0, a2[ka] if side != 1 else b2[kb]))
+    hi = int(rng.integers(lo + 1, (a2[ka] if side != 1 else b2[kb]) + 1))
+    left = f"(access-slice {acc['c']} {ka} {lo} {hi})" if side != 1 else acc["a"]
+    right = f"(access-slice {acc['d']} {kb} {lo} {hi})" if side != 0 else acc["b"]
+    return f"bubble-slice-through-cartesian-product-{where}", source + (
+        f"(access-cartesian-product {left} {right})")
+
+
+GENERATORS = [transposes, slice_or_pad_across_transpose, reshape_under_dot, reshape_under_product,
+              transpose_under_dot, transpose_in_product, concatenate_or_slice_in_product]
 
 
 @pytest.mark.parametrize("generate", GENERATORS, ids=lambda g: g.__name__)
