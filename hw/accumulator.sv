@@ -31,7 +31,8 @@ module accumulator #(
     always_ff @(posedge clk) begin
         if (mm_we && 32'(mm_row) < ROWS) begin
             for (int n = 0; n < N; n++) begin
-                mem[IDX_W'(mm_row)][n] <= mm_data[n] + (mm_accumulate ? mem[IDX_W'(mm_row)][n] : 32'd0);
+                mem[IDX_W'(mm_row)][n] <= mm_data[n]
+                                        + (mm_accumulate ? mem[IDX_W'(mm_row)][n] : 32'd0);
             end
         end
         if (ld_we && 32'(ld_row) < ROWS) mem[IDX_W'(ld_row)] <= ld_data;

@@ -69,8 +69,9 @@ module decoder import isa_pkg::*; #(
         else begin
             case (opcode)
                 OP_LOAD:   error = transfer_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
-                OP_STORE:  error = transfer_bad
-                               || (word[STORE_RAW_LSB] && word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0)
+                // STORE: raw int32 takes no requantize shift.
+                OP_STORE:  error = transfer_bad || (word[STORE_RAW_LSB]
+                                   && word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0)
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
                 OP_MATMUL: error = word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W] == '0
                                ? ERR_ILLEGAL_FIELD : ERR_OK;

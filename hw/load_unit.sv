@@ -51,30 +51,14 @@ module load_unit import isa_pkg::*; #(
     output logic [ERR_W-1:0]           error_code,
     output logic [31:0]                error_pc
 );
-    localparam int LEVELS = 4;
-
     logic is_load, is_sync, free, tokens_ok, rows_fit, range_error;
     logic wide_q, push_q, push_next_q;
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
-    // A LOAD's local rows, row + Π(counts of the outer levels), must fit (checked at issue).
-    always_comb begin
-        logic [63:0] rows;
-        logic [XFER_INNER_W-1:0] inner;
-        inner = head_word[XFER_INNER_LSB +: XFER_INNER_W];
-        rows = 64'd1;
-        for (int k = 0; k < LEVELS; k++) begin
-            if (k >= 32'(inner)) begin
-                rows = rows * 64'(head_word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: XFER_COUNT0_W]);
-            end
-        end
-        rows = rows + 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]);
-        rows_fit = rows <= (head_word[LOAD_ACC_LSB] ? 64'(ACC_ROWS) : 64'(SP_ROWS));
-    end
-
     logic walk_active, walk_first, walk_in, walk_row_first, walk_row_last, walk_last;
     logic [23:0] walk_run_addr;
+    logic [63:0] walk_row_end;
     logic [9:0] walk_bytes, walk_offset;
     logic [15:0] walk_row;
     logic [15:0] walk_column;
@@ -82,6 +66,8 @@ module load_unit import isa_pkg::*; #(
     assign is_load   = head_valid && head_word[OPCODE_W-1:0] == OP_LOAD;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !stop;
+    // The local rows must fit, checked when the instruction would issue.
+    assign rows_fit  = walk_row_end <= (head_word[LOAD_ACC_LSB] ? 64'(ACC_ROWS) : 64'(SP_ROWS));
     assign tokens_ok = !head_word[FLAG_POP_NEXT] || token_ok;
     assign range_error = free && is_load && tokens_ok && !store_holds_port && !rows_fit;
     assign issue     = free && tokens_ok && (is_sync || (is_load && !store_holds_port && rows_fit));
@@ -95,6 +81,7 @@ module load_unit import isa_pkg::*; #(
         .rst        (rst),
         .start      (takes_port),
         .word       (head_word),
+        .row_end    (walk_row_end),
         .wide       (head_word[LOAD_ACC_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
@@ -121,7 +108,8 @@ module load_unit import isa_pkg::*; #(
         if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
             at = 32'(walk_offset) + i;
             if (at < 32'(walk_bytes)) begin
-                row_next[(32'(walk_column) << (wide_q ? 2 : 0)) + at] = walk_in ? dram_rdata[i] : '0;
+                row_next[(32'(walk_column) << (wide_q ? 2 : 0)) + at] =
+                    walk_in ? dram_rdata[i] : '0;
             end
         end
     end

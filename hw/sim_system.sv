@@ -80,7 +80,9 @@ module sim_system #(
             done_q      <= 1'b0;
         end else begin
             elapsed_q   <= elapsed_q + 1'b1;
-            if (max_cycles != '0 && elapsed_q + 1'b1 >= max_cycles && !core_done) timed_out_q <= 1'b1;
+            if (max_cycles != '0 && elapsed_q + 1'b1 >= max_cycles && !core_done) begin
+                timed_out_q <= 1'b1;
+            end
             done_q      <= core_done;
         end
     end

@@ -47,37 +47,23 @@ module store_unit import isa_pkg::*; #(
     output logic [ERR_W-1:0]           error_code,
     output logic [31:0]                error_pc
 );
-    localparam int LEVELS = 4;
-
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
     logic raw_q, relu_q, push_q, push_prev_q;
     logic [4:0] shift_q;
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
-    // A STORE's local rows, row + Π(counts of the outer levels), must fit (checked at issue).
-    always_comb begin
-        logic [63:0] rows;
-        logic [XFER_INNER_W-1:0] inner;
-        inner = head_word[XFER_INNER_LSB +: XFER_INNER_W];
-        rows = 64'd1;
-        for (int k = 0; k < LEVELS; k++) begin
-            if (k >= 32'(inner)) begin
-                rows = rows * 64'(head_word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: XFER_COUNT0_W]);
-            end
-        end
-        rows = rows + 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]);
-        rows_fit = rows <= 64'(ACC_ROWS);
-    end
-
     logic walk_active, walk_first, walk_in, walk_last;
     logic [23:0] walk_run_addr;
+    logic [63:0] walk_row_end;
     logic [9:0] walk_bytes, walk_offset;
     logic [15:0] walk_row, walk_column;
 
     assign is_store  = head_valid && head_word[OPCODE_W-1:0] == OP_STORE;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !stop;
+    // The local rows must fit, checked when the instruction would issue.
+    assign rows_fit  = walk_row_end <= 64'(ACC_ROWS);
     assign tokens_ok = !head_word[FLAG_POP_PREV] || token_ok;
     assign port_free = !load_holds_port && !load_takes_port;
     assign range_error = free && is_store && tokens_ok && port_free && !rows_fit;
@@ -91,6 +77,7 @@ module store_unit import isa_pkg::*; #(
         .rst        (rst),
         .start      (issue && is_store),
         .word       (head_word),
+        .row_end    (walk_row_end),
         .wide       (head_word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),

@@ -13,6 +13,8 @@ module transfer_walker import isa_pkg::*; #(
     input  logic              start,
     input  logic [WORD_W-1:0] word,
     input  logic              wide,          // 4-byte elements (LOAD to ACC, STORE raw)
+    // for the range check at issue: `row` + the local rows the instruction at `word` touches
+    output logic [63:0]       row_end,
     output logic              active,        // a beat happens this cycle
     output logic [23:0]       beat_addr,     // DRAM address of this beat's first byte
     output logic [23:0]       run_addr,      // DRAM address of the run's first byte
@@ -20,7 +22,7 @@ module transfer_walker import isa_pkg::*; #(
     output logic [9:0]        beat_offset,   // byte offset of this beat within its run
     output logic              run_first,     // first beat of a run
     output logic              in_bounds,       // the run is within ylim/xlim
-    output logic [15:0]       row_index,     // local row, relative to the `row` field (checked at issue)
+    output logic [15:0]       row_index,     // local row, relative to `row` (fits: checked)
     output logic [15:0]       column,        // first column (element) of the run in its row
     output logic              row_first,     // first beat of a local row
     output logic              row_last,      // last beat of a local row
@@ -51,7 +53,8 @@ module transfer_walker import isa_pkg::*; #(
             nbytes = 10'(word[XFER_RUN_LSB +: XFER_RUN_W]) << (wide ? 2 : 0);
             for (int k = 0; k < LEVELS; k++) begin
                 count_q[k]  <= word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW];
-                stride_q[k] <= 32'(signed'(word[XFER_STRIDE0_LSB + k * XFER_LEVEL_BITS +: XFER_STRIDE0_W]));
+                stride_q[k] <= 32'(signed'(
+                    word[XFER_STRIDE0_LSB + k * XFER_LEVEL_BITS +: XFER_STRIDE0_W]));
                 ycoef_q[k]  <= word[XFER_YCOEF0_LSB + k * XFER_LEVEL_BITS +: 3];
                 xcoef_q[k]  <= word[XFER_XCOEF0_LSB + k * XFER_LEVEL_BITS +: 3];
                 idx_q[k]    <= '0;
@@ -87,6 +90,19 @@ module transfer_walker import isa_pkg::*; #(
                 if (last) active <= 1'b0;
             end
         end
+    end
+
+    // The local rows of the instruction at `word`: one per iteration of the outer levels.
+    always_comb begin
+        logic [XFER_INNER_W-1:0] inner;
+        inner = word[XFER_INNER_LSB +: XFER_INNER_W];
+        row_end = 64'd1;
+        for (int k = 0; k < LEVELS; k++) begin
+            if (k >= 32'(inner)) begin
+                row_end = row_end * 64'(word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW]);
+            end
+        end
+        row_end = row_end + 64'(word[XFER_ROW_LSB +: XFER_ROW_W]);
     end
 
     // Everything about the current run follows from the loop indices.
