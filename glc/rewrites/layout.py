@@ -61,9 +61,21 @@ def _through_cartesian_right(match: Match):
     return pattern(f"(access-transpose (access-cartesian-product ?a ?b) (list {ints(order)}))")
 
 
+def _rank4(match: Match) -> bool:
+    x = acc(match, "x")
+    return x is not None and x.ndim == 4
+
+
 def rules(size: int) -> list[Rewrite]:
     """The layout rows (independent of the array size)."""
     return [
+        # The exploratory row: a channels-first (NCHW) tensor is the channels-last (NHWC) view of
+        # it transposed back; the rows below then move the outer transpose up through the
+        # program, so the operators between also appear on the NHWC view.
+        rewrite("view-rank4-tensor-channels-last", "(access-tensor ?x)",
+                "(access-transpose (access-transpose (access-tensor ?x) (list 0 2 3 1)) "
+                "(list 0 3 1 2))", condition=_rank4,
+                source="glc (layout exploration, MAPS 2021 §3: layout is an access pattern)"),
         rewrite("bubble-transpose-through-access", "(access (access-transpose ?a ?p) ?k)",
                 "(access-transpose (access ?a ?k) ?p)",
                 source="glc (a re-split commutes with a permutation)"),

@@ -84,6 +84,7 @@ APPLIES: dict[str, list[str]] = {
         "(access-shape (shape 6) (shape 4))) (access-shape (shape 3) (shape 8)))"],
     "remove-trivial-reshape": [
         decl(a="2 3 4 int8") + f"(access-reshape {A1} (access-shape (shape 2) (shape 3 4)))"],
+    "view-rank4-tensor-channels-last": [decl(a="1 2 3 4 int8") + "(access-tensor a)"],
     "bubble-transpose-through-access": [
         decl(a="2 3 4 int8") + "(access (access-transpose (access-tensor a) (list 2 0 1)) 1)"],
     "sink-transpose-through-access": [
@@ -209,6 +210,7 @@ REFUSES: dict[str, list[str]] = {
         # The tuple axis moves: the items are regrouped into other products.
         decl(w="4 2 3 int8", x="2 3 2 3 int8") + "(compute dot-product (access-reshape "
         + cp(FLAT_W, FLAT_X) + " (access-shape (shape 24) (shape 6 2))))"],
+    "view-rank4-tensor-channels-last": [decl(a="2 3 4 int8") + "(access-tensor a)"],
     "remove-trivial-transpose": [decl(a="2 3 int8") + "(access-transpose (access-tensor a) "
                                  "(list 1 0))"],
     "remove-whole-slice": [decl(a="2 4 int8") + "(access-slice (access-tensor a) 1 0 3)"],

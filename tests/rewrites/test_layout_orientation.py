@@ -40,6 +40,19 @@ def test_nhwc_padding_has_its_nchw_variant():
     assert eg.lookup_term(written) == eg.lookup_term(nchw)
 
 
+def test_nchw_padding_has_its_nhwc_variant():
+    # The program pads NCHW data on axes 2 and 3; through the channels-last view, the same
+    # class holds the data transposed to NHWC, padded on H and W (axes 1, 2), transposed back.
+    bundle, eg, root, _ = run("conv2d-nchw-int8", "layout")
+    written = parse_term("(access-pad (access-pad (access-tensor data) zero-padding 2 1 1) "
+                         "zero-padding 3 1 1)")
+    nhwc = parse_term("(access-transpose (access-pad (access-pad (access-transpose (access-tensor "
+                      "data) (list 0 2 3 1)) zero-padding 1 1 1) zero-padding 2 1 1) "
+                      "(list 0 3 1 2))")
+    assert eg.lookup_term(written) is not None
+    assert eg.lookup_term(written) == eg.lookup_term(nhwc)
+
+
 def test_both_orientations_are_tensorised():
     # a (12x20) @ b (20x7): streaming a's 12 rows past b, or b's 7 columns past a, transposed.
     bundle, eg, root, _ = run("matmul-int8", "orientation,tensorise")
