@@ -46,3 +46,12 @@ def test_compiled_demonstration_is_tensorised_and_interprets_equal(name, tmp_pat
     glc("interp", out / "extracted.gls", "--inputs", inputs, "-o", tmp_path / "got.npy")
     expected, got = np.load(tmp_path / "expected.npy"), np.load(tmp_path / "got.npy")
     assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+def test_an_unknown_rule_set_is_one_line_naming_the_choices():
+    result = CliRunner().invoke(main, ["compile", str(PROGRAMS / "conv2d-im2col.gls"),
+                                       "--rules", "im2col,tiling"])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown rule set 'tiling'" in lines[0]
+    assert "tensorise" in lines[0] and "Traceback" not in result.output
