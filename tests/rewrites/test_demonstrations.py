@@ -126,3 +126,16 @@ def test_extraction_forbidding_dot_products_interprets_equal(name):
     assert not dot_products(extraction.term)
     assert arrays_of(extraction.term)
     assert_interprets_equal(bundle, extraction.term)
+
+
+def test_padded_conv2d_needs_the_zero_analysis():
+    # Without dropping the slice of zero padding, the padded product stays sliced to 27 and no
+    # form of the root class runs on 16x16 arrays alone.
+    demo = DEMOS["conv2d-nhwc-pad-16x16"]
+    bundle = load(PROGRAMS / demo["program"])
+    eg = EGraph(bundle.env)
+    root = eg.add_term(bundle.program.body)
+    rules = [r for r in select(demo["rules"], demo["array_size"])
+             if r.name != "drop-zero-slice-under-dot-product"]
+    Runner(rules, Limits(iter_limit=demo["iter_limit"], time_limit=SECONDS)).run(eg)
+    assert greedy(eg, root, fits(16, blocking=False)).dag_cost >= PROHIBITIVE
