@@ -45,6 +45,7 @@ class EGraph:
         self._pending: list[tuple[ENode, int]] = []
         self._analysis_pending: list[tuple[ENode, int]] = []
         self._dirty: set[int] = set()
+        self._rekeyed: set[ENode] = set()
         self.clean = True
 
     # --- the interface the runner and extractors use --------------------------------------
@@ -167,6 +168,7 @@ class EGraph:
                     unions += self.union(other, cid)
                 cid = find(cid)
                 memo[node] = cid
+                self._rekeyed.add(node)
                 self._dirty.add(cid)
             todo, self._analysis_pending = self._analysis_pending, []
             for node, cid in todo:
@@ -178,8 +180,22 @@ class EGraph:
                     cls.data = merged
                     self._analysis_pending.extend(cls.parents)
         self._rebuild_classes()
+        if not self.clean:
+            self._sweep_memo()
         self.clean = True
         return unions
+
+    def _sweep_memo(self) -> None:
+        """Drop hash-cons keys left in a stale spelling. Repair pops a node's key by the spelling
+        its parent entry holds, which may predate the spelling the key was re-inserted under
+        (several unions in one rebuild, or an entry in a class no union touched); such keys are
+        never hit by a canonical lookup, but they would inflate the e-node count. Only keys
+        repair inserted can go stale this way, so only those are checked."""
+        parents = self.uf.parents
+        stale = [node for node in self._rekeyed if any(parents[c] != c for c in node[2])]
+        for node in stale:
+            self.memo.pop(node, None)
+        self._rekeyed.difference_update(stale)
 
     def _rebuild_classes(self) -> None:
         """Canonical, duplicate-free node and parent lists in the classes unions touched."""

@@ -207,3 +207,38 @@ def _build(rng: random.Random, env: dict[str, Access], depth: int) -> tuple[Term
 
 def _shape(dims) -> Term:
     return Term("shape", tuple(map(_int, dims)))
+
+
+def rewritable_term(rng: random.Random, env: dict[str, Access]) -> Term:
+    """A random term rich in what the test rules rewrite: chains of transposes, re-splits and
+    pad-then-slice over 2-d tensors, often under Glenside's matmul idiom."""
+
+    def chain(name: str) -> tuple[Term, tuple[int, ...]]:
+        term = Term("access-tensor", (leaf("symbol", name),))
+        dims, n = env[name].dims, len(env[name].dims)
+        for _ in range(rng.randrange(5)):
+            step = rng.randrange(3)
+            if step == 0:
+                term = Term("access-transpose", (term, Term("list", (_int(1), _int(0)))))
+                dims = dims[::-1]
+            elif step == 1:
+                n = rng.randrange(3)
+                term = Term("access", (term, _int(n)))
+            else:
+                k, before = rng.randrange(2), rng.randrange(3)
+                pad = leaf("pad-type", rng.choice(["zero-padding", "min-padding"]))
+                padded = Term("access-pad", (term, pad, _int(k), _int(before), _int(1)))
+                term = Term("access-slice", (padded, _int(k), _int(before),
+                                             _int(before + dims[k])))
+        return Term("access", (term, _int(2))), dims
+
+    names = sorted(env)
+    left, ldims = chain(rng.choice(names))
+    if rng.random() < 0.3:
+        return left
+    right, rdims = chain(rng.choice(names))
+    if rdims[1] != ldims[1]:
+        right = Term("access-transpose", (right, Term("list", (_int(1), _int(0)))))
+    pair = Term("access-cartesian-product", (Term("access", (left, _int(1))),
+                                             Term("access", (right, _int(1)))))
+    return Term("compute", (leaf("compute-type", ("dot-product",)), pair))
