@@ -16,6 +16,9 @@ from glc.egraph.rewrite import Match, Rewrite, rewrite
 from glc.ir.types import Access
 from glc.rewrites.build import acc, inverse, is_item_axis, num, pattern, perm
 
+# The axes of a product operand the pad and split rows act on (see _operand_axis).
+ROLES = ("reduced", "shape")
+
 
 def _operand_axis(match: Match, role: str) -> tuple[Access, int] | None:
     """A product operand (a vector ``((),(K))`` or matrix ``((N),(K))`` access, what an array
@@ -250,9 +253,6 @@ def bubbles() -> list[Rewrite]:
     ]
 
 
-ROLES = ("reduced", "shape")
-
-
 def pad_rules(size: int, roles=ROLES) -> list[Rewrite]:
     """Pad an operand's reduced or shape axis up to a multiple of ``size`` and slice back."""
     return [rewrite(f"pad-operand-{role}-axis-to-{size}", "?a", _pad_slice(role, size),
@@ -266,8 +266,3 @@ def split_rules(size: int, roles=ROLES) -> list[Rewrite]:
     return [rewrite(f"split-operand-{role}-axis-by-{size}", "?a", _split(role, size),
                     source="Glenside slice_concatenate_accesses (DivideInto)")
             for role in roles]
-
-
-def rules(size: int) -> list[Rewrite]:
-    """Every padding and splitting row for an array of ``size`` x ``size``."""
-    return pad_rules(size) + split_rules(size) + bubbles() + commutations()
