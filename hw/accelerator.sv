@@ -226,35 +226,20 @@ module accelerator import isa_pkg::*; #(
     assign error    = error_q;
     assign error_pc = error_pc_q;
 
-    // ---- counters (docs/isa.md, "Counters"); `cycles` is the cycle in which the machine
-    // finished, so the count of cycles 0 … cycles-1 ----
-    logic [31:0] cycles_q, busy_load_q, busy_exec_q, busy_store_q;
-    logic [31:0] stall_tl_q, stall_te_q, stall_ts_q, stall_dl_q, stall_ds_q;
-    always_ff @(posedge clk) begin
-        if (rst) begin
-            cycles_q <= '0; busy_load_q <= '0; busy_exec_q <= '0; busy_store_q <= '0;
-            stall_tl_q <= '0; stall_te_q <= '0; stall_ts_q <= '0;
-            stall_dl_q <= '0; stall_ds_q <= '0;
-        end else if (!stop && !finished) begin
-            cycles_q     <= cycles_q + 1'b1;
-            busy_load_q  <= busy_load_q + 32'(ld_busy);
-            busy_exec_q  <= busy_exec_q + 32'(ex_busy);
-            busy_store_q <= busy_store_q + 32'(st_busy);
-            stall_tl_q   <= stall_tl_q + 32'(ld_stall_token);
-            stall_te_q   <= stall_te_q + 32'(ex_stall_token);
-            stall_ts_q   <= stall_ts_q + 32'(st_stall_token);
-            stall_dl_q   <= stall_dl_q + 32'(ld_stall_dram);
-            stall_ds_q   <= stall_ds_q + 32'(st_stall_dram);
-        end
-    end
-    assign ctr_cycles            = cycles_q;
-    assign ctr_busy_load         = busy_load_q;
-    assign ctr_busy_exec         = busy_exec_q;
-    assign ctr_busy_store        = busy_store_q;
-    assign ctr_stall_token_load  = stall_tl_q;
-    assign ctr_stall_token_exec  = stall_te_q;
-    assign ctr_stall_token_store = stall_ts_q;
-    assign ctr_stall_dram_load   = stall_dl_q;
-    assign ctr_stall_dram_store  = stall_ds_q;
-    assign ctr_macs              = busy_exec_q * 32'(N * N);
+    // `cycles` is the cycle in which the machine finished: cycles 0 … cycles-1 are counted.
+    counters #(.N(N)) u_counters (
+        .clk, .rst,
+        .count            (!stop && !finished),
+        .busy_load        (ld_busy),
+        .busy_exec        (ex_busy),
+        .busy_store       (st_busy),
+        .stall_token_load (ld_stall_token),
+        .stall_token_exec (ex_stall_token),
+        .stall_token_store(st_stall_token),
+        .stall_dram_load  (ld_stall_dram),
+        .stall_dram_store (st_stall_dram),
+        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store,
+        .ctr_stall_token_load, .ctr_stall_token_exec, .ctr_stall_token_store,
+        .ctr_stall_dram_load, .ctr_stall_dram_store, .ctr_macs
+    );
 endmodule

@@ -26,7 +26,7 @@ RESET_CYCLES = 2
 
 
 @cocotb.test()
-async def run_program(dut):
+async def run_to_done(dut):
     """Reset, run until done or the watchdog, record status and counters."""
     max_cycles = int(os.environ["GLC_MAX_CYCLES"])
     dut.max_cycles.value = max_cycles
