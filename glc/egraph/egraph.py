@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from glc.egraph.analysis import AnalysisMismatch, Data, make, merge
 from glc.egraph.unionfind import UnionFind
+from glc.errors import ShapeError
 from glc.ir.term import Term, walk
 from glc.ir.types import Access
 
@@ -46,6 +47,7 @@ class EGraph:
         self._analysis_pending: list[tuple[ENode, int]] = []
         self._dirty: set[int] = set()
         self._rekeyed: set[ENode] = set()
+        self._made: dict[tuple, Data | ShapeError] = {}
         self.clean = True
 
     # --- the interface the runner and extractors use --------------------------------------
@@ -70,6 +72,23 @@ class EGraph:
     @property
     def eclasses(self) -> int:
         return len(self.classes)
+
+    def make(self, op: str, value: object, children: list[Data]) -> Data:
+        """The analysis data of a node over children of this data (analysis.make), memoised:
+        e-graphs repeat the same operator over the same types (every product of a chain has
+        one shape), and the shape rules cost more than the lookup. Raises ShapeError."""
+        # Each child's data with its type's class: 1 == 1.0, but (literal 1) is an int32 scalar.
+        key = (op, value, *[(c.type.__class__, c) for c in children])
+        found = self._made.get(key)
+        if found is None:
+            try:
+                found = make(op, value, children, self.env)
+            except ShapeError as error:
+                found = error
+            self._made[key] = found
+        if isinstance(found, ShapeError):
+            raise ShapeError(found.message, found.arg)
+        return found
 
     def canonical(self, node: ENode) -> ENode:
         """The node with its children replaced by their representatives."""
@@ -104,7 +123,7 @@ class EGraph:
             return self.uf.find(cid)
         if data is None:
             classes = self.classes
-            data = make(node[0], node[1], [classes[c].data for c in node[2]], self.env)
+            data = self.make(node[0], node[1], [classes[c].data for c in node[2]])
         cid = self.uf.make_set()
         self.classes[cid] = EClass(cid, [node], data)
         for child in set(node[2]):
@@ -174,7 +193,7 @@ class EGraph:
             for node, cid in todo:
                 cls = classes[find(cid)]
                 op, value, children = self.canonical(node)
-                fresh = make(op, value, [classes[find(c)].data for c in children], self.env)
+                fresh = self.make(op, value, [classes[find(c)].data for c in children])
                 merged = merge(cls.data, fresh)
                 if merged is not cls.data:
                     cls.data = merged

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glc.egraph.analysis import Data, make
+from glc.egraph.analysis import Data
 from glc.egraph.egraph import EGraph
 from glc.errors import ShapeError
 from glc.ir.term import Term, walk
@@ -161,7 +161,7 @@ def run_program(eg: EGraph, nodes: Program, subst: Subst) -> int | None:
                 ids[i], datas[i] = cid, classes[cid].data
                 continue
         try:
-            datas[i] = make(op, value, [datas[k] for k in kids], eg.env)
+            datas[i] = eg.make(op, value, [datas[k] for k in kids])
         except ShapeError:
             return None
     for i, (op, value, kids) in enumerate(nodes):

@@ -178,3 +178,11 @@ def test_windows_wholly_inside_zero_padding_are_zero_boxes():
                            " 3 3) 1) (shape 2) (shape 1))"))
     assert eg.type_of(cid) == Access((2, 8), (2,), "int8")
     assert set(eg.data(cid).zeros) == {((0, 2), (0, 2), (0, 2)), ((0, 2), (6, 8), (0, 2))}
+
+
+def test_equal_numbers_of_different_kinds_keep_their_types():
+    eg = EGraph(ENV)
+    whole = eg.add_term(term("(access-literal (literal 1))"))
+    real = eg.add_term(term("(access-literal (literal 1.0))"))
+    assert eg.type_of(whole) == Access((), (), "int32")
+    assert eg.type_of(real) == Access((), (), "float64")
