@@ -12,15 +12,16 @@ from glc.hwconfig import load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cases import CASES, build_case
-from glc.isa.gemm import gemm_program
+from glc.isa.gemm import conv2d_program, gemm_program
 from glc.isa.status import ErrorCode, MachineError
 from glc.sim.run import run_program
 
 GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]
 BAD = [name for name, spec in CASES.items() if isinstance(spec, tuple)]
 CONFIGS = ["n4", "n16"]
-# Counters that do not depend on timing: the RTL must reproduce them exactly.
-EXACT = ("busy_load", "busy_exec", "busy_store", "macs")
+# docs/isa.md holds the RTL to the ISA simulator bit for bit in results, error codes and
+# counters, and within 5 % in cycles.
+TIMED = "cycles"
 
 
 def check_against_model(label, hw, words, dram):
@@ -33,7 +34,8 @@ def check_against_model(label, hw, words, dram):
           " cycles/s")
     assert (rtl.error, rtl.timed_out) == (ErrorCode.OK, False)
     np.testing.assert_array_equal(rtl.dram, model.dram)
-    assert {k: rtl.counters[k] for k in EXACT} == {k: getattr(model.counters, k) for k in EXACT}
+    expected = {k: v for k, v in model.counters.as_dict().items() if k != TIMED}
+    assert {k: v for k, v in rtl.counters.items() if k != TIMED} == expected
     assert abs(rtl.cycles - predicted) <= 0.05 * predicted
     return rtl
 
@@ -101,6 +103,15 @@ def test_generated_gemm_on_rtl_matches_isa_simulator(m, k, n_out, raw):
     dram[layout.a:layout.b] = rng.integers(0, 256, layout.b - layout.a, dtype=np.uint8)
     dram[layout.b:layout.c] = rng.integers(0, 256, layout.c - layout.b, dtype=np.uint8)
     check_against_model(f"gemm {m}x{k}x{n_out} at n4", hw, assemble(text, hw).words, dram)
+
+
+def test_generated_conv2d_on_rtl_matches_isa_simulator():
+    hw = load_config("n4")
+    text, layout = conv2d_program(6, 5, 8, 8, hw, relu=True, shift=6)
+    dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
+    dram[layout.a:layout.c] = np.random.default_rng(3).integers(0, 256, layout.c - layout.a,
+                                                                 dtype=np.uint8)
+    check_against_model("conv2d 6x5x8->8 at n4", hw, assemble(text, hw).words, dram)
 
 
 def test_gemm_256_cubed_streams_at_full_efficiency_on_n16():
