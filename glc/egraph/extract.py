@@ -179,9 +179,12 @@ def exact(eg: EGraph, root: int, cost: CostFunction = node_count,
     while True:
         matrix = coo_array((vals, (rows, cols)), shape=(len(lo), len(nodes))).tocsr()
         remaining = max(0.0, time_limit - (time.perf_counter() - start))
+        # No relative gap: HiGHS's default (1e-4) would call an answer optimal that is 1e5 off
+        # under a prohibitive 1e9 cost (glc/rewrites/cost.py).
         result = milp(objective, integrality=np.ones(len(nodes)),
                       bounds=Bounds(0, 1), constraints=LinearConstraint(matrix, lo, hi),
-                      options={"time_limit": remaining, "disp": False})
+                      options={"time_limit": remaining, "disp": False,
+                               "mip_rel_gap": 0.0})
         if result.x is None:
             fallback.method = "greedy (the solver found no answer in time)"
             fallback.seconds = time.perf_counter() - start
