@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from glc.errors import GlcError
-from glc.hwconfig import load_config
+from glc.hwconfig import config_from_dict, load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cases import CASES, build_case
@@ -62,6 +62,20 @@ def test_faulty_program_stops_with_its_error_status(name, config):
     assert (rtl.error, rtl.error_pc) == (case.error, case.error_pc)
     with pytest.raises(MachineError, match=f"{case.error.name} at instruction {case.error_pc}"):
         rtl.raise_for_status()
+
+
+def test_shared_programs_on_an_odd_configuration():
+    """N = 5, a 3-byte DRAM port and 2-entry queues: nothing assumes powers of two or N = P."""
+    hw = config_from_dict({"array_size": 5, "scratchpad_rows": 1024, "accumulator_rows": 256,
+                           "dram_bytes": 65536, "dram_port_bytes": 3, "imem_words": 512,
+                           "queue_depth": 2}, "odd")
+    for name in GOOD:
+        case = build_case(name, hw, seed=2)
+        check_against_model(f"{name} at N=5, P=3", hw, case.program.words, case.dram)
+    for name in BAD:
+        case = build_case(name, hw)
+        rtl = run_program(hw, case.program.words, case.dram, max_cycles=100_000)
+        assert (rtl.error, rtl.error_pc) == (case.error, case.error_pc), name
 
 
 def test_running_off_the_end_of_instruction_memory_is_imem_range():
