@@ -71,6 +71,7 @@ class EGraph:
 
     @property
     def eclasses(self) -> int:
+        """The number of e-classes."""
         return len(self.classes)
 
     def make(self, op: str, value: object, children: list[Data]) -> Data:

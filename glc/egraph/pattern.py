@@ -134,11 +134,6 @@ def program(term: Term) -> Program:
     return [(n.op, n.value, tuple(slot[id(a)] for a in n.args)) for n in order]
 
 
-def instantiate(eg: EGraph, term: Term, subst: Subst) -> int | None:
-    """Add pattern ``term`` under ``subst`` (see ``Pattern.instantiate``)."""
-    return run_program(eg, program(term), subst)
-
-
 def run_program(eg: EGraph, nodes: Program, subst: Subst) -> int | None:
     """Add a pattern program under ``subst``; None (and nothing added) if a node is ill-typed.
 

@@ -60,6 +60,7 @@ class Iteration:
 
     @property
     def seconds(self) -> float:
+        """The iteration's wall time: search, apply and rebuild."""
         return self.search_seconds + self.apply_seconds + self.rebuild_seconds
 
     def line(self) -> str:
