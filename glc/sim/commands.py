@@ -57,7 +57,7 @@ def rtl(program: Path, config_name: str, dram_path: Path | None, output: Path | 
     result = run_program(config, words, dram, max_cycles=max_cycles, waves=waves or "",
                          keep=keep)
     result.raise_for_status(str(program))
-    figures = {"cycles": result.cycles, **result.counters,
+    figures = {**result.counters.as_dict(),
                "simulated_cycles_per_second": round(result.cycles / result.run_seconds)}
     if check:
         figures |= _compare(words, config, dram, result)

@@ -18,7 +18,7 @@ import numpy as np
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import to_hex
-from glc.isa.status import ErrorCode, MachineError
+from glc.isa.status import Counters, ErrorCode, MachineError
 from glc.sim.build import Design, build, build_root, run_cocotb
 
 TOP = "sim_top"
@@ -35,14 +35,14 @@ class SimResult:
     error_pc: int
     timed_out: bool
     max_cycles: int
-    counters: dict[str, int] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
     seconds: float = 0.0  # wall-clock time of the simulator process (start-up and files included)
     run_seconds: float = 0.0  # wall-clock time from reset to done: the model's own speed
 
     @property
     def cycles(self) -> int:
         """The cycle counter when the machine stopped."""
-        return self.counters["cycles"]
+        return self.counters.cycles
 
     def raise_for_status(self, where: str | None = None) -> None:
         """A MachineError if the program stopped with an error, a GlcError if the watchdog
@@ -107,5 +107,5 @@ def _simulate(chosen: Design, folder: Path, image: list[int], data: np.ndarray,
         raise RuntimeError(f"the DRAM dump has {final.size} bytes, expected {dram_bytes}")
     return SimResult(dram=final, error=ErrorCode(status["error"]), error_pc=status["error_pc"],
                      timed_out=status["timed_out"], max_cycles=max_cycles,
-                     counters=status["counters"], seconds=seconds,
+                     counters=Counters(**status["counters"]), seconds=seconds,
                      run_seconds=status["run_seconds"])

@@ -35,7 +35,7 @@ def check_against_model(label, hw, words, dram):
     assert (rtl.error, rtl.timed_out) == (ErrorCode.OK, False)
     np.testing.assert_array_equal(rtl.dram, model.dram)
     expected = {k: v for k, v in model.counters.as_dict().items() if k != TIMED}
-    assert {k: v for k, v in rtl.counters.items() if k != TIMED} == expected
+    assert {k: v for k, v in rtl.counters.as_dict().items() if k != TIMED} == expected
     assert abs(rtl.cycles - predicted) <= 0.05 * predicted
     return rtl
 
