@@ -150,8 +150,10 @@ class SimulationFailed(Exception):
 
 def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
                env: Mapping[str, str] | None = None, plusargs: list[str] | None = None,
-               testcase: str | None = None, module_dir: Path | None = None) -> Path:
-    """Run the cocotb tests of ``test_module`` on the (cached) build of ``design``.
+               module_dir: Path | None = None) -> Path:
+    """Run the cocotb tests of ``test_module`` on the (cached) build of ``design``, with
+    ``env`` for the test and ``plusargs`` for the simulator; ``module_dir`` is where the test
+    module lives if it is not importable already.
 
     Each run gets its own ``run_dir`` (results, log, dumps). Raises SimulationFailed naming the
     log when any test fails; returns ``run_dir``.
@@ -168,9 +170,8 @@ def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
     try:
         runner.test(test_module=test_module, hdl_toplevel=design.top,
                     hdl_toplevel_lang="verilog", build_dir=directory, test_dir=run_dir,
-                    testcase=testcase, extra_env=dict(env or {}), plusargs=list(plusargs or []),
-                    results_xml=str(results),
-                    waves=bool(design.waves), log_file=log)
+                    extra_env=dict(env or {}), plusargs=list(plusargs or []),
+                    results_xml=str(results), waves=bool(design.waves), log_file=log)
     except (RuntimeError, SystemExit) as error:
         raise SimulationFailed(f"the simulator of {design.top} crashed; see {log}") from error
     finally:
