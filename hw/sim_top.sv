@@ -3,7 +3,7 @@
 // UPPER_SNAKE case). Only these ports are visible to the testbench (Verilator --public-depth 1):
 // instruction memory and DRAM are filled from hex files named by plusargs before the first
 // cycle (+imem=PATH, one 256-bit word per line; +dram_in=PATH, one byte per line), DRAM is
-// dumped to +dram_out=PATH when `done` rises, and a cycle watchdog (`max_cycles`, 0 = none)
+// dumped to +dram_out=PATH just before `done` rises, and a cycle watchdog (`max_cycles`, 0 = none)
 // stops a program that never finishes and raises `timed_out`.
 // This shell holds nothing but the ports: every signal declared here is public, and Verilator
 // re-evaluates all logic fed by a public signal on every eval (the VPI may have written it), so
