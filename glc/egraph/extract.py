@@ -10,10 +10,11 @@ paid once, as in the hardware, where a shared sub-term is computed once — as a
 a binary per e-node; each class chooses at most one node, the root's class (and every class all
 its terms need) exactly one; a class choosing a node that uses class k makes k choose one.
 Cycles are forbidden in layers: a node that is its own child is never a candidate, a node's
-child may not choose a node using the node's own class (cycles of two), cycles of three are cut
-before solving, and any longer cycle in the solver's answer is cut and the program solved again
-(lazy constraints, rather than order variables on every class of a cycle, whose big-M rows
-make a weak relaxation).
+child may not choose a node using the node's own class (cycles of two), cycles of three and
+four classes are cut before solving, and any longer cycle in the solver's answer is cut and the
+program solved again (lazy constraints, rather than order variables on every class of a cycle,
+whose big-M rows make a weak relaxation). A cut names classes, not nodes: it rules a cycle out
+whichever nodes realise its steps.
 The greedy answer bounds the objective and prunes nodes that cannot beat it.
 """
 
@@ -172,9 +173,19 @@ def exact(eg: EGraph, root: int, cost: CostFunction = node_count,
                 + [(j, 1.0) for j in classes[k] if cid not in nodes[j][1][2]], 0.0, math.inf)
     objective = np.array([cost(eg, cid, node) for cid, node in nodes])
     row(list(enumerate(objective)), -math.inf, bound)
-    index = {node: i for i, (_, node) in enumerate(nodes)}
-    for cycle in _short_cycles(classes, nodes):
-        row([(i, 1.0) for i in cycle], -math.inf, len(cycle) - 1.0)
+    # Nodes of class c that use class k, for the cycle cuts: a cycle of classes c1 -> c2 ->
+    # ... -> c1 is ruled out whatever nodes realise each step, by one row over all of them.
+    using: dict[tuple[int, int], list[int]] = {}
+    for i, (cid, node) in enumerate(nodes):
+        for k in set(node[2]):
+            using.setdefault((cid, k), []).append(i)
+
+    def cut(cycle: list[int]) -> None:
+        steps = zip(cycle, cycle[1:] + cycle[:1], strict=True)
+        row([(i, 1.0) for step in steps for i in using[step]], -math.inf, len(cycle) - 1.0)
+
+    for cycle in _short_cycles(classes, using):
+        cut(cycle)
     optimal = True
     while True:
         matrix = coo_array((vals, (rows, cols)), shape=(len(lo), len(nodes))).tocsr()
@@ -205,7 +216,7 @@ def exact(eg: EGraph, root: int, cost: CostFunction = node_count,
         # acyclic answer satisfies this, so the optimum is unchanged; cycles are rare, so few
         # rounds are needed, unlike order variables on every cyclic class.
         for cycle in cycles:
-            row([(index[chosen[c]], 1.0) for c in cycle], -math.inf, len(cycle) - 1.0)
+            cut(cycle)
     choice = _reachable_choice(eg, root, chosen)
     return Extraction(build_term(eg, root, choice), choice, dag_cost(eg, choice, cost),
                       optimal, "exact", time.perf_counter() - start)
@@ -239,19 +250,27 @@ def _mandatory(classes: dict[int, list[int]], nodes, root: int) -> set[int]:
     return {cid for cid in classes if found & bit[cid]}
 
 
-def _short_cycles(classes: dict[int, list[int]], nodes) -> set[tuple[int, ...]]:
-    """Every cycle of two or three candidate nodes (as sorted node indices)."""
-    found = set()
-    for i, (cid, node) in enumerate(nodes):
-        for k in set(node[2]):
-            for j in classes[k]:
-                kids = nodes[j][1][2]
-                if cid in kids:
-                    found.add(tuple(sorted((i, j))))
-                for m in set(kids):
-                    for h in classes[m]:
-                        if cid in nodes[h][1][2] and m != cid and k != m:
-                            found.add(tuple(sorted((i, j, h))))
+def _short_cycles(classes: dict[int, list[int]],
+                  using: dict[tuple[int, int], list[int]]) -> list[list[int]]:
+    """Every cycle of three or four classes among the candidates (cycles of two are excluded by
+    the child rows, cycles of one by the candidates), each once."""
+    succ: dict[int, set[int]] = {}
+    for c, k in using:
+        succ.setdefault(c, set()).add(k)
+    found = []
+    for c in classes:
+        for k in succ.get(c, ()):
+            if k < c:
+                continue
+            for m in succ.get(k, ()):
+                if m < c or m == k:
+                    continue
+                # Each cycle once: from its least class.
+                if c in succ.get(m, ()) and m != c:
+                    found.append([c, k, m])
+                for q in succ.get(m, ()):
+                    if q > c and q not in (k, m) and c in succ.get(q, ()):
+                        found.append([c, k, m, q])
     return found
 
 
