@@ -263,10 +263,10 @@ def _short_cycles(classes: dict[int, list[int]],
             if k < c:
                 continue
             for m in succ.get(k, ()):
-                if m < c or m == k:
+                if m <= c or m == k:
                     continue
                 # Each cycle once: from its least class.
-                if c in succ.get(m, ()) and m != c:
+                if c in succ.get(m, ()):
                     found.append([c, k, m])
                 for q in succ.get(m, ()):
                     if q > c and q not in (k, m) and c in succ.get(q, ()):
