@@ -78,15 +78,14 @@ def test_exact_never_extracts_a_cycle():
 
 def test_a_longer_cycle_is_cut_and_solved_again():
     """C1 = {p, (access-flatten C2)}, C2 = {q, (access-tensor C3)}, C3 = {r, (compute relu C4)},
-    C4 = {s, (compute negative C1)}, every symbol costing 10: the four operators (and two
-    compute types) would cost 6 but form a cycle of four, which no constraint excludes before
-    solving; the answer is a symbol under the pair: 11."""
+    C4 = {s, (compute negative C5)}, C5 = {t, (access C1 1)}, every symbol costing 10: the five
+    operators (with two compute types and the 1) would cost 8 but form a cycle of five, which
+    only the cut made after a solve excludes; the answer is a symbol under the pair: 11."""
     eg = EGraph(ENV)
-    c1, c2, c3, c4 = (add(eg, name) for name in "pqrs")
-    eg.union(c1, add(eg, "(access-flatten q)"))
-    eg.union(c2, add(eg, "(access-tensor r)"))
-    eg.union(c3, add(eg, "(compute relu s)"))
-    eg.union(c4, add(eg, "(compute negative p)"))
+    classes = [add(eg, name) for name in "pqrst"]
+    for cid, text in zip(classes, ["(access-flatten q)", "(access-tensor r)", "(compute relu s)",
+                                   "(compute negative t)", "(access p 1)"], strict=True):
+        eg.union(cid, add(eg, text))
     eg.rebuild()
     root = add(eg, "(access-pair p p)")
     eg.rebuild()
