@@ -168,13 +168,17 @@ def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | 
               show_default=True, help="Saturation: stop after this many seconds.")
 @click.option("--extractor", type=click.Choice(sorted(EXTRACTORS)), default="exact",
               show_default=True, help="exact (integer program, DAG cost) or greedy (tree cost).")
+@click.option("--extract-time-limit", type=click.FloatRange(min=0), default=30.0,
+              show_default=True,
+              help="Exact extraction: seconds before the solver's best answer (or greedy's) is "
+                   "taken unproven.")
 @json_option
 @click.pass_obj
 @reports_errors
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
              outdir: Path | None, emit: str | None, rules: str, config_name: str,
              array_size: int | None, iter_limit: int, node_limit: int, time_limit: float,
-             extractor: str, as_json: bool) -> None:
+             extractor: str, extract_time_limit: float, as_json: bool) -> None:
     """Saturate PROGRAM with the rewrite rules and extract the cheapest equivalent term."""
     if emit is not None and outdir is None:
         raise GlcError("--emit writes into a folder: give -o OUTDIR")
@@ -183,7 +187,7 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     size = array_size if array_size is not None else load_config(config_name).array_size
     result = compile_program(bundle, rules=select_rules(rules, size),
                              limits=Limits(iter_limit, node_limit, time_limit),
-                             extractor=extractor)
+                             extractor=extractor, extract_time_limit=extract_time_limit)
     if obj.verbose:
         x = result.extraction
         for line in [*result.report.lines(), f"extract: {x.method}, cost {x.dag_cost:g}"
