@@ -59,14 +59,6 @@ def test_limits_are_passed_to_the_runner():
     assert small["stop_reason"] == "node limit" and small["enodes"] > 200
 
 
-def test_an_exhausted_extraction_time_limit_answers_unproven():
-    result = glc("compile", PROGRAMS[0].parent / "matmul-int8", "--extract-time-limit", "0",
-                 "--json")
-    figures = json.loads(result.output)
-    assert figures["optimal"] is False
-    assert figures["extractor"] == "greedy (the solver found no answer in time)"
-
-
 def test_an_unknown_artefact_is_one_error_line(tmp_path):
     result = glc("compile", PROGRAMS[0], "-o", tmp_path, "--emit", "extracted,assembly")
     assert result.exit_code == 1

@@ -9,11 +9,14 @@ import random
 
 import pytest
 from egraph_model import brute_force_dag_cost, random_access_term, subterms
+from egraph_rules import BASIC
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from glc.egraph.egraph import EGraph
 from glc.egraph.extract import Unextractable, exact, greedy
+from glc.egraph.rewrite import rewrite
+from glc.egraph.runner import Runner
 from glc.errors import GlcError
 from glc.ir.check import type_of
 from glc.ir.types import Access
@@ -96,6 +99,27 @@ def test_a_longer_cycle_is_cut_and_solved_again():
     found = exact(eg, root, costly_symbols)
     assert found.dag_cost == 11 == brute_force_dag_cost(eg, root, costly_symbols)
     assert print_term(found.term) == "(access-pair p p)"
+
+
+def test_at_the_time_limit_the_best_answer_found_is_returned_unproven():
+    """A chain of 40 products under the test rules and a tensorising row: every product can be
+    computed in either orientation, and the relaxation is weak (HiGHS took 10 s to prove the
+    optimum on the development machine). In 0.5 s the answer is the solver's best, or greedy's."""
+    env = {name: Access((4, 4), (), "int8") for name in ["x", *(f"w{i}" for i in range(40))]}
+    text = "(access-tensor x)"
+    for i in range(40):
+        text = (f"(compute dot-product (access-cartesian-product (access {text} 1) (access "
+                f"(access-transpose (access-tensor w{i}) (list 1 0)) 1)))")
+    eg = EGraph(env)
+    root = add(eg, text)
+    tile = rewrite("tile", "(compute dot-product (access-cartesian-product ?a ?b))",
+                   "(systolic-array-with-blocking 4 4 ?a (access (access-transpose ?b (list 1 0))"
+                   " 0))")
+    Runner([*BASIC, tile]).run(eg)
+    found = exact(eg, root, time_limit=0.5)
+    assert not found.optimal and found.seconds < 2.0
+    assert found.dag_cost <= greedy(eg, root).dag_cost
+    assert type_of(found.term, env) == eg.type_of(root)
 
 
 def test_an_infinite_cost_node_is_never_extracted():
