@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -129,9 +130,32 @@ def build(design: Design) -> Path:
                     if "lz4.h" in text else "")
             raise GlcError(f"Verilator build of {design.top} failed:\n{tail}{hint}",
                            str(log)) from error
-        (directory / STAMP).write_text(json.dumps(
-            {"top": design.top, "parameters": dict(design.parameters), "flags": design.flags()}))
+        (directory / STAMP).write_text(json.dumps(_identity(design)))
+    _prune_superseded(design, directory)
     return directory
+
+
+def _identity(design: Design) -> dict:
+    """What a build is a build *of*; the sources' contents are what changes between versions."""
+    return {"top": design.top, "parameters": dict(design.parameters), "flags": design.flags()}
+
+
+def _prune_superseded(design: Design, current: Path) -> None:
+    """Delete older builds of the same design (same top, parameters and flags, older sources):
+    every edit of the RTL would otherwise leave a full build behind."""
+    for stamp in build_root().glob(f"{design.top}-*/{STAMP}"):
+        old = stamp.parent
+        if old == current:
+            continue
+        try:
+            same = json.loads(stamp.read_text()) == _identity(design)
+        except (OSError, ValueError):
+            continue
+        if same:
+            with _locked(old.with_suffix(".lock")):
+                shutil.rmtree(old, ignore_errors=True)
+            for leftover in (old.with_suffix(".lock"), old.with_suffix(".log")):
+                leftover.unlink(missing_ok=True)
 
 
 def lint(design: Design) -> subprocess.CompletedProcess:

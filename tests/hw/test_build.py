@@ -1,9 +1,11 @@
-"""The Verilator build: only top-level ports public, and an unchanged design never rebuilt."""
+"""The Verilator build: only top-level ports public, an unchanged design never rebuilt, and a
+changed one replacing its older build."""
 
+import json
 import time
 
 from glc.hwconfig import load_config
-from glc.sim.build import STAMP, build
+from glc.sim.build import STAMP, _identity, _prune_superseded, build
 from glc.sim.run import design
 
 
@@ -30,3 +32,16 @@ def test_configurations_and_wave_builds_get_their_own_directories():
     n4, n16 = load_config("n4"), load_config("n16")
     dirs = {design(n4).build_dir(), design(n16).build_dir(), design(n4, waves="vcd").build_dir()}
     assert len(dirs) == 3
+
+
+def test_a_new_build_replaces_older_builds_of_the_same_design(tmp_path, monkeypatch):
+    monkeypatch.setenv("GLC_SIM_BUILD", str(tmp_path))
+    n4, n16 = design(load_config("n4")), design(load_config("n16"))
+    older, other = tmp_path / "sim_top-fast-older", tmp_path / "sim_top-fast-other"
+    for folder, chosen in ((older, n4), (other, n16)):
+        folder.mkdir()
+        (folder / STAMP).write_text(json.dumps(_identity(chosen)))
+    current = tmp_path / "sim_top-fast-current"
+    _prune_superseded(n4, current)
+    assert not older.exists()
+    assert other.exists()
