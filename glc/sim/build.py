@@ -130,6 +130,9 @@ def build(design: Design) -> Path:
                     if "lz4.h" in text else "")
             raise GlcError(f"Verilator build of {design.top} failed:\n{tail}{hint}",
                            str(log)) from error
+        # The precompiled headers (~180 MB) only serve this compilation.
+        for header in directory.glob("*.gch"):
+            header.unlink()
         (directory / STAMP).write_text(json.dumps(_identity(design)))
     _prune_superseded(design, directory)
     return directory
