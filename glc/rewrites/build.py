@@ -6,14 +6,18 @@ A computed right side reads shapes from ``Match.types`` and returns a pattern bu
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from glc.egraph.rewrite import Match
 from glc.ir.term import Term
 from glc.ir.types import Access, AccessShape, Lst
 from glc.syntax.reader import parse_term
 
 
+@lru_cache(maxsize=4096)
 def pattern(text: str) -> Term:
-    """A right-side pattern from .gls text with ``?variables``."""
+    """A right-side pattern from .gls text with ``?variables`` (cached: terms are immutable, and
+    a computed right side produces the same few texts over and over)."""
     return parse_term(text, "<computed rhs>", allow_vars=True)
 
 
