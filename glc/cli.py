@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-from functools import wraps
 from pathlib import Path
 
 import click
@@ -30,23 +28,6 @@ class Context:
     def __init__(self, debug: bool, verbose: int):
         self.debug = debug
         self.verbose = verbose
-
-
-def reports_errors(command):
-    """Turn a GlcError into one line on stderr and exit status 1 (a traceback only with --debug)."""
-
-    @wraps(command)
-    def run(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except GlcError as error:
-            ctx = click.get_current_context().find_object(Context)
-            if ctx is not None and ctx.debug:
-                raise
-            click.echo(str(error), err=True)
-            sys.exit(1)
-
-    return run
 
 
 class _Main(click.Group):
@@ -97,7 +78,6 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 @shapes_option
 @inputs_option
 @json_option
-@reports_errors
 def check(program: Path, shapes: Path | None, inputs: Path | None, as_json: bool) -> None:
     """Parse and shape-check PROGRAM; print the result's access shape and dtype."""
     bundle = load(program, inputs, shapes)
@@ -116,7 +96,6 @@ def check(program: Path, shapes: Path | None, inputs: Path | None, as_json: bool
 @click.option("--seed", default=0, show_default=True,
               help="Seed of the random inputs made when none are supplied.")
 @json_option
-@reports_errors
 def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | None, seed: int,
            as_json: bool) -> None:
     """Evaluate PROGRAM with the numpy reference interpreter.
@@ -174,7 +153,6 @@ def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | 
                    "taken unproven.")
 @json_option
 @click.pass_obj
-@reports_errors
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
              outdir: Path | None, emit: str | None, rules: str, config_name: str,
              array_size: int | None, iter_limit: int, node_limit: int, time_limit: float,
