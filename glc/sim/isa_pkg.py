@@ -2,7 +2,7 @@
 
 The encoding is defined once, as data, in glc/isa/fields.py (docs/isa.md, "Instruction format");
 the RTL reads field positions, opcode numbers, assigned-bit masks and error codes from this
-generated package, and tests/hw/test_isa_pkg.py checks that the committed file is up to date.
+generated package, and tests/hw/test_rtl_isa_pkg.py checks that the committed file is up to date.
 Run ``python -m glc.sim.isa_pkg`` after changing the encoding.
 """
 
