@@ -179,5 +179,19 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
         click.echo(print_term(result.term))
 
 
+@main.command()
+@click.option("--rules", default="all", show_default=True,
+              help="Comma-separated rule sets of glc/rewrites/, or all.")
+@click.option("--array-size", type=click.IntRange(min=1), default=16, show_default=True,
+              help="The array size the sized rules are built for.")
+def rules(rules: str, array_size: int) -> None:
+    """List the rewrite table: each row's name, left => right side, condition and source."""
+    for rule in select_rules(rules, array_size):
+        right = "(computed from the match)" if callable(rule.rhs) else print_term(rule.rhs)
+        condition = " if " + rule.condition.__name__.strip("_") if rule.condition else ""
+        click.echo(f"{rule.name}\n    {print_term(rule.lhs)}\n => {right}{condition}\n"
+                   f"    [{rule.source}]")
+
+
 for _command in ISA_COMMANDS:
     main.add_command(_command)

@@ -178,3 +178,13 @@ def test_isa_commands_report_errors_through_the_cli(tmp_path):
     source.write_text("halt\nfrobnicate row=0\n")
     result = glc("asm", source, "--stats")
     assert_user_error(result, f"{source}:2:1: error: ", "frobnicate")
+
+
+def test_rules_lists_every_row_of_the_table():
+    from glc.rewrites import select
+
+    result = glc("rules")
+    assert result.exit_code == 0
+    listed = [line for line in result.stdout.splitlines() if line and not line[0].isspace()]
+    assert listed == [rule.name for rule in select("all", 16)]
+    assert_user_error(glc("rules", "--rules", "nope"), "error: ", "unknown rule set 'nope'")
