@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -16,6 +18,7 @@ from glc.hwconfig import load_config
 from glc.inputs import load, random_inputs
 from glc.interp import interpret
 from glc.ir.check import type_of
+from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
@@ -28,6 +31,16 @@ class Context:
     def __init__(self, debug: bool, verbose: int):
         self.debug = debug
         self.verbose = verbose
+
+    @contextmanager
+    def stage(self, name: str):
+        """Time a stage; with -v, print one line on stderr with its figures and seconds."""
+        figures: dict = {}
+        start = time.perf_counter()
+        yield figures
+        if self.verbose:
+            shown = "".join(f", {key} {value}" for key, value in figures.items())
+            click.echo(f"{name}: {time.perf_counter() - start:.3f} s{shown}", err=True)
 
 
 class _Main(click.Group):
@@ -78,10 +91,15 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 @shapes_option
 @inputs_option
 @json_option
-def check(program: Path, shapes: Path | None, inputs: Path | None, as_json: bool) -> None:
+@click.pass_obj
+def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
+          as_json: bool) -> None:
     """Parse and shape-check PROGRAM; print the result's access shape and dtype."""
-    bundle = load(program, inputs, shapes)
-    result = type_of(bundle.program.body, bundle.env)
+    with obj.stage("load") as figures:
+        bundle = load(program, inputs, shapes)
+        figures["nodes"] = len(walk(bundle.program.body))
+    with obj.stage("check"):
+        result = type_of(bundle.program.body, bundle.env)
     if as_json:
         _emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
     else:
@@ -96,16 +114,22 @@ def check(program: Path, shapes: Path | None, inputs: Path | None, as_json: bool
 @click.option("--seed", default=0, show_default=True,
               help="Seed of the random inputs made when none are supplied.")
 @json_option
-def interp(program: Path, inputs: Path | None, shapes: Path | None, out: Path | None, seed: int,
-           as_json: bool) -> None:
+@click.pass_obj
+def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
+           out: Path | None, seed: int, as_json: bool) -> None:
     """Evaluate PROGRAM with the numpy reference interpreter.
 
     With a program folder (or --inputs) that holds output.npy, report whether the result matches
     it, and exit with status 1 if it does not.
     """
-    bundle = load(program, inputs, shapes)
-    arrays = bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
-    result, ty = interpret(bundle.program.body, arrays)
+    with obj.stage("load") as figures:
+        bundle = load(program, inputs, shapes)
+        arrays = bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
+        figures["nodes"] = len(walk(bundle.program.body))
+        figures["inputs"] = "given" if bundle.arrays else f"random (seed {seed})"
+    with obj.stage("interp") as figures:
+        result, ty = interpret(bundle.program.body, arrays)
+        figures["elements"] = result.size
     if out is not None:
         np.save(out, result)
     verdict = compare(result, bundle.expected) if bundle.expected is not None else None

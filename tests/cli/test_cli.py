@@ -188,3 +188,12 @@ def test_rules_lists_every_row_of_the_table():
     listed = [line for line in result.stdout.splitlines() if line and not line[0].isspace()]
     assert listed == [rule.name for rule in select("all", 16)]
     assert_user_error(glc("rules", "--rules", "nope"), "error: ", "unknown rule set 'nope'")
+
+
+def test_verbose_prints_one_line_per_stage_on_stderr():
+    result = CliRunner().invoke(main, ["-v", "interp", str(PROGRAMS / "mlp-int8"), "--json"])
+    assert result.exit_code == 0
+    stages = [line.split(":")[0] for line in result.stderr.splitlines()]
+    assert stages == ["load", "interp"]
+    assert "nodes 24" in result.stderr and "elements 80" in result.stderr
+    assert json.loads(result.stdout)["match"] is True
