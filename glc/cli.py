@@ -22,6 +22,7 @@ from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
+from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_term
 
 
@@ -217,5 +218,5 @@ def rules(rules: str, array_size: int) -> None:
                    f"    [{rule.source}]")
 
 
-for _command in ISA_COMMANDS:
+for _command in ISA_COMMANDS + SIM_COMMANDS:
     main.add_command(_command)
