@@ -1,0 +1,86 @@
+"""Running a lowered Program: DRAM filled from the inputs, host steps in numpy, kernels on the
+ISA simulator or on the Verilator RTL, the result read back from DRAM through its view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from glc.errors import GlcError
+from glc.interp import interpret
+from glc.isa import simulator
+from glc.isa.status import Counters
+from glc.lower.program import Buffer, HostStep, Program
+from glc.lower.view import gather
+
+ENGINES = ("isa", "rtl")
+
+
+@dataclass
+class Outcome:
+    """The result tensor, the final DRAM and, per kernel, the machine's counters."""
+
+    result: np.ndarray
+    dram: np.ndarray
+    engine: str
+    counters: list[Counters] = field(default_factory=list)
+
+    @property
+    def cycles(self) -> int:
+        """Cycles summed over the kernels (the host steps are not timed)."""
+        return sum(c.cycles for c in self.counters)
+
+
+def read_buffer(dram: np.ndarray, buffer: Buffer) -> np.ndarray:
+    """A tensor from its DRAM bytes (little-endian, row-major)."""
+    raw = dram[buffer.address:buffer.address + buffer.nbytes].tobytes()
+    return np.frombuffer(raw, dtype=np.dtype(buffer.dtype).newbyteorder("<")).astype(
+        buffer.dtype).reshape(buffer.shape)
+
+
+def write_buffer(dram: np.ndarray, buffer: Buffer, value: np.ndarray) -> None:
+    """Write a tensor's bytes (little-endian, row-major) at its address."""
+    data = np.ascontiguousarray(value, dtype=np.dtype(buffer.dtype).newbyteorder("<"))
+    if data.shape != buffer.shape:
+        raise GlcError(f"input '{buffer.name}' has shape {data.shape}, the program was "
+                       f"compiled for {buffer.shape}")
+    dram[buffer.address:buffer.address + buffer.nbytes] = np.frombuffer(data.tobytes(),
+                                                                        dtype=np.uint8)
+
+
+def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "isa",
+            max_cycles: int | None = None) -> Outcome:
+    """Run every step in order; ``max_cycles`` is the RTL's watchdog per kernel (default: ten
+    times the predicted cycles, plus 10 000)."""
+    if engine not in ENGINES:
+        raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
+    config = program.config
+    dram = np.zeros(config.dram_bytes, dtype=np.uint8)
+    for name in program.inputs:
+        if name not in arrays:
+            raise GlcError(f"no value for input '{name}'")
+        write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
+    counters = []
+    for step in program.steps:
+        if isinstance(step, HostStep):
+            values = {n: read_buffer(dram, program.buffers[n]) for n in step.inputs}
+            result, _ = interpret(step.term, values)
+            write_buffer(dram, program.buffers[step.output], result)
+            continue
+        words = step.kernel.words
+        if engine == "isa":
+            machine = simulator.run(words, config, dram)
+            dram, counter = machine.dram.copy(), machine.counters
+        else:
+            from glc.sim.run import run_program  # the Verilator toolchain only when asked
+
+            watchdog = max_cycles or 10 * step.kernel.predicted_cycles(config) + 10_000
+            sim = run_program(config, words, dram, max_cycles=watchdog)
+            sim.raise_for_status(step.name)
+            dram, counter = sim.dram.copy(), sim.counters
+        counters.append(counter)
+    view = program.output
+    flat = read_buffer(dram, program.buffers[view.buffer]).reshape(-1)
+    return Outcome(gather(view, flat).astype(program.output_dtype), dram, engine, counters)

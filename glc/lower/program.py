@@ -1,0 +1,250 @@
+"""The lowering: an extracted term → a Program (memory plan, kernels, host steps).
+
+Walks the term from its root. A systolic-array node over int8 operands — with a ``relu`` and/or
+``(requantize k)`` over it, which the STORE applies (docs/isa.md, STORE conversion) — becomes an
+accelerator kernel whose operands are views of DRAM tensors (glc/lower/view.py); an operand that
+is no affine view, or whose view the transfers cannot walk, is first materialised into DRAM by a
+host *copy*. Every other node is computed by a host step: the interpreter on the sub-term, with
+the kernels' results read from DRAM. The result is read back through its view (a transpose or
+reshape of a kernel's result costs nothing). Every tensor gets a DRAM address: the memory plan.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from glc.errors import GlcError
+from glc.hwconfig import HwConfig
+from glc.ir.check import check
+from glc.ir.term import Term, leaf, walk
+from glc.ir.types import Access, ComputeKind
+from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel
+from glc.lower.transfer import Target
+from glc.lower.view import NotAffine, View, row_major, view_of
+from glc.syntax.printer import print_term
+
+ALIGN = 64  # bytes: every tensor starts on a DRAM port beat boundary (P ≤ 64 in hw/configs)
+SYSTOLIC = ("systolic-array", "systolic-array-with-blocking")
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A tensor in DRAM: row-major, little-endian, at ``address``."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    address: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass
+class KernelStep:
+    """Run ``kernel`` on the accelerator; it writes buffer ``output``."""
+
+    name: str
+    kernel: Kernel
+    inputs: list[str]
+    output: str
+
+
+@dataclass
+class HostStep:
+    """Evaluate ``term`` (over buffer symbols) with the interpreter into buffer ``output``;
+    ``copy``: it only materialises an operand view the DMA cannot walk."""
+
+    name: str
+    term: Term
+    inputs: list[str]
+    output: str
+    copy: bool = False
+
+
+@dataclass
+class Program:
+    """The lowered program: where every tensor lives, the steps in order, the result's view."""
+
+    config: HwConfig
+    buffers: dict[str, Buffer]
+    inputs: list[str]
+    steps: list[KernelStep | HostStep] = field(default_factory=list)
+    output: View | None = None
+    output_dtype: str = ""
+
+    @property
+    def kernels(self) -> list[KernelStep]:
+        return [s for s in self.steps if isinstance(s, KernelStep)]
+
+    @property
+    def host_steps(self) -> list[HostStep]:
+        return [s for s in self.steps if isinstance(s, HostStep)]
+
+    def figures(self) -> dict:
+        """instructions, predicted and ideal cycles (summed over kernels), host steps."""
+        n = self.config.array_size
+        kernels = [s.kernel for s in self.kernels]
+        return {"kernels": len(kernels),
+                "instructions": sum(len(k.instructions) for k in kernels),
+                "predicted_cycles": sum(k.predicted_cycles(self.config) for k in kernels),
+                "ideal_cycles": sum(k.ideal_cycles(n) for k in kernels),
+                "host_steps": len([s for s in self.host_steps if not s.copy]),
+                "host_copies": len([s for s in self.host_steps if s.copy])}
+
+
+def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
+    """Lower an extracted term for ``config``; a GlcError if its tensors do not fit DRAM."""
+    return _Lowerer(term, env, config).run()
+
+
+class _Lowerer:
+    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig):
+        self.term, self.config = term, config
+        self.types = check(term, env)
+        self.uses = Counter(id(a) for node in walk(term) for a in node.args)
+        symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
+        self.program = Program(config, {}, symbols)
+        self.top = 0
+        self.in_dram: dict[int, str] = {}
+        for name in symbols:
+            self._allocate(name, env[name])
+
+    def run(self) -> Program:
+        root = self.term
+        if self._fusion(root) is None and self._affine(root):
+            self.program.output = view_of(root, self.types, self._base)
+        else:
+            name = self._materialise(root)
+            self.program.output = row_major(name, self.program.buffers[name].shape)
+        self.program.output_dtype = self.types[id(root)].dtype
+        return self.program
+
+    # --- the memory plan ---------------------------------------------------------------------
+
+    def _allocate(self, name: str, ty: Access) -> str:
+        buffer = Buffer(name, ty.dims, ty.dtype, self.top)
+        end = buffer.address + buffer.nbytes
+        if end > self.config.dram_bytes:
+            raise GlcError(f"the program's tensors need {end} bytes of DRAM; "
+                           f"{self.config.name} has {self.config.dram_bytes}")
+        self.program.buffers[name] = buffer
+        self.top = -(-end // ALIGN) * ALIGN
+        return name
+
+    def _fresh(self, stem: str) -> str:
+        count = len(self.program.steps) + 1
+        name = f"{stem}{count}"
+        while name in self.program.buffers:
+            count += 1
+            name = f"{stem}{count}"
+        return name
+
+    # --- which nodes become what ---------------------------------------------------------------
+
+    def _base(self, node: Term) -> View:
+        """A node that is no access operator: its value in DRAM, row-major."""
+        return row_major(self._materialise(node), self.types[id(node)].dims)
+
+    def _affine(self, node: Term) -> bool:
+        """Whether ``node`` is a view, without materialising anything to find out."""
+        try:
+            view_of(node, self.types, lambda t: row_major("?", self.types[id(t)].dims))
+        except NotAffine:
+            return False
+        return True
+
+    def _fusion(self, node: Term) -> tuple[Term, bool, int | None] | None:
+        """(systolic node, relu, requantize shift) when ``node`` is an int8 systolic array under
+        at most one relu and one requantize that only it uses (the STORE converts), else None."""
+        relu, shift, current = False, None, node
+        while current.op == "compute":
+            kind: ComputeKind = self.types[id(current.args[0])]
+            if kind.name == "relu" and not relu:
+                relu = True
+            elif kind.name == "requantize" and shift is None and kind.param < 32:
+                shift = kind.param
+            else:
+                return None
+            current = current.args[1]
+            if self.uses[id(current)] > 1:
+                return None
+        if current.op not in SYSTOLIC:
+            return None
+        a, b = (self.types[id(x)] for x in current.args[2:])
+        if a.dtype != "int8" or b.dtype != "int8":
+            return None
+        return current, relu, shift
+
+    def _materialise(self, node: Term) -> str:
+        """The name of a buffer holding ``node``'s value, emitting the steps that compute it."""
+        if node.op == "symbol":
+            return node.value
+        if id(node) not in self.in_dram:
+            fused = self._fusion(node)
+            self.in_dram[id(node)] = self._kernel(node, *fused) if fused else self._host(node)
+        return self.in_dram[id(node)]
+
+    # --- steps ------------------------------------------------------------------------------
+
+    def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None) -> str:
+        targets = {}
+        for which, operand in zip("ab", systolic.args[2:], strict=True):
+            targets[which] = self._operand(operand, copy=False)
+        raw = shift is None
+        ty = self.types[id(systolic)]
+        out = self._allocate(self._fresh("kernel"), Access(ty.dims, (), "int32" if raw else
+                                                           "int8"))
+        c = Target(row_major(out, ty.dims), self.program.buffers[out].address, 4 if raw else 1)
+        while True:
+            try:
+                kernel = build_kernel(print_term(node), targets["a"], targets["b"], c, raw,
+                                      relu, shift or 0, self.config)
+                break
+            except OperandUnexpressible as error:
+                operand = systolic.args[2 if error.which == "a" else 3]
+                if error.which == "c" or self._is_row_major(targets[error.which]):
+                    raise GlcError(f"cannot lower {print_term(node)[:60]}…: {error}") from None
+                targets[error.which] = self._operand(operand, copy=True)
+        inputs = sorted({t.view.buffer for t in targets.values()})
+        self.program.steps.append(KernelStep(out, kernel, inputs, out))
+        return out
+
+    def _is_row_major(self, target: Target) -> bool:
+        buffer = self.program.buffers[target.view.buffer]
+        return target.view == row_major(buffer.name, buffer.shape)
+
+    def _operand(self, operand: Term, copy: bool) -> Target:
+        """A kernel operand as a DRAM target: its view, or a host copy of its value."""
+        if not copy and self._affine(operand):
+            view = view_of(operand, self.types, self._base)
+        else:
+            view = row_major(self._host(operand, copy=True), self.types[id(operand)].dims)
+        buffer = self.program.buffers[view.buffer]
+        if buffer.dtype != "int8":
+            raise GlcError(f"a systolic operand is {buffer.dtype} in DRAM, not int8")
+        return Target(view, buffer.address, 1)
+
+    def _host(self, node: Term, copy: bool = False) -> str:
+        """A host step computing ``node`` from the buffers of its kernel and input leaves."""
+        memo: dict[int, Term] = {}
+
+        def substitute(t: Term) -> Term:
+            if id(t) not in memo:
+                if t.op == "symbol" or (t is not node and (id(t) in self.in_dram or
+                                                          self._fusion(t) is not None)):
+                    memo[id(t)] = leaf("symbol", self._materialise(t))
+                else:
+                    memo[id(t)] = t.with_args(tuple(substitute(a) for a in t.args))
+            return memo[id(t)]
+
+        body = substitute(node)
+        inputs = list(dict.fromkeys(t.value for t in walk(body) if t.op == "symbol"))
+        out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)])
+        self.program.steps.append(HostStep(out, body, inputs, out, copy))
+        return out

@@ -1,0 +1,169 @@
+"""From a view's box to LOAD/STORE transfer patterns (docs/isa.md, "LOAD and STORE").
+
+A transfer moves a *tile* of a matrix view: a range of its rows (local rows of the scratchpad or
+accumulator) and a range of its columns (the elements of each local row, from column 0). A
+contiguous range of a mixed-radix dim is a union of *boxes* (a product of digit ranges); the
+columns must be one box, because each LOAD writes its local rows whole; the rows may be several
+boxes, one instruction each. Inside a box the column digits become the inner loop levels (an
+innermost stride-1 digit with no bound on it becomes the run), the row digits the outer levels,
+and the two bounded coordinates the virtual y and x with their limits (zero padding).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from glc.isa.fields import BY_NAME, LEVELS
+from glc.lower.view import Digit, View, merge
+
+_LOAD = {f.name: f for f in BY_NAME["load"].fields}
+MAX_COUNT = (1 << _LOAD["count0"].width) - 1
+MAX_COEF = (1 << _LOAD["ycoef0"].width) - 1
+
+
+class Unexpressible(Exception):
+    """A box the transfer pattern cannot express (too many levels or bounds, fields too wide)."""
+
+
+@dataclass(frozen=True)
+class Box:
+    """Per digit of a dim: the first index and the count."""
+
+    starts: tuple[int, ...]
+    counts: tuple[int, ...]
+
+
+def boxes(sizes: tuple[int, ...], start: int, count: int) -> list[Box]:
+    """The contiguous range [start, start+count) of the mixed-radix dim ``sizes`` (outermost
+    first) as boxes, in order."""
+    if not sizes:
+        return [Box((), ())] if count else []
+    inner = math.prod(sizes[1:])
+    out: list[Box] = []
+    while count:
+        head, rest = divmod(start, inner)
+        if rest or count < inner:  # a partial head: recurse into the inner digits
+            take = min(count, inner - rest)
+            out += [Box((head,) + b.starts, (1,) + b.counts)
+                    for b in boxes(sizes[1:], rest, take)]
+        else:
+            take = (count // inner) * inner
+            out.append(Box((head,) + (0,) * (len(sizes) - 1),
+                           (take // inner,) + tuple(sizes[1:])))
+        start, count = start + take, count - take
+    return out
+
+
+def single_box(group: tuple[Digit, ...], start: int, count: int) -> Box | None:
+    """The range as one box of the group's digits, or None."""
+    found = boxes(tuple(d.size for d in group), start, count)
+    return found[0] if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a transfer's data lives: the view, the tensor's DRAM address, its element size."""
+
+    view: View
+    address: int
+    element: int  # bytes per element in DRAM
+
+
+def transfers(target: Target, rows: tuple[int, int] | None, cols: tuple[int, int],
+              local_row: int, fields: dict[str, int]) -> list[dict[str, int]]:
+    """The field values of the LOAD/STORE instructions moving rows [r, r+count) × columns
+    [c, c+count) of a matrix view (``rows`` None: a vector view, one local row) to local rows
+    from ``local_row``. ``fields`` are the opcode's own (acc, raw, relu, shift)."""
+    view = target.view
+    row_group = merge(view.groups[0]) if rows is not None else ()
+    col_group = merge(view.groups[-1])
+    col_box = single_box(col_group, *cols)
+    if col_box is None:
+        raise Unexpressible("the column range is not one box")
+    out = []
+    row_boxes = boxes(tuple(d.size for d in row_group), *rows) if rows is not None \
+        else [Box((), ())]
+    first = rows[0] if rows is not None else 0
+    for box in row_boxes:
+        row = local_row + _flat(row_group, box.starts) - first
+        out += _emit(target, row_group, box, col_group, col_box, row, fields)
+    return out
+
+
+def _flat(group: tuple[Digit, ...], index: tuple[int, ...]) -> int:
+    flat = 0
+    for d, i in zip(group, index, strict=True):
+        flat = flat * d.size + i
+    return flat
+
+
+def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, local_row: int,
+          fields: dict[str, int]) -> list[dict[str, int]]:
+    """One box as instructions: split along its outermost row digit while it needs more loop
+    levels or bounds than one instruction has."""
+    view = target.view
+    digits = [*zip(row_group, row_box.starts, row_box.counts, strict=True),
+              *zip(col_group, col_box.starts, col_box.counts, strict=True)]
+    n_rows = len(row_group)
+    offset = view.offset + sum(d.stride * s for d, s, _ in digits)
+    origins = [o + sum(d.coefs[c] * s for d, s, _ in digits)
+               for c, (o, _) in enumerate(view.coords)]
+    active = [c for c, (_, limit) in enumerate(view.coords)
+              if _may_leave(origins[c], limit, [(d.coefs[c], n) for d, _, n in digits])]
+    walking = [k for k, (_, _, n) in enumerate(digits) if n > 1]
+    inner = [k for k in walking if k >= n_rows]
+    run = 1
+    if inner:
+        d, _, n = digits[inner[-1]]
+        if d.stride == 1 and all(d.coefs[c] == 0 for c in active):
+            run, inner = n, inner[:-1]
+    outer = [k for k in walking if k < n_rows]
+    too_big = any(digits[k][2] > MAX_COUNT for k in outer)
+    if len(inner) + len(outer) > LEVELS or len(active) > 2 or too_big:
+        if not outer:
+            raise Unexpressible("a local row needs more loop levels or bounds than a transfer")
+        return _split(target, row_group, row_box, col_group, col_box, local_row, fields,
+                      outer[0])
+    levels = [digits[k] for k in reversed(inner)] + [digits[k] for k in reversed(outer)]
+    values = dict(fields, inner=len(inner), run=run, row=local_row,
+                  dram=target.address + offset * target.element)
+    for level, (d, _, n) in enumerate(levels):
+        values[f"count{level}"] = n
+        values[f"stride{level}"] = d.stride * target.element
+        for axis, c in zip("yx", active, strict=False):
+            values[f"{axis}coef{level}"] = d.coefs[c]
+    for axis, c in zip("yx", active, strict=False):
+        values[f"{axis}0"] = origins[c]
+        values[f"{axis}lim"] = view.coords[c][1]
+    _check(values)
+    return [values]
+
+
+def _split(target, row_group, row_box: Box, col_group, col_box: Box, local_row: int,
+           fields, k: int) -> list[dict[str, int]]:
+    """The box cut into one box per index of row digit k."""
+    out = []
+    for i in range(row_box.counts[k]):
+        starts = row_box.starts[:k] + (row_box.starts[k] + i,) + row_box.starts[k + 1:]
+        counts = row_box.counts[:k] + (1,) + row_box.counts[k + 1:]
+        # The digits before k have count 1, so index i starts i·(rows below k) local rows on.
+        out += _emit(target, row_group, Box(starts, counts), col_group, col_box,
+                     local_row + i * math.prod(row_box.counts[k + 1:]), fields)
+    return out
+
+
+def _may_leave(origin: int, limit: int, terms: list[tuple[int, int]]) -> bool:
+    low = origin + sum(min(0, c) * (n - 1) for c, n in terms)
+    high = origin + sum(max(0, c) * (n - 1) for c, n in terms)
+    return low < 0 or high >= limit
+
+
+def _check(values: dict[str, int]) -> None:
+    """Every field within its width (the DRAM address wraps by design)."""
+    for name, value in values.items():
+        f = _LOAD.get(name) or BY_NAME["store"].field(name)
+        if not f.wrap and not f.low <= value <= f.high:
+            raise Unexpressible(f"{name}={value} does not fit {f.width} bits")
+        if name.endswith("lim") and value == 0:
+            raise Unexpressible("a coordinate with no valid index")
