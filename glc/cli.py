@@ -11,7 +11,13 @@ import click
 import numpy as np
 
 from glc.compare import compare
-from glc.compiler import EXTRACTORS, compile_program, parse_emit, write_artifacts
+from glc.compiler import (
+    EXTRACTORS,
+    compile_program,
+    parse_emit,
+    program_text,
+    write_artifacts,
+)
 from glc.egraph.runner import Limits
 from glc.errors import GlcError
 from glc.hwconfig import load_config
@@ -20,8 +26,13 @@ from glc.interp import interpret
 from glc.ir.check import type_of
 from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
+from glc.lower.artefacts import read as read_program
+from glc.lower.artefacts import write as write_program
+from glc.lower.execute import ENGINES
+from glc.lower.program import lower
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
+from glc.run import SOURCE, default_engine, run_and_compare, save_result, summary
 from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_term
 
@@ -182,12 +193,14 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
              outdir: Path | None, emit: str | None, rules: str, config_name: str,
              array_size: int | None, iter_limit: int, node_limit: int, time_limit: float,
              extractor: str, extract_time_limit: float, as_json: bool) -> None:
-    """Saturate PROGRAM with the rewrite rules and extract the cheapest equivalent term."""
+    """Saturate PROGRAM with the rewrite rules, extract the cheapest equivalent term and lower
+    it to the accelerator; with -o, write program.s, program.bin and manifest.json too."""
     if emit is not None and outdir is None:
         raise GlcError("--emit writes into a folder: give -o OUTDIR")
     artefacts = parse_emit(emit or "extracted")
     bundle = load(program, inputs, shapes)
-    size = array_size if array_size is not None else load_config(config_name).array_size
+    config = load_config(config_name)
+    size = array_size if array_size is not None else config.array_size
     result = compile_program(bundle, rules=select_rules(rules, size),
                              limits=Limits(iter_limit, node_limit, time_limit),
                              extractor=extractor, extract_time_limit=extract_time_limit)
@@ -196,12 +209,106 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
         for line in [*result.report.lines(), f"extract: {x.method}, cost {x.dag_cost:g}"
                      f"{' (optimal)' if x.optimal else ''}, {x.seconds:.3f} s"]:
             click.echo(line, err=as_json)
+    with obj.stage("lower") as figures:
+        lowered = lower(result.term, result.env, config)
+        figures.update(lowered.figures())
     if outdir is not None:
         write_artifacts(result, outdir, artefacts)
+        artefacts_written = write_program(lowered, outdir)
+        (outdir / SOURCE).write_text(program_text(bundle.program.body, result.env))
+        if obj.verbose:
+            click.echo(f"wrote {', '.join(str(p) for p in artefacts_written)}", err=True)
     if as_json:
-        _emit_json(result.figures())
+        _emit_json({**result.figures(), **lowered.figures()})
     else:
         click.echo(print_term(result.term))
+
+
+def _arrays(bundle, seed: int) -> dict:
+    """The given inputs, or seeded random ones of the declared dtypes."""
+    return bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
+
+
+engine_option = click.option("--engine", type=click.Choice(ENGINES),
+                             help="Where the kernels run: isa (the ISA simulator) or rtl "
+                                  "(Verilator); default rtl when Verilator is installed.")
+max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
+                                 help="RTL watchdog per kernel (default: 10x the prediction).")
+
+
+@main.command()
+@click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+@inputs_option
+@engine_option
+@click.option("--rtl", "engine_flag", flag_value="rtl", help="Same as --engine rtl.")
+@click.option("--isa", "engine_flag", flag_value="isa", help="Same as --engine isa.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the result as .npy.")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the random inputs made when none are supplied.")
+@max_cycles_option
+@json_option
+@click.pass_obj
+def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None,
+             engine_flag: str | None, out: Path | None, seed: int, max_cycles: int | None,
+             as_json: bool) -> None:
+    """Run the program glc compile -o wrote into OUTDIR and compare it with the interpreter
+    (and with output.npy among the inputs); exit status 1 on a mismatch."""
+    lowered = read_program(outdir)
+    bundle = load(outdir / SOURCE, inputs)
+    with obj.stage("simulate") as figures:
+        outcome, result = run_and_compare(lowered, bundle.program.body,
+                                          _arrays(bundle, seed),
+                                          engine or engine_flag or default_engine(),
+                                          bundle.expected, max_cycles)
+        figures["cycles"] = result["cycles"]
+    _report(outcome.result, result, out, as_json)
+
+
+@main.command()
+@program_argument
+@inputs_option
+@shapes_option
+@click.option("--config", "config_name", default="n16", show_default=True,
+              help="Hardware configuration (a name in hw/configs/ or a .toml path).")
+@click.option("--rules", default=REWRITES_DEFAULT, show_default=True,
+              help="Comma-separated rule sets of glc/rewrites/, or all.")
+@engine_option
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the result as .npy.")
+@click.option("--seed", default=0, show_default=True,
+              help="Seed of the random inputs made when none are supplied.")
+@max_cycles_option
+@json_option
+@click.pass_obj
+def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
+        rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
+        as_json: bool) -> None:
+    """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
+    compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
+    bundle = load(program, inputs, shapes)
+    config = load_config(config_name)
+    with obj.stage("compile") as figures:
+        result = compile_program(bundle, rules=select_rules(rules, config.array_size))
+        figures["stop_reason"] = result.report.to_json().get("stop_reason")
+    with obj.stage("lower") as figures:
+        lowered = lower(result.term, result.env, config)
+        figures.update(lowered.figures())
+    with obj.stage("simulate") as figures:
+        outcome, report = run_and_compare(lowered, bundle.program.body, _arrays(bundle, seed),
+                                          engine or default_engine(), bundle.expected,
+                                          max_cycles)
+        figures["cycles"] = report["cycles"]
+    _report(outcome.result, {**result.figures(), **report}, out, as_json)
+
+
+def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) -> None:
+    if out is not None:
+        save_result(result, out)
+    if as_json:
+        _emit_json(figures)
+    else:
+        click.echo(summary(figures))
+    if not figures["match"]:
+        raise GlcError(f"the result does not match: {figures['detail']}")
 
 
 @main.command()

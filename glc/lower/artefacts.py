@@ -1,0 +1,137 @@
+"""A lowered Program on disk: ``program.s``, ``program.bin`` and ``manifest.json``.
+
+``program.bin`` holds every kernel's instruction words, one kernel after the other, each ending
+in its HALT (docs/isa.md, "Binary images"); the manifest gives each kernel's word range, the
+memory map (every tensor's name, DRAM address, shape, dtype and role), the inputs, the output
+(its buffer and the view it is read through), the host steps (their terms, as Glenside text),
+and the figures. ``read`` rebuilds the Program from these files, so ``glc simulate`` runs what
+``glc compile -o`` wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from glc.errors import GlcError
+from glc.hwconfig import HwConfig, config_from_dict
+from glc.isa.encoding import decode, read_image, to_bytes
+from glc.lower.kernel import Kernel
+from glc.lower.program import Buffer, HostStep, KernelStep, Program
+from glc.lower.view import Digit, View
+from glc.syntax.printer import print_term
+from glc.syntax.reader import parse_term
+
+FILES = ("program.s", "program.bin", "manifest.json")
+
+
+def manifest(program: Program) -> dict:
+    """The manifest as a JSON-ready dict."""
+    roles = {name: "input" for name in program.inputs}
+    steps, offset = [], 0
+    for step in program.steps:
+        roles[step.output] = "kernel" if isinstance(step, KernelStep) else (
+            "copy" if step.copy else "host")
+        if isinstance(step, KernelStep):
+            k = step.kernel
+            steps.append({"kind": "kernel", "name": step.name, "words": [offset,
+                                                                          len(k.instructions)],
+                          "m": k.m, "k": k.k, "n_out": k.n_out, "raw": k.raw, "relu": k.relu,
+                          "shift": k.shift, "inputs": step.inputs, "output": step.output,
+                          "predicted_cycles": k.predicted_cycles(program.config),
+                          "ideal_cycles": k.ideal_cycles(program.config.array_size),
+                          "term": k.label})
+            offset += len(k.instructions)
+        else:
+            steps.append({"kind": "copy" if step.copy else "host", "name": step.name,
+                          "term": print_term(step.term), "inputs": step.inputs,
+                          "output": step.output})
+    config = program.config
+    view = program.output
+    return {"config": config.name,
+            "hardware": {f.name: getattr(config, f.name) for f in fields(HwConfig)
+                         if f.name != "name"},
+            "memory": [{**asdict(b), "shape": list(b.shape), "role": roles[b.name]}
+                       for b in program.buffers.values()],
+            "inputs": program.inputs,
+            "output": {"buffer": view.buffer, "dtype": program.output_dtype,
+                       "shape": list(view.dims), "view": _view_json(view)},
+            "steps": steps,
+            **program.figures()}
+
+
+def assembly(program: Program) -> str:
+    """The readable assembly: each kernel under a comment naming its term; host steps as
+    comments where they run."""
+    parts = [f"; glc lowered program for {program.config.name}: {len(program.kernels)} "
+             "kernel(s), each from its first instruction to its HALT (manifest.json: words)\n"]
+    for step in program.steps:
+        if isinstance(step, KernelStep):
+            parts.append(f"\n; ---- kernel {step.name}: reads {', '.join(step.inputs)}, "
+                         f"writes {step.output}\n{step.kernel.text()}")
+        else:
+            kind = "host copy" if step.copy else "host step"
+            parts.append(f"\n; ---- {kind} {step.name} (numpy): {print_term(step.term)}\n")
+    return "".join(parts)
+
+
+def write(program: Program, outdir: Path) -> list[Path]:
+    """Write the three files into ``outdir``; returns their paths."""
+    words = [w for step in program.kernels for w in step.kernel.words]
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+        paths = [outdir / name for name in FILES]
+        paths[0].write_text(assembly(program))
+        paths[1].write_bytes(to_bytes(words))
+        paths[2].write_text(json.dumps(manifest(program), indent=1) + "\n")
+    except OSError as error:
+        raise GlcError(f"cannot write: {error.strerror}", str(error.filename or outdir)) from None
+    return paths
+
+
+def read(outdir: Path) -> Program:
+    """The Program ``write`` left in ``outdir``."""
+    path = outdir / "manifest.json"
+    try:
+        data = json.loads(path.read_text())
+        words = read_image(outdir / "program.bin")
+    except FileNotFoundError as error:
+        raise GlcError("not a compiled program folder (glc compile -o writes one)",
+                       str(error.filename)) from None
+    except json.JSONDecodeError as error:
+        raise GlcError(f"bad manifest: {error.msg}", str(path)) from None
+    try:
+        config = config_from_dict(data["hardware"], str(path), data["config"])
+        buffers = {b["name"]: Buffer(b["name"], tuple(b["shape"]), b["dtype"], b["address"])
+                   for b in data["memory"]}
+        program = Program(config, buffers, list(data["inputs"]))
+        for step in data["steps"]:
+            if step["kind"] == "kernel":
+                first, count = step["words"]
+                kernel = Kernel(step["term"], step["m"], step["k"], step["n_out"], step["raw"],
+                                step["relu"], step["shift"],
+                                [decode(w) for w in words[first:first + count]])
+                program.steps.append(KernelStep(step["name"], kernel, step["inputs"],
+                                                step["output"]))
+            else:
+                program.steps.append(HostStep(step["name"], parse_term(step["term"]),
+                                              step["inputs"], step["output"],
+                                              step["kind"] == "copy"))
+        program.output = _view_from_json(data["output"]["view"])
+        program.output_dtype = data["output"]["dtype"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise GlcError(f"bad manifest: {error}", str(path)) from None
+    return program
+
+
+def _view_json(view: View) -> dict:
+    return {"buffer": view.buffer, "offset": view.offset,
+            "groups": [[[d.size, d.stride, list(d.coefs)] for d in g] for g in view.groups],
+            "coords": [list(c) for c in view.coords]}
+
+
+def _view_from_json(data: dict) -> View:
+    return View(data["buffer"], data["offset"],
+                tuple(tuple(Digit(s, st, tuple(c)) for s, st, c in g) for g in data["groups"]),
+                tuple(tuple(c) for c in data["coords"]))

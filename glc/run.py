@@ -1,0 +1,78 @@
+"""The closing of the loop: lower a compiled term, run it, compare it with the interpreter.
+
+``glc compile -o`` lowers and writes the artefacts; ``glc simulate`` runs them; ``glc run`` does
+compile + lower + simulate + compare in one go. The figures are the architecture's: instructions,
+predicted cycles (the cycle model over the kernels), cycles (measured on the RTL, or the ISA
+simulator's count), ideal cycles and efficiency = ideal / cycles, and whether the result equals
+the interpreter's bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from glc.compare import compare
+from glc.errors import GlcError
+from glc.interp import interpret
+from glc.ir.term import Term
+from glc.lower.execute import Outcome, execute
+from glc.lower.program import Program
+
+SOURCE = "source.gls"  # the original program, next to the artefacts, for simulate's comparison
+
+
+def default_engine() -> str:
+    """rtl when the Verilator toolchain is installed, else the ISA simulator."""
+    from glc.sim.toolchain import verilator_root
+
+    try:
+        verilator_root()
+    except GlcError:
+        return "isa"
+    return "rtl"
+
+
+def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndarray],
+                    engine: str, expected: np.ndarray | None = None,
+                    max_cycles: int | None = None) -> tuple[Outcome, dict]:
+    """Execute ``program`` and compare its result with the interpreter on ``source`` (and with
+    ``expected`` when given); returns the outcome and the figures."""
+    outcome = execute(program, arrays, engine, max_cycles)
+    reference, _ = interpret(source, arrays)
+    verdicts = [compare(outcome.result, reference)]
+    if expected is not None:
+        verdicts.append(compare(outcome.result, expected))
+    figures = program.figures()
+    cycles = outcome.cycles
+    ideal = figures["ideal_cycles"]
+    figures.update({
+        "engine": engine,
+        "cycles": cycles,
+        "efficiency": round(ideal / cycles, 4) if cycles else None,
+        "match": all(v.match for v in verdicts),
+        "detail": "; ".join(v.detail for v in verdicts),
+    })
+    return outcome, figures
+
+
+def summary(figures: dict) -> str:
+    """The human-readable lines of ``glc run`` / ``glc simulate``."""
+    efficiency = figures["efficiency"]
+    lines = [f"match: {'yes' if figures['match'] else 'NO'} ({figures['detail']})",
+             f"kernels {figures['kernels']}, instructions {figures['instructions']}, "
+             f"host steps {figures['host_steps']}, host copies {figures['host_copies']}",
+             f"cycles {figures['cycles']} ({figures['engine']}), predicted "
+             f"{figures['predicted_cycles']}, ideal {figures['ideal_cycles']}, efficiency "
+             + ("-" if efficiency is None else f"{efficiency:.4f}")]
+    return "\n".join(lines)
+
+
+def save_result(result: np.ndarray, path: Path) -> None:
+    """Write the result tensor as .npy."""
+    try:
+        np.save(path, result)
+    except OSError as error:
+        raise GlcError(f"cannot write: {error.strerror}", str(path)) from None

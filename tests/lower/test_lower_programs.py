@@ -1,0 +1,99 @@
+"""Every program folder through ``glc run --engine isa``: the lowered program (kernels on the ISA
+simulator, the rest as host steps) equals output.npy bit for bit; and the compile artefacts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from glc.cli import main
+from glc.hwconfig import load_config
+from glc.isa.asm import assemble
+from glc.isa.encoding import read_image
+
+PROGRAMS = sorted(p for p in (Path(__file__).parents[2] / "programs").iterdir() if p.is_dir())
+# The programs whose systolic arrays must run on the accelerator, not as host steps.
+ON_THE_ARRAY = {"matmul-int8": 1, "dense-int8": 1, "mlp-int8": 2, "conv2d-nchw-int8": 1,
+                "conv2d-nhwc-hwio-int8": 1, "conv2d-stride2-asym-int8": 1, "conv1d-int8": 1,
+                "cnn-int8": 2, "dense-bias-int8": 1, "residual-add-int8": 1}
+
+
+def glc(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.mark.parametrize("folder", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_program_runs_on_the_isa_simulator_and_matches(folder):
+    result = glc("run", folder, "--engine", "isa", "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert figures["match"] is True
+    assert figures["kernels"] == ON_THE_ARRAY.get(folder.name, 0)
+    assert figures["host_copies"] == 0
+    if figures["kernels"]:
+        assert figures["cycles"] >= figures["ideal_cycles"] > 0
+        assert figures["efficiency"] == round(figures["ideal_cycles"] / figures["cycles"], 4)
+        assert abs(figures["cycles"] - figures["predicted_cycles"]) <= 0.05 * figures["cycles"]
+
+
+def test_compile_writes_assembly_image_and_manifest(tmp_path):
+    result = glc("compile", PROGRAMS[0].parent / "mlp-int8", "-o", tmp_path, "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    words = read_image(tmp_path / "program.bin")
+    assert len(words) == figures["instructions"] == manifest["instructions"]
+    # The readable assembly assembles to the binary image, word for word.
+    assert assemble((tmp_path / "program.s").read_text(), load_config("n16")).words == words
+    memory = {m["name"]: m for m in manifest["memory"]}
+    assert memory["x"]["shape"] == [8, 32] and memory["x"]["dtype"] == "int8"
+    assert manifest["inputs"] == ["x", "w1", "w2"]
+    spans = sorted((m["address"], m["address"] + np.prod(m["shape"]) *
+                    np.dtype(m["dtype"]).itemsize) for m in manifest["memory"])
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
+    assert manifest["output"]["shape"] == [8, 10] and manifest["output"]["dtype"] == "int32"
+    assert [s["kind"] for s in manifest["steps"]] == ["kernel", "kernel"]
+    assert manifest["ideal_cycles"] == -(-8 * 32 * 16 // 256) + -(-8 * 16 * 10 // 256)
+
+
+def test_simulate_runs_the_compiled_folder_and_writes_the_result(tmp_path):
+    folder = PROGRAMS[0].parent / "conv2d-stride2-asym-int8"
+    assert glc("compile", folder, "-o", tmp_path / "out").exit_code == 0
+    result = glc("simulate", tmp_path / "out", "--inputs", folder, "--isa",
+                 "-o", tmp_path / "r.npy")
+    assert result.exit_code == 0, result.output
+    assert "match: yes" in result.stdout
+    assert np.array_equal(np.load(tmp_path / "r.npy"), np.load(folder / "output.npy"))
+
+
+def test_simulate_reports_a_mismatch_with_exit_status_1(tmp_path):
+    folder = PROGRAMS[0].parent / "matmul-int8"
+    assert glc("compile", folder, "-o", tmp_path / "out").exit_code == 0
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("a", "b"):
+        np.save(inputs / f"{name}.npy", np.load(folder / f"{name}.npy"))
+    wrong = np.load(folder / "output.npy")
+    wrong[0, 0] += 1
+    np.save(inputs / "output.npy", wrong)
+    result = glc("simulate", tmp_path / "out", "--inputs", inputs, "--isa")
+    assert result.exit_code == 1
+    assert "does not match" in result.stderr and "Traceback" not in result.output
+
+
+def test_run_without_inputs_uses_seeded_random_ones():
+    result = glc("run", PROGRAMS[0].parent / "dense-int8" / "dense-int8.gls", "--engine", "isa",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["match"] is True
+
+
+def test_simulate_of_a_folder_that_was_not_compiled_is_one_line(tmp_path):
+    result = glc("simulate", tmp_path, "--isa")
+    assert result.exit_code == 1
+    assert "not a compiled program folder" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
