@@ -91,6 +91,8 @@ def _with_groups(v: View, groups) -> View:
 def _single(v: View, k: int) -> Digit:
     """The one digit of logical dim k (after merging), or NotAffine."""
     group = merge(v.groups[k])
+    if not group:  # a dim of 1: index 0 only, so no stride and no coordinate terms
+        return Digit(1, 0, tuple(0 for _ in v.coords))
     if len(group) != 1:
         raise NotAffine(f"dim {k} is not a single affine dim")
     return group[0]
@@ -134,7 +136,7 @@ def _slice(v: View, ty: Access, k: int, lo: int, hi: int) -> View:
 def _pad(v: View, ty: Access, kind: str, k: int, before: int, after: int) -> View:
     if kind != "zero-padding":
         raise NotAffine("only zero padding is a LOAD's zero fill")
-    d = _single(v, k) if v.dims[k] != 1 else Digit(1, 0, tuple(0 for _ in v.coords))
+    d = _single(v, k)
     # A new coordinate: the index on the unpadded axis, valid in 0 … size−1.
     coords = tuple((o - before * c, lim) for (o, lim), c in zip(v.coords, d.coefs, strict=True))
     coords += ((-before, d.size),)
@@ -147,7 +149,7 @@ def _windows(v: View, ty: Access, filters, strides) -> View:
     n = len(v.groups) - len(filters.dims)
     positions, taps = [], []
     for k, (f, s) in enumerate(zip(filters.dims, strides.dims, strict=True)):
-        d = _single(v, n + k) if v.dims[n + k] != 1 else Digit(1, 0, tuple(0 for _ in v.coords))
+        d = _single(v, n + k)
         # R[.., p, .., q] = T[.., p·s + q]: p walks s elements, q one (language contract).
         positions.append((Digit((d.size - f) // s + 1, d.stride * s,
                                 tuple(c * s for c in d.coefs)),))
