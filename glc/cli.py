@@ -29,7 +29,6 @@ from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
 from glc.lower.execute import ENGINES
-from glc.lower.program import lower
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
 from glc.run import SOURCE, default_engine, run_and_compare, save_result, summary
@@ -203,23 +202,21 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     size = array_size if array_size is not None else config.array_size
     result = compile_program(bundle, rules=select_rules(rules, size),
                              limits=Limits(iter_limit, node_limit, time_limit),
-                             extractor=extractor, extract_time_limit=extract_time_limit)
+                             extractor=extractor, extract_time_limit=extract_time_limit,
+                             config=config)
     if obj.verbose:
         x = result.extraction
+        shown = ", ".join(f"{k} {v}" for k, v in result.lowered.figures().items())
         for line in [*result.report.lines(), f"extract: {x.method}, cost {x.dag_cost:g}"
-                     f"{' (optimal)' if x.optimal else ''}, {x.seconds:.3f} s"]:
+                     f"{' (optimal)' if x.optimal else ''}, {x.seconds:.3f} s",
+                     f"lower: {shown}"]:
             click.echo(line, err=as_json)
-    with obj.stage("lower") as figures:
-        lowered = lower(result.term, result.env, config)
-        figures.update(lowered.figures())
     if outdir is not None:
         write_artifacts(result, outdir, artefacts)
-        artefacts_written = write_program(lowered, outdir)
+        write_program(result.lowered, outdir)
         (outdir / SOURCE).write_text(program_text(bundle.program.body, result.env))
-        if obj.verbose:
-            click.echo(f"wrote {', '.join(str(p) for p in artefacts_written)}", err=True)
     if as_json:
-        _emit_json({**result.figures(), **lowered.figures()})
+        _emit_json(result.figures())
     else:
         click.echo(print_term(result.term))
 
@@ -287,13 +284,12 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     bundle = load(program, inputs, shapes)
     config = load_config(config_name)
     with obj.stage("compile") as figures:
-        result = compile_program(bundle, rules=select_rules(rules, config.array_size))
-        figures["stop_reason"] = result.report.to_json().get("stop_reason")
-    with obj.stage("lower") as figures:
-        lowered = lower(result.term, result.env, config)
-        figures.update(lowered.figures())
+        result = compile_program(bundle, rules=select_rules(rules, config.array_size),
+                                 config=config)
+        figures.update(result.lowered.figures())
     with obj.stage("simulate") as figures:
-        outcome, report = run_and_compare(lowered, bundle.program.body, _arrays(bundle, seed),
+        outcome, report = run_and_compare(result.lowered, bundle.program.body,
+                                          _arrays(bundle, seed),
                                           engine or default_engine(), bundle.expected,
                                           max_cycles)
         figures["cycles"] = report["cycles"]

@@ -1,8 +1,10 @@
-"""The compile pipeline: one function that runs the stages in order (later issues add lowering).
+"""The compile pipeline: one function that runs the stages in order.
 
   1. check     — shape-check the program: a user's type error stops here, located.
   2. saturate  — put the program in an e-graph and run the rewrite table to a stop reason.
   3. extract   — pick the cheapest equivalent term by the cost function (exact by default).
+  4. lower     — with a hardware config: the term as kernels, host steps and a memory plan
+                 (glc/lower/), whose predicted cycles are the cost a later extraction can use.
 
 ``write_artifacts`` writes what ``--emit`` asks for: ``extracted.gls``, a program ``glc interp``
 runs with the original inputs, and ``egraph.dot``.
@@ -21,10 +23,13 @@ from glc.egraph.extract import CostFunction, Extraction, exact, greedy
 from glc.egraph.rewrite import Rewrite
 from glc.egraph.runner import Limits, Report, Runner
 from glc.errors import GlcError
+from glc.hwconfig import HwConfig
 from glc.inputs import Bundle
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
 from glc.ir.types import Access
+from glc.lower.program import Program as Lowered
+from glc.lower.program import lower
 from glc.rewrites.cost import tensorised
 from glc.syntax.printer import print_term
 from glc.syntax.reader import Program
@@ -43,6 +48,7 @@ class CompileResult:
     root: int
     report: Report
     extraction: Extraction
+    lowered: Lowered | None = None
 
     @property
     def term(self) -> Term:
@@ -52,16 +58,19 @@ class CompileResult:
         """enodes, eclasses, iterations, stop_reason, seconds (saturation) and extracted, with
         the extraction's own figures."""
         x = self.extraction
+        lowered = self.lowered.figures() if self.lowered is not None else {}
         return {**self.report.to_json(), "extracted": print_term(self.term),
                 "extractor": x.method, "cost": x.dag_cost, "optimal": x.optimal,
-                "extract_seconds": round(x.seconds, 6)}
+                "extract_seconds": round(x.seconds, 6), **lowered}
 
 
 def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None = None,
                     rules: Sequence[Rewrite] = (), limits: Limits | None = None,
                     cost: CostFunction = tensorised, extractor: str = "exact",
-                    extract_time_limit: float = 30.0) -> CompileResult:
-    """Compile a program (or a loaded bundle, whose input types are the default ``env``)."""
+                    extract_time_limit: float = 30.0,
+                    config: HwConfig | None = None) -> CompileResult:
+    """Compile a program (or a loaded bundle, whose input types are the default ``env``);
+    with ``config``, lower the extracted term for that accelerator too."""
     program = source.program if isinstance(source, Bundle) else source
     if env is None:
         if not isinstance(source, Bundle):
@@ -75,7 +84,8 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
         extraction = exact(egraph, root, cost, extract_time_limit)
     else:
         extraction = EXTRACTORS[extractor](egraph, root, cost)
-    return CompileResult(program, env, egraph, egraph.find(root), report, extraction)
+    lowered = lower(extraction.term, env, config) if config is not None else None
+    return CompileResult(program, env, egraph, egraph.find(root), report, extraction, lowered)
 
 
 def parse_emit(text: str) -> list[str]:
