@@ -45,7 +45,8 @@ def manifest(program: Program) -> dict:
             offset += len(k.instructions)
         else:
             steps.append({"kind": "copy" if step.copy else "host", "name": step.name,
-                          "term": print_term(step.term), "inputs": step.inputs,
+                          "term": print_term(step.term),
+                          "inputs": {sym: _view_json(v) for sym, v in step.views.items()},
                           "output": step.output})
     config = program.config
     view = program.output
@@ -115,9 +116,9 @@ def read(outdir: Path) -> Program:
                 program.steps.append(KernelStep(step["name"], kernel, step["inputs"],
                                                 step["output"]))
             else:
-                program.steps.append(HostStep(step["name"], parse_term(step["term"]),
-                                              step["inputs"], step["output"],
-                                              step["kind"] == "copy"))
+                views = {sym: _view_from_json(v) for sym, v in step["inputs"].items()}
+                program.steps.append(HostStep(step["name"], parse_term(step["term"]), views,
+                                              step["output"], step["kind"] == "copy"))
         program.output = _view_from_json(data["output"]["view"])
         program.output_dtype = data["output"]["dtype"]
     except (KeyError, TypeError, ValueError) as error:

@@ -13,7 +13,7 @@ from glc.interp import interpret
 from glc.isa import simulator
 from glc.isa.status import Counters
 from glc.lower.program import Buffer, HostStep, Program
-from glc.lower.view import gather
+from glc.lower.view import View, gather
 
 ENGINES = ("isa", "rtl")
 
@@ -65,7 +65,8 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     counters = []
     for step in program.steps:
         if isinstance(step, HostStep):
-            values = {n: read_buffer(dram, program.buffers[n]) for n in step.inputs}
+            values = {symbol: _read_view(dram, program, view)
+                      for symbol, view in step.views.items()}
             result, _ = interpret(step.term, values)
             write_buffer(dram, program.buffers[step.output], result)
             continue
@@ -81,6 +82,10 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             sim.raise_for_status(step.name)
             dram, counter = sim.dram.copy(), sim.counters
         counters.append(counter)
-    view = program.output
-    flat = read_buffer(dram, program.buffers[view.buffer]).reshape(-1)
-    return Outcome(gather(view, flat).astype(program.output_dtype), dram, engine, counters)
+    result = _read_view(dram, program, program.output).astype(program.output_dtype)
+    return Outcome(result, dram, engine, counters)
+
+
+def _read_view(dram: np.ndarray, program: Program, view: View) -> np.ndarray:
+    """A tensor read from DRAM through a view of its buffer (the host's strided read)."""
+    return gather(view, read_buffer(dram, program.buffers[view.buffer]).reshape(-1))

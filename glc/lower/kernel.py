@@ -17,15 +17,15 @@ multiplied by those zeros (B), and the STORE crops them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble, disassemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_program
-from glc.lower.transfer import Target, Unexpressible, single_box, transfers
-from glc.lower.view import Digit, merge
+from glc.lower.transfer import Target, Unexpressible, transfers
+from glc.lower.view import Digit, View, merge
 
 Range = tuple[int, int]  # (first index, count)
 
@@ -71,12 +71,12 @@ class OperandUnexpressible(Exception):
         self.which = which
 
 
-def tiles(group: tuple[Digit, ...], n: int) -> list[list[Range]]:
-    """Candidate tilings of a dim into boxes of at most n indices, fewest tiles first: the
-    innermost digits whole, the next one cut into chunks (the last chunk may be short)."""
-    sizes = [d.size for d in merge(group)]
+def tiles(sizes: list[int], n: int) -> list[Range]:
+    """A tiling of a dim of digit ``sizes`` (outermost first) into boxes of at most n indices,
+    the fewest tiles: the innermost digits whole, the next one cut into chunks (the last chunk
+    may be short)."""
     if not sizes:
-        return [[(0, 1)]]
+        return [(0, 1)]
     found = []
     for j in range(len(sizes) - 1, -1, -1):
         suffix = math.prod(sizes[j + 1:])
@@ -86,17 +86,49 @@ def tiles(group: tuple[Digit, ...], n: int) -> list[list[Range]]:
         found.append([((outer * sizes[j] + t * x) * suffix, min(x, sizes[j] - t * x) * suffix)
                       for outer in range(math.prod(sizes[:j]))
                       for t in range(-(-sizes[j] // x))])
-    return sorted(found, key=len)
+    return min(found, key=len)
 
 
-def common_tiles(first: tuple[Digit, ...], second: tuple[Digit, ...], n: int) -> list[Range]:
-    """A tiling of a dim shared by two views (K: A's columns, B's rows): every tile one box in
-    both. Raises OperandUnexpressible("a") when none exists (materialising A makes one)."""
-    for candidate in tiles(first, n) + tiles(second, n):
-        if all(single_box(merge(first), *r) and single_box(merge(second), *r)
-               for r in candidate):
-            return candidate
-    raise OperandUnexpressible("a", "no K tiling is a box of both operands")
+def shared_k(a: View, b: View) -> tuple[View, View]:
+    """A's columns and B's rows over one digit sequence, in the order the kernel walks K.
+
+    K is summed over, so any order of its indices gives the same product, as long as A and B
+    agree: refine both digit sequences to the same sizes (a digit of s·t splits into s and t),
+    then move a digit A reads contiguously (stride 1, unbounded) innermost, so A's K tiles load
+    as runs (e.g. the channels of an NHWC window). Raises OperandUnexpressible("a") when the
+    sequences have no common refinement (materialising A makes one)."""
+    first, second = list(merge(a.groups[-1])), list(merge(b.groups[0]))
+    fine_a: list[Digit] = []
+    fine_b: list[Digit] = []
+    while first and second:
+        x, y = first.pop(), second.pop()
+        if x.size % y.size == 0 and x.size != y.size:
+            first.append(_split(x, y.size)[0])
+            x = _split(x, y.size)[1]
+        elif y.size % x.size == 0 and x.size != y.size:
+            second.append(_split(y, x.size)[0])
+            y = _split(y, x.size)[1]
+        elif x.size != y.size:
+            raise OperandUnexpressible("a", "A's and B's K dims split differently")
+        fine_a.insert(0, x)
+        fine_b.insert(0, y)
+    contiguous = [i for i, d in enumerate(fine_a) if d.stride == 1 and not any(d.coefs)]
+    if contiguous:
+        order = [i for i in range(len(fine_a)) if i != contiguous[-1]] + [contiguous[-1]]
+        fine_a, fine_b = [fine_a[i] for i in order], [fine_b[i] for i in order]
+    return (replace(a, groups=a.groups[:-1] + (tuple(fine_a),)),
+            replace(b, groups=(tuple(fine_b),) + b.groups[1:]))
+
+
+def _split(d: Digit, inner: int) -> tuple[Digit, Digit]:
+    """A digit as (outer, inner) digits, the inner of size ``inner``."""
+    return (Digit(d.size // inner, d.stride * inner, tuple(c * inner for c in d.coefs)),
+            Digit(inner, d.stride, d.coefs))
+
+
+def transposed(view: View) -> View:
+    """The matrix view with rows and columns swapped (C = A·B ⇔ Cᵀ = Bᵀ·Aᵀ)."""
+    return replace(view, groups=view.groups[::-1])
 
 
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
@@ -107,13 +139,18 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     m = a.view.dims[0] if a_matrix else 1
     k, n_out = b.view.dims
-    k_tiles = common_tiles(b.view.groups[0], a.view.groups[-1], n)
-    o_tiles = tiles(b.view.groups[1], n)[0]
+    a_view, b_view = shared_k(a.view, b.view)
+    a, b = replace(a, view=a_view), replace(b, view=b_view)
+    k_tiles = tiles([d.size for d in a_view.groups[-1]], n)
+    o_tiles = tiles([d.size for d in merge(b_view.groups[1])], n)
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
-    text, layout = gemm_program(m, k_pad, o_pad, config, raw=raw, relu=relu, shift=shift)
+    # The canonical layout only names tiles (its addresses are decoded below, never used), so
+    # it may exceed the real DRAM: give gemm.py the whole 24-bit address space to lay it out in.
+    canonical = replace(config, dram_bytes=1 << 24)
+    text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift)
     out: list[Instruction] = []
     esize = 4 if raw else 1
-    for ins in assemble(text, config).instructions():
+    for ins in assemble(text, canonical).instructions():
         name = ins.op.name
         if name == "load" and ins["dram"] < layout.b:
             first, rest = divmod(ins["dram"] - layout.a, k_pad)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
 from glc.ir.types import Access, ComputeKind
-from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel
+from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, transposed
 from glc.lower.transfer import Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
@@ -57,14 +57,20 @@ class KernelStep:
 
 @dataclass
 class HostStep:
-    """Evaluate ``term`` (over buffer symbols) with the interpreter into buffer ``output``;
-    ``copy``: it only materialises an operand view the DMA cannot walk."""
+    """Evaluate ``term`` with the interpreter into buffer ``output``, each of its symbols read
+    from DRAM through its view in ``views``; ``copy``: it only materialises an operand view the
+    DMA cannot walk."""
 
     name: str
     term: Term
-    inputs: list[str]
+    views: dict[str, View]
     output: str
     copy: bool = False
+
+    @property
+    def inputs(self) -> list[str]:
+        """The buffers it reads."""
+        return list(dict.fromkeys(v.buffer for v in self.views.values()))
 
 
 @dataclass
@@ -111,17 +117,16 @@ class _Lowerer:
         symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
         self.program = Program(config, {}, symbols)
         self.top = 0
-        self.in_dram: dict[int, str] = {}
+        self.in_dram: dict[int, View] = {}
         for name in symbols:
             self._allocate(name, env[name])
 
     def run(self) -> Program:
         root = self.term
         if self._fusion(root) is None and self._affine(root):
-            self.program.output = view_of(root, self.types, self._base)
+            self.program.output = view_of(root, self.types, self._materialise)
         else:
-            name = self._materialise(root)
-            self.program.output = row_major(name, self.program.buffers[name].shape)
+            self.program.output = self._materialise(root)
         self.program.output_dtype = self.types[id(root)].dtype
         return self.program
 
@@ -146,10 +151,6 @@ class _Lowerer:
         return name
 
     # --- which nodes become what ---------------------------------------------------------------
-
-    def _base(self, node: Term) -> View:
-        """A node that is no access operator: its value in DRAM, row-major."""
-        return row_major(self._materialise(node), self.types[id(node)].dims)
 
     def _affine(self, node: Term) -> bool:
         """Whether ``node`` is a view, without materialising anything to find out."""
@@ -181,39 +182,71 @@ class _Lowerer:
             return None
         return current, relu, shift
 
-    def _materialise(self, node: Term) -> str:
-        """The name of a buffer holding ``node``'s value, emitting the steps that compute it."""
+    def _materialise(self, node: Term) -> View:
+        """``node``'s value in DRAM (a view of the buffer holding it), emitting the steps that
+        compute it."""
         if node.op == "symbol":
-            return node.value
+            return row_major(node.value, self.program.buffers[node.value].shape)
         if id(node) not in self.in_dram:
             fused = self._fusion(node)
-            self.in_dram[id(node)] = self._kernel(node, *fused) if fused else self._host(node)
+            if fused:
+                self.in_dram[id(node)] = self._kernel(node, *fused)
+            else:
+                name = self._host(node)
+                self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
         return self.in_dram[id(node)]
 
     # --- steps ------------------------------------------------------------------------------
 
-    def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None) -> str:
+    def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None) -> View:
+        """A kernel for the systolic node (its relu/requantize fused into the STORE); its
+        result is the view returned: row-major, or transposed when the kernel computes Cᵀ."""
         targets = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             targets[which] = self._operand(operand, copy=False)
         raw = shift is None
-        ty = self.types[id(systolic)]
-        out = self._allocate(self._fresh("kernel"), Access(ty.dims, (), "int32" if raw else
-                                                           "int8"))
-        c = Target(row_major(out, ty.dims), self.program.buffers[out].address, 4 if raw else 1)
+        dims = self.types[id(systolic)].dims
+        dtype = "int32" if raw else "int8"
         while True:
-            try:
-                kernel = build_kernel(print_term(node), targets["a"], targets["b"], c, raw,
-                                      relu, shift or 0, self.config)
+            built, failures = [], []
+            for swap in (False, True):
+                try:
+                    built.append((self._orient(print_term(node), targets, dims, swap, raw, relu,
+                                               shift or 0), swap))
+                except (OperandUnexpressible, GlcError) as error:
+                    failures.append(error)
+            if built:
+                kernel, swap = min(built, key=lambda b: b[0].predicted_cycles(self.config))
                 break
-            except OperandUnexpressible as error:
-                operand = systolic.args[2 if error.which == "a" else 3]
-                if error.which == "c" or self._is_row_major(targets[error.which]):
-                    raise GlcError(f"cannot lower {print_term(node)[:60]}…: {error}") from None
-                targets[error.which] = self._operand(operand, copy=True)
+            error = failures[0]
+            if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
+                    self._is_row_major(targets[error.which]):
+                raise error if isinstance(error, GlcError) else \
+                    GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}")
+            operand = systolic.args[2 if error.which == "a" else 3]
+            targets[error.which] = self._operand(operand, copy=True)
+        name = self._fresh("kernel")
+        out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype))
         inputs = sorted({t.view.buffer for t in targets.values()})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
-        return out
+        stored = row_major(out, self.program.buffers[out].shape)
+        return transposed(stored) if swap else stored
+
+    def _orient(self, label: str, targets: dict[str, Target], dims: tuple[int, ...],
+                swap: bool, raw: bool, relu: bool, shift: int) -> Kernel:
+        """The kernel for C = A·B, or with ``swap`` for Cᵀ = Bᵀ·Aᵀ: the other operand
+        stationary, which may walk DRAM far better (e.g. im2col rows of an NHWC image). C is
+        stored row-major either way (Cᵀ's rows), at the next free address."""
+        a, b = targets["a"], targets["b"]
+        esize = 4 if raw else 1
+        if not swap:
+            c = Target(row_major("C", dims), self.top, esize)
+            return build_kernel(label, a, b, c, raw, relu, shift, self.config)
+        if len(a.view.groups) != 2:
+            raise GlcError("a vector operand is not swapped")
+        c = Target(row_major("C", dims[::-1]), self.top, esize)
+        return build_kernel(label, *(replace(t, view=transposed(t.view)) for t in (b, a)), c,
+                            raw, relu, shift, self.config)
 
     def _is_row_major(self, target: Target) -> bool:
         buffer = self.program.buffers[target.view.buffer]
@@ -222,7 +255,7 @@ class _Lowerer:
     def _operand(self, operand: Term, copy: bool) -> Target:
         """A kernel operand as a DRAM target: its view, or a host copy of its value."""
         if not copy and self._affine(operand):
-            view = view_of(operand, self.types, self._base)
+            view = view_of(operand, self.types, self._materialise)
         else:
             view = row_major(self._host(operand, copy=True), self.types[id(operand)].dims)
         buffer = self.program.buffers[view.buffer]
@@ -231,20 +264,27 @@ class _Lowerer:
         return Target(view, buffer.address, 1)
 
     def _host(self, node: Term, copy: bool = False) -> str:
-        """A host step computing ``node`` from the buffers of its kernel and input leaves."""
+        """A host step computing ``node`` from the DRAM values of its kernel and input leaves;
+        returns the buffer it writes."""
         memo: dict[int, Term] = {}
+        views: dict[str, View] = {}
 
         def substitute(t: Term) -> Term:
             if id(t) not in memo:
                 if t.op == "symbol" or (t is not node and (id(t) in self.in_dram or
                                                           self._fusion(t) is not None)):
-                    memo[id(t)] = leaf("symbol", self._materialise(t))
+                    view = self._materialise(t)
+                    buffer = self.program.buffers[view.buffer]
+                    symbol = view.buffer
+                    if view != row_major(buffer.name, buffer.shape):
+                        symbol = f"{view.buffer}_view{len(views)}"
+                    views[symbol] = view
+                    memo[id(t)] = leaf("symbol", symbol)
                 else:
                     memo[id(t)] = t.with_args(tuple(substitute(a) for a in t.args))
             return memo[id(t)]
 
         body = substitute(node)
-        inputs = list(dict.fromkeys(t.value for t in walk(body) if t.op == "symbol"))
         out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)])
-        self.program.steps.append(HostStep(out, body, inputs, out, copy))
+        self.program.steps.append(HostStep(out, body, views, out, copy))
         return out

@@ -14,7 +14,7 @@ from glc.isa import simulator
 from glc.isa.encoding import Instruction, encode
 from glc.lower.kernel import tiles
 from glc.lower.transfer import Target, transfers
-from glc.lower.view import NotAffine, gather, row_major, view_of
+from glc.lower.view import NotAffine, gather, merge, row_major, view_of
 from glc.syntax.reader import parse_term
 
 
@@ -92,7 +92,7 @@ def test_loads_of_each_tile_fill_the_scratchpad_with_the_view(template, seed):
     rng = np.random.default_rng(seed)
     rows = int(rng.integers(0, matrix.shape[0]))
     count = int(rng.integers(1, matrix.shape[0] - rows + 1))
-    for first, size in tiles(view.groups[1], n)[0]:
+    for first, size in tiles([d.size for d in merge(view.groups[1])], n):
         loads = transfers(Target(view, address, 1), (rows, count), (first, size), 0, {})
         words = [encode(Instruction.make("load", **f)) for f in loads]
         machine = simulator.run(words + [encode(Instruction.make("halt"))], config, dram)
