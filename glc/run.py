@@ -63,7 +63,8 @@ def summary(figures: dict) -> str:
     efficiency = figures["efficiency"]
     lines = [f"match: {'yes' if figures['match'] else 'NO'} ({figures['detail']})",
              f"kernels {figures['kernels']}, instructions {figures['instructions']}, "
-             f"host steps {figures['host_steps']}, host copies {figures['host_copies']}",
+             f"host steps {figures['host_steps']}, host copies {figures['host_copies']}"
+             + "".join(f"\n  {name}" for name in figures["host"]),
              f"cycles {figures['cycles']} ({figures['engine']}), predicted "
              f"{figures['predicted_cycles']}, ideal {figures['ideal_cycles']}, efficiency "
              + ("-" if efficiency is None else f"{efficiency:.4f}")]

@@ -1,0 +1,1 @@
+"""The lowering: an extracted term to an accelerator Program (docs/lowering.md)."""

@@ -93,7 +93,8 @@ class Program:
         return [s for s in self.steps if isinstance(s, HostStep)]
 
     def figures(self) -> dict:
-        """instructions, predicted and ideal cycles (summed over kernels), host steps."""
+        """instructions, predicted and ideal cycles (summed over kernels), host steps (counted,
+        and each named with its operator)."""
         n = self.config.array_size
         kernels = [s.kernel for s in self.kernels]
         return {"kernels": len(kernels),
@@ -101,7 +102,15 @@ class Program:
                 "predicted_cycles": sum(k.predicted_cycles(self.config) for k in kernels),
                 "ideal_cycles": sum(k.ideal_cycles(n) for k in kernels),
                 "host_steps": len([s for s in self.host_steps if not s.copy]),
-                "host_copies": len([s for s in self.host_steps if s.copy])}
+                "host_copies": len([s for s in self.host_steps if s.copy]),
+                "host": [f"{s.name}: {_describe(s.term)}" for s in self.host_steps]}
+
+
+def _describe(term: Term) -> str:
+    """A host step's operator, e.g. ``compute reduce-max``."""
+    if term.op == "compute":
+        return f"compute {term.args[0].value[0]}"
+    return term.op
 
 
 def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
