@@ -1,0 +1,82 @@
+"""Kernels on random shapes: a systolic array over plain or transposed int8 matrices (or a
+vector), with a fused relu and/or requantize, lowered for N = 4 and run on the ISA simulator,
+equals the interpreter bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glc.hwconfig import load_config
+from glc.interp import env_types, interpret
+from glc.lower.execute import execute
+from glc.lower.program import lower
+from glc.syntax.reader import parse_term
+
+
+def _operand(name: str, transposed: bool, axis: int) -> str:
+    tensor = f"(access-tensor {name})"
+    if transposed:
+        tensor = f"(access-transpose {tensor} (list 1 0))"
+    return f"(access {tensor} {axis})"
+
+
+def _case(seed: int):
+    rng = np.random.default_rng(seed)
+    m, k, o = (int(x) for x in rng.integers(1, 23, 3))
+    ta, tb, vector = (bool(x) for x in rng.integers(0, 2, 3))
+    a_dims = (k,) if vector else ((k, m) if ta else (m, k))
+    arrays = {"a": rng.integers(-128, 128, a_dims).astype(np.int8),
+              "b": rng.integers(-128, 128, (o, k) if tb else (k, o)).astype(np.int8)}
+    a = "(access (access-tensor a) 0)" if vector else _operand("a", ta, 1)
+    text = f"(systolic-array {k} {o} {a} {_operand('b', tb, 0)})"
+    for kind in rng.permutation(["relu", "(requantize 5)", ""])[:int(rng.integers(0, 3))]:
+        if kind:
+            text = f"(compute {kind} {text})"
+    return parse_term(text), arrays
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_kernel_matches_the_interpreter(seed):
+    term, arrays = _case(seed)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert len(program.kernels) == 1 and not program.host_steps
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert outcome.result.dtype == expected.dtype
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+def _conv(seed: int):
+    """The conv2d form extraction yields (filters streamed, im2col windows stationary), NCHW or
+    NHWC (the image transposed to NCHW inside the term), random sizes, strides and padding."""
+    rng = np.random.default_rng(seed)
+    c, h, w, out = (int(x) for x in rng.integers(1, 7, 4))
+    kh, kw = int(rng.integers(1, min(h, 3) + 1)), int(rng.integers(1, min(w, 3) + 1))
+    sh, sw = (int(x) for x in rng.integers(1, 3, 2))
+    pt, pb, pl, pr = (int(x) for x in rng.integers(0, 2, 4))
+    nhwc = bool(rng.integers(0, 2))
+    image = "(access-tensor data)"
+    if nhwc:
+        image = f"(access-transpose {image} (list 0 3 1 2))"
+    padded = f"(access-pad (access-pad {image} zero-padding 2 {pt} {pb}) zero-padding 3 {pl} {pr})"
+    oh, ow = (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+    windows = (f"(access (access-squeeze (access-windows (access {padded} 1) (shape {c} {kh} {kw})"
+               f" (shape 1 {sh} {sw})) 1) 3)")
+    text = (f"(systolic-array {c * kh * kw} {oh * ow} "
+            f"(access-flatten (access (access-tensor filters) 1)) "
+            f"(access (access-transpose (access-flatten {windows}) (list 1 0)) 0))")
+    arrays = {"data": rng.integers(-128, 128, (1, h, w, c) if nhwc else (1, c, h, w)
+                                   ).astype(np.int8),
+              "filters": rng.integers(-128, 128, (out, c, kh, kw)).astype(np.int8)}
+    return parse_term(text), arrays
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_im2col_kernel_matches_the_interpreter(seed):
+    term, arrays = _conv(seed)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert len(program.kernels) == 1 and not program.host_steps
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
