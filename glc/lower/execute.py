@@ -57,7 +57,8 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     if engine not in ENGINES:
         raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
     config = program.config
-    dram = np.zeros(config.dram_bytes, dtype=np.uint8)
+    # DRAM, then the host's memory for the tensors only host steps touch (program.py).
+    dram = np.zeros(max(config.dram_bytes, program.memory_bytes), dtype=np.uint8)
     for name in program.inputs:
         if name not in arrays:
             raise GlcError(f"no value for input '{name}'")
@@ -70,17 +71,17 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             result, _ = interpret(step.term, values)
             write_buffer(dram, program.buffers[step.output], result)
             continue
-        words = step.kernel.words
+        words, size = step.kernel.words, config.dram_bytes
         if engine == "isa":
-            machine = simulator.run(words, config, dram)
-            dram, counter = machine.dram.copy(), machine.counters
+            machine = simulator.run(words, config, dram[:size])
+            dram[:size], counter = machine.dram, machine.counters
         else:
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 
             watchdog = max_cycles or 10 * step.kernel.predicted_cycles(config) + 10_000
-            sim = run_program(config, words, dram, max_cycles=watchdog)
+            sim = run_program(config, words, dram[:size], max_cycles=watchdog)
             sim.raise_for_status(step.name)
-            dram, counter = sim.dram.copy(), sim.counters
+            dram[:size], counter = sim.dram, sim.counters
         counters.append(counter)
     result = _read_view(dram, program, program.output).astype(program.output_dtype)
     return Outcome(result, dram, engine, counters)

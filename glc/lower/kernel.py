@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble, disassemble
 from glc.isa.cycles import predict
@@ -144,6 +145,11 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     k_tiles = tiles([d.size for d in a_view.groups[-1]], n)
     o_tiles = tiles([d.size for d in merge(b_view.groups[1])], n)
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
+    # Every weight tile is at least a PRELOAD and a MATMUL: refuse before generating a schedule
+    # the instruction memory cannot hold (gemm.py would build and assemble it first).
+    if 2 * len(k_tiles) * len(o_tiles) > config.imem_words:
+        raise GlcError(f"{len(k_tiles) * len(o_tiles)} weight tiles need more than the "
+                       f"{config.imem_words} instructions of {config.name}'s memory")
     # The canonical layout only names tiles (its addresses are decoded below, never used), so
     # it may exceed the real DRAM: give gemm.py the whole 24-bit address space to lay it out in.
     canonical = replace(config, dram_bytes=1 << 24)

@@ -75,7 +75,10 @@ class HostStep:
 
 @dataclass
 class Program:
-    """The lowered program: where every tensor lives, the steps in order, the result's view."""
+    """The lowered program: where every tensor lives, the steps in order, the result's view.
+
+    Addresses below the config's ``dram_bytes`` are the accelerator's DRAM; a tensor only host
+    steps touch may lie beyond it, in the host's memory."""
 
     config: HwConfig
     buffers: dict[str, Buffer]
@@ -91,6 +94,11 @@ class Program:
     @property
     def host_steps(self) -> list[HostStep]:
         return [s for s in self.steps if isinstance(s, HostStep)]
+
+    @property
+    def memory_bytes(self) -> int:
+        """The end of the highest tensor (DRAM and the host memory beyond it)."""
+        return max((b.address + b.nbytes for b in self.buffers.values()), default=0)
 
     def figures(self) -> dict:
         """instructions, predicted and ideal cycles (summed over kernels), host steps (counted,
@@ -126,9 +134,8 @@ class _Lowerer:
         symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
         self.program = Program(config, {}, symbols)
         self.top = 0
+        self.env = env
         self.in_dram: dict[int, View] = {}
-        for name in symbols:
-            self._allocate(name, env[name])
 
     def run(self) -> Program:
         root = self.term
@@ -142,13 +149,12 @@ class _Lowerer:
     # --- the memory plan ---------------------------------------------------------------------
 
     def _allocate(self, name: str, ty: Access) -> str:
+        """The next free address, in the order tensors are first needed. Only the tensors a
+        kernel touches must lie in DRAM (checked at the end); the host's lie wherever the plan
+        puts them, beyond DRAM if need be (the host's memory)."""
         buffer = Buffer(name, ty.dims, ty.dtype, self.top)
-        end = buffer.address + buffer.nbytes
-        if end > self.config.dram_bytes:
-            raise GlcError(f"the program's tensors need {end} bytes of DRAM; "
-                           f"{self.config.name} has {self.config.dram_bytes}")
         self.program.buffers[name] = buffer
-        self.top = -(-end // ALIGN) * ALIGN
+        self.top = -(-(buffer.address + buffer.nbytes) // ALIGN) * ALIGN
         return name
 
     def _fresh(self, stem: str) -> str:
@@ -195,6 +201,8 @@ class _Lowerer:
         """``node``'s value in DRAM (a view of the buffer holding it), emitting the steps that
         compute it."""
         if node.op == "symbol":
+            if node.value not in self.program.buffers:
+                self._allocate(node.value, self.env[node.value])
             return row_major(node.value, self.program.buffers[node.value].shape)
         if id(node) not in self.in_dram:
             fused = self._fusion(node)
@@ -216,6 +224,13 @@ class _Lowerer:
         raw = shift is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
+        # Fail before scheduling: everything a kernel touches must lie in DRAM.
+        ends = {t.view.buffer: self._end(t.view.buffer) for t in targets.values()}
+        ends["its result"] = self.top + int(np.prod(dims)) * (4 if raw else 1)
+        name, end = max(ends.items(), key=lambda item: item[1])
+        if end > self.config.dram_bytes:
+            raise GlcError(f"the accelerator's tensors need {end} bytes of DRAM ({name} ends "
+                           f"there); {self.config.name} has {self.config.dram_bytes}")
         while True:
             built, failures = [], []
             for swap in (False, True):
@@ -256,6 +271,10 @@ class _Lowerer:
         c = Target(row_major("C", dims[::-1]), self.top, esize)
         return build_kernel(label, *(replace(t, view=transposed(t.view)) for t in (b, a)), c,
                             raw, relu, shift, self.config)
+
+    def _end(self, name: str) -> int:
+        buffer = self.program.buffers[name]
+        return buffer.address + buffer.nbytes
 
     def _is_row_major(self, target: Target) -> bool:
         buffer = self.program.buffers[target.view.buffer]

@@ -125,3 +125,20 @@ def test_the_architectures_workloads_compile_to_their_target_efficiency(tmp_path
     figures = json.loads(result.stdout)
     assert figures["match"] is True and figures["host_steps"] == figures["host_copies"] == 0
     assert figures["efficiency"] >= least
+
+
+def test_tensors_the_accelerator_touches_must_fit_its_dram(tmp_path):
+    (tmp_path / "gemm.gls").write_text(GEMM)
+    result = glc("compile", tmp_path / "gemm.gls", "--config", "n4")
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bytes of DRAM" in lines[0] and "n4 has 65536" in lines[0]
+
+
+def test_host_only_tensors_may_exceed_the_dram():
+    # 1x3x32x32 float64 activations (24 KiB) and their padded copies: beyond n4's 64 KiB.
+    result = glc("run", PROGRAMS[0].parent / "conv2d-nchw-oihw", "--engine", "isa",
+                 "--config", "n4", "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert figures["match"] is True and figures["kernels"] == 0 and figures["host_steps"] == 1
