@@ -255,9 +255,11 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
                                           _arrays(bundle, seed),
-                                          engine or engine_flag or default_engine(),
+                                          engine or engine_flag or default_engine(lowered.config),
                                           bundle.expected, max_cycles)
         figures["cycles"] = result["cycles"]
+    if not as_json:
+        click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
     _report(outcome.result, result, out, as_json)
 
 
@@ -290,7 +292,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
                                           _arrays(bundle, seed),
-                                          engine or default_engine(), bundle.expected,
+                                          engine or default_engine(config), bundle.expected,
                                           max_cycles)
         figures["cycles"] = report["cycles"]
     _report(outcome.result, {**result.figures(), **report}, out, as_json)

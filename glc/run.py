@@ -16,6 +16,7 @@ import numpy as np
 
 from glc.compare import compare
 from glc.errors import GlcError
+from glc.hwconfig import HwConfig
 from glc.interp import interpret
 from glc.ir.term import Term
 from glc.lower.execute import Outcome, execute
@@ -24,12 +25,14 @@ from glc.lower.program import Program
 SOURCE = "source.gls"  # the original program, next to the artefacts, for simulate's comparison
 
 
-def default_engine() -> str:
-    """rtl when the Verilator toolchain is installed, else the ISA simulator."""
-    from glc.sim.toolchain import verilator_root
+def default_engine(config: HwConfig) -> str:
+    """rtl when the Verilator model of ``config`` builds (cached after the first time), else
+    the ISA simulator (no Verilator installed, or hw/ does not build)."""
+    from glc.sim.build import build
+    from glc.sim.run import design
 
     try:
-        verilator_root()
+        build(design(config))
     except GlcError:
         return "isa"
     return "rtl"
@@ -42,9 +45,9 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
     ``expected`` when given); returns the outcome and the figures."""
     outcome = execute(program, arrays, engine, max_cycles)
     reference, _ = interpret(source, arrays)
-    verdicts = [compare(outcome.result, reference)]
+    verdicts = [("interpreter", compare(outcome.result, reference))]
     if expected is not None:
-        verdicts.append(compare(outcome.result, expected))
+        verdicts.append(("output.npy", compare(outcome.result, expected)))
     figures = program.figures()
     cycles = outcome.cycles
     ideal = figures["ideal_cycles"]
@@ -52,8 +55,8 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
         "engine": engine,
         "cycles": cycles,
         "efficiency": round(ideal / cycles, 4) if cycles else None,
-        "match": all(v.match for v in verdicts),
-        "detail": "; ".join(v.detail for v in verdicts),
+        "match": all(v.match for _, v in verdicts),
+        "detail": "; ".join(f"{label}: {v.detail}" for label, v in verdicts),
     })
     return outcome, figures
 
