@@ -224,14 +224,8 @@ class _Lowerer:
         raw = shift is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
-        # Fail before scheduling: everything a kernel touches must lie in DRAM.
-        ends = {t.view.buffer: self._end(t.view.buffer) for t in targets.values()}
-        ends["its result"] = self.top + int(np.prod(dims)) * (4 if raw else 1)
-        name, end = max(ends.items(), key=lambda item: item[1])
-        if end > self.config.dram_bytes:
-            raise GlcError(f"the accelerator's tensors need {end} bytes of DRAM ({name} ends "
-                           f"there); {self.config.name} has {self.config.dram_bytes}")
         while True:
+            self._check_fits(targets, dims, raw)
             built, failures = [], []
             for swap in (False, True):
                 try:
@@ -272,9 +266,17 @@ class _Lowerer:
         return build_kernel(label, *(replace(t, view=transposed(t.view)) for t in (b, a)), c,
                             raw, relu, shift, self.config)
 
-    def _end(self, name: str) -> int:
-        buffer = self.program.buffers[name]
-        return buffer.address + buffer.nbytes
+    def _check_fits(self, targets: dict[str, Target], dims: tuple[int, ...], raw: bool) -> None:
+        """Before scheduling: everything a kernel touches must lie in DRAM."""
+        ends = {}
+        for target in targets.values():
+            buffer = self.program.buffers[target.view.buffer]
+            ends[buffer.name] = buffer.address + buffer.nbytes
+        ends["its result"] = self.top + int(np.prod(dims)) * (4 if raw else 1)
+        name, end = max(ends.items(), key=lambda item: item[1])
+        if end > self.config.dram_bytes:
+            raise GlcError(f"the accelerator's tensors need {end} bytes of DRAM ({name} ends "
+                           f"there); {self.config.name} has {self.config.dram_bytes}")
 
     def _is_row_major(self, target: Target) -> bool:
         buffer = self.program.buffers[target.view.buffer]
