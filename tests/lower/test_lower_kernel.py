@@ -80,3 +80,17 @@ def test_random_im2col_kernel_matches_the_interpreter(seed):
     assert len(program.kernels) == 1 and not program.host_steps
     expected, _ = interpret(term, arrays)
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
+
+
+def test_an_operand_that_is_no_view_is_copied_by_the_host_and_counted():
+    rng = np.random.default_rng(7)
+    arrays = {"a": rng.integers(-128, 128, (5, 6)).astype(np.int8),
+              "b": rng.integers(-128, 128, (8, 3)).astype(np.int8)}
+    # min-padding fills with -128: no LOAD zero fill can make it, so the host materialises it.
+    term = parse_term("(systolic-array 8 3 (access (access-pad (access-tensor a) min-padding 1 0 2)"
+                      " 1) (access (access-tensor b) 0))")
+    program = lower(term, env_types(arrays), load_config("n4"))
+    figures = program.figures()
+    assert (figures["kernels"], figures["host_copies"], figures["host_steps"]) == (1, 1, 0)
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
