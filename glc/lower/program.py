@@ -126,6 +126,12 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
     return _Lowerer(term, env, config).run()
 
 
+def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) -> int:
+    """The cycle model's count for ``term`` lowered on ``config``, summed over its kernels: the
+    hardware cost an extraction can compare candidate terms by (host steps cost 0 here)."""
+    return lower(term, env, config).figures()["predicted_cycles"]
+
+
 class _Lowerer:
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig):
         self.term, self.config = term, config

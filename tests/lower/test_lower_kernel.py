@@ -9,8 +9,9 @@ import pytest
 
 from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
+from glc.isa.cycles import predict
 from glc.lower.execute import execute
-from glc.lower.program import lower
+from glc.lower.program import lower, predicted_cycles
 from glc.syntax.reader import parse_term
 
 
@@ -94,3 +95,12 @@ def test_an_operand_that_is_no_view_is_copied_by_the_host_and_counted():
     assert (figures["kernels"], figures["host_copies"], figures["host_steps"]) == (1, 1, 0)
     expected, _ = interpret(term, arrays)
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
+
+
+def test_predicted_cycles_of_a_term_is_the_cycle_model_over_its_kernels():
+    term, arrays = _case(3)
+    config = load_config("n4")
+    program = lower(term, env_types(arrays), config)
+    expected = sum(predict(s.kernel.instructions, config).counters.cycles
+                   for s in program.kernels)
+    assert predicted_cycles(term, env_types(arrays), config) == expected > 0
