@@ -121,7 +121,9 @@ def read(outdir: Path) -> Program:
                                               step["output"], step["kind"] == "copy"))
         program.output = _view_from_json(data["output"]["view"])
         program.output_dtype = data["output"]["dtype"]
-    except (KeyError, TypeError, ValueError) as error:
+    except KeyError as error:
+        raise GlcError(f"bad manifest: no {error} entry", str(path)) from None
+    except (TypeError, ValueError) as error:
         raise GlcError(f"bad manifest: {error}", str(path)) from None
     return program
 

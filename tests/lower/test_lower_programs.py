@@ -142,3 +142,14 @@ def test_host_only_tensors_may_exceed_the_dram():
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)
     assert figures["match"] is True and figures["kernels"] == 0 and figures["host_steps"] == 1
+
+
+def test_a_damaged_manifest_is_one_line(tmp_path):
+    assert glc("compile", PROGRAMS[0].parent / "matmul-int8", "-o", tmp_path).exit_code == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    del manifest["steps"][0]["words"]
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    result = glc("simulate", tmp_path, "--isa")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"{tmp_path / 'manifest.json'}: error: bad manifest: no " \
+                                    "'words' entry"

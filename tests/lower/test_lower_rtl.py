@@ -49,3 +49,11 @@ def test_rtl_counters_equal_the_isa_simulators_kernel_by_kernel():
     assert len(rtl.counters) == len(program.kernels) == 2
     assert isa.counters[0].cycles == simulator.run(program.kernels[0].kernel.words, config,
                                                    None).counters.cycles
+
+
+def test_the_rtl_watchdog_stops_a_kernel_as_one_line():
+    result = CliRunner().invoke(main, ["run", str(PROGRAMS / "matmul-int8"), "--engine", "rtl",
+                                       "--config", "n4", "--max-cycles", "50"])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "watchdog" in lines[0] and "50 cycles" in lines[0]
