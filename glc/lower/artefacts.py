@@ -1,10 +1,11 @@
 """A lowered Program on disk: ``program.s``, ``program.bin`` and ``manifest.json``.
 
-``program.bin`` holds every kernel's instruction words, one kernel after the other, each ending
-in its HALT (docs/isa.md, "Binary images"); the manifest gives each kernel's word range, the
-memory map (every tensor's name, DRAM address, shape, dtype and role), the inputs, the output
-(its buffer and the view it is read through), the host steps (their terms, as Glenside text),
-and the figures. ``read`` rebuilds the Program from these files, so ``glc simulate`` runs what
+``program.bin`` holds the images (glc/lower/image.py: consecutive kernels joined by barriers,
+one HALT each) one after the other (docs/isa.md, "Binary images"); the manifest gives each
+image's and each kernel's word range, the memory map (every tensor's name, address, shape, dtype
+and role), the inputs, the output (its buffer and the view it is read through), the host steps
+(their terms, as Glenside text), and the figures. ``read`` rebuilds the Program from these
+files, so ``glc simulate`` runs what
 ``glc compile -o`` wrote.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig, config_from_dict
 from glc.isa.encoding import decode, read_image, to_bytes
+from glc.lower.image import BARRIER, HALT, Image, schedule
 from glc.lower.kernel import Kernel
 from glc.lower.program import Buffer, HostStep, KernelStep, Program
 from glc.lower.view import Digit, View
@@ -29,25 +31,31 @@ FILES = ("program.s", "program.bin", "manifest.json")
 def manifest(program: Program) -> dict:
     """The manifest as a JSON-ready dict."""
     roles = {name: "input" for name in program.inputs}
-    steps, offset = [], 0
-    for step in program.steps:
-        roles[step.output] = "kernel" if isinstance(step, KernelStep) else (
-            "copy" if step.copy else "host")
-        if isinstance(step, KernelStep):
+    steps, images, offset = [], [], 0
+    for run in schedule(program):
+        if isinstance(run, HostStep):
+            roles[run.output] = "copy" if run.copy else "host"
+            steps.append({"kind": "copy" if run.copy else "host", "name": run.name,
+                          "term": print_term(run.term),
+                          "inputs": {sym: _view_json(v) for sym, v in run.views.items()},
+                          "output": run.output})
+            continue
+        images.append({"words": [offset, len(run.instructions)],
+                       "kernels": [s.name for s in run.steps],
+                       "predicted_cycles": run.predicted_cycles(program.config)})
+        for index, step in enumerate(run.steps):
+            roles[step.output] = "kernel"
+            offset += len(BARRIER) if index else 0
             k = step.kernel
-            steps.append({"kind": "kernel", "name": step.name, "words": [offset,
-                                                                          len(k.instructions)],
+            body = len(k.instructions) - 1  # its HALT is the image's
+            steps.append({"kind": "kernel", "name": step.name, "words": [offset, body],
                           "m": k.m, "k": k.k, "n_out": k.n_out, "raw": k.raw, "relu": k.relu,
                           "shift": k.shift, "inputs": step.inputs, "output": step.output,
                           "predicted_cycles": k.predicted_cycles(program.config),
                           "ideal_cycles": k.ideal_cycles(program.config.array_size),
                           "term": k.label})
-            offset += len(k.instructions)
-        else:
-            steps.append({"kind": "copy" if step.copy else "host", "name": step.name,
-                          "term": print_term(step.term),
-                          "inputs": {sym: _view_json(v) for sym, v in step.views.items()},
-                          "output": step.output})
+            offset += body
+        offset += 1  # the image's HALT
     config = program.config
     view = program.output
     return {"config": config.name,
@@ -58,28 +66,31 @@ def manifest(program: Program) -> dict:
             "inputs": program.inputs,
             "output": {"buffer": view.buffer, "dtype": program.output_dtype,
                        "shape": list(view.dims), "view": _view_json(view)},
+            "image_words": images,
             "steps": steps,
             **program.figures()}
 
 
 def assembly(program: Program) -> str:
-    """The readable assembly: each kernel under a comment naming its term; host steps as
-    comments where they run."""
+    """The readable assembly: each image (its kernels under comments naming their terms, the
+    barriers between them, its HALT), host steps as comments where they run."""
+    runs = schedule(program)
+    images = [r for r in runs if isinstance(r, Image)]
     parts = [f"; glc lowered program for {program.config.name}: {len(program.kernels)} "
-             "kernel(s), each from its first instruction to its HALT (manifest.json: words)\n"]
-    for step in program.steps:
-        if isinstance(step, KernelStep):
-            parts.append(f"\n; ---- kernel {step.name}: reads {', '.join(step.inputs)}, "
-                         f"writes {step.output}\n{step.kernel.text()}")
+             f"kernel(s) in {len(images)} image(s), each run from its first instruction to its "
+             "HALT (manifest.json: image_words)\n"]
+    for run in runs:
+        if isinstance(run, Image):
+            parts.append(f"\n; ==== image: {', '.join(s.name for s in run.steps)}\n{run.text()}")
         else:
-            kind = "host copy" if step.copy else "host step"
-            parts.append(f"\n; ---- {kind} {step.name} (numpy): {print_term(step.term)}\n")
+            kind = "host copy" if run.copy else "host step"
+            parts.append(f"\n; ---- {kind} {run.name} (numpy): {print_term(run.term)}\n")
     return "".join(parts)
 
 
 def write(program: Program, outdir: Path) -> list[Path]:
     """Write the three files into ``outdir``; returns their paths."""
-    words = [w for step in program.kernels for w in step.kernel.words]
+    words = [w for run in schedule(program) if isinstance(run, Image) for w in run.words]
     try:
         outdir.mkdir(parents=True, exist_ok=True)
         paths = [outdir / name for name in FILES]
@@ -112,7 +123,7 @@ def read(outdir: Path) -> Program:
                 first, count = step["words"]
                 kernel = Kernel(step["term"], step["m"], step["k"], step["n_out"], step["raw"],
                                 step["relu"], step["shift"],
-                                [decode(w) for w in words[first:first + count]])
+                                [*(decode(w) for w in words[first:first + count]), HALT])
                 program.steps.append(KernelStep(step["name"], kernel, step["inputs"],
                                                 step["output"]))
             else:

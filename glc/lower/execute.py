@@ -12,6 +12,7 @@ from glc.errors import GlcError
 from glc.interp import interpret
 from glc.isa import simulator
 from glc.isa.status import Counters
+from glc.lower.image import schedule
 from glc.lower.program import Buffer, HostStep, Program
 from glc.lower.view import View, gather
 
@@ -20,7 +21,7 @@ ENGINES = ("isa", "rtl")
 
 @dataclass
 class Outcome:
-    """The result tensor, the final DRAM and, per kernel, the machine's counters."""
+    """The result tensor, the final DRAM and, per image (machine run), the counters."""
 
     result: np.ndarray
     dram: np.ndarray
@@ -29,7 +30,7 @@ class Outcome:
 
     @property
     def cycles(self) -> int:
-        """Cycles summed over the kernels (the host steps are not timed)."""
+        """Cycles summed over the images (the host steps are not timed)."""
         return sum(c.cycles for c in self.counters)
 
 
@@ -52,8 +53,8 @@ def write_buffer(dram: np.ndarray, buffer: Buffer, value: np.ndarray) -> None:
 
 def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "isa",
             max_cycles: int | None = None) -> Outcome:
-    """Run every step in order; ``max_cycles`` is the RTL's watchdog per kernel (default: ten
-    times the predicted cycles, plus 10 000)."""
+    """Run every step in order, kernels as images (glc/lower/image.py); ``max_cycles`` is the
+    RTL's watchdog per image (default: ten times the predicted cycles, plus 10 000)."""
     if engine not in ENGINES:
         raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
     config = program.config
@@ -64,23 +65,23 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             raise GlcError(f"no value for input '{name}'")
         write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
     counters = []
-    for step in program.steps:
-        if isinstance(step, HostStep):
+    for run in schedule(program):
+        if isinstance(run, HostStep):
             values = {symbol: _read_view(dram, program, view)
-                      for symbol, view in step.views.items()}
-            result, _ = interpret(step.term, values)
-            write_buffer(dram, program.buffers[step.output], result)
+                      for symbol, view in run.views.items()}
+            result, _ = interpret(run.term, values)
+            write_buffer(dram, program.buffers[run.output], result)
             continue
-        words, size = step.kernel.words, config.dram_bytes
+        words, size = run.words, config.dram_bytes
         if engine == "isa":
             machine = simulator.run(words, config, dram[:size])
             dram[:size], counter = machine.dram, machine.counters
         else:
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 
-            watchdog = max_cycles or 10 * step.kernel.predicted_cycles(config) + 10_000
+            watchdog = max_cycles or 10 * run.predicted_cycles(config) + 10_000
             sim = run_program(config, words, dram[:size], max_cycles=watchdog)
-            sim.raise_for_status(step.name)
+            sim.raise_for_status(", ".join(s.name for s in run.steps))
             dram[:size], counter = sim.dram, sim.counters
         counters.append(counter)
     result = _read_view(dram, program, program.output).astype(program.output_dtype)

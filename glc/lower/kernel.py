@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.asm import assemble, disassemble
+from glc.isa.asm import assemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_program
@@ -56,12 +56,12 @@ class Kernel:
         """The cycle model's count (glc.isa.cycles), the cost a later extraction can use."""
         return predict(self.instructions, config).counters.cycles
 
-    def text(self) -> str:
-        """Readable assembly: a comment naming the term, then one instruction per line."""
+    def header(self) -> str:
+        """Assembly comments: the term it implements and the product it computes."""
         comment = "".join(f"; {line}\n" for line in self.label.splitlines())
         mode = "int32" if self.raw else f"int8, relu={int(self.relu)}, shift={self.shift}"
         return (f"{comment}; C = A·B: {self.m}x{self.k} · {self.k}x{self.n_out}, "
-                f"stored {mode}\n{disassemble(self.words)}")
+                f"stored {mode}\n")
 
 
 class OperandUnexpressible(Exception):

@@ -101,14 +101,17 @@ class Program:
         return max((b.address + b.nbytes for b in self.buffers.values()), default=0)
 
     def figures(self) -> dict:
-        """instructions, predicted and ideal cycles (summed over kernels), host steps (counted,
-        and each named with its operator)."""
+        """instructions and predicted cycles (over the images the kernels run as), ideal cycles
+        (summed over kernels), host steps (counted, and each named with its operator)."""
+        from glc.lower.image import Image, schedule  # images are made of this module's steps
+
         n = self.config.array_size
-        kernels = [s.kernel for s in self.kernels]
-        return {"kernels": len(kernels),
-                "instructions": sum(len(k.instructions) for k in kernels),
-                "predicted_cycles": sum(k.predicted_cycles(self.config) for k in kernels),
-                "ideal_cycles": sum(k.ideal_cycles(n) for k in kernels),
+        images = [run for run in schedule(self) if isinstance(run, Image)]
+        return {"kernels": len(self.kernels),
+                "images": len(images),
+                "instructions": sum(len(i.instructions) for i in images),
+                "predicted_cycles": sum(i.predicted_cycles(self.config) for i in images),
+                "ideal_cycles": sum(s.kernel.ideal_cycles(n) for s in self.kernels),
                 "host_steps": len([s for s in self.host_steps if not s.copy]),
                 "host_copies": len([s for s in self.host_steps if s.copy]),
                 "host": [f"{s.name}: {_describe(s.term)}" for s in self.host_steps]}

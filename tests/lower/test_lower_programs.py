@@ -34,6 +34,8 @@ def test_program_runs_on_the_isa_simulator_and_matches(folder):
     assert figures["match"] is True
     assert figures["kernels"] == ON_THE_ARRAY.get(folder.name, 0)
     assert figures["host_copies"] == 0
+    # Kernels share an image unless a host step runs between them (cnn-int8's pool).
+    assert figures["images"] == (2 if folder.name == "cnn-int8" else min(1, figures["kernels"]))
     if figures["kernels"]:
         assert figures["cycles"] >= figures["ideal_cycles"] > 0
         assert figures["efficiency"] == round(figures["ideal_cycles"] / figures["cycles"], 4)
@@ -57,6 +59,10 @@ def test_compile_writes_assembly_image_and_manifest(tmp_path):
     assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
     assert manifest["output"]["shape"] == [8, 10] and manifest["output"]["dtype"] == "int32"
     assert [s["kind"] for s in manifest["steps"]] == ["kernel", "kernel"]
+    # No host step between the layers: one image, the kernels' words inside it.
+    (image,) = manifest["image_words"]
+    assert image["words"] == [0, len(words)] and image["kernels"] == ["kernel1", "kernel2"]
+    assert figures["images"] == 1
     assert manifest["ideal_cycles"] == -(-8 * 32 * 16 // 256) + -(-8 * 16 * 10 // 256)
 
 

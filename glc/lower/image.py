@@ -1,0 +1,96 @@
+"""Instruction images: consecutive kernels joined into one program for the machine.
+
+Kernels with no host step between them run as one image: each kernel's instructions without its
+HALT, a barrier between them, one HALT at the end. The barrier orders every DRAM access of the
+next kernel after every STORE of the previous one, through the token chain the ISA has (docs/isa.md,
+"Dependency tokens": STORE → EXEC → LOAD): the STORE unit's SYNC pushes st2ex when the last STORE
+has completed, the EXEC unit's SYNC relays it as ex2ld, and the LOAD unit's SYNC waits for it. It
+also keeps the next kernel's LOADs off scratchpad rows the previous kernel's MATMULs still read.
+A kernel joins only if its tokens balance (every push popped), so no token of one kernel can
+release an instruction of the next; gemm.py's schedules do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from glc.hwconfig import HwConfig
+from glc.isa.asm import disassemble
+from glc.isa.cycles import predict
+from glc.isa.encoding import Instruction, encode
+from glc.lower.program import HostStep, KernelStep, Program
+
+BARRIER = (Instruction.make("sync", unit=2, push_prev=1),
+           Instruction.make("sync", unit=1, pop_next=1, push_prev=1),
+           Instruction.make("sync", unit=0, pop_next=1))
+HALT = Instruction.make("halt")
+# (pushing unit, flag) and (popping unit, flag) of each token counter (docs/isa.md).
+_COUNTERS = {"ld2ex": (("load", "push_next"), ("exec", "pop_prev")),
+             "ex2ld": (("exec", "push_prev"), ("load", "pop_next")),
+             "ex2st": (("exec", "push_next"), ("store", "pop_prev")),
+             "st2ex": (("store", "push_prev"), ("exec", "pop_next"))}
+
+
+@dataclass
+class Image:
+    """One machine run: the kernels it holds, in order."""
+
+    steps: list[KernelStep]
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        out: list[Instruction] = []
+        for index, step in enumerate(self.steps):
+            if index:
+                out += BARRIER
+            out += step.kernel.instructions[:-1]
+        return [*out, HALT]
+
+    @property
+    def words(self) -> list[int]:
+        return [encode(i) for i in self.instructions]
+
+    def predicted_cycles(self, config: HwConfig) -> int:
+        """The cycle model's count for the whole image."""
+        return predict(self.instructions, config).counters.cycles
+
+    def text(self) -> str:
+        """The assembly: each kernel under its comment, the barriers, one HALT."""
+        parts = []
+        for index, step in enumerate(self.steps):
+            if index:
+                parts.append("; barrier: the next kernel's loads wait for these stores\n"
+                             + disassemble([encode(i) for i in BARRIER]))
+            kernel = step.kernel
+            parts.append(f"; ---- kernel {step.name}: reads {', '.join(step.inputs)}, writes "
+                         f"{step.output}\n{kernel.header()}"
+                         + disassemble([encode(i) for i in kernel.instructions[:-1]]))
+        return "".join(parts) + "halt\n"
+
+
+def balanced(instructions: list[Instruction]) -> bool:
+    """Whether every token pushed is popped (each counter ends where it started)."""
+    for (pusher, push), (popper, pop) in _COUNTERS.values():
+        pushes = sum(i.get(push) for i in instructions if i.unit == pusher)
+        pops = sum(i.get(pop) for i in instructions if i.unit == popper)
+        if pushes != pops:
+            return False
+    return True
+
+
+def schedule(program: Program) -> list[Image | HostStep]:
+    """The program's runs in order: host steps, and images of consecutive kernels (joined while
+    they balance and fit the instruction memory)."""
+    out: list[Image | HostStep] = []
+    for step in program.steps:
+        if isinstance(step, HostStep):
+            out.append(step)
+            continue
+        last = out[-1] if out else None
+        if isinstance(last, Image) and balanced(step.kernel.instructions) and \
+                balanced(last.instructions) and len(last.instructions) + len(BARRIER) + \
+                len(step.kernel.instructions) - 1 <= program.config.imem_words:
+            last.steps.append(step)
+        else:
+            out.append(Image([step]))
+    return out
