@@ -43,6 +43,7 @@ class Kernel:
     relu: bool
     shift: int
     instructions: list[Instruction]
+    bias: bool = False  # the accumulator starts from a bias loaded from DRAM
 
     @property
     def words(self) -> list[int]:
@@ -60,8 +61,8 @@ class Kernel:
         """Assembly comments: the term it implements and the product it computes."""
         comment = "".join(f"; {line}\n" for line in self.label.splitlines())
         mode = "int32" if self.raw else f"int8, relu={int(self.relu)}, shift={self.shift}"
-        return (f"{comment}; C = A·B: {self.m}x{self.k} · {self.k}x{self.n_out}, "
-                f"stored {mode}\n")
+        return (f"{comment}; C = A·B{' + bias' if self.bias else ''}: {self.m}x{self.k} · "
+                f"{self.k}x{self.n_out}, stored {mode}\n")
 
 
 class OperandUnexpressible(Exception):
@@ -133,9 +134,9 @@ def transposed(view: View) -> View:
 
 
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
-                 shift: int, config: HwConfig) -> Kernel:
-    """The kernel computing C = A·B on ``config``. A's view is ((M),(K)) or ((),(K)), B's
-    ((),(K,Nₒ)), C's the result's row-major view."""
+                 shift: int, config: HwConfig, bias: Target | None = None) -> Kernel:
+    """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
+    B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     m = a.view.dims[0] if a_matrix else 1
@@ -153,8 +154,13 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     # The canonical layout only names tiles (its addresses are decoded below, never used), so
     # it may exceed the real DRAM: give gemm.py the whole 24-bit address space to lay it out in.
     canonical = replace(config, dram_bytes=1 << 24)
-    text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift)
+    # With a bias, k-outer: it keeps a block's output tiles in distinct accumulator rows, so
+    # the bias can be loaded into all of them first (see _bias_loads).
+    text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift,
+                                order="auto" if bias is None else "k-outer")
     out: list[Instruction] = []
+    bias_loads: list[Instruction] = []
+    stored: set[int] = set()
     esize = 4 if raw else 1
     for ins in assemble(text, canonical).instructions():
         name = ins.op.name
@@ -170,11 +176,42 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
             rows = (first, ins["count0"]) if c_matrix else None
             mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
             new = _retarget("c", c, rows, o_tiles[rest // n], ins, mode)
+            if bias is not None:
+                bias_loads += _bias_loads(bias, rows, o_tiles[rest // n], ins, stored)
         else:
             out.append(ins)
             continue
         out += new
-    return Kernel(label, m, k, n_out, raw, relu, shift, out)
+    if bias is not None:
+        out = bias_loads + [_accumulating(i) for i in out]
+    return Kernel(label, m, k, n_out, raw, relu, shift, out, bias is not None)
+
+
+def _bias_loads(bias: Target, rows: Range | None, cols: Range, store: Instruction,
+                stored: set[int]) -> list[Instruction]:
+    """LOADs putting the bias into the accumulator rows a STORE drains (isa.md, LOAD to ACC).
+
+    They run first, before any MATMUL (the first MATMUL waits for a token the LOAD unit pushes
+    after them), and every MATMUL accumulates onto them; so each accumulator row must hold one
+    output tile only: a schedule that reuses rows (a large C) keeps the bias a host step."""
+    count = store["count0"]
+    rows_here = set(range(store["row"], store["row"] + count))
+    if rows_here & stored:
+        raise OperandUnexpressible("bias", "the schedule reuses accumulator rows")
+    stored |= rows_here
+    try:
+        values = transfers(bias, rows, cols, store["row"], {"acc": 1})
+    except Unexpressible as error:
+        raise OperandUnexpressible("bias", str(error)) from None
+    return [Instruction.make("load", **v) for v in values]
+
+
+def _accumulating(ins: Instruction) -> Instruction:
+    """A MATMUL that adds to the accumulator (onto the bias); anything else unchanged."""
+    if ins.op.name != "matmul":
+        return ins
+    return Instruction(ins.op, tuple(1 if f.name == "accumulate" else v
+                                     for f, v in zip(ins.op.fields, ins.values, strict=True)))
 
 
 def _retarget(which: str, target: Target, rows: Range | None, cols: Range, ins: Instruction,

@@ -129,6 +129,10 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
     return _Lowerer(term, env, config).run()
 
 
+class _Unfused(Exception):
+    """The bias of a fused node cannot be added in the accumulator."""
+
+
 def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) -> int:
     """The cycle model's count for ``term`` lowered on ``config``, summed over its kernels: the
     hardware cost an extraction can compare candidate terms by (host steps cost 0 here)."""
@@ -145,6 +149,7 @@ class _Lowerer:
         self.top = 0
         self.env = env
         self.in_dram: dict[int, View] = {}
+        self.unfused: set[int] = set()  # bias adds that could not join their kernel
 
     def run(self) -> Program:
         root = self.term
@@ -184,16 +189,25 @@ class _Lowerer:
             return False
         return True
 
-    def _fusion(self, node: Term) -> tuple[Term, bool, int | None] | None:
-        """(systolic node, relu, requantize shift) when ``node`` is an int8 systolic array under
-        at most one relu and one requantize that only it uses (the STORE converts), else None."""
-        relu, shift, current = False, None, node
+    def _fusion(self, node: Term) -> tuple[Term, bool, int | None, Term | None] | None:
+        """(systolic node, relu, requantize shift, bias) when ``node`` is an int8 systolic array
+        plus at most an int32 bias (``elementwise-add`` of an ``access-pair``), under at most
+        one relu and one requantize, each used only there (the kernel adds the bias in the
+        accumulator, the STORE converts), else None."""
+        relu, shift, bias, current = False, None, None, node
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
-            if kind.name == "relu" and not relu:
+            if kind.name == "relu" and not relu and bias is None:
                 relu = True
-            elif kind.name == "requantize" and shift is None and kind.param < 32:
+            elif kind.name == "requantize" and shift is None and kind.param < 32 and \
+                    bias is None:
                 shift = kind.param
+            elif kind.name == "elementwise-add" and id(current) not in self.unfused:
+                found = self._bias_pair(current.args[1])
+                if found is None:
+                    return None
+                current, bias = found
+                break
             else:
                 return None
             current = current.args[1]
@@ -204,7 +218,21 @@ class _Lowerer:
         a, b = (self.types[id(x)] for x in current.args[2:])
         if a.dtype != "int8" or b.dtype != "int8":
             return None
-        return current, relu, shift
+        return current, relu, shift, bias
+
+    def _bias_pair(self, pair: Term) -> tuple[Term, Term] | None:
+        """(systolic node, bias) for ``(access-pair X B)`` or ``(access-pair B X)``, X a systolic
+        array seen through re-splits only, B an int32 tensor of its dims."""
+        if pair.op != "access-pair" or self.uses[id(pair)] > 1:
+            return None
+        for first, other in (pair.args, pair.args[::-1]):
+            while first.op == "access" and self.uses[id(first)] == 1:
+                first = first.args[0]
+            if first.op in SYSTOLIC and self.uses[id(first)] == 1 and \
+                    self.types[id(other)].dtype == "int32" and \
+                    self.types[id(other)].dims == self.types[id(first)].dims:
+                return first, other
+        return None
 
     def _materialise(self, node: Term) -> View:
         """``node``'s value in DRAM (a view of the buffer holding it), emitting the steps that
@@ -216,20 +244,34 @@ class _Lowerer:
         if id(node) not in self.in_dram:
             fused = self._fusion(node)
             if fused:
-                self.in_dram[id(node)] = self._kernel(node, *fused)
-            else:
+                try:
+                    self.in_dram[id(node)] = self._kernel(node, *fused)
+                    return self.in_dram[id(node)]
+                except _Unfused:  # the bias add stays on the host, over the product's kernel
+                    add = node
+                    while self.types[id(add.args[0])].name != "elementwise-add":
+                        add = add.args[1]
+                    self.unfused.add(id(add))
+            if id(node) not in self.in_dram:
                 name = self._host(node)
                 self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
         return self.in_dram[id(node)]
 
     # --- steps ------------------------------------------------------------------------------
 
-    def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None) -> View:
-        """A kernel for the systolic node (its relu/requantize fused into the STORE); its
-        result is the view returned: row-major, or transposed when the kernel computes Cᵀ."""
+    def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None,
+                bias: Term | None) -> View:
+        """A kernel for the systolic node (its bias added in the accumulator, its relu and
+        requantize fused into the STORE); its result is the view returned: row-major, or
+        transposed when the kernel computes Cᵀ."""
         targets = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             targets[which] = self._operand(operand, copy=False)
+        if bias is not None:
+            if not self._affine(bias):
+                raise _Unfused
+            view = view_of(bias, self.types, self._materialise)
+            targets["bias"] = Target(view, self.program.buffers[view.buffer].address, 4)
         raw = shift is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
@@ -241,6 +283,8 @@ class _Lowerer:
                     built.append((self._orient(print_term(node), targets, dims, swap, raw, relu,
                                                shift or 0), swap))
                 except (OperandUnexpressible, GlcError) as error:
+                    if isinstance(error, OperandUnexpressible) and error.which == "bias":
+                        raise _Unfused from None
                     failures.append(error)
             if built:
                 kernel, swap = min(built, key=lambda b: b[0].predicted_cycles(self.config))
@@ -264,16 +308,16 @@ class _Lowerer:
         """The kernel for C = A·B, or with ``swap`` for Cᵀ = Bᵀ·Aᵀ: the other operand
         stationary, which may walk DRAM far better (e.g. im2col rows of an NHWC image). C is
         stored row-major either way (Cᵀ's rows), at the next free address."""
-        a, b = targets["a"], targets["b"]
+        a, b, bias = targets["a"], targets["b"], targets.get("bias")
         esize = 4 if raw else 1
         if not swap:
             c = Target(row_major("C", dims), self.top, esize)
-            return build_kernel(label, a, b, c, raw, relu, shift, self.config)
+            return build_kernel(label, a, b, c, raw, relu, shift, self.config, bias)
         if len(a.view.groups) != 2:
             raise GlcError("a vector operand is not swapped")
         c = Target(row_major("C", dims[::-1]), self.top, esize)
-        return build_kernel(label, *(replace(t, view=transposed(t.view)) for t in (b, a)), c,
-                            raw, relu, shift, self.config)
+        flip = [None if t is None else replace(t, view=transposed(t.view)) for t in (b, a, bias)]
+        return build_kernel(label, flip[0], flip[1], c, raw, relu, shift, self.config, flip[2])
 
     def _check_fits(self, targets: dict[str, Target], dims: tuple[int, ...], raw: bool) -> None:
         """Before scheduling: everything a kernel touches must lie in DRAM."""

@@ -104,3 +104,44 @@ def test_predicted_cycles_of_a_term_is_the_cycle_model_over_its_kernels():
     expected = sum(predict(s.kernel.instructions, config).counters.cycles
                    for s in program.kernels)
     assert predicted_cycles(term, env_types(arrays), config) == expected > 0
+
+
+def _dense_bias(seed: int, m_range=(1, 23)):
+    """x·wᵀ + bias broadcast over the rows (the dense-bias idiom), maybe under relu/requantize."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(*m_range))
+    k, o = (int(x) for x in rng.integers(1, 23, 2))
+    arrays = {"x": rng.integers(-128, 128, (m, k)).astype(np.int8),
+              "w": rng.integers(-128, 128, (o, k)).astype(np.int8),
+              "bias": rng.integers(-2**31, 2**31, (o,)).astype(np.int32)}
+    product = (f"(access (systolic-array {k} {o} (access (access-tensor x) 1) (access "
+               f"(access-transpose (access-tensor w) (list 1 0)) 0)) 1)")
+    bias = (f"(access-broadcast (access (access-insert-axis (access-tensor bias) 0) 1) "
+            f"(access-shape (shape {m}) (shape {o})))")
+    pair = [product, bias][::1 if rng.integers(0, 2) else -1]
+    text = f"(compute elementwise-add (access-pair {pair[0]} {pair[1]}))"
+    for kind in ["relu", "(requantize 9)"][:int(rng.integers(0, 3))]:
+        text = f"(compute {kind} {text})"
+    return parse_term(text), arrays
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_bias_is_added_in_the_accumulator(seed):
+    term, arrays = _dense_bias(seed)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    figures = program.figures()
+    assert (figures["kernels"], figures["host_steps"], figures["host_copies"]) == (1, 0, 0)
+    assert program.kernels[0].kernel.bias
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
+
+
+def test_a_bias_stays_a_host_step_when_the_schedule_reuses_accumulator_rows():
+    # 600 rows of 22 outputs: more tiles than n4's 256 accumulator rows hold at once.
+    term, arrays = _dense_bias(2, m_range=(600, 601))
+    program = lower(term, env_types(arrays), load_config("n4"))
+    figures = program.figures()
+    assert (figures["kernels"], figures["host_steps"]) == (1, 1)
+    assert not program.kernels[0].kernel.bias
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
