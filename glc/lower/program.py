@@ -1,13 +1,13 @@
 """The lowering: an extracted term → a Program (memory plan, kernels, host steps).
 
-Walks the term from its root. A systolic-array node over int8 operands — with a ``relu`` and/or
-``(requantize k)`` over it, which the STORE applies (docs/isa.md, STORE conversion) — becomes an
-accelerator kernel whose operands are views of DRAM tensors (glc/lower/view.py); an operand that
-is no affine view, or whose view the transfers cannot walk, is first materialised into DRAM by a
-host *copy*. Every other node is computed by a host step: the interpreter on the sub-term, with
-the kernels' results read from DRAM. The result is read back through its view (a transpose or
-reshape of a kernel's result costs nothing). Every tensor gets a DRAM address: the memory plan.
-"""
+Walks the term from its root. A systolic-array node over int8 operands — plus an int32 bias,
+which the accumulator starts from, and under a ``relu`` and/or ``(requantize k)``, which the STORE
+applies (docs/isa.md, STORE conversion) — becomes an accelerator kernel whose operands are views
+of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or whose view the
+transfers cannot walk, is first materialised into DRAM by a host *copy*. Every other node is
+computed by a host step: the interpreter on the sub-term, with the kernels' results read from
+DRAM. The result is read back through its view (a transpose or reshape of a kernel's result
+costs nothing). Every tensor gets an address: the memory plan."""
 
 from __future__ import annotations
 

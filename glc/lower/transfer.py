@@ -19,7 +19,6 @@ from glc.lower.view import Digit, View, merge
 
 _LOAD = {f.name: f for f in BY_NAME["load"].fields}
 MAX_COUNT = (1 << _LOAD["count0"].width) - 1
-MAX_COEF = (1 << _LOAD["ycoef0"].width) - 1
 
 
 class Unexpressible(Exception):
