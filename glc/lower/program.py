@@ -29,6 +29,10 @@ from glc.syntax.printer import print_term
 
 ALIGN = 64  # bytes: every tensor starts on a DRAM port beat boundary (P ≤ 64 in hw/configs)
 SYSTOLIC = ("systolic-array", "systolic-array-with-blocking")
+# Data-moving operators a relu or requantize commutes with (zero padding only: both keep 0).
+COMMUTING = ("access", "access-transpose", "access-reshape", "access-flatten", "access-squeeze",
+             "access-insert-axis", "access-slice", "access-broadcast", "access-windows",
+             "access-pad")
 
 
 @dataclass(frozen=True)
@@ -181,19 +185,25 @@ class _Lowerer:
 
     # --- which nodes become what ---------------------------------------------------------------
 
-    def _affine(self, node: Term) -> bool:
-        """Whether ``node`` is a view, without materialising anything to find out."""
+    def _affine(self, node: Term, over: Term | None = None) -> bool:
+        """Whether ``node`` is a view (of ``over``, if given), without materialising anything
+        to find out."""
+        def base(t: Term) -> View | None:
+            return row_major("?", self.types[id(t)].dims) if over in (None, t) else None
+
         try:
-            view_of(node, self.types, lambda t: row_major("?", self.types[id(t)].dims))
+            view_of(node, self.types, base)
         except NotAffine:
             return False
         return True
 
-    def _fusion(self, node: Term) -> tuple[Term, bool, int | None, Term | None] | None:
-        """(systolic node, relu, requantize shift, bias) when ``node`` is an int8 systolic array
-        plus at most an int32 bias (``elementwise-add`` of an ``access-pair``), under at most
-        one relu and one requantize, each used only there (the kernel adds the bias in the
-        accumulator, the STORE converts), else None."""
+    def _fusion(self, node: Term):
+        """(systolic node, relu, requantize shift, bias, views) when ``node`` is an int8
+        systolic array plus at most an int32 bias (``elementwise-add`` of an ``access-pair``),
+        under at most one relu and one requantize, each used only there (the kernel adds the
+        bias in the accumulator, the STORE converts), else None. Between the relu/requantize and
+        the array may lie data-moving operators (``views``, their topmost node): relu and
+        requantize act elementwise and keep 0, so they commute with every view."""
         relu, shift, bias, current = False, None, None, node
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
@@ -213,12 +223,22 @@ class _Lowerer:
             current = current.args[1]
             if self.uses[id(current)] > 1:
                 return None
+        views = current if bias is None and (relu or shift is not None) else None
+        while views is not None and current.op in COMMUTING and (
+                current.op != "access-pad" or current.args[1].value == "zero-padding"):
+            current = current.args[0]
+            if self.uses[id(current)] > 1:
+                return None
         if current.op not in SYSTOLIC:
             return None
         a, b = (self.types[id(x)] for x in current.args[2:])
         if a.dtype != "int8" or b.dtype != "int8":
             return None
-        return current, relu, shift, bias
+        if views is current:
+            views = None
+        elif views is not None and not self._affine(views, over=current):
+            return None
+        return current, relu, shift, bias, views
 
     def _bias_pair(self, pair: Term) -> tuple[Term, Term] | None:
         """(systolic node, bias) for ``(access-pair X B)`` or ``(access-pair B X)``, X a systolic
@@ -244,9 +264,14 @@ class _Lowerer:
         if id(node) not in self.in_dram:
             fused = self._fusion(node)
             if fused:
+                systolic, relu, shift, bias, views = fused
                 try:
-                    self.in_dram[id(node)] = self._kernel(node, *fused)
-                    return self.in_dram[id(node)]
+                    result = self._kernel(node, systolic, relu, shift, bias)
+                    if views is not None:  # the data movement over the converted result
+                        result = view_of(views, self.types,
+                                         lambda t: result if t is systolic else None)
+                    self.in_dram[id(node)] = result
+                    return result
                 except _Unfused:  # the bias add stays on the host, over the product's kernel
                     add = node
                     while self.types[id(add.args[0])].name != "elementwise-add":
@@ -280,8 +305,8 @@ class _Lowerer:
             built, failures = [], []
             for swap in (False, True):
                 try:
-                    built.append((self._orient(print_term(node), targets, dims, swap, raw, relu,
-                                               shift or 0), swap))
+                    built.append((self._orient(self._label(node), targets, dims, swap, raw,
+                                               relu, shift or 0), swap))
                 except (OperandUnexpressible, GlcError) as error:
                     if isinstance(error, OperandUnexpressible) and error.which == "bias":
                         raise _Unfused from None
@@ -302,6 +327,16 @@ class _Lowerer:
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         stored = row_major(out, self.program.buffers[out].shape)
         return transposed(stored) if swap else stored
+
+    def _label(self, node: Term) -> str:
+        """The node as Glenside text for the assembly's comments, the tensors already in DRAM
+        (earlier kernels' and host steps' results) by their buffer names."""
+        def named(t: Term) -> Term:
+            if t is not node and id(t) in self.in_dram:
+                return leaf("symbol", self.in_dram[id(t)].buffer)
+            return t.with_args(tuple(named(a) for a in t.args))
+
+        return print_term(named(node))
 
     def _orient(self, label: str, targets: dict[str, Target], dims: tuple[int, ...],
                 swap: bool, raw: bool, relu: bool, shift: int) -> Kernel:

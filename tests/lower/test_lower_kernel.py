@@ -12,6 +12,7 @@ from glc.interp import env_types, interpret
 from glc.isa.cycles import predict
 from glc.lower.execute import execute
 from glc.lower.program import lower, predicted_cycles
+from glc.syntax.printer import print_term
 from glc.syntax.reader import parse_term
 
 
@@ -145,3 +146,22 @@ def test_a_bias_stays_a_host_step_when_the_schedule_reuses_accumulator_rows():
     assert not program.kernels[0].kernel.bias
     expected, _ = interpret(term, arrays)
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_relu_and_requantize_over_a_reshaped_transposed_result_fuse_into_the_store(seed):
+    # The conv2d root (NCHW: a reshape and transpose of the product), then relu / requantize.
+    term, arrays = _conv(seed)
+    o, pixels = arrays["filters"].shape[0], term.args[1].value
+    rows = max(d for d in range(1, pixels + 1) if pixels % d == 0 and d <= 3)
+    text = (f"(compute (requantize 4) (compute relu (access-transpose (access-reshape "
+            f"{print_term(term)} (access-shape (shape {o} 1 {rows} {pixels // rows}) (shape))) "
+            f"(list 1 0 2 3))))")
+    term = parse_term(text)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    kernel = program.kernels[0].kernel
+    assert (len(program.kernels), len(program.host_steps)) == (1, 0)
+    assert (kernel.relu, kernel.shift, kernel.raw) == (True, 4, False)
+    expected, _ = interpret(term, arrays)
+    result = execute(program, arrays, "isa").result
+    assert result.dtype == np.int8 and np.array_equal(result, expected)
