@@ -8,10 +8,12 @@ replaced by the transfers of the operand's own view (glc/lower/transfer.py), kee
 flags (pops on the first replacement, pushes on the last). So im2col, transposes and zero padding
 are address patterns, and the token protocol is exactly gemm.py's.
 
-Tiles follow the digits of the views: a K tile is a run of K indices that is one box in both A's
-columns and B's rows (e.g. one input channel's 3×3 taps, 9 of the N rows), so each LOAD writes
-whole local rows; the unused rows and columns of a tile are the LOAD's zero fill (A) or are
-multiplied by those zeros (B), and the STORE crops them.
+Tiles follow the digits of the views: a K tile is a box of the digits A's columns and B's rows
+share once refined to the same sizes (e.g. one input channel's 3×3 taps, 9 of the N rows, or 16
+channels of one NHWC tap), so each LOAD writes whole local rows; the unused rows and columns of a
+tile are the LOAD's zero fill (A) or are multiplied by those zeros (B), and the STORE crops them.
+A bias is loaded into the accumulator rows each STORE drains before the first MATMUL, and every
+MATMUL then accumulates.
 """
 
 from __future__ import annotations
