@@ -310,6 +310,57 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) 
 
 
 @main.command()
+@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--config", "config_name", default="n16", show_default=True,
+              help="Hardware configuration (a name in hw/configs/ or a .toml path).")
+@engine_option
+@click.option("--jobs", "-j", type=click.IntRange(min=1),
+              help="Programs run in parallel, one process each (default: the number of CPUs).")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write JUnit XML: one testcase per program.")
+@click.option("--baselines", type=click.Path(dir_okay=False, path_type=Path),
+              help="The baseline file (default: hw/baselines/<config>.json).")
+@click.option("--update-baselines", is_flag=True,
+              help="Rewrite the baseline file from this run (accepts its cycle changes).")
+@click.option("--tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Percent above its baseline a program's cycles may be before it regresses.")
+@click.option("--strict", is_flag=True, help="A program with no baseline fails.")
+@click.option("-k", "keyword", help="Only the programs whose name contains this substring.")
+@max_cycles_option
+@json_option
+@click.pass_obj
+def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str | None,
+            jobs: int | None, junit: Path | None, baselines: Path | None,
+            update_baselines: bool, tolerance: float, strict: bool, keyword: str | None,
+            max_cycles: int | None, as_json: bool) -> None:
+    """Every program under DIR (default programs/): compile, run, compare with the interpreter
+    bit for bit, and hold its cycles to the baselines; exit status 1 on a wrong result or a
+    cycle regression."""
+    from glc import regress as rg
+
+    config = load_config(config_name)
+    folders = list(dirs) or [Path("programs")]
+    programs = rg.discover(folders, keyword)
+    complete = keyword is None and not any(rg.is_program(d) for d in folders)
+
+    def progress(row: rg.Row) -> None:
+        if obj.verbose:
+            click.echo(f"{row.name}: {row.status}, {row.seconds:.2f} s", err=True)
+
+    report = rg.regress(programs, config, engine or default_engine(config),
+                        baselines or rg.baseline_path(config), tolerance=tolerance, jobs=jobs,
+                        max_cycles=max_cycles, strict=strict, update=update_baselines,
+                        complete=complete, on_row=progress)
+    if junit is not None:
+        rg.write_junit(report, junit)
+    click.echo(json.dumps(report.to_json()) if as_json else rg.table(report))
+    failures = report.failures()
+    if failures:
+        raise GlcError(f"{len(failures)} of {len(report.rows)} programs failed: "
+                       + "; ".join(f"{row.name} ({row.reason})" for row in failures))
+
+
+@main.command()
 @click.option("--rules", default="all", show_default=True,
               help="Comma-separated rule sets of glc/rewrites/, or all.")
 @click.option("--array-size", type=click.IntRange(min=1), default=16, show_default=True,

@@ -1,0 +1,403 @@
+"""Regression over every program: compile, lower, execute, compare, and hold cycles to baselines.
+
+Each program folder (one ``.gls``, its ``<symbol>.npy`` inputs, an optional ``output.npy``) goes
+through what ``glc run`` does — compile with the default rules, lower for the hardware config,
+execute on the ISA simulator or the Verilator RTL, compare bit for bit with the interpreter (and
+``output.npy``) — and its cycles are held to the baseline recorded for that config in
+``hw/baselines/<config>.json``. Cycles are a property of the hardware config and are
+deterministic, so the default tolerance is 0 %.
+
+A row's status is one of STATUSES; ``Report.failures`` says which fail the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from glc.errors import GlcError
+from glc.hwconfig import CONFIG_DIR, HwConfig
+from glc.inputs import PROGRAM_SUFFIXES
+
+BASELINE_DIR = CONFIG_DIR.parent / "baselines"
+BASELINE_KEYS = ("cycles", "predicted_cycles", "ideal_cycles", "engine")
+
+# pass: equal to the baseline (or above it within the tolerance); improved: fewer cycles;
+# regression: more cycles than the tolerance allows; new: no baseline; mismatch: a wrong result;
+# error: the compiler or the machine refused the program (a GlcError); crash: any other exception.
+STATUSES = ("pass", "improved", "regression", "new", "mismatch", "error", "crash")
+
+
+@dataclass
+class Row:
+    """One program's outcome and figures (None where the program never got that far)."""
+
+    name: str
+    path: str
+    status: str = "pass"
+    reason: str = ""
+    match: bool | None = None
+    detail: str = ""
+    engine: str = ""
+    cycles: int | None = None
+    predicted_cycles: int | None = None
+    ideal_cycles: int | None = None
+    efficiency: float | None = None
+    instructions: int | None = None
+    kernels: int | None = None
+    host_steps: int | None = None
+    seconds: float = 0.0
+    baseline: int | None = None
+    baseline_engine: str | None = None
+    delta: int | None = None
+    delta_pct: float | None = None
+
+
+@dataclass
+class Report:
+    """Every row in program order, the baselines they were held to, and what was updated."""
+
+    config: str
+    engine: str
+    baselines: str
+    tolerance: float
+    rows: list[Row]
+    vanished: list[str] = field(default_factory=list)
+    strict: bool = False
+    updated: bool = False
+
+    def failures(self) -> list[Row]:
+        """Wrong results and crashes always fail; a regression unless the baselines were just
+        updated to accept it; a new program only with ``strict`` (and no update)."""
+        failing = {"mismatch", "error", "crash"}
+        if not self.updated:
+            failing.add("regression")
+            if self.strict:
+                failing.add("new")
+        return [row for row in self.rows if row.status in failing]
+
+    def count(self, status: str) -> int:
+        """How many rows have ``status``."""
+        return sum(row.status == status for row in self.rows)
+
+    def summary(self) -> str:
+        """``N passed, M failed`` (with ``, K new``)."""
+        failed = len(self.failures())
+        line = f"{len(self.rows) - failed} passed, {failed} failed"
+        new = self.count("new")
+        return line + (f", {new} new" if new else "")
+
+    def to_json(self) -> dict:
+        """One JSON-ready object with every row."""
+        failed = len(self.failures())
+        return {"config": self.config, "engine": self.engine, "baselines": self.baselines,
+                "tolerance": self.tolerance, "passed": len(self.rows) - failed, "failed": failed,
+                **{status: self.count(status) for status in STATUSES if status != "pass"},
+                "vanished": self.vanished, "updated": self.updated,
+                "rows": [asdict(row) for row in self.rows]}
+
+
+# ---- programs and baselines ----------------------------------------------------------------
+
+def discover(dirs: Sequence[Path], keyword: str | None = None) -> list[tuple[str, Path]]:
+    """The program folders under ``dirs`` (a folder holding a .gls is a program; others are
+    searched below), named by their path relative to the directory given (a directory that is
+    itself a program is named by its folder), sorted by name, filtered by ``keyword``."""
+    found: dict[str, Path] = {}
+    for top in dirs:
+        top = Path(top)
+        if not top.is_dir():
+            raise GlcError("not a directory of programs", str(top))
+        for folder in [top, *sorted(p for p in top.rglob("*") if p.is_dir())]:
+            if not is_program(folder) or any(is_program(up) for up in _between(top, folder)):
+                continue
+            name = folder.name if folder == top else folder.relative_to(top).as_posix()
+            if name in found and found[name] != folder:
+                raise GlcError(f"two programs named '{name}': {found[name]} and {folder}",
+                               str(folder))
+            found[name] = folder
+    if not found:
+        raise GlcError("no programs found (a program is a folder with one .gls file)",
+                       ", ".join(str(d) for d in dirs))
+    chosen = sorted((n, p) for n, p in found.items() if keyword is None or keyword in n)
+    if not chosen:
+        raise GlcError(f"no program name contains '{keyword}' (of {len(found)} found)")
+    return chosen
+
+
+def is_program(folder: Path) -> bool:
+    """Whether ``folder`` holds a program file (and is not hidden)."""
+    return not folder.name.startswith(".") and any(
+        p.suffix in PROGRAM_SUFFIXES and p.is_file() for p in folder.iterdir())
+
+
+def _between(top: Path, folder: Path) -> list[Path]:
+    """The folders strictly between ``top`` (included) and ``folder``: a program's own
+    subfolders are not programs."""
+    return [p for p in folder.parents if p == top or top in p.parents]
+
+
+def baseline_path(config: HwConfig) -> Path:
+    """Where the baselines of ``config`` are committed: hw/baselines/<config>.json."""
+    return BASELINE_DIR / f"{config.name}.json"
+
+
+def read_baselines(path: Path) -> dict[str, dict]:
+    """The baselines in ``path`` (none if the file does not exist); a GlcError naming the file
+    if it cannot be read or is not {program: {cycles, predicted_cycles, ideal_cycles, engine}}."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except OSError as error:
+        raise GlcError(f"cannot read baselines: {error.strerror}", str(path)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise GlcError(f"baselines are not valid JSON: {error}", str(path)) from None
+    if not isinstance(data, dict):
+        raise GlcError("baselines must be a JSON object {program: {...}}", str(path))
+    for name, entry in data.items():
+        if not isinstance(entry, dict) or set(entry) != set(BASELINE_KEYS) or not all(
+                isinstance(entry[k], int) and not isinstance(entry[k], bool) and entry[k] >= 0
+                for k in BASELINE_KEYS[:3]) or entry["engine"] not in ("isa", "rtl"):
+            raise GlcError(f"baseline '{name}' must be {{cycles, predicted_cycles, ideal_cycles: "
+                           f"integers >= 0, engine: isa or rtl}}, not {json.dumps(entry)}",
+                           str(path))
+    return data
+
+
+def write_baselines(path: Path, baselines: dict[str, dict]) -> None:
+    """Write the baselines, sorted by program, one entry a line so a diff shows each change."""
+    lines = [f" {json.dumps(name)}: {json.dumps({k: baselines[name][k] for k in BASELINE_KEYS})}"
+             for name in sorted(baselines)]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{\n" + ",\n".join(lines) + "\n}\n")
+    except OSError as error:
+        raise GlcError(f"cannot write baselines: {error.strerror}", str(path)) from None
+
+
+# ---- one program ---------------------------------------------------------------------------
+
+def run_one(name: str, folder: Path, config: HwConfig, engine: str,
+            max_cycles: int | None = None, seed: int = 0) -> Row:
+    """Compile, lower, execute and compare one program as ``glc run`` does (given inputs, else
+    seeded random ones), timed; an error becomes the row's status, never an exception."""
+    from glc.compiler import compile_program
+    from glc.inputs import load, random_inputs
+    from glc.rewrites import DEFAULT, select
+    from glc.run import run_and_compare
+
+    row = Row(name, str(folder), engine=engine)
+    start = time.perf_counter()
+    try:
+        bundle = load(folder)
+        result = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
+        arrays = bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
+        _, figures = run_and_compare(result.lowered, bundle.program.body, arrays, engine,
+                                     bundle.expected, max_cycles)
+    except GlcError as error:
+        row.status, row.reason = "error", str(error)
+    except Exception as error:  # a compiler bug in one program must not hide the others' results
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        row.status = "crash"
+        row.reason = (f"{type(error).__name__}: {error} "
+                      f"({Path(frame.filename).name}:{frame.lineno})")
+    else:
+        for key in ("match", "detail", "cycles", "predicted_cycles", "ideal_cycles",
+                    "efficiency", "instructions", "kernels", "host_steps"):
+            setattr(row, key, figures[key])
+        if not row.match:
+            row.status, row.reason = "mismatch", f"wrong result: {row.detail}"
+    row.seconds = round(time.perf_counter() - start, 3)
+    return row
+
+
+def judge(row: Row, baseline: dict | None, tolerance: float) -> Row:
+    """Hold a row's cycles to its baseline: regression past ``tolerance`` percent, improvement
+    below, new without one. A row that already failed keeps its status."""
+    if baseline is None:
+        if row.status == "pass":
+            row.status, row.reason = "new", "no baseline"
+        return row
+    row.baseline, row.baseline_engine = baseline["cycles"], baseline["engine"]
+    if row.cycles is None:
+        return row
+    row.delta = row.cycles - row.baseline
+    row.delta_pct = round(100 * row.delta / row.baseline, 3) if row.baseline else None
+    if row.status != "pass":
+        return row
+    shown = f"cycles {row.cycles} {{}} baseline {row.baseline}{_pct(row.delta_pct)}"
+    if row.cycles > row.baseline * (1 + tolerance / 100):
+        row.status, row.reason = "regression", shown.format(">")
+    elif row.cycles < row.baseline:
+        row.status, row.reason = "improved", shown.format("<")
+    return row
+
+
+def _pct(pct: float | None) -> str:
+    """`` (+2.0 %)``; more digits when one place would show a change as 0.0."""
+    if pct is None:
+        return ""
+    digits = 1 if pct == 0 or abs(pct) >= 0.05 else 3
+    return f" ({pct:+.{digits}f} %)"
+
+
+# ---- the whole run -------------------------------------------------------------------------
+
+def prepare(config: HwConfig, engine: str) -> None:
+    """Build the Verilator model for ``config`` once, before the fan-out: the workers then find
+    it cached (glc/sim/build.py locks the build, but each would otherwise wait on it)."""
+    if engine == "rtl":
+        from glc.sim.build import build
+        from glc.sim.run import design
+
+        build(design(config))
+
+
+def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
+            baselines_file: Path, *, tolerance: float = 0.0, jobs: int | None = None,
+            max_cycles: int | None = None, strict: bool = False, update: bool = False,
+            complete: bool = True, on_row: Callable[[Row], None] | None = None) -> Report:
+    """Run every program (``jobs`` processes; default one per CPU), judge it against the
+    baselines in ``baselines_file`` and, with ``update``, rewrite that file from this run.
+
+    ``complete`` says the programs are the whole set (no -k, no single program), so baselines
+    with no program are reported as vanished and dropped by an update. ``on_row`` sees each row
+    once it and those before it are done: rows come in program order whatever the order in
+    which the processes finish them.
+    """
+    if tolerance < 0:
+        raise GlcError(f"the tolerance must be >= 0 %, not {tolerance}")
+    baselines = read_baselines(baselines_file)
+    prepare(config, engine)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(programs)))
+    rows: list[Row] = []
+    if jobs == 1:
+        for name, folder in programs:
+            rows.append(run_one(name, folder, config, engine, max_cycles))
+            if on_row:
+                on_row(rows[-1])
+    else:
+        with ProcessPoolExecutor(jobs) as pool:
+            futures = [pool.submit(run_one, name, folder, config, engine, max_cycles)
+                       for name, folder in programs]
+            for (name, _), future in zip(programs, futures, strict=True):
+                try:
+                    rows.append(future.result())
+                except BrokenProcessPool:
+                    raise GlcError(f"a worker process died running '{name}' (out of memory, "
+                                   "or a crash in the simulator): rerun with --jobs 1") from None
+                if on_row:
+                    on_row(rows[-1])
+    for row in rows:
+        judge(row, baselines.get(row.name), tolerance)
+    names = {name for name, _ in programs}
+    vanished = sorted(set(baselines) - names) if complete else []
+    report = Report(config.name, engine, str(baselines_file), tolerance, rows, vanished, strict)
+    if update:
+        write_baselines(baselines_file, updated_baselines(report, baselines))
+        report.updated = True
+    return report
+
+
+def updated_baselines(report: Report, old: dict[str, dict]) -> dict[str, dict]:
+    """The baselines after accepting this run: each program that computed the right result
+    records its cycles; a failed one keeps its old entry; vanished ones go."""
+    new = {name: entry for name, entry in old.items() if name not in report.vanished}
+    for row in report.rows:
+        if row.match and row.cycles is not None:
+            new[row.name] = {"cycles": row.cycles, "predicted_cycles": row.predicted_cycles,
+                             "ideal_cycles": row.ideal_cycles, "engine": row.engine}
+    return new
+
+
+# ---- output --------------------------------------------------------------------------------
+
+COLUMNS = ("program", "match", "cycles", "baseline", "Δ", "predicted", "ideal", "efficiency",
+           "status")
+
+
+def table(report: Report) -> str:
+    """The human-readable table, the notes (engines, vanished baselines, update) and the
+    summary line last."""
+    cells = [COLUMNS]
+    for row in report.rows:
+        match = "-" if row.match is None else "yes" if row.match else "NO"
+        delta = ("-" if row.delta is None else "0" if row.delta == 0
+                 else f"{row.delta:+d}{_pct(row.delta_pct)}")
+        cells.append((row.name, match, _num(row.cycles), _num(row.baseline), delta,
+                      _num(row.predicted_cycles), _num(row.ideal_cycles),
+                      "-" if row.efficiency is None else f"{row.efficiency:.4f}", row.status))
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c.ljust(w) if i in (0, 1, 8) else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
+             for line in cells]
+    lines += [f"{row.name}: {row.status}: {row.reason}" for row in report.rows
+              if row.status not in ("pass", "new")]
+    other = sorted({r.baseline_engine for r in report.rows
+                    if r.baseline_engine and r.baseline_engine != report.engine})
+    if other:
+        lines.append(f"note: baselines recorded on {', '.join(other)}, this run on "
+                     f"{report.engine}: {_ENGINE_NOTE[report.engine]}")
+    if report.vanished:
+        lines.append(f"baselines with no program: {', '.join(report.vanished)}"
+                     + (" (removed)" if report.updated else ""))
+    if report.updated:
+        lines.append(f"baselines updated: {report.baselines}")
+    lines.append(f"{report.config}, {report.engine}: {report.summary()}")
+    return "\n".join(lines)
+
+
+# Why a run may be held to another engine's baseline: equal by design (docs/regress.md).
+_ENGINE_NOTE = {"isa": "the ISA simulator's cycles (the cycle model) held to measured RTL cycles",
+                "rtl": "measured RTL cycles held to the ISA simulator's cycle model"}
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def junit(report: Report) -> ET.ElementTree:
+    """JUnit XML: one testsuite (the config), one testcase per program (classname the config,
+    time its wall seconds), a <failure> (or <error> for a crash) giving the reason."""
+    failing = {id(row) for row in report.failures()}
+    suite = ET.Element("testsuite", name=f"glc regress {report.config} {report.engine}",
+                       tests=str(len(report.rows)),
+                       failures=str(sum(id(r) in failing and r.status != "crash"
+                                        for r in report.rows)),
+                       errors=str(sum(id(r) in failing and r.status == "crash"
+                                      for r in report.rows)),
+                       skipped="0", time=f"{sum(r.seconds for r in report.rows):.3f}")
+    for row in report.rows:
+        case = ET.SubElement(suite, "testcase", classname=report.config, name=row.name,
+                             time=f"{row.seconds:.3f}")
+        if id(row) in failing:
+            tag = "error" if row.status == "crash" else "failure"
+            ET.SubElement(case, tag, message=row.reason, type=row.status).text = row.reason
+        out = ET.SubElement(case, "system-out")
+        out.text = (f"status {row.status}; cycles {_num(row.cycles)}, baseline "
+                    f"{_num(row.baseline)}, predicted {_num(row.predicted_cycles)}, ideal "
+                    f"{_num(row.ideal_cycles)}, instructions {_num(row.instructions)}, "
+                    f"host steps {_num(row.host_steps)}, engine {row.engine}"
+                    + (f"; {row.reason}" if row.reason else ""))
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def write_junit(report: Report, path: Path) -> None:
+    """Write ``junit(report)`` to ``path``."""
+    try:
+        junit(report).write(path, encoding="utf-8", xml_declaration=True)
+    except OSError as error:
+        raise GlcError(f"cannot write JUnit XML: {error.strerror}", str(path)) from None

@@ -1,0 +1,309 @@
+"""glc regress: every program compiled, run and compared, its cycles held to the committed
+baselines; regressions, improvements, new programs, wrong results, JUnit XML, parallel runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from glc.cli import main
+
+ROOT = Path(__file__).parents[2]
+PROGRAMS = ROOT / "programs"
+BASELINES = ROOT / "hw" / "baselines"
+NAMES = sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir())
+
+
+def glc(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def committed(config: str) -> dict:
+    return json.loads((BASELINES / f"{config}.json").read_text())
+
+
+def regress_json(*args) -> tuple[int, dict, str]:
+    """Exit status, the --json object and stderr of a regress run on the ISA simulator."""
+    result = glc("regress", *args, "--engine", "isa", "--json", "--jobs", "1")
+    assert "Traceback" not in result.output
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def on_programs(*args) -> tuple[int, dict, str]:
+    """regress_json over programs/."""
+    return regress_json(PROGRAMS, *args)
+
+
+def rows_by_name(report: dict) -> dict[str, dict]:
+    return {row["name"]: row for row in report["rows"]}
+
+
+def edited_baselines(tmp_path: Path, config: str = "n16", **cycles: int) -> Path:
+    """A tmp copy of the committed baselines with some programs' cycles replaced."""
+    data = committed(config)
+    for name, value in cycles.items():
+        data[name.replace("_", "-")]["cycles"] = value
+    path = tmp_path / f"{config}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def copy_program(name: str, into: Path) -> Path:
+    target = into / name
+    shutil.copytree(PROGRAMS / name, target)
+    return target
+
+
+# ---- the committed baselines ---------------------------------------------------------------
+
+@pytest.mark.parametrize("config", ["n16", "n4"])
+def test_every_program_has_a_well_formed_baseline(config):
+    data = committed(config)
+    assert sorted(data) == NAMES
+    for entry in data.values():
+        assert set(entry) == {"cycles", "predicted_cycles", "ideal_cycles", "engine"}
+        assert entry["engine"] == "rtl"
+        # A program with kernels cannot beat the physical limit; the cycle model is within 5 %.
+        assert entry["cycles"] >= entry["ideal_cycles"] >= 0
+        assert abs(entry["cycles"] - entry["predicted_cycles"]) <= 0.05 * entry["cycles"]
+
+
+@pytest.mark.parametrize("config", ["n16", "n4"])
+def test_programs_pass_against_the_committed_baselines(config):
+    status, report, _ = regress_json(PROGRAMS, "--config", config)
+    assert status == 0
+    baselines = committed(config)
+    rows = rows_by_name(report)
+    assert sorted(rows) == NAMES
+    for name, row in rows.items():
+        assert row["status"] == "pass" and row["match"] is True, row
+        assert row["cycles"] == baselines[name]["cycles"] == row["baseline"]
+        assert row["predicted_cycles"] == baselines[name]["predicted_cycles"]
+        assert row["ideal_cycles"] == baselines[name]["ideal_cycles"]
+        assert row["baseline_engine"] == "rtl" and row["engine"] == "isa"
+    assert (report["passed"], report["failed"], report["new"]) == (len(NAMES), 0, 0)
+
+
+def test_table_names_the_columns_the_engines_and_ends_in_the_summary():
+    result = glc("regress", "--engine", "isa", "-k", "matmul", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].split() == ["program", "match", "cycles", "baseline", "Δ", "predicted",
+                                "ideal", "efficiency", "status"]
+    cycles = committed("n16")["matmul-int8"]["cycles"]
+    ideal = committed("n16")["matmul-int8"]["ideal_cycles"]
+    assert lines[1].split() == ["matmul-int8", "yes", str(cycles), str(cycles), "0", str(cycles),
+                                str(ideal), f"{ideal / cycles:.4f}", "pass"]
+    assert any("baselines recorded on rtl, this run on isa" in line for line in lines)
+    assert lines[-1] == "n16, isa: 1 passed, 0 failed"
+
+
+def test_one_small_program_on_the_rtl_meets_its_n4_baseline():
+    result = glc("regress", PROGRAMS, "--config", "n4", "--engine", "rtl", "-k", "dense-int8",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["rows"]
+    entry = committed("n4")["dense-int8"]
+    assert row["engine"] == row["baseline_engine"] == "rtl"
+    assert row["status"] == "pass" and row["match"] is True
+    assert row["cycles"] == entry["cycles"] and row["predicted_cycles"] == entry["predicted_cycles"]
+
+
+# ---- statuses ------------------------------------------------------------------------------
+
+def test_a_baseline_edited_down_is_a_regression_with_exit_status_1(tmp_path):
+    cycles = committed("n16")["conv2d-nchw-int8"]["cycles"]
+    lower = cycles - 49
+    path = edited_baselines(tmp_path, conv2d_nchw_int8=lower)
+    status, report, stderr = on_programs("--baselines", path)
+    assert status == 1
+    expected = f"cycles {cycles} > baseline {lower} (+{100 * 49 / lower:.1f} %)"
+    row = rows_by_name(report)["conv2d-nchw-int8"]
+    assert (row["status"], row["reason"], row["delta"]) == ("regression", expected, 49)
+    assert [r["name"] for r in report["rows"] if r["status"] != "pass"] == ["conv2d-nchw-int8"]
+    assert stderr.strip().splitlines() == [
+        f"error: 1 of {len(NAMES)} programs failed: conv2d-nchw-int8 ({expected})"]
+    # The file was only read.
+    assert json.loads(path.read_text())["conv2d-nchw-int8"]["cycles"] == lower
+
+
+def test_a_regression_within_the_tolerance_passes(tmp_path):
+    cycles = committed("n16")["conv2d-nchw-int8"]["cycles"]
+    path = edited_baselines(tmp_path, conv2d_nchw_int8=cycles - 49)  # +2.0 %
+    status, report, _ = on_programs("--baselines", path, "--tolerance", "2.5", "-k", "nchw-int8")
+    assert status == 0 and rows_by_name(report)["conv2d-nchw-int8"]["status"] == "pass"
+    status, _, _ = on_programs("--baselines", path, "--tolerance", "1.5", "-k", "nchw-int8")
+    assert status == 1
+
+
+def test_an_improvement_is_reported_and_update_rewrites_the_baselines(tmp_path):
+    original = committed("n16")
+    cycles = original["matmul-int8"]["cycles"]
+    path = edited_baselines(tmp_path, matmul_int8=cycles + 30)
+    data = json.loads(path.read_text())
+    data["vanished-program"] = dict(original["dense-int8"])
+    path.write_text(json.dumps(data))
+
+    status, report, _ = on_programs("--baselines", path)
+    assert status == 0
+    row = rows_by_name(report)["matmul-int8"]
+    assert row["status"] == "improved" and row["delta"] == -30
+    assert row["reason"] == f"cycles {cycles} < baseline {cycles + 30} " \
+                            f"({-100 * 30 / (cycles + 30):.1f} %)"
+    assert report["improved"] == 1 and report["vanished"] == ["vanished-program"]
+    assert json.loads(path.read_text()) == data  # reporting does not write
+
+    status, report, _ = on_programs("--baselines", path, "--update-baselines")
+    assert status == 0 and report["updated"] is True
+    rewritten = json.loads(path.read_text())
+    assert rewritten["matmul-int8"] == {**original["matmul-int8"], "engine": "isa"}
+    assert "vanished-program" not in rewritten
+    assert {k: v for k, v in rewritten.items() if k != "matmul-int8"} == \
+        {k: {**v, "engine": "isa"} for k, v in original.items() if k != "matmul-int8"}
+    status, report, _ = on_programs("--baselines", path)
+    assert status == 0 and report["improved"] == 0 and report["passed"] == len(NAMES)
+
+
+def test_update_accepts_a_regression_and_keeps_other_programs_with_k(tmp_path):
+    cycles = committed("n16")["mlp-int8"]["cycles"]
+    path = edited_baselines(tmp_path, mlp_int8=cycles - 100)
+    status, report, _ = on_programs("--baselines", path, "-k", "mlp", "--update-baselines")
+    assert status == 0 and rows_by_name(report)["mlp-int8"]["status"] == "regression"
+    rewritten = json.loads(path.read_text())
+    assert rewritten["mlp-int8"]["cycles"] == cycles
+    assert sorted(rewritten) == NAMES  # -k runs a subset: nothing else is dropped
+
+
+def test_a_program_with_no_baseline_is_new_and_fails_only_when_strict(tmp_path):
+    data = committed("n16")
+    del data["dense-int8"]
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(data))
+    status, report, _ = on_programs("--baselines", path, "-k", "dense")
+    assert status == 0
+    assert rows_by_name(report)["dense-int8"]["status"] == "new"
+    assert rows_by_name(report)["dense-bias-int8"]["status"] == "pass"
+    assert report["new"] == 1
+    result = glc("regress", PROGRAMS, "--baselines", path, "-k", "dense", "--engine", "isa")
+    assert result.stdout.strip().splitlines()[-1] == "n16, isa: 2 passed, 0 failed, 1 new"
+    status, report, stderr = on_programs("--baselines", path, "-k", "dense", "--strict")
+    assert status == 1 and "dense-int8 (no baseline)" in stderr
+
+
+def test_a_corrupted_output_npy_fails_with_the_mismatch(tmp_path):
+    folder = copy_program("matmul-int8", tmp_path)
+    expected = np.load(folder / "output.npy")
+    expected[2, 3] += 1
+    np.save(folder / "output.npy", expected)
+    copy_program("dense-int8", tmp_path)
+    status, report, stderr = regress_json(tmp_path)
+    assert status == 1
+    rows = rows_by_name(report)
+    row = rows["matmul-int8"]
+    assert row["status"] == "mismatch" and row["match"] is False
+    assert "interpreter: equal, bit for bit" in row["detail"]
+    assert f"output.npy: 1 of {expected.size} elements differ (max |diff| 1)" in row["reason"]
+    assert rows["dense-int8"]["status"] == "pass"
+    assert "matmul-int8 (wrong result: " in stderr and "dense-int8" not in stderr
+
+
+def test_a_program_that_does_not_compile_is_an_error_row_and_the_others_still_run(tmp_path):
+    copy_program("matmul-int8", tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "broken.gls").write_text("(access-tensor\n")
+    status, report, _ = regress_json(tmp_path)
+    assert status == 1
+    rows = rows_by_name(report)
+    assert rows["broken"]["status"] == "error"
+    assert rows["broken"]["reason"].startswith(str(broken / "broken.gls"))
+    assert rows["broken"]["cycles"] is None
+    assert rows["matmul-int8"]["status"] == "pass"
+
+
+# ---- JUnit and parallel runs ---------------------------------------------------------------
+
+def test_junit_has_one_testcase_per_program_and_failures_where_expected(tmp_path):
+    programs = tmp_path / "programs"
+    for name in NAMES:
+        copy_program(name, programs)
+    corrupt = np.load(programs / "dense-int8" / "output.npy")
+    np.save(programs / "dense-int8" / "output.npy", -corrupt)
+    cycles = committed("n16")["conv2d-nchw-int8"]["cycles"]
+    path = edited_baselines(tmp_path, conv2d_nchw_int8=cycles - 1)
+    xml = tmp_path / "out" / "junit.xml"
+    xml.parent.mkdir()
+    result = glc("regress", programs, "--baselines", path, "--engine", "isa", "--junit", xml)
+    assert result.exit_code == 1
+    suite = ET.parse(xml).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == NAMES
+    assert all(c.get("classname") == "n16" and float(c.get("time")) >= 0 for c in cases)
+    failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
+    assert sorted(failed) == ["conv2d-nchw-int8", "dense-int8"]
+    assert failed["conv2d-nchw-int8"].get("message") == \
+        f"cycles {cycles} > baseline {cycles - 1} (+{100 / (cycles - 1):.3f} %)"
+    assert "output.npy:" in failed["dense-int8"].get("message")
+    assert suite.get("tests") == str(len(NAMES)) and suite.get("failures") == "2"
+
+
+def test_two_jobs_give_the_same_rows_as_one():
+    def rows(jobs):
+        result = glc("regress", PROGRAMS, "--engine", "isa", "-k", "int8", "--jobs", jobs,
+                     "--json")
+        assert result.exit_code == 0, result.output
+        return [{k: v for k, v in row.items() if k != "seconds"}
+                for row in json.loads(result.stdout)["rows"]]
+
+    one = rows(1)
+    assert [r["name"] for r in one] == [n for n in NAMES if "int8" in n]
+    assert rows(2) == one
+
+
+# ---- user errors ---------------------------------------------------------------------------
+
+def assert_one_line_error(result, fragment: str):
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_no_programs_found_is_one_line(tmp_path):
+    assert_one_line_error(glc("regress", tmp_path), "no programs found")
+    assert_one_line_error(glc("regress", tmp_path / "missing"), "not a directory of programs")
+    assert_one_line_error(glc("regress", "-k", "no-such-program"),
+                          "no program name contains 'no-such-program'")
+
+
+def test_an_unreadable_baseline_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert_one_line_error(glc("regress", "--baselines", bad, "--engine", "isa"),
+                          f"{bad}: error: baselines are not valid JSON")
+    bad.write_text(json.dumps({"matmul-int8": {"cycles": "many"}}))
+    assert_one_line_error(glc("regress", "--baselines", bad, "--engine", "isa"),
+                          "baseline 'matmul-int8' must be")
+
+
+def test_a_bad_config_is_one_line():
+    assert_one_line_error(glc("regress", "--config", "n99", "--engine", "isa"),
+                          "no hardware configuration 'n99'")
+
+
+def test_a_directory_that_is_a_program_and_nested_programs_are_found(tmp_path):
+    copy_program("matmul-int8", tmp_path / "group")
+    copy_program("dense-int8", tmp_path)
+    status, report, _ = regress_json(tmp_path)
+    assert status == 0
+    assert [r["name"] for r in report["rows"]] == ["dense-int8", "group/matmul-int8"]
+    assert rows_by_name(report)["group/matmul-int8"]["status"] == "new"
+    status, report, _ = regress_json(tmp_path / "group" / "matmul-int8")
+    assert [r["name"] for r in report["rows"]] == ["matmul-int8"]
+    assert report["vanished"] == []  # a single program says nothing of the others
