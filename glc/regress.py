@@ -279,7 +279,7 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
         raise GlcError(f"the tolerance must be >= 0 %, not {tolerance}")
     baselines = read_baselines(baselines_file)
     prepare(config, engine)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(programs)))
+    jobs = max(1, min(jobs or len(os.sched_getaffinity(0)), len(programs)))
     rows: list[Row] = []
     if jobs == 1:
         for name, folder in programs:

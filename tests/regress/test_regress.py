@@ -227,6 +227,32 @@ def test_a_program_that_does_not_compile_is_an_error_row_and_the_others_still_ru
     assert rows["matmul-int8"]["status"] == "pass"
 
 
+def test_the_rtl_watchdog_stops_a_program_and_fails_its_row():
+    result = glc("regress", PROGRAMS, "--config", "n4", "-k", "matmul-int8", "--max-cycles",
+                 "50", "--engine", "rtl", "--json")
+    (row,) = json.loads(result.stdout)["rows"]
+    assert result.exit_code == 1 and row["status"] == "error" and row["engine"] == "rtl"
+    assert "watchdog: the program did not finish within 50 cycles" in row["reason"]
+    assert "matmul-int8 (" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_crash_in_one_program_is_a_junit_error_not_a_traceback(tmp_path, monkeypatch):
+    import glc.run
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a compiler bug")
+
+    monkeypatch.setattr(glc.run, "run_and_compare", broken)
+    xml = tmp_path / "junit.xml"
+    status, report, _ = regress_json(PROGRAMS, "-k", "matmul", "--junit", xml)
+    (row,) = report["rows"]
+    assert status == 1 and row["status"] == "crash"
+    assert row["reason"].startswith("ZeroDivisionError: a compiler bug (test_regress.py:")
+    (case,) = ET.parse(xml).getroot().iter("testcase")
+    assert case.find("failure") is None
+    assert case.find("error").get("message") == row["reason"]
+
+
 # ---- JUnit and parallel runs ---------------------------------------------------------------
 
 def test_junit_has_one_testcase_per_program_and_failures_where_expected(tmp_path):
