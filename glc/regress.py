@@ -26,6 +26,7 @@ from pathlib import Path
 from glc.errors import GlcError
 from glc.hwconfig import CONFIG_DIR, HwConfig
 from glc.inputs import PROGRAM_SUFFIXES
+from glc.lower.execute import ENGINES
 
 BASELINE_DIR = CONFIG_DIR.parent / "baselines"
 BASELINE_KEYS = ("cycles", "predicted_cycles", "ideal_cycles", "engine")
@@ -73,6 +74,7 @@ class Report:
     vanished: list[str] = field(default_factory=list)
     strict: bool = False
     updated: bool = False
+    baselines_found: bool = True
 
     def failures(self) -> list[Row]:
         """Wrong results and crashes always fail; a regression unless the baselines were just
@@ -102,6 +104,7 @@ class Report:
                 "tolerance": self.tolerance, "passed": len(self.rows) - failed, "failed": failed,
                 **{status: self.count(status) for status in STATUSES if status != "pass"},
                 "vanished": self.vanished, "updated": self.updated,
+                "baselines_found": self.baselines_found,
                 "rows": [asdict(row) for row in self.rows]}
 
 
@@ -109,16 +112,14 @@ class Report:
 
 def discover(dirs: Sequence[Path], keyword: str | None = None) -> list[tuple[str, Path]]:
     """The program folders under ``dirs`` (a folder holding a .gls is a program; others are
-    searched below), named by their path relative to the directory given (a directory that is
-    itself a program is named by its folder), sorted by name, filtered by ``keyword``."""
+    searched below, hidden ones skipped), named by their path relative to the directory given
+    (a directory that is itself a program is named by its folder), sorted by name, filtered by
+    ``keyword``."""
     found: dict[str, Path] = {}
-    for top in dirs:
-        top = Path(top)
+    for top in map(Path, dirs):
         if not top.is_dir():
             raise GlcError("not a directory of programs", str(top))
-        for folder in [top, *sorted(p for p in top.rglob("*") if p.is_dir())]:
-            if not is_program(folder) or any(is_program(up) for up in _between(top, folder)):
-                continue
+        for folder in _program_folders(top):
             name = folder.name if folder == top else folder.relative_to(top).as_posix()
             if name in found and found[name] != folder:
                 raise GlcError(f"two programs named '{name}': {found[name]} and {folder}",
@@ -133,16 +134,22 @@ def discover(dirs: Sequence[Path], keyword: str | None = None) -> list[tuple[str
     return chosen
 
 
+def _program_folders(top: Path) -> list[Path]:
+    """The program folders at or below ``top``; a program's own subfolders are not searched."""
+    programs = []
+    for folder, subfolders, files in os.walk(top):
+        if any(Path(f).suffix in PROGRAM_SUFFIXES for f in files):
+            programs.append(Path(folder))
+            subfolders.clear()
+        else:
+            subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+    return programs
+
+
 def is_program(folder: Path) -> bool:
-    """Whether ``folder`` holds a program file (and is not hidden)."""
-    return not folder.name.startswith(".") and any(
-        p.suffix in PROGRAM_SUFFIXES and p.is_file() for p in folder.iterdir())
-
-
-def _between(top: Path, folder: Path) -> list[Path]:
-    """The folders strictly between ``top`` (included) and ``folder``: a program's own
-    subfolders are not programs."""
-    return [p for p in folder.parents if p == top or top in p.parents]
+    """Whether ``folder`` is a folder holding a program file."""
+    return folder.is_dir() and any(p.suffix in PROGRAM_SUFFIXES and p.is_file()
+                                   for p in folder.iterdir())
 
 
 def baseline_path(config: HwConfig) -> Path:
@@ -167,7 +174,7 @@ def read_baselines(path: Path) -> dict[str, dict]:
     for name, entry in data.items():
         if not isinstance(entry, dict) or set(entry) != set(BASELINE_KEYS) or not all(
                 isinstance(entry[k], int) and not isinstance(entry[k], bool) and entry[k] >= 0
-                for k in BASELINE_KEYS[:3]) or entry["engine"] not in ("isa", "rtl"):
+                for k in BASELINE_KEYS[:3]) or entry["engine"] not in ENGINES:
             raise GlcError(f"baseline '{name}' must be {{cycles, predicted_cycles, ideal_cycles: "
                            f"integers >= 0, engine: isa or rtl}}, not {json.dumps(entry)}",
                            str(path))
@@ -302,7 +309,8 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
         judge(row, baselines.get(row.name), tolerance)
     names = {name for name, _ in programs}
     vanished = sorted(set(baselines) - names) if complete else []
-    report = Report(config.name, engine, str(baselines_file), tolerance, rows, vanished, strict)
+    report = Report(config.name, engine, str(baselines_file), tolerance, rows, vanished, strict,
+                    baselines_found=Path(baselines_file).exists())
     if update:
         write_baselines(baselines_file, updated_baselines(report, baselines))
         report.updated = True
@@ -353,6 +361,8 @@ def table(report: Report) -> str:
                      + (" (removed)" if report.updated else ""))
     if report.updated:
         lines.append(f"baselines updated: {report.baselines}")
+    elif not report.baselines_found:
+        lines.append(f"no baseline file {report.baselines}: every program is new")
     lines.append(f"{report.config}, {report.engine}: {report.summary()}")
     return "\n".join(lines)
 

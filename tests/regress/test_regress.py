@@ -196,6 +196,22 @@ def test_a_program_with_no_baseline_is_new_and_fails_only_when_strict(tmp_path):
     assert status == 1 and "dense-int8 (no baseline)" in stderr
 
 
+def test_update_creates_a_missing_baseline_file(tmp_path):
+    path = tmp_path / "new" / "n4.json"
+    result = glc("regress", PROGRAMS, "--config", "n4", "--engine", "isa", "-k", "dense",
+                 "--baselines", path)
+    assert result.exit_code == 0
+    assert f"no baseline file {path}: every program is new" in result.stdout
+    assert not path.exists()
+    status, report, _ = on_programs("--config", "n4", "-k", "dense", "--baselines", path,
+                                    "--update-baselines")
+    assert status == 0 and report["new"] == 2
+    # The ISA simulator's cycles are those the RTL measured for the committed baselines.
+    n4 = committed("n4")
+    assert json.loads(path.read_text()) == {
+        name: {**n4[name], "engine": "isa"} for name in ("dense-bias-int8", "dense-int8")}
+
+
 def test_a_corrupted_output_npy_fails_with_the_mismatch(tmp_path):
     folder = copy_program("matmul-int8", tmp_path)
     expected = np.load(folder / "output.npy")
