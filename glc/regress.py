@@ -288,25 +288,25 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
     prepare(config, engine)
     jobs = max(1, min(jobs or len(os.sched_getaffinity(0)), len(programs)))
     rows: list[Row] = []
+
+    def finish(row: Row) -> None:
+        rows.append(judge(row, baselines.get(row.name), tolerance))
+        if on_row:
+            on_row(row)
+
     if jobs == 1:
         for name, folder in programs:
-            rows.append(run_one(name, folder, config, engine, max_cycles))
-            if on_row:
-                on_row(rows[-1])
+            finish(run_one(name, folder, config, engine, max_cycles))
     else:
         with ProcessPoolExecutor(jobs) as pool:
             futures = [pool.submit(run_one, name, folder, config, engine, max_cycles)
                        for name, folder in programs]
             for (name, _), future in zip(programs, futures, strict=True):
                 try:
-                    rows.append(future.result())
+                    finish(future.result())
                 except BrokenProcessPool:
                     raise GlcError(f"a worker process died running '{name}' (out of memory, "
                                    "or a crash in the simulator): rerun with --jobs 1") from None
-                if on_row:
-                    on_row(rows[-1])
-    for row in rows:
-        judge(row, baselines.get(row.name), tolerance)
     names = {name for name, _ in programs}
     vanished = sorted(set(baselines) - names) if complete else []
     report = Report(config.name, engine, str(baselines_file), tolerance, rows, vanished, strict,

@@ -133,6 +133,16 @@ def test_a_baseline_edited_down_is_a_regression_with_exit_status_1(tmp_path):
     assert json.loads(path.read_text())["conv2d-nchw-int8"]["cycles"] == lower
 
 
+def test_verbose_prints_each_judged_row_as_it_comes(tmp_path):
+    cycles = committed("n16")["conv2d-nchw-int8"]["cycles"]
+    path = edited_baselines(tmp_path, conv2d_nchw_int8=cycles - 1)
+    result = glc("-v", "regress", PROGRAMS, "--baselines", path, "--engine", "isa", "-k", "conv",
+                 "--jobs", "2")
+    progress = [line.split(",")[0] for line in result.stderr.splitlines()[:-1]]
+    assert progress == [f"{n}: {'regression' if n == 'conv2d-nchw-int8' else 'pass'}"
+                        for n in NAMES if "conv" in n]
+
+
 def test_a_regression_within_the_tolerance_passes(tmp_path):
     cycles = committed("n16")["conv2d-nchw-int8"]["cycles"]
     path = edited_baselines(tmp_path, conv2d_nchw_int8=cycles - 49)  # +2.0 %
