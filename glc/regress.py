@@ -212,12 +212,13 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
         _, figures = run_and_compare(result.lowered, bundle.program.body, arrays, engine,
                                      bundle.expected, max_cycles)
     except GlcError as error:
-        row.status, row.reason = "error", str(error)
+        row.status, row.reason, row.detail = "error", _first_line(str(error)), str(error)
     except Exception as error:  # a compiler bug in one program must not hide the others' results
         frame = traceback.extract_tb(error.__traceback__)[-1]
         row.status = "crash"
-        row.reason = (f"{type(error).__name__}: {error} "
-                      f"({Path(frame.filename).name}:{frame.lineno})")
+        row.reason = _first_line(f"{type(error).__name__}: {error} "
+                                 f"({Path(frame.filename).name}:{frame.lineno})")
+        row.detail = "".join(traceback.format_exception(error))
     else:
         for key in ("match", "detail", "cycles", "predicted_cycles", "ideal_cycles",
                     "efficiency", "instructions", "kernels", "host_steps"):
@@ -226,6 +227,12 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
             row.status, row.reason = "mismatch", f"wrong result: {row.detail}"
     row.seconds = round(time.perf_counter() - start, 3)
     return row
+
+
+def _first_line(text: str) -> str:
+    """A message as one line for the table and the summary (a build log has many)."""
+    lines = text.strip().splitlines() or [""]
+    return lines[0] + (" …" if len(lines) > 1 else "")
 
 
 def judge(row: Row, baseline: dict | None, tolerance: float) -> Row:
@@ -392,7 +399,10 @@ def junit(report: Report) -> ET.ElementTree:
                              time=f"{row.seconds:.3f}")
         if id(row) in failing:
             tag = "error" if row.status == "crash" else "failure"
-            ET.SubElement(case, tag, message=row.reason, type=row.status).text = row.reason
+            # The element's text is the whole story: an error's full message, a crash's
+            # traceback; the message attribute is the one-line reason.
+            text = row.detail if row.status in ("error", "crash") else row.reason
+            ET.SubElement(case, tag, message=row.reason, type=row.status).text = text
         out = ET.SubElement(case, "system-out")
         out.text = (f"status {row.status}; cycles {_num(row.cycles)}, baseline "
                     f"{_num(row.baseline)}, predicted {_num(row.predicted_cycles)}, ideal "
