@@ -342,8 +342,8 @@ COLUMNS = ("program", "match", "cycles", "baseline", "Δ", "predicted", "ideal",
 
 
 def table(report: Report) -> str:
-    """The human-readable table, the notes (engines, vanished baselines, update) and the
-    summary line last."""
+    """The human-readable table, the notes (engines, vanished baselines, update), what the run
+    was held to, and the summary line ``N passed, M failed`` last, alone on its line."""
     cells = [COLUMNS]
     for row in report.rows:
         match = "-" if row.match is None else "yes" if row.match else "NO"
@@ -366,12 +366,23 @@ def table(report: Report) -> str:
     if report.vanished:
         lines.append(f"baselines with no program: {', '.join(report.vanished)}"
                      + (" (removed)" if report.updated else ""))
+    shown = _shown(report.baselines)
     if report.updated:
-        lines.append(f"baselines updated: {report.baselines}")
+        lines.append(f"baselines updated: {shown}")
     elif not report.baselines_found:
-        lines.append(f"no baseline file {report.baselines}: every program is new")
-    lines.append(f"{report.config}, {report.engine}: {report.summary()}")
+        lines.append(f"no baseline file {shown}: every program is new")
+    lines.append(f"config {report.config}, engine {report.engine}, baselines {shown}, "
+                 f"tolerance {report.tolerance:g} %")
+    lines.append(report.summary())
     return "\n".join(lines)
+
+
+def _shown(path: str) -> str:
+    """A path as short as it can be said: relative to the working directory when below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
 
 
 # Why a run may be held to another engine's baseline: equal by design (docs/regress.md).

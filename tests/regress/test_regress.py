@@ -91,7 +91,8 @@ def test_programs_pass_against_the_committed_baselines(config):
     assert (report["passed"], report["failed"], report["new"]) == (len(NAMES), 0, 0)
 
 
-def test_table_names_the_columns_the_engines_and_ends_in_the_summary():
+def test_table_names_the_columns_the_engines_and_ends_in_the_summary(monkeypatch):
+    monkeypatch.chdir(ROOT)  # DIR defaults to programs/ in the working directory
     result = glc("regress", "--engine", "isa", "-k", "matmul", "--jobs", "1")
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
@@ -102,7 +103,8 @@ def test_table_names_the_columns_the_engines_and_ends_in_the_summary():
     assert lines[1].split() == ["matmul-int8", "yes", str(cycles), str(cycles), "0", str(cycles),
                                 str(ideal), f"{ideal / cycles:.4f}", "pass"]
     assert any("baselines recorded on rtl, this run on isa" in line for line in lines)
-    assert lines[-1] == "n16, isa: 1 passed, 0 failed"
+    assert lines[-2] == "config n16, engine isa, baselines hw/baselines/n16.json, tolerance 0 %"
+    assert lines[-1] == "1 passed, 0 failed"
 
 
 def test_one_small_program_on_the_rtl_meets_its_n4_baseline():
@@ -202,7 +204,7 @@ def test_a_program_with_no_baseline_is_new_and_fails_only_when_strict(tmp_path):
     assert rows_by_name(report)["dense-bias-int8"]["status"] == "pass"
     assert report["new"] == 1
     result = glc("regress", PROGRAMS, "--baselines", path, "-k", "dense", "--engine", "isa")
-    assert result.stdout.strip().splitlines()[-1] == "n16, isa: 2 passed, 0 failed, 1 new"
+    assert result.stdout.strip().splitlines()[-1] == "2 passed, 0 failed, 1 new"
     status, report, stderr = on_programs("--baselines", path, "-k", "dense", "--strict")
     assert status == 1 and "dense-int8 (no baseline)" in stderr
 
