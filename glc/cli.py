@@ -12,8 +12,10 @@ import numpy as np
 
 from glc.compare import compare
 from glc.compiler import (
+    COSTS,
     EXTRACTORS,
     compile_program,
+    cost_function,
     parse_emit,
     program_text,
     write_artifacts,
@@ -186,12 +188,16 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
               show_default=True,
               help="Exact extraction: seconds before the solver's best answer (or greedy's) is "
                    "taken unproven.")
+@click.option("--cost", "cost_name", type=click.Choice(COSTS), default="cycles",
+              show_default=True,
+              help="Extraction cost: cycles (predicted on --config, glc/lower/cost.py) or nodes "
+                   "(one per node, an un-tensorised product prohibitive).")
 @json_option
 @click.pass_obj
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
              outdir: Path | None, emit: str | None, rules: str, config_name: str,
              array_size: int | None, iter_limit: int, node_limit: int, time_limit: float,
-             extractor: str, extract_time_limit: float, as_json: bool) -> None:
+             extractor: str, extract_time_limit: float, cost_name: str, as_json: bool) -> None:
     """Saturate PROGRAM with the rewrite rules, extract the cheapest equivalent term and lower
     it to the accelerator; with -o, write program.s, program.bin and manifest.json too."""
     if emit is not None and outdir is None:
@@ -202,8 +208,8 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     size = array_size if array_size is not None else config.array_size
     result = compile_program(bundle, rules=select_rules(rules, size),
                              limits=Limits(iter_limit, node_limit, time_limit),
-                             extractor=extractor, extract_time_limit=extract_time_limit,
-                             config=config)
+                             cost=cost_function(cost_name, config), extractor=extractor,
+                             extract_time_limit=extract_time_limit, config=config)
     if obj.verbose:
         x = result.extraction
         shown = ", ".join(f"{k} {v}" for k, v in result.lowered.figures().items())

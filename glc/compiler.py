@@ -2,7 +2,8 @@
 
   1. check     — shape-check the program: a user's type error stops here, located.
   2. saturate  — put the program in an e-graph and run the rewrite table to a stop reason.
-  3. extract   — pick the cheapest equivalent term by the cost function (exact by default).
+  3. extract   — pick the cheapest equivalent term by the cost function (exact by default):
+                 with a hardware config, the cycles predicted on it (glc/lower/cost.py).
   4. lower     — with a hardware config: the term as kernels, host steps and a memory plan
                  (glc/lower/), whose predicted cycles are the cost a later extraction can use.
 
@@ -28,6 +29,7 @@ from glc.inputs import Bundle
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
 from glc.ir.types import Access
+from glc.lower.cost import CycleCost
 from glc.lower.program import Program as Lowered
 from glc.lower.program import lower
 from glc.rewrites.cost import tensorised
@@ -36,6 +38,20 @@ from glc.syntax.reader import Program
 
 EXTRACTORS = {"exact": exact, "greedy": greedy}
 EMITS = ("extracted", "egraph")
+COSTS = ("cycles", "nodes")
+
+
+def cost_function(name: str, config: HwConfig | None) -> CostFunction:
+    """The extraction cost ``name``: ``cycles``, the predicted cycles on ``config`` (the
+    default when there is one), or ``nodes``, one per node with an un-tensorised product
+    prohibitive (glc/rewrites/cost.py)."""
+    if name not in COSTS:
+        raise GlcError(f"unknown cost '{name}', expected one of {', '.join(COSTS)}")
+    if name == "nodes":
+        return tensorised
+    if config is None:
+        raise GlcError("the cycles cost needs a hardware configuration")
+    return CycleCost(config)
 
 
 @dataclass
@@ -66,11 +82,12 @@ class CompileResult:
 
 def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None = None,
                     rules: Sequence[Rewrite] = (), limits: Limits | None = None,
-                    cost: CostFunction = tensorised, extractor: str = "exact",
+                    cost: CostFunction | None = None, extractor: str = "exact",
                     extract_time_limit: float = 30.0,
                     config: HwConfig | None = None) -> CompileResult:
     """Compile a program (or a loaded bundle, whose input types are the default ``env``);
-    with ``config``, lower the extracted term for that accelerator too."""
+    with ``config``, lower the extracted term for that accelerator too. The default ``cost`` is
+    the cycles predicted on ``config``, or the node count without one."""
     program = source.program if isinstance(source, Bundle) else source
     if env is None:
         if not isinstance(source, Bundle):
@@ -80,6 +97,8 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     egraph = EGraph(env)
     root = egraph.add_term(program.body)
     report = Runner(rules, limits or Limits()).run(egraph)
+    if cost is None:
+        cost = cost_function("cycles" if config is not None else "nodes", config)
     if extractor == "exact":
         extraction = exact(egraph, root, cost, extract_time_limit)
     else:
