@@ -7,6 +7,7 @@ but always above the array's cost for the same product."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -22,9 +23,11 @@ from glc.egraph.runner import Runner
 from glc.hwconfig import load_config
 from glc.inputs import load, random_inputs
 from glc.interp import interpret
+from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower.cost import CycleCost
 from glc.lower.execute import execute
+from glc.lower.program import lower
 from glc.rewrites import select
 from glc.syntax.reader import parse_program, parse_term
 
@@ -75,6 +78,45 @@ def test_cycles_extract_the_fused_spelling_the_node_count_misses(tmp_path):
         lowered = compile_program(program, env, select("im2col,tensorise,layout", 16),
                                   cost=cost_function(cost, N16), config=N16).lowered
         assert np.array_equal(execute(lowered, arrays, "isa").result, expected)
+
+
+def alternatives(eg: EGraph, cid: int, path: frozenset = frozenset()) -> list[Term]:
+    """Every term of the class (as a tree, no class repeated along a path: acyclic)."""
+    cid = eg.find(cid)
+    found = []
+    for op, value, kids in eg.classes[cid].nodes:
+        if any(eg.find(k) in path | {cid} for k in kids):
+            continue
+        options = [alternatives(eg, k, path | {cid}) for k in kids]
+        found += [Term(op, args, value) for args in itertools.product(*options)]
+    return found
+
+
+@pytest.mark.parametrize(("source", "rules"), [
+    (INTERLEAVED, "im2col,tensorise,layout"),
+    ("matmul-int8", "im2col,tensorise,orientation"),
+    ("mlp-int8", "im2col,tensorise,orientation"),
+    ("conv1d-int8", "im2col,tensorise,orientation"),
+    ("dense-bias-int8", "im2col,tensorise,orientation")],
+    ids=["interleaved-layout", "matmul-orientation", "mlp-orientation", "conv1d-orientation",
+         "dense-bias-orientation"])
+def test_cycles_extract_the_fastest_term_of_the_root_class(source, rules, tmp_path):
+    """Against every term the root class holds, each lowered: none runs on the array in fewer
+    predicted cycles without more host work."""
+    if source == INTERLEAVED:
+        (tmp_path / "p.gls").write_text(source)
+        source = tmp_path / "p.gls"
+    bundle = load(PROGRAMS[0].parent / source if isinstance(source, str) else source)
+    result = compiled(bundle, rules, "cycles")
+    chosen = result.lowered.figures()
+    terms = alternatives(result.egraph, result.root)
+    assert 1 < len(terms) < 1000
+    for term in terms:
+        figures = lower(term, bundle.env, N16).figures()
+        host = figures["host_steps"] + figures["host_copies"]
+        assert chosen["host_steps"] + chosen["host_copies"] <= host
+        if host == chosen["host_steps"] + chosen["host_copies"]:
+            assert chosen["predicted_cycles"] <= figures["predicted_cycles"]
 
 
 @pytest.mark.parametrize("rules", ["im2col,tensorise", "im2col,tensorise,orientation,layout"])
