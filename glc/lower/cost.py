@@ -10,17 +10,18 @@ shared by two uses paid once. Per node:
   ``(systolic-array r c A B)`` with A and B each a *view* of the inputs when its class holds one
   (any term of views over input symbols: equivalent terms are the same view, so the same DMA —
   docs/lowering.md, "Address patterns") and otherwise a fresh row-major tensor of the operand's
-  type (a kernel's or host step's result). Cached per lowered term. A kernel too large for the
-  configured DRAM or instruction memory still costs less than the host (REFUSED_MARGIN), so the
-  lowering reports why it does not fit;
+  type (a kernel's or host step's result); a host copy the lowering makes of an operand is
+  charged as host work. Cached per lowered term. A systolic node the array cannot run (operands
+  not int8, a kernel the lowering refuses) costs the host estimate less REFUSED_MARGIN;
 - host work — a ``compute`` that stays on the host (an un-tensorised ``dot-product`` above all),
   a systolic node over non-int8 operands, and the non-view access operators the lowering
   materialises (``access-concatenate``, non-zero padding): ``HOST_STEP + HOST_OP x`` the elements
   it reads (a dot-product reads 2·K per output element: elements x reduction length);
-- a ``relu`` or ``requantize`` over an int8 systolic node (through views): ~0, the STORE applies
-  it; an int32 bias added to one: the accumulator starts from it, so the beats of its LOADs;
+- a ``relu`` or ``requantize`` over an int8 systolic node, above any views over it: ``EPSILON``,
+  the STORE applies it; an int32 bias added to one: what starting the accumulator from it adds to
+  the kernel's predicted cycles;
 - every other node (access patterns: address arithmetic; literals, shapes): ``EPSILON``, so
-  among terms of equal cycles the smaller wins.
+  among terms of equal cycles the smaller wins (twice that for a view over a fused conversion).
 """
 
 from __future__ import annotations
@@ -98,9 +99,9 @@ class CycleCost:
         term = self._synthetic(eg, node, env)
         return self._predict(term, env, host_cost(_macs(eg, node) * 2) - REFUSED_MARGIN)
 
-    def _predict(self, term: Term, env: dict, refused: float, kernels: int = 1) -> float:
+    def _predict(self, term: Term, env: dict, refused: float) -> float:
         """The predicted cycles of ``term`` lowered alone (cached), or ``refused`` when the
-        lowering refuses it or does not make it the ``kernels`` kernels without a host step."""
+        lowering refuses it or does not make it one kernel without a host step."""
         symbols = sorted({t.value for t in walk(term) if t.op == "symbol"})
         key = (term, tuple((s, env[s]) for s in symbols))
         if key not in self._kernels:
@@ -112,7 +113,7 @@ class CycleCost:
                 cycles = figures["predicted_cycles"] + sum(
                     host_cost(math.prod(program.buffers[s.output].shape))
                     for s in program.host_steps if s.copy)
-                if figures["host_steps"] or figures["kernels"] != kernels:
+                if figures["host_steps"] or figures["kernels"] != 1:
                     cycles = refused
             except GlcError:
                 cycles = refused
