@@ -210,3 +210,15 @@ def test_relu_over_an_array_costs_nothing_beyond_its_kernel():
 def test_an_unknown_cost_is_a_usage_error():
     result = glc("compile", PROGRAMS[0].parent / "matmul-int8", "--cost", "bytes")
     assert result.exit_code == 2 and "Invalid value for '--cost'" in result.output
+
+
+def test_a_bias_in_the_accumulator_costs_what_it_adds_to_the_kernel():
+    result = compiled(load(PROGRAMS[0].parent / "dense-bias-int8"), "im2col,tensorise", "cycles")
+    (step,) = result.lowered.kernels
+    assert step.kernel.bias and result.lowered.figures()["host_steps"] == 0
+    cost = CycleCost(N16)
+    own = {"compute" if node[0] == "compute" else "array": cost(result.egraph, cid, node)
+           for cid, node in result.extraction.choice.items()
+           if node[0] == "compute" or node[0].startswith("systolic")}
+    # The product's kernel plus what the bias adds: the fused kernel's cycles (epsilon aside).
+    assert abs(own["array"] + own["compute"] - step.kernel.predicted_cycles(N16)) < 1e-3
