@@ -40,6 +40,11 @@ class GlcError(Exception):
         return f"{self.where}: error: {self.message}"
 
 
+class DoesNotFit(GlcError):
+    """A well-formed program that needs more of the hardware than the configuration has (DRAM,
+    instruction memory): not a bug in the program, a limit of the config it was compiled for."""
+
+
 class ShapeError(Exception):
     """Raised by a shape rule; the checker adds the location of the offending form.
 

@@ -23,7 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import CONFIG_DIR, HwConfig
 from glc.inputs import PROGRAM_SUFFIXES
 from glc.lower.execute import ENGINES
@@ -33,8 +33,9 @@ BASELINE_KEYS = ("cycles", "predicted_cycles", "ideal_cycles", "engine")
 
 # pass: equal to the baseline (or above it within the tolerance); improved: fewer cycles;
 # regression: more cycles than the tolerance allows; new: no baseline; mismatch: a wrong result;
-# error: the compiler or the machine refused the program (a GlcError); crash: any other exception.
-STATUSES = ("pass", "improved", "regression", "new", "mismatch", "error", "crash")
+# error: the compiler or the machine refused the program (a GlcError); crash: any other exception;
+# unfit: the program needs more of the hardware than the config has (DRAM, instruction memory).
+STATUSES = ("pass", "improved", "regression", "new", "unfit", "mismatch", "error", "crash")
 
 
 @dataclass
@@ -78,24 +79,25 @@ class Report:
 
     def failures(self) -> list[Row]:
         """Wrong results and crashes always fail; a regression unless the baselines were just
-        updated to accept it; a new program only with ``strict`` (and no update)."""
+        updated to accept it; a new program only with ``strict`` (and no update); a program that
+        does not fit the config when it has a baseline there (it used to fit) or with ``strict``."""
         failing = {"mismatch", "error", "crash"}
         if not self.updated:
             failing.add("regression")
             if self.strict:
-                failing.add("new")
-        return [row for row in self.rows if row.status in failing]
+                failing.update({"new", "unfit"})
+        return [row for row in self.rows if row.status in failing
+                or row.status == "unfit" and row.baseline is not None]
 
     def count(self, status: str) -> int:
         """How many rows have ``status``."""
         return sum(row.status == status for row in self.rows)
 
     def summary(self) -> str:
-        """``N passed, M failed`` (with ``, K new``)."""
+        """``N passed, M failed`` (with ``, K new`` and ``, K unfit``)."""
         failed = len(self.failures())
         line = f"{len(self.rows) - failed} passed, {failed} failed"
-        new = self.count("new")
-        return line + (f", {new} new" if new else "")
+        return line + "".join(f", {self.count(s)} {s}" for s in ("new", "unfit") if self.count(s))
 
     def to_json(self) -> dict:
         """One JSON-ready object with every row."""
@@ -211,6 +213,8 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
         arrays = bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
         _, figures = run_and_compare(result.lowered, bundle.program.body, arrays, engine,
                                      bundle.expected, max_cycles)
+    except DoesNotFit as error:
+        row.status, row.reason, row.detail = "unfit", error.message, str(error)
     except GlcError as error:
         row.status, row.reason, row.detail = "error", _first_line(str(error)), str(error)
     except Exception as error:  # a compiler bug in one program must not hide the others' results
@@ -404,7 +408,9 @@ def junit(report: Report) -> ET.ElementTree:
                                         for r in report.rows)),
                        errors=str(sum(id(r) in failing and r.status == "crash"
                                       for r in report.rows)),
-                       skipped="0", time=f"{sum(r.seconds for r in report.rows):.3f}")
+                       skipped=str(sum(id(r) not in failing and r.status == "unfit"
+                                       for r in report.rows)),
+                       time=f"{sum(r.seconds for r in report.rows):.3f}")
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=report.config, name=row.name,
                              time=f"{row.seconds:.3f}")
@@ -414,6 +420,8 @@ def junit(report: Report) -> ET.ElementTree:
             # traceback; the message attribute is the one-line reason.
             text = row.detail if row.status in ("error", "crash") else row.reason
             ET.SubElement(case, tag, message=row.reason, type=row.status).text = text
+        elif row.status == "unfit":
+            ET.SubElement(case, "skipped", message=row.reason)
         out = ET.SubElement(case, "system-out")
         out.text = (f"status {row.status}; cycles {_num(row.cycles)}, baseline "
                     f"{_num(row.baseline)}, predicted {_num(row.predicted_cycles)}, ideal "

@@ -445,6 +445,61 @@ def cnn_int8(rng):
                 output=matmul(pooled.reshape(1, 36), w.T))
 
 
+def gemm256_int8(rng):
+    """The architecture's GEMM: int8 256x256 times 256x256 by the matmul idiom, int32 result."""
+    a, b = int8(rng, 256, 256), int8(rng, 256, 256)
+    return dict(body="""
+; (access (access-tensor a) 1)                      ((256),(256))
+; (access-transpose (access-tensor b) (list 1 0))   ((256,256),())
+; (access ... 1)                                    ((256),(256))
+; access-cartesian-product                          ((256,256),(2,256))
+; result: ((256,256),()) int32
+(compute dot-product
+ (access-cartesian-product
+  (access (access-tensor a) 1)
+  (access (access-transpose (access-tensor b) (list 1 0)) 1)))
+""", inputs={"a": a, "b": b}, output=matmul(a, b))
+
+
+def conv2d_nhwc64_int8(rng):
+    """The architecture's conv layer: NHWC 32x32x64, HWIO 3x3x64x64, pad 1, relu, requantize 12."""
+    data, weights = int8(rng, 1, 32, 32, 64), int8(rng, 3, 3, 64, 64)
+    nchw = conv2d_nchw(data.transpose(0, 3, 1, 2), weights.transpose(3, 2, 0, 1), (1, 1),
+                       ((1, 1), (1, 1)))
+    out = requantize(relu(nchw.transpose(0, 2, 3, 1)), 12)
+    assert (out == 127).any() and ((out > 0) & (out < 127)).mean() > 0.2
+    return dict(body="""
+; the conv2d-nhwc-hwio-int8 idiom at 32x32, 64 -> 64 channels:
+; (access ... 1) of the NCHW view of the padded image  ((1),(64,34,34))
+; access-windows (shape 64 3 3) (shape 1 1 1)          ((1,1,32,32),(64,3,3))
+; access-squeeze axis 1, (access ... 3)                ((1,32,32),(64,3,3))
+; weights HWIO -> OIHW, (access ... 1)                 ((64),(64,3,3))
+; compute dot-product                                  ((64,1,32,32),())   dims O N H W
+; access-transpose (list 1 2 3 0)                      NHWC ((1,32,32,64),()) int32
+; relu; (requantize 12)
+; result: ((1,32,32,64),()) int8
+(compute (requantize 12)
+ (compute relu
+  (access-transpose
+   (compute dot-product
+    (access-cartesian-product
+     (access (access-transpose (access-tensor weights) (list 3 2 0 1)) 1)
+     (access
+      (access-squeeze
+       (access-windows
+        (access
+         (access-transpose
+          (access-pad (access-pad (access-tensor data) zero-padding 1 1 1) zero-padding 2 1 1)
+          (list 0 3 1 2))
+         1)
+        (shape 64 3 3)
+        (shape 1 1 1))
+       1)
+      3)))
+   (list 1 2 3 0))))
+""", inputs={"data": data, "weights": weights}, output=out)
+
+
 # Each program's maker with its fixed seed; the order is the README's. A maker's name, with
 # dashes, is the program's name and its docstring the program's summary.
 MAKERS = [
@@ -452,7 +507,8 @@ MAKERS = [
     (conv2d_stride2_asym_int8, 105), (conv2d_nhwc_hwio_int8, 106), (conv1d_int8, 107),
     (maxpool2x2_int8, 108), (conv2d_nchw_oihw, 109), (residual_add_int8, 110),
     (dense_bias_int8, 111), (reduce_sum_int8, 112), (concat_slice_int8, 113),
-    (mul_wrap_int32, 114), (softmax_f64, 115), (cnn_int8, 116),
+    (mul_wrap_int32, 114), (softmax_f64, 115), (cnn_int8, 116), (gemm256_int8, 117),
+    (conv2d_nhwc64_int8, 118),
 ]
 
 RESULT_LINE = re.compile(r"^; result: \(\(([\d,]*)\),\(([\d,]*)\)\) (\w+)$", re.MULTILINE)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from glc.errors import GlcError
+from glc.errors import DoesNotFit
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
@@ -151,7 +151,7 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     # Every weight tile is at least a PRELOAD and a MATMUL: refuse before generating a schedule
     # the instruction memory cannot hold (gemm.py would build and assemble it first).
     if 2 * len(k_tiles) * len(o_tiles) > config.imem_words:
-        raise GlcError(f"{len(k_tiles) * len(o_tiles)} weight tiles need more than the "
+        raise DoesNotFit(f"{len(k_tiles) * len(o_tiles)} weight tiles need more than the "
                        f"{config.imem_words} instructions of {config.name}'s memory")
     # The canonical layout only names tiles (its addresses are decoded below, never used), so
     # it may exceed the real DRAM: give gemm.py the whole 24-bit address space to lay it out in.

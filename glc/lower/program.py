@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
@@ -363,7 +363,7 @@ class _Lowerer:
         ends["its result"] = self.top + int(np.prod(dims)) * (4 if raw else 1)
         name, end = max(ends.items(), key=lambda item: item[1])
         if end > self.config.dram_bytes:
-            raise GlcError(f"the accelerator's tensors need {end} bytes of DRAM ({name} ends "
+            raise DoesNotFit(f"the accelerator's tensors need {end} bytes of DRAM ({name} ends "
                            f"there); {self.config.name} has {self.config.dram_bytes}")
 
     def _is_row_major(self, target: Target) -> bool:

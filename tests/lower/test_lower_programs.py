@@ -19,7 +19,8 @@ PROGRAMS = sorted(p for p in (Path(__file__).parents[2] / "programs").iterdir() 
 # The programs whose systolic arrays must run on the accelerator, not as host steps.
 ON_THE_ARRAY = {"matmul-int8": 1, "dense-int8": 1, "mlp-int8": 2, "conv2d-nchw-int8": 1,
                 "conv2d-nhwc-hwio-int8": 1, "conv2d-stride2-asym-int8": 1, "conv1d-int8": 1,
-                "cnn-int8": 2, "dense-bias-int8": 1, "residual-add-int8": 1}
+                "cnn-int8": 2, "dense-bias-int8": 1, "residual-add-int8": 1, "gemm256-int8": 1,
+                "conv2d-nhwc64-int8": 1}
 
 
 def glc(*args):

@@ -13,11 +13,21 @@ import pytest
 from click.testing import CliRunner
 
 from glc.cli import main
+from glc.hwconfig import load_config
 
 ROOT = Path(__file__).parents[2]
 PROGRAMS = ROOT / "programs"
 BASELINES = ROOT / "hw" / "baselines"
 NAMES = sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir())
+
+
+def unfit(config: str) -> set[str]:
+    """The programs whose inputs alone outgrow the config's DRAM (the 256x256 GEMM and the
+    64-channel conv on n4): they cannot run there, whatever the compiler does."""
+    dram = load_config(config).dram_bytes
+    return {name for name in NAMES
+            if sum(np.load(f, mmap_mode="r").nbytes for f in (PROGRAMS / name).glob("*.npy")
+                   if f.name != "output.npy") > dram}
 
 
 def glc(*args):
@@ -66,7 +76,7 @@ def copy_program(name: str, into: Path) -> Path:
 @pytest.mark.parametrize("config", ["n16", "n4"])
 def test_every_program_has_a_well_formed_baseline(config):
     data = committed(config)
-    assert sorted(data) == NAMES
+    assert sorted(data) == sorted(set(NAMES) - unfit(config))
     for entry in data.values():
         assert set(entry) == {"cycles", "predicted_cycles", "ideal_cycles", "engine"}
         assert entry["engine"] == "rtl"
@@ -82,6 +92,8 @@ def test_programs_pass_against_the_committed_baselines(config):
     baselines = committed(config)
     rows = rows_by_name(report)
     assert sorted(rows) == NAMES
+    for name in unfit(config):
+        assert rows.pop(name)["status"] == "unfit"
     for name, row in rows.items():
         assert row["status"] == "pass" and row["match"] is True, row
         assert row["cycles"] == baselines[name]["cycles"] == row["baseline"]
@@ -89,6 +101,22 @@ def test_programs_pass_against_the_committed_baselines(config):
         assert row["ideal_cycles"] == baselines[name]["ideal_cycles"]
         assert row["baseline_engine"] == "rtl" and row["engine"] == "isa"
     assert (report["passed"], report["failed"], report["new"]) == (len(NAMES), 0, 0)
+    assert report["unfit"] == len(unfit(config))
+
+
+def test_a_program_that_stops_fitting_its_config_fails(tmp_path):
+    """unfit passes without a baseline on that config, but fails once one says it used to fit."""
+    name = sorted(unfit("n4"))[0]
+    copy_program(name, tmp_path)
+    baselines = tmp_path / "n4.json"
+    baselines.write_text("{}")
+    status, report, _ = regress_json(tmp_path, "--config", "n4", "--baselines", baselines)
+    assert status == 0 and report["rows"][0]["status"] == "unfit"
+    assert "bytes of DRAM" in report["rows"][0]["reason"]
+    baselines.write_text(json.dumps({name: committed("n16")[name]}))
+    status, report, stderr = regress_json(tmp_path, "--config", "n4", "--baselines", baselines)
+    assert status == 1 and report["rows"][0]["status"] == "unfit" and report["failed"] == 1
+    assert name in stderr
 
 
 def test_table_names_the_columns_the_engines_and_ends_in_the_summary(monkeypatch):
