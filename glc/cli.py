@@ -211,11 +211,7 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
                              cost=cost_function(cost_name, config), extractor=extractor,
                              extract_time_limit=extract_time_limit, config=config)
     if obj.verbose:
-        x = result.extraction
-        shown = ", ".join(f"{k} {v}" for k, v in result.lowered.figures().items())
-        for line in [*result.report.lines(), f"extract: {x.method}, cost {x.dag_cost:g}"
-                     f"{' (optimal)' if x.optimal else ''}, {x.seconds:.3f} s",
-                     f"lower: {shown}"]:
+        for line in result.stage_lines():
             click.echo(line, err=as_json)
     if outdir is not None:
         write_artifacts(result, outdir, artefacts)
@@ -291,10 +287,12 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     bundle = load(program, inputs, shapes)
     config = load_config(config_name)
-    with obj.stage("compile") as figures:
+    with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                                  config=config)
-        figures.update(result.lowered.figures())
+    if obj.verbose:
+        for line in result.stage_lines(iterations=False):
+            click.echo(line, err=True)
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
                                           _arrays(bundle, seed),

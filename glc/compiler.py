@@ -70,6 +70,19 @@ class CompileResult:
     def term(self) -> Term:
         return self.extraction.term
 
+    def stage_lines(self, iterations: bool = True) -> list[str]:
+        """What ``-v`` prints: the runner's report (one line per iteration when ``iterations``,
+        then why it stopped), then one line each for extraction and lowering."""
+        saturate = self.report.lines()
+        x = self.extraction
+        lines = (saturate if iterations else ["saturate: " + saturate[-1]]) + [
+            f"extract: {x.method}, cost {x.dag_cost:g}{' (optimal)' if x.optimal else ''}, "
+            f"{x.seconds:.3f} s"]
+        if self.lowered is not None:
+            lines.append("lower: " + ", ".join(f"{k} {v}" for k, v in self.lowered.figures().items()
+                                               if k != "host" or v))
+        return lines
+
     def figures(self) -> dict:
         """enodes, eclasses, iterations, stop_reason, seconds (saturation) and extracted, with
         the extraction's own figures."""

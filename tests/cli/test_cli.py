@@ -197,3 +197,11 @@ def test_verbose_prints_one_line_per_stage_on_stderr():
     assert stages == ["load", "interp"]
     assert "nodes 24" in result.stderr and "elements 80" in result.stderr
     assert json.loads(result.stdout)["match"] is True
+
+
+def test_verbose_run_prints_each_compile_stage_then_the_simulation():
+    result = CliRunner().invoke(main, ["-v", "run", str(PROGRAMS / "mlp-int8"), "--engine", "isa"])
+    assert result.exit_code == 0, result.output
+    stages = [line.split(":")[0] for line in result.stderr.splitlines()]
+    assert stages == ["compile", "saturate", "extract", "lower", "simulate"]
+    assert "predicted_cycles 482" in result.stderr and "cycles 482" in result.stdout
