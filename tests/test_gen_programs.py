@@ -30,6 +30,9 @@ def load_generator():
 
 
 gen = load_generator()
+# Importing the generator put scripts/ on the path: its two helper modules import by name.
+corpus = importlib.import_module("corpus")
+num = importlib.import_module("reference_numerics")
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
@@ -136,8 +139,8 @@ CONV_CASES = [
 def test_conv2d_reference_matches_scalar_loops_on_int8(case):
     data_shape, weight_shape, stride, pad = case
     rng = np.random.default_rng(7)
-    data, weights = gen.int8(rng, *data_shape), gen.int8(rng, *weight_shape)
-    got = gen.conv2d_nchw(data, weights, stride, pad)
+    data, weights = corpus.int8(rng, *data_shape), corpus.int8(rng, *weight_shape)
+    got = num.conv2d_nchw(data, weights, stride, pad)
     assert got.dtype == np.int32
     assert np.array_equal(got.astype(object), conv2d_scalar(data, weights, stride, pad))
 
@@ -145,7 +148,7 @@ def test_conv2d_reference_matches_scalar_loops_on_int8(case):
 def test_conv2d_reference_matches_scalar_loops_on_float64():
     rng = np.random.default_rng(8)
     data, weights = rng.standard_normal((1, 3, 6, 6)), rng.standard_normal((2, 3, 3, 3))
-    got = gen.conv2d_nchw(data, weights, (1, 1), ((1, 1), (1, 1)))
+    got = num.conv2d_nchw(data, weights, (1, 1), ((1, 1), (1, 1)))
     want = conv2d_scalar(data, weights, (1, 1), ((1, 1), (1, 1))).astype(np.float64)
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
@@ -157,8 +160,8 @@ def test_int32_accumulation_wraps_like_numpys_int32_arithmetic():
     b = rng.integers(-(2**31), 2**31, size=64, dtype=np.int32)
     with np.errstate(over="ignore"):
         native = a * b + a  # numpy's int32 arithmetic is modulo 2**32
-    assert np.array_equal(gen.wrap_int32(a.astype(np.int64) * b + a), native)
-    assert gen.wrap_int32(np.array([2**31, -(2**31) - 1])).tolist() == [-(2**31), 2**31 - 1]
+    assert np.array_equal(num.wrap_int32(a.astype(np.int64) * b + a), native)
+    assert num.wrap_int32(np.array([2**31, -(2**31) - 1])).tolist() == [-(2**31), 2**31 - 1]
 
 
 def test_matmul_reference_matches_loops_with_wrap():
@@ -168,20 +171,20 @@ def test_matmul_reference_matches_loops_with_wrap():
     want = [[sum(int(a[i, k]) * int(b[k, j]) for k in range(4)) for j in range(5)]
             for i in range(3)]
     wrapped = [[(v + 2**31) % 2**32 - 2**31 for v in row] for row in want]
-    assert gen.matmul(a, b).tolist() == wrapped
+    assert num.matmul(a, b).tolist() == wrapped
 
 
 @pytest.mark.parametrize("shape", [(1, 2, 7, 7), (2, 1, 4, 6), (1, 3, 5, 2)])
 def test_maxpool_reference_matches_a_reshape_of_the_min_padded_input(shape):
     rng = np.random.default_rng(11)
-    data = gen.int8(rng, *shape)
+    data = corpus.int8(rng, *shape)
     h, w = shape[2], shape[3]
     pad = ((0, h % 2), (0, w % 2))
     padded = np.full((*shape[:2], h + h % 2, w + w % 2), -128, dtype=np.int8)
     padded[:, :, :h, :w] = data
     n, c, ph, pw = padded.shape
     want = padded.reshape(n, c, ph // 2, 2, pw // 2, 2).max(axis=(3, 5))
-    got = gen.maxpool2d_nchw(data, 2, 2, pad)
+    got = num.maxpool2d_nchw(data, 2, 2, pad)
     assert got.dtype == np.int8
     assert np.array_equal(got, want)
 
@@ -189,7 +192,7 @@ def test_maxpool_reference_matches_a_reshape_of_the_min_padded_input(shape):
 def test_maxpool_min_padding_never_wins_over_real_values():
     data = np.full((1, 1, 3, 3), -128, dtype=np.int8)
     data[0, 0, 2, 2] = -127
-    got = gen.maxpool2d_nchw(data, 2, 2, ((0, 1), (0, 1)))
+    got = num.maxpool2d_nchw(data, 2, 2, ((0, 1), (0, 1)))
     assert got[0, 0].tolist() == [[-128, -128], [-128, -127]]
 
 
@@ -198,14 +201,14 @@ def test_requantize_reference_matches_float_round_half_up(k):
     values = np.concatenate([np.arange(-40000, 40000, 37), [2**31 - 1, -(2**31)]]).astype(np.int32)
     rounded = np.floor(values.astype(np.float64) / 2**k + 0.5) if k else values
     want = np.clip(rounded, -128, 127).astype(np.int8)
-    assert np.array_equal(gen.requantize(values, k), want)
+    assert np.array_equal(num.requantize(values, k), want)
 
 
 def test_softmax_reference_matches_logsumexp_form():
     rng = np.random.default_rng(12)
     x = rng.standard_normal((4, 6)) * 10
     log_z = np.log(np.exp(x).sum(axis=1, keepdims=True))
-    np.testing.assert_allclose(gen.softmax(x, axis=1), np.exp(x - log_z), rtol=1e-12)
+    np.testing.assert_allclose(num.softmax(x, axis=1), np.exp(x - log_z), rtol=1e-12)
 
 
 def test_every_result_comment_matches_its_reference_output():
