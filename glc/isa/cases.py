@@ -95,8 +95,8 @@ def _store_requant(s, n, rng, dram):
     bias = rng.integers(-(1 << 20), 1 << 20, n).astype(np.int32)
     a, w = _i8(rng, m, n), _i8(rng, n, n)
     x = rng.integers(-(1 << 31), 1 << 31, (m, n), dtype=np.int64)
-    x[0, :4] = [-(1 << 31), (1 << 31) - 1, -1, 16]  # the extremes and a rounding tie
-    x[1, :4] = [-17, -16, 4095, -4096]
+    # The extremes, a rounding tie and values either side of it, wherever N puts them (N >= 2).
+    x.flat[:8] = [-(1 << 31), (1 << 31) - 1, -1, 16, -17, -16, 4095, -4096]
     for name, values in (("BIAS", bias), ("A", a), ("WT", w), ("X", x.astype("<i4"))):
         _put(dram, s[name], values)
     product = a.astype(np.int64) @ w.astype(np.int64) + bias
