@@ -23,7 +23,7 @@ from glc.compiler import (
 from glc.egraph.runner import Limits
 from glc.errors import GlcError
 from glc.hwconfig import load_config
-from glc.inputs import load, random_inputs
+from glc.inputs import load
 from glc.interp import interpret
 from glc.ir.check import type_of
 from glc.ir.term import walk
@@ -84,10 +84,11 @@ def _emit_json(figures: dict) -> None:
 
 
 def _json_default(value):
+    # json writes tuples as lists itself; numpy scalars and paths need saying.
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, tuple | Path):
-        return list(value) if isinstance(value, tuple) else str(value)
+    if isinstance(value, Path):
+        return str(value)
     raise TypeError(f"not JSON-serialisable: {value!r}")
 
 
@@ -97,6 +98,10 @@ shapes_option = click.option("--shapes", type=click.Path(path_type=Path),
 inputs_option = click.option("--inputs", type=click.Path(path_type=Path),
                              help="A folder of <symbol>.npy inputs (default: the program folder).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+out_option = click.option("-o", "--out", type=click.Path(path_type=Path),
+                          help="Write the result as .npy.")
+seed_option = click.option("--seed", default=0, show_default=True,
+                           help="Seed of the random inputs made when none are supplied.")
 
 
 @main.command()
@@ -123,9 +128,8 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
 @program_argument
 @inputs_option
 @shapes_option
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the result as .npy.")
-@click.option("--seed", default=0, show_default=True,
-              help="Seed of the random inputs made when none are supplied.")
+@out_option
+@seed_option
 @json_option
 @click.pass_obj
 def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
@@ -137,7 +141,7 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
     """
     with obj.stage("load") as figures:
         bundle = load(program, inputs, shapes)
-        arrays = bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
+        arrays = bundle.arrays_or_random(seed)
         figures["nodes"] = len(walk(bundle.program.body))
         figures["inputs"] = "given" if bundle.arrays else f"random (seed {seed})"
     with obj.stage("interp") as figures:
@@ -223,11 +227,6 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
         click.echo(print_term(result.term))
 
 
-def _arrays(bundle, seed: int) -> dict:
-    """The given inputs, or seeded random ones of the declared dtypes."""
-    return bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
-
-
 engine_option = click.option("--engine", type=click.Choice(ENGINES),
                              help="Where the kernels run: isa (the ISA simulator) or rtl "
                                   "(Verilator); default rtl when Verilator is installed.")
@@ -241,9 +240,8 @@ max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
 @engine_option
 @click.option("--rtl", "engine_flag", flag_value="rtl", help="Same as --engine rtl.")
 @click.option("--isa", "engine_flag", flag_value="isa", help="Same as --engine isa.")
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the result as .npy.")
-@click.option("--seed", default=0, show_default=True,
-              help="Seed of the random inputs made when none are supplied.")
+@out_option
+@seed_option
 @max_cycles_option
 @json_option
 @click.pass_obj
@@ -256,7 +254,7 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     bundle = load(outdir / SOURCE, inputs)
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
-                                          _arrays(bundle, seed),
+                                          bundle.arrays_or_random(seed),
                                           engine or engine_flag or default_engine(lowered.config),
                                           bundle.expected, max_cycles)
         figures["cycles"] = result["cycles"]
@@ -274,9 +272,8 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @click.option("--rules", default=REWRITES_DEFAULT, show_default=True,
               help="Comma-separated rule sets of glc/rewrites/, or all.")
 @engine_option
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Write the result as .npy.")
-@click.option("--seed", default=0, show_default=True,
-              help="Seed of the random inputs made when none are supplied.")
+@out_option
+@seed_option
 @max_cycles_option
 @json_option
 @click.pass_obj
@@ -295,7 +292,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
             click.echo(line, err=True)
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
-                                          _arrays(bundle, seed),
+                                          bundle.arrays_or_random(seed),
                                           engine or default_engine(config), bundle.expected,
                                           max_cycles)
         figures["cycles"] = report["cycles"]

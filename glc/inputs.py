@@ -37,6 +37,10 @@ class Bundle:
     def symbols(self) -> list[str]:
         return symbols_of(self.program)
 
+    def arrays_or_random(self, seed: int) -> dict[str, np.ndarray]:
+        """The given input tensors, or (none given) seeded random ones of the declared types."""
+        return self.arrays or random_inputs(self.env, self.symbols, seed)
+
 
 def symbols_of(program: Program) -> list[str]:
     """The tensor symbols the result expression uses, in order of first use."""

@@ -201,7 +201,7 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
     """Compile, lower, execute and compare one program as ``glc run`` does (given inputs, else
     seeded random ones), timed; an error becomes the row's status, never an exception."""
     from glc.compiler import compile_program
-    from glc.inputs import load, random_inputs
+    from glc.inputs import load
     from glc.rewrites import DEFAULT, select
     from glc.run import run_and_compare
 
@@ -210,7 +210,7 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
     try:
         bundle = load(folder)
         result = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
-        arrays = bundle.arrays or random_inputs(bundle.env, bundle.symbols, seed)
+        arrays = bundle.arrays_or_random(seed)
         _, figures = run_and_compare(result.lowered, bundle.program.body, arrays, engine,
                                      bundle.expected, max_cycles)
     except DoesNotFit as error:

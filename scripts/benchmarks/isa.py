@@ -12,11 +12,11 @@ import time
 
 import numpy as np
 
-from glc.hwconfig import load_config
+from glc.hwconfig import HwConfig, load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
-from glc.isa.gemm import conv2d_program, gemm_program
+from glc.isa.gemm import GemmLayout, conv2d_program, gemm_program
 
 SECTION = "isa"
 TITLE = "cycle model: predicted cycles of hand-scheduled int8 GEMMs and convolutions"
@@ -31,29 +31,36 @@ WORKLOADS = [
 ]
 
 
+def schedule(kind: str, sizes: tuple[int, ...], output: str,
+             config: HwConfig) -> tuple[str, GemmLayout, int]:
+    """A workload's hand schedule (glc/isa/gemm.py), its layout, and its ideal cycles
+    ceil(M·K·Nₒ / N²); int8 output is requantized by 8."""
+    raw = output == "int32"
+    if kind == "gemm":
+        m, k, n_out = sizes
+        text, layout = gemm_program(m, k, n_out, config, raw=raw, shift=8)
+    else:
+        h, w, c, n_out = sizes
+        m, k = h * w, 9 * c
+        text, layout = conv2d_program(h, w, c, n_out, config, raw=raw, shift=8)
+    n = config.array_size
+    return text, layout, -(-m * k * n_out // (n * n))
+
+
 def run() -> list[dict]:
     """One row per workload: predicted cycles, ideal, efficiency and per-unit busy cycles."""
     rows = []
     for name, kind, sizes, output in WORKLOADS:
         config = load_config(name)
-        raw = output == "int32"
-        if kind == "gemm":
-            m, k, n_out = sizes
-            text, layout = gemm_program(m, k, n_out, config, raw=raw, shift=8)
-        else:
-            h, w, c, n_out = sizes
-            m, k = h * w, 9 * c
-            text, layout = conv2d_program(h, w, c, n_out, config, raw=raw, shift=8)
+        text, layout, ideal = schedule(kind, sizes, output, config)
         program = assemble(text, config)
         counters = predict(program.instructions(), config).counters
         start = time.perf_counter()
         simulator.run(program.words, config, np.zeros(config.dram_bytes, dtype=np.uint8))
         simulated = time.perf_counter() - start
-        n = config.array_size
-        ideal = -(-m * k * n_out // (n * n))
         rows.append({
             "workload": f"{kind} {'x'.join(map(str, sizes))} -> {output}",
-            "N": n,
+            "N": config.array_size,
             "schedule": f"{layout.order}, Mb {layout.block_rows}",
             "instructions": len(program.words),
             "predicted cycles": counters.cycles,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from benchmarks.isa import schedule
 from glc.hwconfig import load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
-from glc.isa.gemm import conv2d_program, gemm_program
 from glc.sim.build import build
 from glc.sim.run import design, run_program
 
@@ -36,25 +36,16 @@ def run() -> list[dict]:
     for name, kind, sizes, output in WORKLOADS:
         config = load_config(name)
         build(design(config))  # compile outside the timed runs
-        raw = output == "int32"
-        if kind == "gemm":
-            m, k, n_out = sizes
-            text, layout = gemm_program(m, k, n_out, config, raw=raw, shift=8)
-        else:
-            h, w, c, n_out = sizes
-            m, k = h * w, 9 * c
-            text, layout = conv2d_program(h, w, c, n_out, config, raw=raw, shift=8)
+        text, layout, ideal = schedule(kind, sizes, output, config)
         words = assemble(text, config).words
         dram = np.zeros(config.dram_bytes, dtype=np.uint8)
         dram[layout.a:layout.c] = np.random.default_rng(0).integers(
             0, 256, layout.c - layout.a, dtype=np.uint8)
         model = simulator.run(words, config, dram)
         rtl = run_program(config, words, dram, max_cycles=4 * model.counters.cycles + 10_000)
-        n = config.array_size
-        ideal = -(-m * k * n_out // (n * n))
         rows.append({
             "workload": f"{kind} {'x'.join(map(str, sizes))} -> {output}",
-            "N": n,
+            "N": config.array_size,
             "cycles": rtl.cycles,
             "ideal": ideal,
             "efficiency": ideal / rtl.cycles,
