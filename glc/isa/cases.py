@@ -127,7 +127,7 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "bad_scratchpad": (ErrorCode.SP_RANGE, 1),
     "bad_accumulator": (ErrorCode.ACC_RANGE, 0),
     "deadlock": (ErrorCode.DEADLOCK, 1),
-    "no_halt": (ErrorCode.ILLEGAL_OPCODE, 2),
+    "no_halt": (ErrorCode.FETCH_RANGE, 2),
 }
 
 

@@ -79,21 +79,21 @@ def test_images_round_trip_as_bin_and_hex(tmp_path_factory, program):
 
 def test_hex_is_most_significant_digit_first_and_bin_little_endian():
     word = encode(Instruction.make("halt"))
-    assert to_hex([word]) == "0" * 63 + "6\n"
-    assert to_bytes([word]) == bytes([6]) + bytes(31)
+    assert to_hex([word]) == "0" * 127 + "6\n"
+    assert to_bytes([word]) == bytes([6]) + bytes(63)
 
 
 def test_a_word_that_is_no_instruction_disassembles_to_a_word_directive():
-    text = disassemble([7, 6 | 1 << 200])
-    assert text.startswith(".word 0x7  ; ILLEGAL_OPCODE")
+    text = disassemble([8, 6 | 1 << 500])
+    assert text.startswith(".word 0x8  ; ILLEGAL_OPCODE")
     assert "ILLEGAL_FIELD" in text.splitlines()[1]
-    assert assemble(text, CONFIG).words == [7, 6 | 1 << 200]
+    assert assemble(text, CONFIG).words == [8, 6 | 1 << 500]
 
 
 def test_docs_list_the_error_codes_and_configuration_limits_of_the_code():
     text = DOC.read_text()
     codes = dict(re.findall(r"^\| (\d+) \| `(\w+)` \|", text, re.M))
     assert {int(k): v for k, v in codes.items()} == {c.value: c.name for c in ErrorCode}
-    limits = re.findall(r"^\| `(\w+)` \| `[A-Z_]+` \| .* \| (\d+) … ([\d²⁴]+) \|$", text, re.M)
-    powers = {"2²⁴": 1 << 24}
+    limits = re.findall(r"^\| `(\w+)` \| `[A-Z_]+` \| .* \| (\d+) … ([\d²³]+) \|$", text, re.M)
+    powers = {"2³²": 1 << 32}
     assert {k: (int(lo), powers.get(hi) or int(hi)) for k, lo, hi in limits} == LIMITS
