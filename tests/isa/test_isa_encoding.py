@@ -42,11 +42,11 @@ def test_docs_state_the_positions_of_the_table():
             f = next(f for o in OPCODES if o.name in ops for f in o.fields if f.name == name)
             assert (f.lsb + f.width - 1, f.lsb) == (msb, lsb), name
     level0 = re.search(r"level 0 = \[167:104\] \(count \[119:104\], stride \[151:120\],\s+"
-                       r"ycoef\s+\[155:152\],\s+xcoef \[159:156\]\)", DOC.read_text())
+                       r"ycoef\s+\[159:152\],\s+xcoef \[167:160\]\)", DOC.read_text())
     assert level0
     load = next(o for o in OPCODES if o.name == "load")
     assert [(f.lsb, f.width) for f in load.fields if f.name.endswith("0") and f.name != "y0"
-            and f.name != "x0"] == [(104, 16), (120, 32), (152, 4), (156, 4)]
+            and f.name != "x0"] == [(104, 16), (120, 32), (152, 8), (160, 8)]
 
 
 @st.composite
