@@ -53,11 +53,11 @@ HOST_OP = 4.0
 FUSED = ("relu", "requantize")
 # Access operators that are views (docs/lowering.md, "Address patterns"): zero padding only.
 VIEWS = frozenset(COMMUTING) | {"symbol", "access-tensor"}
-# The costing lowers with the whole 24-bit address space: whether the tensors fit the configured
+# The costing lowers with the whole 32-bit address space: whether the tensors fit the configured
 # DRAM is the real lowering's to report (the costing cannot know what else the program places).
-ADDRESS_SPACE = 1 << 24
+ADDRESS_SPACE = 1 << 32
 # A systolic node the array cannot run (non-int8 operands, or a kernel the lowering refuses, e.g.
-# more weight tiles than the instruction memory holds) costs the host estimate of its product
+# one whose tiles the scratchpad cannot hold) costs the host estimate of its product
 # less this: above every kernel that runs, below the un-tensorised product, so the tensorised
 # spelling still wins (an oversized program fails in the lowering, saying why, rather than
 # silently running on the host; a float one is a host step either way).

@@ -80,7 +80,7 @@ def balanced(instructions: list[Instruction]) -> bool:
 
 def schedule(program: Program) -> list[Image | HostStep]:
     """The program's runs in order: host steps, and images of consecutive kernels (joined while
-    they balance and fit the instruction memory)."""
+    they balance: the machine streams an image of any length from DRAM)."""
     out: list[Image | HostStep] = []
     for step in program.steps:
         if isinstance(step, HostStep):
@@ -88,8 +88,7 @@ def schedule(program: Program) -> list[Image | HostStep]:
             continue
         last = out[-1] if out else None
         if isinstance(last, Image) and balanced(step.kernel.instructions) and \
-                balanced(last.instructions) and len(last.instructions) + len(BARRIER) + \
-                len(step.kernel.instructions) - 1 <= program.config.imem_words:
+                balanced(last.instructions):
             last.steps.append(step)
         else:
             out.append(Image([step]))

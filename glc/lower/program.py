@@ -104,6 +104,12 @@ class Program:
         """The end of the highest tensor (DRAM and the host memory beyond it)."""
         return max((b.address + b.nbytes for b in self.buffers.values()), default=0)
 
+    @property
+    def dram_bytes(self) -> int:
+        """The end of the tensors in the accelerator's DRAM: the program images go above it."""
+        return max((min(b.address + b.nbytes, self.config.dram_bytes)
+                    for b in self.buffers.values()), default=0)
+
     def figures(self) -> dict:
         """instructions and predicted cycles (over the images the kernels run as), ideal cycles
         (summed over kernels), host steps (counted, and each named with its operator)."""
