@@ -1,7 +1,8 @@
 // The accelerator core (docs/isa.md, "Machine model"): dispatcher, three instruction queues, the
 // decoupled LOAD / EXEC / STORE units synchronised by dependency tokens, scratchpad, accumulator,
-// the error and done status, and the counters. Instruction memory and DRAM live outside (in the
-// simulation top); the core reaches them through a fetch port and one DRAM port.
+// the error and done status, and the counters. DRAM lives outside (in the simulation top); the
+// core reaches it through the data port of LOAD/STORE and the read-only instruction-fetch port
+// of the fetch unit (ISA v2 A2: the program is streamed from DRAM at `program_base`).
 module accelerator import isa_pkg::*; #(
     // N: the array is N×N; scratchpad rows hold N int8, accumulator rows N int32
     parameter int ARRAY_SIZE = 16,
@@ -10,20 +11,23 @@ module accelerator import isa_pkg::*; #(
     // rows of the accumulator memory
     parameter int ACCUMULATOR_ROWS = 4096,
     // bytes of DRAM
-    parameter int DRAM_BYTES = 1048576,
+    parameter longint DRAM_BYTES = 64'd1048576,
     // P: bytes the DRAM port moves per cycle
     parameter int DRAM_PORT_BYTES = 16,
-    // instruction memory words
-    parameter int IMEM_WORDS = 4096,
+    // words the instruction prefetch buffer holds
+    parameter int FETCH_BUFFER_WORDS = 32,
+    // bytes the instruction-fetch port reads per cycle
+    parameter int FETCH_PORT_BYTES = 64,
     // entries in each unit's instruction queue
     parameter int QUEUE_DEPTH = 8
 ) (
     input  logic                            clk,
     input  logic                            rst,          // cycle 0 is the first after reset
     input  logic                            watchdog,     // the testbench's watchdog fired: stop
-    output logic [31:0]                     fetch_pc,
-    input  logic [WORD_W-1:0]               fetch_word,
-    output logic [23:0]                     dram_addr,
+    input  logic [31:0]                     program_base, // DRAM byte address of word 0
+    output logic [31:0]                     fetch_addr,
+    input  logic [FETCH_PORT_BYTES-1:0][7:0] fetch_rdata,
+    output logic [31:0]                     dram_addr,
     input  logic [DRAM_PORT_BYTES-1:0][7:0] dram_rdata,
     output logic [DRAM_PORT_BYTES-1:0]      dram_wstrb,
     output logic [DRAM_PORT_BYTES-1:0][7:0] dram_wdata,
@@ -35,15 +39,17 @@ module accelerator import isa_pkg::*; #(
     output logic [31:0]                     ctr_busy_load,
     output logic [31:0]                     ctr_busy_exec,
     output logic [31:0]                     ctr_busy_store,
+    output logic [31:0]                     ctr_busy_vector,
     output logic [31:0]                     ctr_stall_token_load,
     output logic [31:0]                     ctr_stall_token_exec,
     output logic [31:0]                     ctr_stall_token_store,
+    output logic [31:0]                     ctr_stall_token_vector,
     output logic [31:0]                     ctr_stall_dram_load,
     output logic [31:0]                     ctr_stall_dram_store,
     output logic [31:0]                     ctr_macs
 );
     localparam int N = ARRAY_SIZE;
-    localparam int ENTRY_W = WORD_W + 16;   // instruction word and its index (pc < 2^16)
+    localparam int ENTRY_W = WORD_W + 32;   // instruction word and its index
 
     // Impossible configurations (docs/isa.md, "Hardware configuration" legal values).
     if (N < 2 || N > 128) begin : g_bad_n
@@ -56,14 +62,11 @@ module accelerator import isa_pkg::*; #(
     if (ACCUMULATOR_ROWS < 1 || ACCUMULATOR_ROWS > 65536) begin : g_bad_acc
         $fatal(1, "ACCUMULATOR_ROWS=%0d: must be 1 … 65536", ACCUMULATOR_ROWS);
     end
-    if (DRAM_BYTES < 1 || DRAM_BYTES > (1 << 24)) begin : g_bad_dram
-        $fatal(1, "DRAM_BYTES=%0d: must be 1 … 2^24 (24-bit addresses)", DRAM_BYTES);
+    if (DRAM_BYTES < 1 || DRAM_BYTES > (64'd1 << 32)) begin : g_bad_dram
+        $fatal(1, "DRAM_BYTES=%0d: must be 1 … 2^32 (32-bit addresses)", DRAM_BYTES);
     end
     if (DRAM_PORT_BYTES < 1 || DRAM_PORT_BYTES > 256) begin : g_bad_port
         $fatal(1, "DRAM_PORT_BYTES=%0d: must be 1 … 256", DRAM_PORT_BYTES);
-    end
-    if (IMEM_WORDS < 1 || IMEM_WORDS > 65536) begin : g_bad_imem
-        $fatal(1, "IMEM_WORDS=%0d: must be 1 … 65536 (16-bit instruction indices)", IMEM_WORDS);
     end
     if (QUEUE_DEPTH < 1 || QUEUE_DEPTH > 256) begin : g_bad_queue
         $fatal(1, "QUEUE_DEPTH=%0d: must be 1 … 256", QUEUE_DEPTH);
@@ -72,23 +75,38 @@ module accelerator import isa_pkg::*; #(
     logic done_q, stop;
     assign stop = done_q || watchdog;
 
-    // ---- dispatcher and queues ----
-    logic [2:0] queue_full, queue_push, queue_pop, head_valid;
-    logic [ENTRY_W-1:0] head [3];
-    logic halted, blocked, disp_error;
+    // ---- fetch, dispatcher and queues ----
+    logic [UNITS-1:0] queue_full, head_valid;
+    // Nothing is dispatched to the vector unit's queue yet (landing B).
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [UNITS-1:0] queue_push, queue_pop;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [ENTRY_W-1:0] head [UNITS];
+    logic halted, blocked, disp_error, word_valid, pc_outside, dispatch;
+    logic [WORD_W-1:0] word;
     logic [ERR_W-1:0] disp_code;
-    logic [31:0] disp_pc;
+    logic [31:0] disp_pc, pc;
 
-    dispatcher #(.ARRAY_SIZE(N), .IMEM_WORDS(IMEM_WORDS)) u_dispatcher (
+    fetch_unit #(.FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS), .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
+                 .DRAM_BYTES(DRAM_BYTES)) u_fetch (
+        .clk, .rst, .base(program_base), .fetch_addr, .fetch_rdata,
+        .word_valid, .word, .pc, .pc_outside, .dispatch
+    );
+    dispatcher #(.ARRAY_SIZE(N)) u_dispatcher (
         .clk, .rst, .stop,
-        .fetch_pc, .fetch_word, .queue_full, .queue_push, .halted, .blocked,
+        .word_valid, .word, .pc, .pc_outside, .dispatch,
+        .queue_full, .queue_push, .halted, .blocked,
         .error(disp_error), .error_code(disp_code), .error_pc(disp_pc)
     );
+    // The vector unit's queue (UNIT_VECTOR) is not built yet: nothing is dispatched to it.
+    assign queue_full[UNIT_VECTOR] = 1'b0;
+    assign head_valid[UNIT_VECTOR] = 1'b0;
+    assign head[UNIT_VECTOR]       = '0;
     for (genvar u = 0; u < 3; u++) begin : g_queue
         instr_queue #(.DEPTH(QUEUE_DEPTH), .W(ENTRY_W)) u_queue (
             .clk, .rst,
             .push      (queue_push[u]),
-            .push_data ({fetch_pc[15:0], fetch_word}),
+            .push_data ({pc, word}),
             .pop       (queue_pop[u]),
             .full      (queue_full[u]),
             .head_valid(head_valid[u]),
@@ -124,10 +142,10 @@ module accelerator import isa_pkg::*; #(
     );
 
     // ---- units ----
-    logic ld_holds, ld_takes, ld_busy, ld_stall_token, ld_stall_dram, ld_error, ld_push;
+    logic ld_holds, ld_takes, ld_in_progress, ld_busy, ld_stall_token, ld_stall_dram, ld_error, ld_push;
     logic [ERR_W-1:0] ld_code;
     logic [31:0] ld_error_pc, ld_push_pc;
-    logic [23:0] ld_addr;
+    logic [31:0] ld_addr;
     load_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .SP_ROWS(SCRATCHPAD_ROWS),
                 .ACC_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES)) u_load (
         .clk, .rst, .stop,
@@ -138,7 +156,7 @@ module accelerator import isa_pkg::*; #(
         .store_holds_port(st_holds), .holds_port(ld_holds), .takes_port(ld_takes),
         .dram_addr(ld_addr), .dram_rdata,
         .sp_we, .acc_we(ld_acc_we), .row(sp_w_row), .sp_data(sp_w_data), .acc_data(ld_acc_data),
-        .busy(ld_busy), .stall_token(ld_stall_token), .stall_dram(ld_stall_dram),
+        .in_progress(ld_in_progress), .busy(ld_busy), .stall_token(ld_stall_token), .stall_dram(ld_stall_dram),
         .error(ld_error), .error_code(ld_code), .error_pc(ld_error_pc)
     );
 
@@ -162,7 +180,7 @@ module accelerator import isa_pkg::*; #(
     logic st_holds, st_busy, st_stall_token, st_stall_dram, st_error, st_push;
     logic [ERR_W-1:0] st_code;
     logic [31:0] st_error_pc, st_push_pc;
-    logic [23:0] st_addr;
+    logic [31:0] st_addr;
     store_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .ACC_ROWS(ACCUMULATOR_ROWS),
                  .DRAM_BYTES(DRAM_BYTES)) u_store (
         .clk, .rst, .stop,
@@ -182,13 +200,14 @@ module accelerator import isa_pkg::*; #(
 
     // ---- done, errors, deadlock ----
     logic idle, deadlock, finished;
-    logic [2:0] waiting;
-    assign waiting  = {st_stall_token, ex_stall_token, ld_stall_token};
-    assign idle     = !ld_holds && !st_holds && !ex_in_progress;
+    logic [UNITS-1:0] waiting;
+    assign waiting  = {1'b0, st_stall_token, ex_stall_token, ld_stall_token};
+    assign queue_pop[UNIT_VECTOR] = 1'b0;
+    assign idle     = !ld_in_progress && !st_holds && !ex_in_progress;
     // docs/isa.md, "Deadlock rule": nothing in progress, every queue empty or its head waiting
     // for a token, at least one waiting, and the dispatcher unable to dispatch.
     assign deadlock = !stop && idle && blocked && waiting != '0
-                   && ((waiting | ~head_valid) == 3'b111);
+                   && ((waiting | ~head_valid) == '1);
     assign finished = !stop && halted && idle && head_valid == '0;
 
     logic [31:0] deadlock_pc, overflow_pc;
@@ -233,13 +252,16 @@ module accelerator import isa_pkg::*; #(
         .busy_load        (ld_busy),
         .busy_exec        (ex_busy),
         .busy_store       (st_busy),
+        .busy_vector      (1'b0),
         .stall_token_load (ld_stall_token),
         .stall_token_exec (ex_stall_token),
         .stall_token_store(st_stall_token),
+        .stall_token_vector(1'b0),
         .stall_dram_load  (ld_stall_dram),
         .stall_dram_store (st_stall_dram),
-        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store,
+        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store, .ctr_busy_vector,
         .ctr_stall_token_load, .ctr_stall_token_exec, .ctr_stall_token_store,
+        .ctr_stall_token_vector,
         .ctr_stall_dram_load, .ctr_stall_dram_store, .ctr_macs
     );
 endmodule

@@ -11,6 +11,9 @@ module decoder import isa_pkg::*; #(
     output logic [ERR_W-1:0]  error      // ERR_OK when legal
 );
     localparam int LEVELS = 4;
+    // The vector unit's tokens (ISA v2 B) are not implemented yet: their flags are unassigned.
+    localparam logic [WORD_W-1:0] VEC_FLAGS = (WORD_W'(1) << FLAG_POP_VEC)
+                                            | (WORD_W'(1) << FLAG_PUSH_VEC);
     logic [OPCODE_W-1:0] opcode;
     logic [WORD_W-1:0]   mask;
     logic                known;
@@ -29,6 +32,7 @@ module decoder import isa_pkg::*; #(
             OP_HALT:    mask = MASK_HALT;
             default:    known = 1'b0;
         endcase
+        mask = mask & ~VEC_FLAGS;
     end
     assign is_halt = opcode == OP_HALT;
 
@@ -68,7 +72,9 @@ module decoder import isa_pkg::*; #(
         else if ((word & ~mask) != '0) error = ERR_ILLEGAL_FIELD;
         else begin
             case (opcode)
-                OP_LOAD:   error = transfer_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
+                // A transposing LOAD writes the scratchpad only (ISA v2 A1).
+                OP_LOAD:   error = transfer_bad || (word[LOAD_ACC_LSB] && word[LOAD_TRANSPOSE_LSB])
+                               ? ERR_ILLEGAL_FIELD : ERR_OK;
                 // STORE: raw int32 takes no requantize shift.
                 OP_STORE:  error = transfer_bad || (word[STORE_RAW_LSB]
                                    && word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0)

@@ -1,8 +1,8 @@
 // The STORE unit (docs/isa.md, "LOAD and STORE" and "Timing"): executes its queue in order. A
 // STORE issuing in cycle t spends t on set-up and then one DRAM beat per cycle, reading each
 // local accumulator row, converting its elements (ReLU, requantize to int8 or raw int32) and
-// writing the runs that are inside the bounds (out-of-bounds runs crop an edge tile and write
-// nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
+// writing the elements that are inside the bounds (out-of-bounds runs, or with `xrun` elements,
+// crop an edge tile and write nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
 module store_unit import isa_pkg::*; #(
     // N: elements per accumulator row
     parameter int N = 16,
@@ -11,7 +11,7 @@ module store_unit import isa_pkg::*; #(
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
     // DRAM bytes, for DRAM_RANGE
-    parameter int DRAM_BYTES = 1048576
+    parameter longint DRAM_BYTES = 64'd1048576
 ) (
     input  logic                       clk,
     input  logic                       rst,
@@ -33,7 +33,7 @@ module store_unit import isa_pkg::*; #(
     input  logic                       load_holds_port,
     input  logic                       load_takes_port,
     output logic                       holds_port,
-    output logic [23:0]                dram_addr,
+    output logic [31:0]                dram_addr,
     output logic [PORT_BYTES-1:0]      dram_wstrb,
     output logic [PORT_BYTES-1:0][7:0] dram_wdata,
     // accumulator read port
@@ -53,17 +53,17 @@ module store_unit import isa_pkg::*; #(
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
-    logic walk_active, walk_first, walk_in, walk_last;
-    logic [23:0] walk_run_addr;
-    logic [63:0] walk_row_end;
+    logic walk_active, walk_last, dram_error;
+    logic [63:0] walk_rows;
     logic [9:0] walk_bytes, walk_offset;
+    logic [7:0] walk_lo, walk_hi;
     logic [15:0] walk_row, walk_column;
 
     assign is_store  = head_valid && head_word[OPCODE_W-1:0] == OP_STORE;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !stop;
     // The local rows must fit, checked when the instruction would issue.
-    assign rows_fit  = walk_row_end <= 64'(ACC_ROWS);
+    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + walk_rows <= 64'(ACC_ROWS);
     assign tokens_ok = !head_word[FLAG_POP_PREV] || token_ok;
     assign port_free = !load_holds_port && !load_takes_port;
     assign range_error = free && is_store && tokens_ok && port_free && !rows_fit;
@@ -72,20 +72,20 @@ module store_unit import isa_pkg::*; #(
     assign holds_port = walk_active;
     assign push_prev = push_q;
 
-    transfer_walker #(.PORT_BYTES(PORT_BYTES)) u_walk (
+    transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
         .clk        (clk),
         .rst        (rst),
         .start      (issue && is_store),
         .word       (head_word),
-        .row_end    (walk_row_end),
+        .local_rows (walk_rows),
         .wide       (head_word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
-        .run_addr   (walk_run_addr),
         .run_bytes  (walk_bytes),
         .beat_offset(walk_offset),
-        .run_first  (walk_first),
-        .in_bounds  (walk_in),
+        .elem_lo    (walk_lo),
+        .elem_hi    (walk_hi),
+        .dram_error (dram_error),
         .row_index  (walk_row),
         .column     (walk_column),
         // STORE reads whole accumulator rows combinationally: row boundaries need no action.
@@ -111,21 +111,22 @@ module store_unit import isa_pkg::*; #(
         );
     end
 
-    logic dram_error;
-    assign dram_error = walk_active && walk_first && walk_in
-                     && 32'(walk_run_addr) + 32'(walk_bytes) > DRAM_BYTES;
-
     always_comb begin
-        logic [31:0] at, element;
+        logic [31:0] at, element, index;
         at = '0;
         element = '0;
+        index = '0;
         dram_wstrb = '0;
         dram_wdata = '0;
         // Skipped while idle: the simulator then spends no time on this unit.
         if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
             at = 32'(walk_offset) + i;
-            element = raw_q ? 32'(walk_column) + (at >> 2) : 32'(walk_column) + at;
-            dram_wstrb[i] = walk_in && !dram_error && at < 32'(walk_bytes);
+            // Element `index` of the run is column `element` of the row; only in-bounds
+            // elements are written (ISA v2 A1, `xrun`).
+            index = raw_q ? at >> 2 : at;
+            element = 32'(walk_column) + index;
+            dram_wstrb[i] = !dram_error && at < 32'(walk_bytes)
+                         && index >= 32'(walk_lo) && index < 32'(walk_hi);
             if (element >= N) dram_wdata[i] = '0;
             else if (raw_q) dram_wdata[i] = raw[element[$clog2(N)-1:0]][8 * at[1:0] +: 8];
             else dram_wdata[i] = narrow[element[$clog2(N)-1:0]];
