@@ -28,10 +28,13 @@ module load_unit import isa_pkg::*; #(
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
     output logic                       issue,
-    // tokens: pop ex2ld at issue, push ld2ex at completion
+    // tokens: pop ex2ld (next) and vu2ld (vec) at issue, push ld2ex / ld2vu at completion
     input  logic                       token_ok,
+    input  logic                       vec_token_ok,
     output logic                       pop_next,
+    output logic                       pop_vec,
     output logic                       push_next,
+    output logic                       push_vec,
     output logic [31:0]                push_pc,       // the instruction whose push this is
     // DRAM port, shared with the STORE unit (held for [t, t + 1 + beats); a LOAD wins a tie)
     input  logic                       store_holds_port,
@@ -55,7 +58,7 @@ module load_unit import isa_pkg::*; #(
     output logic [31:0]                error_pc
 );
     logic is_load, is_sync, free, tokens_ok, rows_fit, range_error;
-    logic wide_q, transpose_q, push_q, push_next_q;
+    logic wide_q, transpose_q, push_q, push_next_q, push_vec_q, push_vec_r;
     logic [7:0] pad_q;
     logic [15:0] base_q;
     logic [31:0] pc_q;
@@ -79,13 +82,16 @@ module load_unit import isa_pkg::*; #(
     // The local rows must fit, checked when the instruction would issue.
     assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + written_rows
                     <= (head_word[LOAD_ACC_LSB] ? 64'(ACC_ROWS) : 64'(SP_ROWS));
-    assign tokens_ok = !head_word[FLAG_POP_NEXT] || token_ok;
+    assign tokens_ok = (!head_word[FLAG_POP_NEXT] || token_ok)
+                    && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign range_error = free && is_load && tokens_ok && !store_holds_port && !rows_fit;
     assign issue     = free && tokens_ok && (is_sync || (is_load && !store_holds_port && rows_fit));
     assign pop_next  = issue && head_word[FLAG_POP_NEXT];
+    assign pop_vec   = issue && head_word[FLAG_POP_VEC];
     assign takes_port = issue && is_load;
     assign holds_port = walk_active;
     assign push_next = push_q;
+    assign push_vec  = push_vec_r;
 
     transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
         .clk        (clk),
@@ -157,9 +163,12 @@ module load_unit import isa_pkg::*; #(
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            push_q <= 1'b0;
+            push_q     <= 1'b0;
+            push_vec_r <= 1'b0;
         end else begin
-            push_q <= (issue && is_sync && head_word[FLAG_PUSH_NEXT]) || (completes && push_next_q);
+            push_q     <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
+                       || (completes && push_next_q);
+            push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC]) || (completes && push_vec_q);
         end
         if (walk_active) row_q <= row_next;
         if (issue && is_sync) push_pc <= head_pc;
@@ -171,6 +180,7 @@ module load_unit import isa_pkg::*; #(
             base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
             pc_q        <= head_pc;
             push_next_q <= head_word[FLAG_PUSH_NEXT];
+            push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
     end
 

@@ -24,10 +24,13 @@ module store_unit import isa_pkg::*; #(
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
     output logic                       issue,
-    // tokens: pop ex2st at issue, push st2ex at completion
+    // tokens: pop ex2st (prev) and vu2st (vec) at issue, push st2ex / st2vu at completion
     input  logic                       token_ok,
+    input  logic                       vec_token_ok,
     output logic                       pop_prev,
+    output logic                       pop_vec,
     output logic                       push_prev,
+    output logic                       push_vec,
     output logic [31:0]                push_pc,       // the instruction whose push this is
     // DRAM port, shared with the LOAD unit (a LOAD wins a tie)
     input  logic                       load_holds_port,
@@ -48,7 +51,7 @@ module store_unit import isa_pkg::*; #(
     output logic [31:0]                error_pc
 );
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
-    logic raw_q, relu_q, push_q, push_prev_q;
+    logic raw_q, relu_q, push_q, push_prev_q, push_vec_q, push_vec_r;
     logic [4:0] shift_q;
     logic [15:0] base_q;
     logic [31:0] pc_q;
@@ -64,13 +67,16 @@ module store_unit import isa_pkg::*; #(
     assign free      = !walk_active && !stop;
     // The local rows must fit, checked when the instruction would issue.
     assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + walk_rows <= 64'(ACC_ROWS);
-    assign tokens_ok = !head_word[FLAG_POP_PREV] || token_ok;
+    assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
+                    && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
     assign range_error = free && is_store && tokens_ok && port_free && !rows_fit;
     assign issue     = free && tokens_ok && (is_sync || (is_store && port_free && rows_fit));
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
+    assign pop_vec   = issue && head_word[FLAG_POP_VEC];
     assign holds_port = walk_active;
     assign push_prev = push_q;
+    assign push_vec  = push_vec_r;
 
     transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
         .clk        (clk),
@@ -135,10 +141,13 @@ module store_unit import isa_pkg::*; #(
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            push_q <= 1'b0;
+            push_q     <= 1'b0;
+            push_vec_r <= 1'b0;
         end else begin
-            push_q <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
-                   || (walk_active && walk_last && push_prev_q);
+            push_q     <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
+                       || (walk_active && walk_last && push_prev_q);
+            push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC])
+                       || (walk_active && walk_last && push_vec_q);
         end
         if (issue && is_sync) push_pc <= head_pc;
         else if (walk_active && walk_last) push_pc <= pc_q;
@@ -149,6 +158,7 @@ module store_unit import isa_pkg::*; #(
             base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
             pc_q        <= head_pc;
             push_prev_q <= head_word[FLAG_PUSH_PREV];
+            push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
     end
 
