@@ -16,8 +16,8 @@ package isa_pkg;
     localparam logic [OPCODE_W-1:0] OP_VECTOR = 4'd7;
 
     // Bits each opcode assigns; the rest must be 0 (ILLEGAL_FIELD).
-    localparam logic [WORD_W-1:0] MASK_LOAD = 512'h0000000000000000000000ffffffffffffffff00ffffffffffffff00ffffffffffffff00ffffffffffffff00ffffffffffffffffffffffffffff07ff000d03af;
-    localparam logic [WORD_W-1:0] MASK_STORE = 512'h0000000000000000000000ffffffffffffffff00ffffffffffffff00ffffffffffffff00ffffffffffffff00ffffffffffffffffffffffffffff070001fb035f;
+    localparam logic [WORD_W-1:0] MASK_LOAD = 512'h0000000000000000000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff07ff000d03af;
+    localparam logic [WORD_W-1:0] MASK_STORE = 512'h0000000000000000000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff070001fb035f;
     localparam logic [WORD_W-1:0] MASK_PRELOAD = 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffff000000ff;
     localparam logic [WORD_W-1:0] MASK_MATMUL = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffffffffffff000100ff;
     localparam logic [WORD_W-1:0] MASK_SYNC = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000303ff;
@@ -69,9 +69,9 @@ package isa_pkg;
     localparam int XFER_STRIDE0_LSB = 120;
     localparam int XFER_STRIDE0_W = 32;
     localparam int XFER_YCOEF0_LSB = 152;
-    localparam int XFER_YCOEF0_W = 4;
-    localparam int XFER_XCOEF0_LSB = 156;
-    localparam int XFER_XCOEF0_W = 4;
+    localparam int XFER_YCOEF0_W = 8;
+    localparam int XFER_XCOEF0_LSB = 160;
+    localparam int XFER_XCOEF0_W = 8;
     localparam int XFER_Y0_LSB = 360;
     localparam int XFER_Y0_W = 16;
     localparam int XFER_X0_LSB = 376;
