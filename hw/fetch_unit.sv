@@ -12,8 +12,11 @@ module fetch_unit import isa_pkg::*; #(
     parameter int FETCH_BUFFER_WORDS = 32,
     // bytes the fetch port reads per cycle (the configuration's fetch_port_bytes)
     parameter int FETCH_PORT_BYTES = 64,
-    // bytes of DRAM, for the last word that can be fetched
+    // bytes of DRAM, for the last word that can be fetched (64-bit: up to 2^32; a -G override
+    // of a top-level build arrives as a 32-bit constant)
+    /* verilator lint_off WIDTHEXPAND */
     parameter longint DRAM_BYTES = 64'd1048576
+    /* verilator lint_on WIDTHEXPAND */
 ) (
     input  logic                             clk,
     input  logic                             rst,
