@@ -1,6 +1,7 @@
 // The scratchpad: ROWS rows of N int8 (docs/isa.md, "Machine model"). One write port (LOAD) and
-// two read ports (MATMUL's input stream and PRELOAD's weight rows), both combinational, so a row
-// written in cycle c is read by an instruction issuing in c+1. Zero at start.
+// three read ports (MATMUL's input stream, PRELOAD's weight rows, the vector unit's source rows),
+// all combinational, so a row written in cycle c is read by an instruction issuing in c+1. Zero
+// at start.
 module scratchpad #(
     // N: int8 elements per row
     parameter int N = 16,
@@ -14,7 +15,9 @@ module scratchpad #(
     input  logic [15:0]      a_row,
     output logic [N-1:0][7:0] a_data,
     input  logic [15:0]      b_row,
-    output logic [N-1:0][7:0] b_data
+    output logic [N-1:0][7:0] b_data,
+    input  logic [15:0]      c_row,
+    output logic [N-1:0][7:0] c_data
 );
     localparam int IDX_W = ROWS > 1 ? $clog2(ROWS) : 1;
     logic [N-1:0][7:0] mem [ROWS];
@@ -25,6 +28,7 @@ module scratchpad #(
     // error is raised) return zeros.
     assign a_data = 32'(a_row) < ROWS ? mem[IDX_W'(a_row)] : '0;
     assign b_data = 32'(b_row) < ROWS ? mem[IDX_W'(b_row)] : '0;
+    assign c_data = 32'(c_row) < ROWS ? mem[IDX_W'(c_row)] : '0;
 
     always_ff @(posedge clk) begin
         if (we && 32'(w_row) < ROWS) mem[IDX_W'(w_row)] <= w_data;
