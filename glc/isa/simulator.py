@@ -182,12 +182,16 @@ class _Machine:
             raise _Fault(code, f"{label} row {last} exceeds its {source.shape[0]} rows")
         _check_rows(dst, count, self.acc, ErrorCode.ACC_RANGE, "accumulator")
         fold = VECTOR_FOLDS[VECTOR_OPS[instruction["op"]]]
-        values = source[rows].astype(np.int64)  # [count, group, N]
-        result = fold(values, axis=1)
-        if instruction["accumulate"]:
-            result = fold(np.stack([self.acc[dst:dst + count].astype(np.int64), result]), axis=0)
-        # add and mul wrap modulo 2^32 like the accumulator: keep the low 32 bits.
-        self.acc[dst:dst + count] = _wrap32(result)
+        # Outputs are made in order (docs/isa.md, VECTOR): where accumulator sources overlap the
+        # rows written, output i reads what outputs before it wrote, so go row by row.
+        overlap = instruction["src_acc"] and bool(((rows >= dst) & (rows < dst + count)).any())
+        batches = [np.arange(i, i + 1) for i in range(count)] if overlap else [np.arange(count)]
+        for batch in batches:
+            result = fold(source[rows[batch]].astype(np.int64), axis=1)  # [outputs, N]
+            if instruction["accumulate"]:
+                result = fold(np.stack([self.acc[dst + batch].astype(np.int64), result]), axis=0)
+            # add and mul wrap modulo 2^32 like the accumulator: keep the low 32 bits.
+            self.acc[dst + batch] = _wrap32(result)
 
     def _transfer_checks(self, instruction: Instruction, memory: np.ndarray, code: ErrorCode,
                          label: str):
