@@ -28,7 +28,11 @@ HALT = Instruction.make("halt")
 _COUNTERS = {"ld2ex": (("load", "push_next"), ("exec", "pop_prev")),
              "ex2ld": (("exec", "push_prev"), ("load", "pop_next")),
              "ex2st": (("exec", "push_next"), ("store", "pop_prev")),
-             "st2ex": (("store", "push_prev"), ("exec", "pop_next"))}
+             "st2ex": (("store", "push_prev"), ("exec", "pop_next")),
+             "ld2vu": (("load", "push_vec"), ("vector", "pop_prev")),
+             "vu2ld": (("vector", "push_prev"), ("load", "pop_vec")),
+             "vu2st": (("vector", "push_next"), ("store", "pop_vec")),
+             "st2vu": (("store", "push_vec"), ("vector", "pop_next"))}
 
 
 @dataclass

@@ -34,7 +34,9 @@ Range = tuple[int, int]  # (first index, count)
 
 @dataclass
 class Kernel:
-    """An accelerator kernel: C = A·B (M×K·K×Nₒ) with the fused output conversion."""
+    """An accelerator kernel with its fused output conversion: C = A·B (M×K·K×Nₒ) on the array
+    (``kind`` "matmul"), or M outputs each folding K values on the vector unit ("fold",
+    glc/lower/fold.py; Nₒ = 1)."""
 
     label: str  # the term it implements, for the assembly's comments
     m: int
@@ -45,13 +47,17 @@ class Kernel:
     shift: int
     instructions: list[Instruction]
     bias: bool = False  # the accumulator starts from a bias loaded from DRAM
+    kind: str = "matmul"
 
     @property
     def words(self) -> list[int]:
         return [encode(i) for i in self.instructions]
 
     def ideal_cycles(self, n: int) -> int:
-        """⌈M·K·Nₒ / N²⌉ (architecture.md, "The limit we measure against")."""
+        """⌈M·K·Nₒ / N²⌉ on the array (architecture.md, "The limit we measure against"); a
+        fold's ⌈M·K / N⌉: the vector unit folds one N-wide row a cycle."""
+        if self.kind == "fold":
+            return -(-self.m * self.k // n)
         return -(-self.m * self.k * self.n_out // (n * n))
 
     def predicted_cycles(self, config: HwConfig) -> int:
@@ -62,6 +68,8 @@ class Kernel:
         """Assembly comments: the term it implements and the product it computes."""
         comment = "".join(f"; {line}\n" for line in self.label.splitlines())
         mode = "int32" if self.raw else f"int8, relu={int(self.relu)}, shift={self.shift}"
+        if self.kind == "fold":
+            return f"{comment}; vector fold: {self.m} outputs of {self.k} rows, stored {mode}\n"
         return (f"{comment}; C = A·B{' + bias' if self.bias else ''}: {self.m}x{self.k} · "
                 f"{self.k}x{self.n_out}, stored {mode}\n")
 

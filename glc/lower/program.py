@@ -22,6 +22,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
 from glc.ir.types import Access, ComputeKind
+from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, transposed
 from glc.lower.transfer import Target
 from glc.lower.view import NotAffine, View, row_major, view_of
@@ -283,10 +284,92 @@ class _Lowerer:
                     while self.types[id(add.args[0])].name != "elementwise-add":
                         add = add.args[1]
                     self.unfused.add(id(add))
+            if id(node) not in self.in_dram and self._fold_plan(node) is not None:
+                folded = self._fold(node)
+                if folded is not None:
+                    self.in_dram[id(node)] = folded
             if id(node) not in self.in_dram:
                 name = self._host(node)
                 self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
         return self.in_dram[id(node)]
+
+    # --- folds on the vector unit -------------------------------------------------------------
+
+    def _fold_plan(self, node: Term):
+        """(op, operands, folded dims, result dims, relu, shift) when ``node`` is a fold the
+        vector unit runs (glc/lower/fold.py) under at most one relu and one requantize, each used
+        only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
+        access-pair of views (or over the first item dim of one view), or a relu/requantize of
+        a view itself (a fold of one row); operands int8 or int32, all of one dtype."""
+        relu, shift, current = False, None, node
+        while current.op == "compute":
+            kind: ComputeKind = self.types[id(current.args[0])]
+            if kind.name == "relu" and not relu and shift is None:
+                relu = True
+            elif kind.name == "requantize" and shift is None and kind.param < 32:
+                shift = kind.param
+            else:
+                break
+            if self.uses[id(current.args[1])] > 1:
+                return None
+            current = current.args[1]
+        kind = self.types[id(current.args[0])] if current.op == "compute" else None
+        name = kind.name if kind is not None else "copy"
+        if name == "copy" and not relu and shift is None:
+            return None
+        operand = current.args[1] if kind is not None else current
+        ty = self.types[id(operand)]
+        folded: tuple[int, ...] = ()
+        operands = (operand,)
+        if name in ("reduce-max", "reduce-sum"):
+            folded = tuple(range(len(ty.shape), len(ty.dims)))
+        elif name in ("elementwise-add", "elementwise-mul"):
+            if operand.op == "access-pair" and self.uses[id(operand)] == 1:
+                operands = operand.args
+            else:
+                folded = (len(ty.shape),)
+        elif name != "copy":
+            return None
+        dtypes = {self.types[id(o)].dtype for o in operands}
+        if len(dtypes) != 1 or dtypes - {"int8", "int32"} or \
+                self.types[id(node)].dtype not in ("int8", "int32") or \
+                not all(self._affine(o) for o in operands):
+            return None
+        dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
+        op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
+        return op, operands, folded, dims, relu, shift
+
+    def _fold(self, node: Term) -> View | None:
+        """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
+        an operand or the buffers cannot hold a fold (then it is a host step)."""
+        op, operands, folded, dims, relu, shift = self._fold_plan(node)
+        rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
+        targets = {}
+        for which, operand in zip("ab", operands, strict=False):
+            view = view_of(operand, self.types, self._materialise)
+            buffer = self.program.buffers[view.buffer]
+            kept = [g for k, g in enumerate(view.groups) if k not in folded]
+            row_digits = [d for g in kept[:-1] for d in g] + \
+                [d for k in folded for d in view.groups[k]]
+            matrix = replace(view, groups=(tuple(row_digits), tuple(kept[-1]) if kept else ()))
+            targets[which] = Target(matrix, buffer.address, np.dtype(buffer.dtype).itemsize)
+        wide = self.types[id(operands[0])].dtype == "int32"
+        result_dtype = self.types[id(node)].dtype
+        raw = result_dtype == "int32"
+        self._check_fits(targets, dims, raw)
+        group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
+        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide)
+        out = self._fresh("fold")
+        c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
+        try:
+            kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
+                                       self.config)
+        except (OperandUnexpressible, DoesNotFit):
+            return None
+        self._allocate(out, Access(dims, (), result_dtype))
+        inputs = sorted({t.view.buffer for t in targets.values()})
+        self.program.steps.append(KernelStep(out, kernel, inputs, out))
+        return row_major(out, dims)
 
     # --- steps ------------------------------------------------------------------------------
 
@@ -395,8 +478,9 @@ class _Lowerer:
 
         def substitute(t: Term) -> Term:
             if id(t) not in memo:
-                if t.op == "symbol" or (t is not node and (id(t) in self.in_dram or
-                                                          self._fusion(t) is not None)):
+                if t.op == "symbol" or (t is not node and (
+                        id(t) in self.in_dram or self._fusion(t) is not None
+                        or self._fold_plan(t) is not None)):
                     view = self._materialise(t)
                     buffer = self.program.buffers[view.buffer]
                     symbol = view.buffer

@@ -135,6 +135,8 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
     for axis, c in zip("yx", active, strict=False):
         values[f"{axis}0"] = origins[c]
         values[f"{axis}lim"] = view.coords[c][1]
+    if active and view.fill:
+        values["pad"] = view.fill  # the padding's value (a LOAD field; an int8 or ACC's int32)
     _check(values)
     return [values]
 
