@@ -304,7 +304,9 @@ class _Lowerer:
         relu, shift, current = False, None, node
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
-            if kind.name == "relu" and not relu and shift is None:
+            # The STORE applies relu, then requantize; the two commute (requantize is monotone
+            # and keeps 0), so either may be the outer one.
+            if kind.name == "relu" and not relu:
                 relu = True
             elif kind.name == "requantize" and shift is None and kind.param < 32:
                 shift = kind.param
