@@ -320,7 +320,8 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) 
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
               help="Write JUnit XML: one testcase per program.")
 @click.option("--baselines", type=click.Path(dir_okay=False, path_type=Path),
-              help="The baseline file (default: hw/baselines/<config>.json).")
+              help="The baseline file (default: hw/baselines/<config>.json for the shipped "
+                   "programs/, DIR/baselines/<config>.json for another folder DIR).")
 @click.option("--update-baselines", is_flag=True,
               help="Rewrite the baseline file from this run (accepts its cycle changes).")
 @click.option("--tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
@@ -340,18 +341,16 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     from glc import regress as rg
 
     config = load_config(config_name)
-    folders = list(dirs) or [Path("programs")]
-    programs = rg.discover(folders, keyword)
-    complete = keyword is None and not any(rg.is_program(d) for d in folders)
+    chosen = rg.select(list(dirs) or [Path("programs")], config, keyword, baselines)
 
     def progress(row: rg.Row) -> None:
         if obj.verbose:
             click.echo(f"{row.name}: {row.status}, {row.seconds:.2f} s", err=True)
 
-    report = rg.regress(programs, config, engine or default_engine(config),
-                        baselines or rg.baseline_path(config), tolerance=tolerance, jobs=jobs,
-                        max_cycles=max_cycles, strict=strict, update=update_baselines,
-                        complete=complete, on_row=progress)
+    report = rg.regress(chosen.programs, config, engine or default_engine(config),
+                        chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
+                        strict=strict, update=update_baselines, complete=chosen.complete,
+                        on_row=progress)
     if junit is not None:
         rg.write_junit(report, junit)
     click.echo(json.dumps(report.to_json()) if as_json else rg.table(report))

@@ -221,6 +221,63 @@ def test_update_accepts_a_regression_and_keeps_other_programs_with_k(tmp_path):
     assert sorted(rewritten) == NAMES  # -k runs a subset: nothing else is dropped
 
 
+def test_update_over_a_subfolder_keeps_the_baselines_of_programs_not_run(tmp_path,
+                                                                       monkeypatch):
+    import glc.regress
+
+    shipped, baselines = tmp_path / "programs", tmp_path / "baselines"
+    monkeypatch.setattr(glc.regress, "PROGRAMS_DIR", shipped)
+    monkeypatch.setattr(glc.regress, "BASELINE_DIR", baselines)
+    copy_program("matmul-int8", shipped)
+    copy_program("dense-int8", shipped / "group")
+    baselines.mkdir()
+    n16 = committed("n16")
+    before = {"matmul-int8": n16["matmul-int8"], "gone-elsewhere": n16["mlp-int8"],
+              "group/dense-int8": {**n16["dense-int8"], "cycles": 1}}
+    (baselines / "n16.json").write_text(json.dumps(before))
+    status, report, _ = regress_json(shipped / "group", "--update-baselines")
+    assert status == 0 and [r["name"] for r in report["rows"]] == ["group/dense-int8"]
+    assert report["vanished"] == []
+    after = json.loads((baselines / "n16.json").read_text())
+    assert after == {**before, "group/dense-int8": {**n16["dense-int8"], "engine": "isa"}}
+    # Over the whole shipped folder, a baseline with no program is dropped.
+    status, report, _ = regress_json(shipped, "--update-baselines")
+    assert status == 0 and report["vanished"] == ["gone-elsewhere"]
+    assert sorted(json.loads((baselines / "n16.json").read_text())) == [
+        "group/dense-int8", "matmul-int8"]
+
+
+def test_a_user_folder_gets_its_baselines_beside_it_not_the_shipped_ones(tmp_path, monkeypatch):
+    import glc.regress
+
+    shipped = tmp_path / "shipped"
+    shutil.copytree(BASELINES, shipped)
+    monkeypatch.setattr(glc.regress, "BASELINE_DIR", shipped)
+    mine = tmp_path / "mine"
+    copy_program("matmul-int8", mine)
+    status, report, _ = regress_json(mine, "--update-baselines")
+    assert status == 0 and report["rows"][0]["status"] == "new"
+    assert report["baselines"] == str((mine / "baselines" / "n16.json").resolve())
+    assert (shipped / "n16.json").read_bytes() == (BASELINES / "n16.json").read_bytes()
+    assert json.loads((mine / "baselines" / "n16.json").read_text()) == {
+        "matmul-int8": {**committed("n16")["matmul-int8"], "engine": "isa"}}
+    # The next run over the folder is held to them; the shipped file only when asked for.
+    status, report, _ = regress_json(mine)
+    assert report["rows"][0]["status"] == "pass"
+    status, report, _ = regress_json(mine, "--baselines", shipped / "n16.json",
+                                     "--update-baselines")
+    assert status == 0 and json.loads((shipped / "n16.json").read_text())["matmul-int8"][
+        "engine"] == "isa"
+
+
+def test_several_user_folders_need_one_baseline_file(tmp_path):
+    copy_program("matmul-int8", tmp_path / "a")
+    copy_program("dense-int8", tmp_path / "b")
+    result = glc("regress", tmp_path / "a", tmp_path / "b", "--engine", "isa")
+    assert result.exit_code == 1 and "give --baselines FILE" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_a_program_with_no_baseline_is_new_and_fails_only_when_strict(tmp_path):
     data = committed("n16")
     del data["dense-int8"]
@@ -259,7 +316,7 @@ def test_a_corrupted_output_npy_fails_with_the_mismatch(tmp_path):
     expected[2, 3] += 1
     np.save(folder / "output.npy", expected)
     copy_program("dense-int8", tmp_path)
-    status, report, stderr = regress_json(tmp_path)
+    status, report, stderr = regress_json(tmp_path, "--baselines", BASELINES / "n16.json")
     assert status == 1
     rows = rows_by_name(report)
     row = rows["matmul-int8"]
@@ -275,7 +332,7 @@ def test_a_program_that_does_not_compile_is_an_error_row_and_the_others_still_ru
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "broken.gls").write_text("(access-tensor\n")
-    status, report, _ = regress_json(tmp_path)
+    status, report, _ = regress_json(tmp_path, "--baselines", BASELINES / "n16.json")
     assert status == 1
     rows = rows_by_name(report)
     assert rows["broken"]["status"] == "error"
