@@ -30,10 +30,16 @@ from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
-from glc.lower.execute import ENGINES
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
-from glc.run import SOURCE, default_engine, run_and_compare, save_result, summary
+from glc.run import (
+    ENGINE_CHOICES,
+    SOURCE,
+    choose_engine,
+    run_and_compare,
+    save_result,
+    summary,
+)
 from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_term
 
@@ -227,9 +233,10 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
         click.echo(print_term(result.term))
 
 
-engine_option = click.option("--engine", type=click.Choice(ENGINES),
-                             help="Where the kernels run: isa (the ISA simulator) or rtl "
-                                  "(Verilator); default rtl when Verilator is installed.")
+engine_option = click.option("--engine", type=click.Choice(ENGINE_CHOICES),
+                             help="Where the kernels run: rtl (Verilator, the default: it needs "
+                                  "c++, make and perl), isa (the ISA simulator), or auto (rtl "
+                                  "when it builds, else isa).")
 max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
                                  help="RTL watchdog per kernel (default: 10x the prediction).")
 
@@ -255,7 +262,7 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
                                           bundle.arrays_or_random(seed),
-                                          engine or engine_flag or default_engine(lowered.config),
+                                          choose_engine(engine or engine_flag, lowered.config),
                                           bundle.expected, max_cycles)
         figures["cycles"] = result["cycles"]
     if not as_json:
@@ -284,6 +291,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     bundle = load(program, inputs, shapes)
     config = load_config(config_name)
+    engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
     with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                                  config=config)
@@ -293,7 +301,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
                                           bundle.arrays_or_random(seed),
-                                          engine or default_engine(config), bundle.expected,
+                                          engine, bundle.expected,
                                           max_cycles)
         figures["cycles"] = report["cycles"]
     _report(outcome.result, {**result.figures(), **report}, out, as_json)
@@ -347,7 +355,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
         if obj.verbose:
             click.echo(f"{row.name}: {row.status}, {row.seconds:.2f} s", err=True)
 
-    report = rg.regress(chosen.programs, config, engine or default_engine(config),
+    report = rg.regress(chosen.programs, config, choose_engine(engine, config),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
                         strict=strict, update=update_baselines, complete=chosen.complete,
                         on_row=progress)

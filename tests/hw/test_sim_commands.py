@@ -2,11 +2,14 @@
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from glc.isa.cases import PROGRAMS
 from glc.isa.status import ErrorCode, MachineError
 from glc.sim.commands import rtl
+
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
 
 
 def test_rtl_command_runs_a_program_and_checks_it_against_the_model(tmp_path):

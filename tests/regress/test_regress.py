@@ -135,6 +135,7 @@ def test_table_names_the_columns_the_engines_and_ends_in_the_summary(monkeypatch
     assert lines[-1] == "1 passed, 0 failed"
 
 
+@pytest.mark.rtl
 def test_one_small_program_on_the_rtl_meets_its_n4_baseline():
     result = glc("regress", PROGRAMS, "--config", "n4", "--engine", "rtl", "-k", "dense-int8",
                  "--json")
@@ -341,6 +342,7 @@ def test_a_program_that_does_not_compile_is_an_error_row_and_the_others_still_ru
     assert rows["matmul-int8"]["status"] == "pass"
 
 
+@pytest.mark.rtl
 def test_the_rtl_watchdog_stops_a_program_and_fails_its_row():
     result = glc("regress", PROGRAMS, "--config", "n4", "-k", "matmul-int8", "--max-cycles",
                  "50", "--engine", "rtl", "--json")
