@@ -13,6 +13,7 @@ runs with the original inputs, and ``egraph.dot``.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -112,10 +113,16 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     report = Runner(rules, limits or Limits()).run(egraph)
     if cost is None:
         cost = cost_function("cycles" if config is not None else "nodes", config)
+    if isinstance(cost, CycleCost):  # the time limit binds while costing candidates too
+        cost.stop_at(time.perf_counter() + extract_time_limit)
     if extractor == "exact":
         extraction = exact(egraph, root, cost, extract_time_limit)
     else:
         extraction = EXTRACTORS[extractor](egraph, root, cost)
+    if isinstance(cost, CycleCost) and cost.estimated:
+        extraction.optimal = False
+        extraction.method += (f" ({cost.estimated} systolic nodes past the time limit "
+                              "costed as refused)")
     lowered = lower(extraction.term, env, config) if config is not None else None
     return CompileResult(program, env, egraph, egraph.find(root), report, extraction, lowered)
 
