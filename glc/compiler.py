@@ -24,7 +24,7 @@ from glc.egraph.egraph import EGraph
 from glc.egraph.extract import CostFunction, Extraction, exact, greedy
 from glc.egraph.rewrite import Rewrite
 from glc.egraph.runner import Limits, Report, Runner
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.inputs import Bundle
 from glc.ir.check import check
@@ -123,7 +123,12 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
         extraction.optimal = False
         extraction.method += (f" ({cost.estimated} systolic nodes past the time limit "
                               "costed as refused)")
-    lowered = lower(extraction.term, env, config) if config is not None else None
+    try:
+        lowered = lower(extraction.term, env, config) if config is not None else None
+    except DoesNotFit as error:  # located: at the program, as the e-graph keeps no spans
+        if error.where is not None:
+            raise
+        raise DoesNotFit(error.message, program.body.span or program.path) from None
     return CompileResult(program, env, egraph, egraph.find(root), report, extraction, lowered)
 
 

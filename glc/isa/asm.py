@@ -15,7 +15,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from glc.errors import GlcError, Span
+from glc.errors import DoesNotFit, GlcError, Span
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import DecodeError, Instruction, decode, encode, illegal_reason
 from glc.isa.fields import ALL_FLAGS, BY_NAME, WORD_BITS, Field
@@ -91,8 +91,8 @@ def assemble(text: str, config: HwConfig, filename: str = "<asm>",
             out.words.append(encode(instruction))
             out.spans.append(span)
     if len(out.words) > config.imem_words:
-        raise GlcError(f"{len(out.words)} instructions exceed the instruction memory "
-                       f"({config.imem_words} words)", filename)
+        raise DoesNotFit(f"{len(out.words)} instructions exceed the instruction memory of "
+                         f"{config.name} ({config.imem_words} words)", filename)
     return out
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
@@ -105,19 +105,23 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
                        f"{config.name}")
-    best, error = None, None
+    best, lengths = None, []
     for plan in plans:
         text = _Emitter(m, k, n_out, n, plan, source, output).text()
-        try:  # a schedule must fit the instruction memory
-            program = assemble(text, config)
-        except GlcError as too_long:
-            error = too_long
+        # A schedule must fit the instruction memory: counted, not assembled (assembling tens of
+        # thousands of lines to be refused took seconds per candidate kernel).
+        lengths.append(sum(1 for line in text.splitlines()
+                           if line and not line.startswith((";", "."))))
+        if lengths[-1] > config.imem_words:
             continue
+        program = assemble(text, config)
         cycles = predict(program.instructions(), config).counters.cycles if len(plans) > 1 else 0
         if best is None or cycles < best[0]:
             best = (cycles, text, plan)
     if best is None:
-        raise error
+        raise DoesNotFit(f"gemm {m}x{k}x{n_out}: its shortest schedule has {min(lengths)} "
+                         f"instructions; {config.name}'s instruction memory holds "
+                         f"{config.imem_words}")
     return best[1], best[2]
 
 
