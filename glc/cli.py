@@ -384,3 +384,21 @@ def rules(rules: str, array_size: int) -> None:
 
 for _command in ISA_COMMANDS + SIM_COMMANDS:
     main.add_command(_command)
+
+
+def _set_shared(ctx: click.Context, param: click.Parameter, value: bool | int) -> None:
+    """-v and --debug given after the subcommand: they add to the group's (``glc run -v``)."""
+    if value and isinstance(ctx.obj, Context):
+        if param.name == "debug":
+            ctx.obj.debug = True
+        else:
+            ctx.obj.verbose += value
+
+
+for _command in main.commands.values():
+    _command.params += [
+        click.Option(["--debug"], is_flag=True, expose_value=False, callback=_set_shared,
+                     help="Show tracebacks for errors (also before the command)."),
+        click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_set_shared,
+                     help="Print each stage's figures (also before the command)."),
+    ]
