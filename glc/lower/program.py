@@ -163,6 +163,8 @@ class _Lowerer:
         else:
             self.program.output = self._materialise(root)
         self.program.output_dtype = self.types[id(root)].dtype
+        # An input read only for its shape ((get-access-shape x), (shape-of x)) takes no memory.
+        self.program.inputs = [s for s in self.program.inputs if s in self.program.buffers]
         return self.program
 
     # --- the memory plan ---------------------------------------------------------------------
@@ -413,6 +415,9 @@ class _Lowerer:
                         symbol = f"{view.buffer}_view{len(views)}"
                     views[symbol] = view
                     memo[id(t)] = leaf("symbol", symbol)
+                    split = len(self.types[id(t)].shape)
+                    if split < len(view.dims):  # a symbol is all shape: keep t's item dims
+                        memo[id(t)] = Term("access", (memo[id(t)], leaf("int", split)))
                 else:
                     memo[id(t)] = t.with_args(tuple(substitute(a) for a in t.args))
             return memo[id(t)]
