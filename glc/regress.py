@@ -399,7 +399,9 @@ def table(report: Report) -> str:
     lines = ["  ".join(c.ljust(w) if i in (0, 1, 8) else c.rjust(w)
                        for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
              for line in cells]
-    lines += [f"{row.name}: {row.status}: {row.reason}" for row in report.rows
+    # An error's reason is already a located "…: error: …" line: not prefixed again.
+    lines += [f"{row.name}: {row.reason}" if row.status == "error" else
+              f"{row.name}: {row.status}: {row.reason}" for row in report.rows
               if row.status not in ("pass", "new")]
     other = sorted({r.baseline_engine for r in report.rows
                     if r.baseline_engine and r.baseline_engine != report.engine})

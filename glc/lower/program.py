@@ -193,7 +193,8 @@ class _Lowerer:
         return self.program.buffers[name]
 
     def _fresh(self, stem: str) -> str:
-        count = len(self.program.steps) + 1
+        """A new buffer name: the stem numbered among its own kind (kernel1, host1, copy1)."""
+        count = 1
         name = f"{stem}{count}"
         while name in self.program.buffers:
             count += 1

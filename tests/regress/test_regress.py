@@ -4,6 +4,7 @@ baselines; regressions, improvements, new programs, wrong results, JUnit XML, pa
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -277,6 +278,27 @@ def test_several_user_folders_need_one_baseline_file(tmp_path):
     result = glc("regress", tmp_path / "a", tmp_path / "b", "--engine", "isa")
     assert result.exit_code == 1 and "give --baselines FILE" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_error_row_says_error_once(tmp_path):
+    broken = tmp_path / "err"
+    broken.mkdir()
+    (broken / "err.gls").write_text("(access-tensor\n")
+    result = glc("regress", tmp_path, "--engine", "isa", "--jobs", "1")
+    assert result.exit_code == 1
+    (line,) = [ln for ln in result.stdout.splitlines() if ln.startswith("err: ")]
+    assert line == f"err: {broken / 'err.gls'}:1:1: error: unexpected end of file: this '(' " \
+                   "is never closed; expected ')'"
+    assert line.count(": error:") == 1
+
+
+def test_the_readme_names_the_programs_that_run_only_on_the_host():
+    """The README said every program runs on the RTL; those with no kernel run as host steps."""
+    readme = (ROOT / "README.md").read_text()
+    host_only = sorted(name for name, entry in committed("n16").items() if entry["cycles"] == 0)
+    said = readme.split("## Where it stands")[1].split("On the default")[0]
+    assert sorted(set(re.findall(r"`([a-z0-9-]+)`", said)) & set(NAMES)) == host_only
+    assert "entirely as\nhost steps" in said or "entirely as host steps" in " ".join(said.split())
 
 
 def test_a_program_with_no_baseline_is_new_and_fails_only_when_strict(tmp_path):
