@@ -436,9 +436,16 @@ def _grow(seed: int, rng: np.random.Generator, maker: Maker, steps: int | None) 
     if dtype == "float64" and rng.random() < 0.1 and maker.zero_d:
         node = maker.literal()
     else:
-        node = maker.tensor(maker.dims(int(rng.integers(0 if maker.zero_d else 1, 4))), dtype)
+        rank = 2 if dtype == "int8" and rng.random() < 0.4 else \
+            int(rng.integers(0 if maker.zero_d else 1, 4))
+        node = maker.tensor(maker.dims(rank), dtype)
         node = maker.split(node, int(rng.integers(len(node.dims) + 1)))
     for _ in range(steps if steps is not None else int(rng.integers(1, 7))):
+        # A product whenever one applies, often: the accelerator's kernels are what the
+        # compiler lowers, and a uniform draw reaches a 2-d int8 value only now and then.
+        if len(node.dims) == 2 and node.dtype == "int8" and rng.random() < 0.5:
+            node = (maker.matmul if rng.random() < 0.5 else maker.systolic)(node) or node
+            continue
         node = maker.step(node)
     # Only the inputs the result uses: an operand made for a draw that then did not apply is not.
     used = {name: v for name, v in maker.inputs.items()
