@@ -50,6 +50,22 @@ class Context:
     def __init__(self, debug: bool, verbose: int):
         self.debug = debug
         self.verbose = verbose
+        self.as_json = False  # the command was given --json: an error is a JSON object too
+        self.json_printed = False
+        self._status_shown = False
+
+    def status(self, text: str) -> None:
+        """Progress on one status line of stderr, on a terminal only: nothing when piped, with
+        --json or with -v (whose lines say the same)."""
+        if _terminal() and not self.as_json and not self.verbose:
+            click.echo(f"\r\033[K{text}", nl=False, err=True, color=True)
+            self._status_shown = True
+
+    def clear_status(self) -> None:
+        """Remove the status line before the command's output."""
+        if self._status_shown:
+            click.echo("\r\033[K", nl=False, err=True, color=True)
+            self._status_shown = False
 
     @contextmanager
     def stage(self, name: str):
@@ -69,9 +85,15 @@ class _Main(click.Group):
         try:
             return super().invoke(ctx)
         except GlcError as error:
-            if isinstance(ctx.obj, Context) and ctx.obj.debug:
+            obj = ctx.obj if isinstance(ctx.obj, Context) else Context(False, 0)
+            if obj.debug:
                 raise
-            click.echo(str(error), err=True)
+            obj.clear_status()
+            if obj.as_json and not obj.json_printed:  # --json: the error as its JSON object
+                click.echo(json.dumps({"error": error.message, "where": None if error.where
+                                       is None else str(error.where), "line": str(error)}))
+            else:
+                click.echo(str(error), err=True)
             ctx.exit(1)
 
 
@@ -85,8 +107,16 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     ctx.obj = Context(debug, verbose)
 
 
+def _terminal() -> bool:
+    """Whether stderr is a terminal (progress is shown there, never into a pipe or file)."""
+    return click.get_text_stream("stderr").isatty()
+
+
 def _emit_json(figures: dict) -> None:
     click.echo(json.dumps(figures, default=_json_default))
+    context = click.get_current_context(silent=True)
+    if context is not None and isinstance(context.obj, Context):
+        context.obj.json_printed = True
 
 
 def _json_default(value):
@@ -219,7 +249,9 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     result = compile_program(bundle, rules=select_rules(rules, size),
                              limits=Limits(iter_limit, node_limit, time_limit),
                              cost=cost_function(cost_name, config), extractor=extractor,
-                             extract_time_limit=extract_time_limit, config=config)
+                             extract_time_limit=extract_time_limit, config=config,
+                             progress=obj.status)
+    obj.clear_status()
     if obj.verbose:
         for line in result.stage_lines():
             click.echo(line, err=as_json)
@@ -259,12 +291,14 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     (and with output.npy among the inputs); exit status 1 on a mismatch."""
     lowered = read_program(outdir)
     bundle = load(outdir / SOURCE, inputs)
+    engine = choose_engine(engine or engine_flag, lowered.config)
+    _simulating(obj, engine, lowered.config)
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
-                                          bundle.arrays_or_random(seed),
-                                          choose_engine(engine or engine_flag, lowered.config),
+                                          bundle.arrays_or_random(seed), engine,
                                           bundle.expected, max_cycles)
         figures["cycles"] = result["cycles"]
+    obj.clear_status()
     if not as_json:
         click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
     _report(outcome.result, result, out, as_json)
@@ -294,17 +328,35 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
     with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
-                                 config=config)
+                                 config=config, progress=obj.status)
     if obj.verbose:
         for line in result.stage_lines(iterations=False):
             click.echo(line, err=True)
+    _simulating(obj, engine, config)
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
                                           bundle.arrays_or_random(seed),
                                           engine, bundle.expected,
                                           max_cycles)
         figures["cycles"] = report["cycles"]
+    obj.clear_status()
     _report(outcome.result, {**result.figures(), **report}, out, as_json)
+
+
+def _simulating(obj: Context, engine: str, config) -> None:
+    obj.status(f"simulate: running the kernels on the {engine}")
+    if engine == "rtl":
+        _announce_build(obj, config)
+
+
+def _announce_build(obj: Context, config) -> None:
+    """A cold Verilator build is a minute of silence otherwise: say so on the status line."""
+    from glc.sim.build import is_built
+    from glc.sim.run import design
+    from glc.sim.toolchain import missing
+
+    if not missing() and not is_built(design(config)):
+        obj.status(f"building the Verilator model of {config.name} (once; about a minute)…")
 
 
 def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) -> None:
@@ -351,9 +403,17 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     config = load_config(config_name)
     chosen = rg.select(list(dirs) or [Path("programs")], config, keyword, baselines)
 
+    done = []
+
     def progress(row: rg.Row) -> None:
+        done.append(row)
         if obj.verbose:
             click.echo(f"{row.name}: {row.status}, {row.seconds:.2f} s", err=True)
+        obj.status(f"regress: {len(done)}/{len(chosen.programs)} programs, last {row.name}: "
+                   f"{row.status}")
+
+    if engine != "isa":
+        _announce_build(obj, config)
 
     report = rg.regress(chosen.programs, config, choose_engine(engine, config),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
@@ -361,7 +421,11 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
                         on_row=progress)
     if junit is not None:
         rg.write_junit(report, junit)
-    click.echo(json.dumps(report.to_json()) if as_json else rg.table(report))
+    obj.clear_status()
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        click.echo(rg.table(report))
     failures = report.failures()
     if failures:
         raise GlcError(f"{len(failures)} of {len(report.rows)} programs failed: "
@@ -395,7 +459,17 @@ def _set_shared(ctx: click.Context, param: click.Parameter, value: bool | int) -
             ctx.obj.verbose += value
 
 
+def _remember_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """--json given: an error is printed as a JSON object too (_Main.invoke)."""
+    if value and isinstance(ctx.obj, Context):
+        ctx.obj.as_json = True
+    return value
+
+
 for _command in main.commands.values():
+    for _param in _command.params:
+        if _param.name == "as_json":
+            _param.callback = _remember_json
     _command.params += [
         click.Option(["--debug"], is_flag=True, expose_value=False, callback=_set_shared,
                      help="Show tracebacks for errors (also before the command)."),
