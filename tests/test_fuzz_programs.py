@@ -151,3 +151,27 @@ def test_fuzz_script_prints_its_table():
     assert lines[1].split() == ["programs", "pass", "unfit", "refused", "traceback", "hang",
                                 "mismatch"]
     assert lines[2].split()[0] == "12" and lines[2].split()[-4:] == ["0", "0", "0", "0"]
+
+
+def test_a_view_over_a_transposed_kernel_result_is_materialised_not_a_traceback(tmp_path):
+    """Found by the 10 000-program run (seeds 105626 and one more): the result sliced out of a
+    flattened product the kernel stored transposed passed the view check against a row-major
+    stand-in, then was no view of the real result (NotAffine)."""
+    (tmp_path / "p.gls").write_text(
+        "(input x0 (shape 1 7 4) int8)\n(input x1 (shape 28 1) int8)\n"
+        "(input x2 (shape 3 1) int8)\n(input x3 (shape 1 7) int8)\n"
+        "(access-flatten (access-slice (access-flatten (compute dot-product "
+        "(access-cartesian-product (access (access-concatenate (access-reshape (access "
+        "(access-tensor x0) 0) (get-access-shape (access (access-tensor x1) 1))) (access "
+        "(access-tensor x2) 1) 0) 1) (access (access-transpose (access-tensor x3) (list 1 0)) "
+        "1)))) 0 39 140))\n")
+    rng = np.random.default_rng(5)
+    arrays = {"x0": (1, 7, 4), "x1": (28, 1), "x2": (3, 1), "x3": (1, 7)}
+    for name, dims in arrays.items():
+        arrays[name] = rng.integers(-128, 128, dims).astype("int8")
+        np.save(tmp_path / f"{name}.npy", arrays[name])
+    a = np.concatenate([arrays["x0"].reshape(28, 1), arrays["x2"]]).astype(np.int32)
+    np.save(tmp_path / "output.npy", (a @ arrays["x3"].astype(np.int32)).reshape(-1)[39:140])
+    result = CliRunner().invoke(main, ["run", str(tmp_path), "--engine", "isa"])
+    assert result.exit_code == 0, result.output
+    assert "output.npy: equal, bit for bit" in result.stdout

@@ -11,6 +11,7 @@ costs nothing). Every tensor gets an address: the memory plan."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -158,9 +159,12 @@ class _Lowerer:
 
     def run(self) -> Program:
         root = self.term
+        self.program.output = None
         if self._fusion(root) is None and self._affine(root):
-            self.program.output = view_of(root, self.types, self._materialise)
-        else:
+            # A kernel's result stored transposed may be no view of it any more.
+            with contextlib.suppress(NotAffine):
+                self.program.output = view_of(root, self.types, self._materialise)
+        if self.program.output is None:
             self.program.output = self._materialise(root)
         self.program.output_dtype = self.types[id(root)].dtype
         # An input read only for its shape ((get-access-shape x), (shape-of x)) takes no memory.
@@ -390,9 +394,12 @@ class _Lowerer:
 
     def _operand(self, operand: Term, copy: bool) -> Target:
         """A kernel operand as a DRAM target: its view, or a host copy of its value."""
+        view = None
         if not copy and self._affine(operand):
-            view = view_of(operand, self.types, self._materialise)
-        else:
+            # Over a kernel's result stored transposed it may be none: copied instead.
+            with contextlib.suppress(NotAffine):
+                view = view_of(operand, self.types, self._materialise)
+        if view is None:
             view = row_major(self._host(operand, copy=True), self.types[id(operand)].dims)
         buffer = self._to_dram(view.buffer)
         if buffer.dtype != "int8":
