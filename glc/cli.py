@@ -30,10 +30,16 @@ from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
-from glc.lower.execute import ENGINES
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
-from glc.run import SOURCE, default_engine, run_and_compare, save_result, summary
+from glc.run import (
+    ENGINE_CHOICES,
+    SOURCE,
+    choose_engine,
+    run_and_compare,
+    save_result,
+    summary,
+)
 from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_term
 
@@ -44,6 +50,22 @@ class Context:
     def __init__(self, debug: bool, verbose: int):
         self.debug = debug
         self.verbose = verbose
+        self.as_json = False  # the command was given --json: an error is a JSON object too
+        self.json_printed = False
+        self._status_shown = False
+
+    def status(self, text: str) -> None:
+        """Progress on one status line of stderr, on a terminal only: nothing when piped, with
+        --json or with -v (whose lines say the same)."""
+        if _terminal() and not self.as_json and not self.verbose:
+            click.echo(f"\r\033[K{text}", nl=False, err=True, color=True)
+            self._status_shown = True
+
+    def clear_status(self) -> None:
+        """Remove the status line before the command's output."""
+        if self._status_shown:
+            click.echo("\r\033[K", nl=False, err=True, color=True)
+            self._status_shown = False
 
     @contextmanager
     def stage(self, name: str):
@@ -63,9 +85,15 @@ class _Main(click.Group):
         try:
             return super().invoke(ctx)
         except GlcError as error:
-            if isinstance(ctx.obj, Context) and ctx.obj.debug:
+            obj = ctx.obj if isinstance(ctx.obj, Context) else Context(False, 0)
+            if obj.debug:
                 raise
-            click.echo(str(error), err=True)
+            obj.clear_status()
+            if obj.as_json and not obj.json_printed:  # --json: the error as its JSON object
+                click.echo(json.dumps({"error": error.message, "where": None if error.where
+                                       is None else str(error.where), "line": str(error)}))
+            else:
+                click.echo(str(error), err=True)
             ctx.exit(1)
 
 
@@ -79,8 +107,16 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     ctx.obj = Context(debug, verbose)
 
 
+def _terminal() -> bool:
+    """Whether stderr is a terminal (progress is shown there, never into a pipe or file)."""
+    return click.get_text_stream("stderr").isatty()
+
+
 def _emit_json(figures: dict) -> None:
     click.echo(json.dumps(figures, default=_json_default))
+    context = click.get_current_context(silent=True)
+    if context is not None and isinstance(context.obj, Context):
+        context.obj.json_printed = True
 
 
 def _json_default(value):
@@ -213,7 +249,9 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     result = compile_program(bundle, rules=select_rules(rules, size),
                              limits=Limits(iter_limit, node_limit, time_limit),
                              cost=cost_function(cost_name, config), extractor=extractor,
-                             extract_time_limit=extract_time_limit, config=config)
+                             extract_time_limit=extract_time_limit, config=config,
+                             progress=obj.status)
+    obj.clear_status()
     if obj.verbose:
         for line in result.stage_lines():
             click.echo(line, err=as_json)
@@ -227,9 +265,10 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
         click.echo(print_term(result.term))
 
 
-engine_option = click.option("--engine", type=click.Choice(ENGINES),
-                             help="Where the kernels run: isa (the ISA simulator) or rtl "
-                                  "(Verilator); default rtl when Verilator is installed.")
+engine_option = click.option("--engine", type=click.Choice(ENGINE_CHOICES),
+                             help="Where the kernels run: rtl (Verilator, the default: it needs "
+                                  "c++, make and perl), isa (the ISA simulator), or auto (rtl "
+                                  "when it builds, else isa).")
 max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
                                  help="RTL watchdog per kernel (default: 10x the prediction).")
 
@@ -252,12 +291,14 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     (and with output.npy among the inputs); exit status 1 on a mismatch."""
     lowered = read_program(outdir)
     bundle = load(outdir / SOURCE, inputs)
+    engine = choose_engine(engine or engine_flag, lowered.config)
+    _simulating(obj, engine, lowered.config)
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
-                                          bundle.arrays_or_random(seed),
-                                          engine or engine_flag or default_engine(lowered.config),
+                                          bundle.arrays_or_random(seed), engine,
                                           bundle.expected, max_cycles)
         figures["cycles"] = result["cycles"]
+    obj.clear_status()
     if not as_json:
         click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
     _report(outcome.result, result, out, as_json)
@@ -284,19 +325,38 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     bundle = load(program, inputs, shapes)
     config = load_config(config_name)
+    engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
     with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
-                                 config=config)
+                                 config=config, progress=obj.status)
     if obj.verbose:
         for line in result.stage_lines(iterations=False):
             click.echo(line, err=True)
+    _simulating(obj, engine, config)
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
                                           bundle.arrays_or_random(seed),
-                                          engine or default_engine(config), bundle.expected,
+                                          engine, bundle.expected,
                                           max_cycles)
         figures["cycles"] = report["cycles"]
+    obj.clear_status()
     _report(outcome.result, {**result.figures(), **report}, out, as_json)
+
+
+def _simulating(obj: Context, engine: str, config) -> None:
+    obj.status(f"simulate: running the kernels on the {engine}")
+    if engine == "rtl":
+        _announce_build(obj, config)
+
+
+def _announce_build(obj: Context, config) -> None:
+    """A cold Verilator build is a minute of silence otherwise: say so on the status line."""
+    from glc.sim.build import is_built
+    from glc.sim.run import design
+    from glc.sim.toolchain import missing
+
+    if not missing() and not is_built(design(config)):
+        obj.status(f"building the Verilator model of {config.name} (once; about a minute)…")
 
 
 def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) -> None:
@@ -320,7 +380,8 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) 
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
               help="Write JUnit XML: one testcase per program.")
 @click.option("--baselines", type=click.Path(dir_okay=False, path_type=Path),
-              help="The baseline file (default: hw/baselines/<config>.json).")
+              help="The baseline file (default: hw/baselines/<config>.json for the shipped "
+                   "programs/, DIR/baselines/<config>.json for another folder DIR).")
 @click.option("--update-baselines", is_flag=True,
               help="Rewrite the baseline file from this run (accepts its cycle changes).")
 @click.option("--tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
@@ -340,21 +401,31 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     from glc import regress as rg
 
     config = load_config(config_name)
-    folders = list(dirs) or [Path("programs")]
-    programs = rg.discover(folders, keyword)
-    complete = keyword is None and not any(rg.is_program(d) for d in folders)
+    chosen = rg.select(list(dirs) or [Path("programs")], config, keyword, baselines)
+
+    done = []
 
     def progress(row: rg.Row) -> None:
+        done.append(row)
         if obj.verbose:
             click.echo(f"{row.name}: {row.status}, {row.seconds:.2f} s", err=True)
+        obj.status(f"regress: {len(done)}/{len(chosen.programs)} programs, last {row.name}: "
+                   f"{row.status}")
 
-    report = rg.regress(programs, config, engine or default_engine(config),
-                        baselines or rg.baseline_path(config), tolerance=tolerance, jobs=jobs,
-                        max_cycles=max_cycles, strict=strict, update=update_baselines,
-                        complete=complete, on_row=progress)
+    if engine != "isa":
+        _announce_build(obj, config)
+
+    report = rg.regress(chosen.programs, config, choose_engine(engine, config),
+                        chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
+                        strict=strict, update=update_baselines, complete=chosen.complete,
+                        on_row=progress)
     if junit is not None:
         rg.write_junit(report, junit)
-    click.echo(json.dumps(report.to_json()) if as_json else rg.table(report))
+    obj.clear_status()
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        click.echo(rg.table(report))
     failures = report.failures()
     if failures:
         raise GlcError(f"{len(failures)} of {len(report.rows)} programs failed: "
@@ -377,3 +448,31 @@ def rules(rules: str, array_size: int) -> None:
 
 for _command in ISA_COMMANDS + SIM_COMMANDS:
     main.add_command(_command)
+
+
+def _set_shared(ctx: click.Context, param: click.Parameter, value: bool | int) -> None:
+    """-v and --debug given after the subcommand: they add to the group's (``glc run -v``)."""
+    if value and isinstance(ctx.obj, Context):
+        if param.name == "debug":
+            ctx.obj.debug = True
+        else:
+            ctx.obj.verbose += value
+
+
+def _remember_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """--json given: an error is printed as a JSON object too (_Main.invoke)."""
+    if value and isinstance(ctx.obj, Context):
+        ctx.obj.as_json = True
+    return value
+
+
+for _command in main.commands.values():
+    for _param in _command.params:
+        if _param.name == "as_json":
+            _param.callback = _remember_json
+    _command.params += [
+        click.Option(["--debug"], is_flag=True, expose_value=False, callback=_set_shared,
+                     help="Show tracebacks for errors (also before the command)."),
+        click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_set_shared,
+                     help="Print each stage's figures (also before the command)."),
+    ]

@@ -13,8 +13,9 @@ runs with the original inputs, and ``egraph.dot``.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from glc.egraph.egraph import EGraph
 from glc.egraph.extract import CostFunction, Extraction, exact, greedy
 from glc.egraph.rewrite import Rewrite
 from glc.egraph.runner import Limits, Report, Runner
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.inputs import Bundle
 from glc.ir.check import check
@@ -97,26 +98,43 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
                     rules: Sequence[Rewrite] = (), limits: Limits | None = None,
                     cost: CostFunction | None = None, extractor: str = "exact",
                     extract_time_limit: float = 30.0,
-                    config: HwConfig | None = None) -> CompileResult:
+                    config: HwConfig | None = None,
+                    progress: Callable[[str], None] | None = None) -> CompileResult:
     """Compile a program (or a loaded bundle, whose input types are the default ``env``);
     with ``config``, lower the extracted term for that accelerator too. The default ``cost`` is
-    the cycles predicted on ``config``, or the node count without one."""
+    the cycles predicted on ``config``, or the node count without one. ``progress`` is told
+    each stage as it starts (the CLI's status line)."""
+    say = progress or (lambda stage: None)
     program = source.program if isinstance(source, Bundle) else source
     if env is None:
         if not isinstance(source, Bundle):
             raise ValueError("give the input types (env) with a bare Program")
         env = source.env
     check(program.body, env)
+    say("compile: saturating")
     egraph = EGraph(env)
     root = egraph.add_term(program.body)
     report = Runner(rules, limits or Limits()).run(egraph)
     if cost is None:
         cost = cost_function("cycles" if config is not None else "nodes", config)
+    say(f"compile: extracting from {egraph.enodes} e-nodes")
+    if isinstance(cost, CycleCost):  # the time limit binds while costing candidates too
+        cost.stop_at(time.perf_counter() + extract_time_limit)
     if extractor == "exact":
         extraction = exact(egraph, root, cost, extract_time_limit)
     else:
         extraction = EXTRACTORS[extractor](egraph, root, cost)
-    lowered = lower(extraction.term, env, config) if config is not None else None
+    if isinstance(cost, CycleCost) and cost.estimated:
+        extraction.optimal = False
+        extraction.method += (f" ({cost.estimated} systolic nodes past the time limit "
+                              "costed as refused)")
+    say("compile: lowering")
+    try:
+        lowered = lower(extraction.term, env, config) if config is not None else None
+    except DoesNotFit as error:  # located: at the program, as the e-graph keeps no spans
+        if error.where is not None:
+            raise
+        raise DoesNotFit(error.message, program.body.span or program.path) from None
     return CompileResult(program, env, egraph, egraph.find(root), report, extraction, lowered)
 
 

@@ -29,6 +29,10 @@ from glc.inputs import PROGRAM_SUFFIXES
 from glc.lower.execute import ENGINES
 
 BASELINE_DIR = CONFIG_DIR.parent / "baselines"
+# The shipped corpus: the only programs whose baselines are hw/baselines/ by default.
+PROGRAMS_DIR = CONFIG_DIR.parents[1] / "programs"
+# Where a user's folder keeps its own baselines: DIR/baselines/<config>.json.
+USER_BASELINES = "baselines"
 BASELINE_KEYS = ("cycles", "predicted_cycles", "ideal_cycles", "engine")
 
 # pass: equal to the baseline (or above it within the tolerance); improved: fewer cycles;
@@ -112,17 +116,52 @@ class Report:
 
 # ---- programs and baselines ----------------------------------------------------------------
 
-def discover(dirs: Sequence[Path], keyword: str | None = None) -> list[tuple[str, Path]]:
+@dataclass
+class Selection:
+    """The programs a run covers, the baseline file they are held to, and whether they are the
+    whole set that file describes (only then may an update drop a baseline with no program)."""
+
+    programs: list[tuple[str, Path]]
+    baselines: Path
+    complete: bool
+
+
+def select(dirs: Sequence[Path], config: HwConfig, keyword: str | None = None,
+           baselines: Path | None = None) -> Selection:
+    """The programs under ``dirs`` and their baselines: ``baselines`` if given, else
+    hw/baselines/<config>.json for programs of the shipped programs/ and DIR/baselines/<config>.json
+    for a user's folder DIR (so a user's run never rewrites the shipped baselines). Programs are
+    named relative to that root, so a sub-folder's run names them as a run over the whole does."""
+    tops = [Path(d).resolve() for d in dirs]
+    if all(top.is_relative_to(PROGRAMS_DIR) for top in tops):
+        root, default = PROGRAMS_DIR, baseline_path(config)
+    elif len(tops) == 1:
+        root = tops[0]
+        default = root / USER_BASELINES / f"{config.name}.json"
+    elif baselines is None:
+        raise GlcError("programs from several folders outside programs/ share no baseline "
+                       "file: give --baselines FILE", ", ".join(map(str, dirs)))
+    else:
+        root, default = None, baselines
+    programs = discover(dirs, keyword, root)
+    complete = keyword is None and tops == [root] and not is_program(root)
+    return Selection(programs, Path(baselines or default), complete)
+
+
+def discover(dirs: Sequence[Path], keyword: str | None = None,
+             root: Path | None = None) -> list[tuple[str, Path]]:
     """The program folders under ``dirs`` (a folder holding a .gls is a program; others are
-    searched below, hidden ones skipped), named by their path relative to the directory given
-    (a directory that is itself a program is named by its folder), sorted by name, filtered by
-    ``keyword``."""
+    searched below, hidden ones skipped), named by their path relative to ``root`` if given,
+    else to the directory given (a directory that is itself a program is named by its folder),
+    sorted by name, filtered by ``keyword``."""
     found: dict[str, Path] = {}
     for top in map(Path, dirs):
         if not top.is_dir():
             raise GlcError("not a directory of programs", str(top))
+        base = top if root is None else root
         for folder in _program_folders(top):
-            name = folder.name if folder == top else folder.relative_to(top).as_posix()
+            where = folder if root is None else folder.resolve()
+            name = folder.name if where == base else where.relative_to(base).as_posix()
             if name in found and found[name] != folder:
                 raise GlcError(f"two programs named '{name}': {found[name]} and {folder}",
                                str(folder))
@@ -360,7 +399,9 @@ def table(report: Report) -> str:
     lines = ["  ".join(c.ljust(w) if i in (0, 1, 8) else c.rjust(w)
                        for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
              for line in cells]
-    lines += [f"{row.name}: {row.status}: {row.reason}" for row in report.rows
+    # An error's reason is already a located "…: error: …" line: not prefixed again.
+    lines += [f"{row.name}: {row.reason}" if row.status == "error" else
+              f"{row.name}: {row.status}: {row.reason}" for row in report.rows
               if row.status not in ("pass", "new")]
     other = sorted({r.baseline_engine for r in report.rows
                     if r.baseline_engine and r.baseline_engine != report.engine})

@@ -19,22 +19,38 @@ from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.interp import interpret
 from glc.ir.term import Term
-from glc.lower.execute import Outcome, execute
+from glc.lower.execute import ENGINES, Outcome, execute
 from glc.lower.program import Program
 
+# --engine's choices: an engine, or auto (the RTL when its toolchain is here, else the ISA).
+ENGINE_CHOICES = (*ENGINES, "auto")
 SOURCE = "source.gls"  # the original program, next to the artefacts, for simulate's comparison
 
 
-def default_engine(config: HwConfig) -> str:
-    """rtl when the Verilator model of ``config`` builds (cached after the first time), else
-    the ISA simulator (no Verilator installed, or hw/ does not build)."""
-    from glc.sim.build import build
+def choose_engine(asked: str | None, config: HwConfig) -> str:
+    """The engine the kernels run on: ``isa`` when asked; ``rtl`` (also the default) only with
+    Verilator's toolchain here — else a GlcError naming what is missing, never a silent
+    substitution; ``auto``: rtl when the Verilator model of ``config`` builds, else isa."""
+    from glc.sim.build import build, is_built
     from glc.sim.run import design
+    from glc.sim.toolchain import missing
 
-    try:
-        build(design(config))
-    except GlcError:
+    if asked == "isa":
         return "isa"
+    absent = missing(tools=False)
+    if not absent and not is_built(design(config)):
+        absent = missing()
+    if asked == "auto":
+        if absent:
+            return "isa"
+        try:
+            build(design(config))
+        except GlcError:
+            return "isa"
+        return "rtl"
+    if absent:
+        raise GlcError(f"the RTL engine needs {', '.join(absent)}, not found: install "
+                       "them (README, 'Set-up') or run on the ISA simulator with --engine isa")
     return "rtl"
 
 

@@ -106,7 +106,7 @@ def tree_costs(eg: EGraph, cost: CostFunction,
             continue
         best[cid] = (total, node)
         # Parent lists may hold a node in stale (pre-union) spellings: canonicalise, once each.
-        for key in {(eg.canonical(n), eg.find(p)) for n, p in eg.classes[cid].parents}:
+        for key in dict.fromkeys((eg.canonical(n), eg.find(p)) for n, p in eg.classes[cid].parents):
             parent, pid = key
             left = waiting.get(key)
             if left is None:

@@ -203,14 +203,20 @@ def format_instruction(instruction: Instruction) -> str:
     return f"{name} {', '.join(parts)}" if parts else name
 
 
-def format_word(word: int) -> str:
-    """A word as assembly: its instruction, or `.word` with the reason it is not one."""
+def format_word(word: int, array_size: int | None = None) -> str:
+    """A word as assembly: its instruction, or `.word` with the reason it is not one (with
+    ``array_size``, also an instruction illegal on an N×N array, which `assemble` refuses)."""
     try:
-        return format_instruction(decode(word))
+        instruction = decode(word)
     except DecodeError as error:
         return f".word 0x{word:x}  ; {error.code.name}: {error.detail}"
+    reason = illegal_reason(instruction, array_size) if array_size is not None else None
+    if reason:
+        return f".word 0x{word:x}  ; ILLEGAL_FIELD: {instruction.op.name}: {reason}"
+    return format_instruction(instruction)
 
 
-def disassemble(words: list[int]) -> str:
-    """The assembly text of a program, one line per word; it assembles back to the same words."""
-    return "".join(format_word(w) + "\n" for w in words)
+def disassemble(words: list[int], array_size: int | None = None) -> str:
+    """The assembly text of a program, one line per word; it assembles back to the same words
+    (on an ``array_size`` array, when given: illegal instructions become `.word` lines)."""
+    return "".join(format_word(w, array_size) + "\n" for w in words)

@@ -80,9 +80,12 @@ def format_stats(timeline: Timeline, instructions: list[Instruction], array_size
 
 @click.command()
 @click.argument("image", type=click.Path(dir_okay=False, path_type=Path))
-def disasm(image: Path) -> None:
-    """Print the assembly of a .bin or .hex IMAGE (it assembles back to the same words)."""
-    click.echo(disassemble(read_image(image)), nl=False)
+@click.option("--config", "config_name", default="n16", show_default=True,
+              help="Hardware configuration: an instruction illegal on its array is a .word.")
+def disasm(image: Path, config_name: str) -> None:
+    """Print the assembly of a .bin or .hex IMAGE (it assembles back to the same words with
+    the same --config)."""
+    click.echo(disassemble(read_image(image), load_config(config_name).array_size), nl=False)
 
 
 COMMANDS = [asm, disasm]

@@ -11,8 +11,10 @@ shared by two uses paid once. Per node:
   (any term of views over input symbols: equivalent terms are the same view, so the same DMA —
   docs/lowering.md, "Address patterns") and otherwise a fresh row-major tensor of the operand's
   type (a kernel's or host step's result); a host copy the lowering makes of an operand is
-  charged as host work. Cached per lowered term. A systolic node the array cannot run (operands
-  not int8, a kernel the lowering refuses) costs the host estimate less REFUSED_MARGIN;
+  charged as host work. Cached per kernel signature (the operands' address patterns), so
+  candidates spelling the same views differently are lowered once. A systolic node the array
+  cannot run (operands not int8, a kernel the lowering refuses), or not costed before the
+  extraction's deadline (``stop_at``), costs the host estimate less REFUSED_MARGIN;
 - host work — a ``compute`` that stays on the host (an un-tensorised ``dot-product`` above all),
   a systolic node over non-int8 operands, and the non-view access operators the lowering
   materialises (``access-concatenate``, non-zero padding): ``HOST_STEP + HOST_OP x`` the elements
@@ -27,15 +29,18 @@ shared by two uses paid once. Per node:
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 
 from glc.egraph.egraph import EGraph, ENode
 from glc.egraph.extract import build_term, tree_costs
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
+from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
 from glc.ir.types import Access, ComputeKind
 from glc.lower.program import COMMUTING, SYSTOLIC, lower
+from glc.lower.view import NotAffine, row_major, view_of
 
 # Per node, so that among equal-cycle terms the one with fewer nodes wins; far below one cycle,
 # so no number of them outweighs a cycle in any program the e-graph can hold.
@@ -71,6 +76,9 @@ class CycleCost:
         self.config = config
         self._costing = replace(config, dram_bytes=ADDRESS_SPACE)
         self._kernels: dict[tuple, float] = {}
+        self._nodes: dict[ENode, float] = {}  # per e-graph state: the passes of an extraction
+        self.deadline: float | None = None
+        self.estimated = 0
         self._egraph: tuple | None = None
         self._views: dict[int, ENode] = {}
         self._chains: dict[tuple[int, bool], bool] = {}
@@ -89,21 +97,36 @@ class CycleCost:
             return host_cost(_size(eg.type_of(cid)))
         return EPSILON
 
+    def stop_at(self, deadline: float | None) -> None:
+        """Lower no new candidate kernel after ``deadline`` (a ``time.perf_counter()`` value),
+        so an extraction's time limit binds while costing too: a kernel not costed by then costs
+        as refused (the host estimate), so the candidates costed in time win. ``estimated``
+        counts those kernels."""
+        self.deadline, self.estimated = deadline, 0
+
     def systolic(self, eg: EGraph, node: ENode) -> float:
         """A systolic node's predicted kernel cycles (host work when its operands are not
-        int8, or when the lowering refuses the kernel, e.g. too many weight tiles)."""
+        int8, when the lowering refuses the kernel, e.g. too many weight tiles, or when it was
+        not costed before the deadline). Remembered per node: an extraction asks several times."""
         self._follow(eg)
-        if not _int8_array(eg, node):
-            return host_cost(_macs(eg, node) * 2) - REFUSED_MARGIN
-        env = dict(eg.env)
-        term = self._synthetic(eg, node, env)
-        return self._predict(term, env, host_cost(_macs(eg, node) * 2) - REFUSED_MARGIN)
+        if node not in self._nodes:
+            refused = host_cost(_macs(eg, node) * 2) - REFUSED_MARGIN
+            if not _int8_array(eg, node):
+                self._nodes[node] = refused
+            elif self.deadline is not None and time.perf_counter() > self.deadline:
+                self.estimated += 1
+                self._nodes[node] = refused
+            else:
+                env = dict(eg.env)
+                self._nodes[node] = self._predict(self._synthetic(eg, node, env), env, refused)
+        return self._nodes[node]
 
     def _predict(self, term: Term, env: dict, refused: float) -> float:
-        """The predicted cycles of ``term`` lowered alone (cached), or ``refused`` when the
-        lowering refuses it or does not make it one kernel without a host step."""
-        symbols = sorted({t.value for t in walk(term) if t.op == "symbol"})
-        key = (term, tuple((s, env[s]) for s in symbols))
+        """The predicted cycles of ``term`` lowered alone, or ``refused`` when the lowering
+        refuses it or does not make it one kernel without a host step. Cached by the kernel's
+        signature: candidates that differ only in how their operands' views are spelled are
+        the same kernel, lowered once."""
+        key = _signature(term, env)
         if key not in self._kernels:
             try:
                 program = lower(term, env, self._costing)
@@ -134,6 +157,7 @@ class CycleCost:
         state = (id(eg), eg.enodes, eg.eclasses)
         if state != self._egraph:
             self._egraph = state
+            self._nodes = {}
             self._views = {c: n for c, (_, n) in tree_costs(eg, _view_only).items()}
             self._chains = {}
 
@@ -218,6 +242,25 @@ class CycleCost:
         term = Term("compute", (leaf("compute-type", ("elementwise-add",)), pair))
         host = host_cost(2 * ty.size())
         return EPSILON + max(0.0, self._predict(term, env, host) - self.systolic(eg, array))
+
+
+def _signature(term: Term, env: dict) -> tuple:
+    """What a lowered kernel's cost depends on: the operator, its sizes and its operands as DRAM
+    views (address patterns) of the input tensors, with those tensors' types; the term itself
+    where an operand is no view (the lowering copies it) or the term is no systolic node."""
+    symbols = sorted({t.value for t in walk(term) if t.op == "symbol"})
+    types = tuple((s, env[s]) for s in symbols)
+    if term.op not in SYSTOLIC:
+        return term, types
+    checked = check(term, env)
+    views = []
+    for operand in term.args[2:]:
+        try:
+            views.append(view_of(operand, checked, lambda t: row_major(
+                t.value, env[t.value].dims) if t.op == "symbol" else None))
+        except NotAffine:
+            return term, types
+    return (term.op, term.args[0].value, term.args[1].value, *views), types
 
 
 def host_cost(elements: int) -> float:

@@ -11,6 +11,7 @@ costs nothing). Every tensor gets an address: the memory plan."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -157,33 +158,54 @@ class _Lowerer:
         self.uses = Counter(id(a) for node in walk(term) for a in node.args)
         symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
         self.program = Program(config, {}, symbols)
-        self.top = 0
+        self.top = 0  # the next free DRAM address
+        self.host_top = -(-config.dram_bytes // ALIGN) * ALIGN  # ... in the host's memory
         self.env = env
         self.in_dram: dict[int, View] = {}
         self.unfused: set[int] = set()  # bias adds that could not join their kernel
 
     def run(self) -> Program:
         root = self.term
+        self.program.output = None
         if self._fusion(root) is None and self._affine(root):
-            self.program.output = view_of(root, self.types, self._materialise)
-        else:
+            # A kernel's result stored transposed may be no view of it any more.
+            with contextlib.suppress(NotAffine):
+                self.program.output = view_of(root, self.types, self._materialise)
+        if self.program.output is None:
             self.program.output = self._materialise(root)
         self.program.output_dtype = self.types[id(root)].dtype
+        # An input read only for its shape ((get-access-shape x), (shape-of x)) takes no memory.
+        self.program.inputs = [s for s in self.program.inputs if s in self.program.buffers]
         return self.program
 
     # --- the memory plan ---------------------------------------------------------------------
 
-    def _allocate(self, name: str, ty: Access) -> str:
-        """The next free address, in the order tensors are first needed. Only the tensors a
-        kernel touches must lie in DRAM (checked at the end); the host's lie wherever the plan
-        puts them, beyond DRAM if need be (the host's memory)."""
-        buffer = Buffer(name, ty.dims, ty.dtype, self.top)
+    def _allocate(self, name: str, ty: Access, dram: bool = False) -> str:
+        """The next free address: in DRAM for what a kernel touches (its result, a host copy of
+        its operand), else in the host's memory beyond DRAM, whence a kernel's first use moves it
+        (``_to_dram``). So only what the accelerator touches takes DRAM, in the order the kernels
+        need it: a large input only host steps read costs none of it."""
+        top = self.top if dram else self.host_top
+        buffer = Buffer(name, ty.dims, ty.dtype, top)
         self.program.buffers[name] = buffer
-        self.top = -(-(buffer.address + buffer.nbytes) // ALIGN) * ALIGN
+        end = -(-(buffer.address + buffer.nbytes) // ALIGN) * ALIGN
+        if dram:
+            self.top = end
+        else:
+            self.host_top = end
         return name
 
+    def _to_dram(self, name: str) -> Buffer:
+        """The buffer ``name``, moved into DRAM if it lies in the host's memory. Safe: no kernel
+        has used its address yet, and host steps and inputs find it by name."""
+        buffer = self.program.buffers[name]
+        if buffer.address >= self.config.dram_bytes:
+            self._allocate(name, Access(buffer.shape, (), buffer.dtype), dram=True)
+        return self.program.buffers[name]
+
     def _fresh(self, stem: str) -> str:
-        count = len(self.program.steps) + 1
+        """A new buffer name: the stem numbered among its own kind (kernel1, host1, copy1)."""
+        count = 1
         name = f"{stem}{count}"
         while name in self.program.buffers:
             count += 1
@@ -387,7 +409,7 @@ class _Lowerer:
             if not self._affine(bias):
                 raise _Unfused
             view = view_of(bias, self.types, self._materialise)
-            targets["bias"] = Target(view, self.program.buffers[view.buffer].address, 4)
+            targets["bias"] = Target(view, self._to_dram(view.buffer).address, 4)
         raw = shift is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
@@ -413,7 +435,7 @@ class _Lowerer:
             operand = systolic.args[2 if error.which == "a" else 3]
             targets[error.which] = self._operand(operand, copy=True)
         name = self._fresh("kernel")
-        out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype))
+        out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype), dram=True)
         inputs = sorted({t.view.buffer for t in targets.values()})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         stored = row_major(out, self.program.buffers[out].shape)
@@ -463,11 +485,14 @@ class _Lowerer:
 
     def _operand(self, operand: Term, copy: bool) -> Target:
         """A kernel operand as a DRAM target: its view, or a host copy of its value."""
+        view = None
         if not copy and self._affine(operand):
-            view = view_of(operand, self.types, self._materialise)
-        else:
+            # Over a kernel's result stored transposed it may be none: copied instead.
+            with contextlib.suppress(NotAffine):
+                view = view_of(operand, self.types, self._materialise)
+        if view is None:
             view = row_major(self._host(operand, copy=True), self.types[id(operand)].dims)
-        buffer = self.program.buffers[view.buffer]
+        buffer = self._to_dram(view.buffer)
         if buffer.dtype != "int8":
             raise GlcError(f"a systolic operand is {buffer.dtype} in DRAM, not int8")
         return Target(view, buffer.address, 1)
@@ -490,11 +515,15 @@ class _Lowerer:
                         symbol = f"{view.buffer}_view{len(views)}"
                     views[symbol] = view
                     memo[id(t)] = leaf("symbol", symbol)
+                    split = len(self.types[id(t)].shape)
+                    if split < len(view.dims):  # a symbol is all shape: keep t's item dims
+                        memo[id(t)] = Term("access", (memo[id(t)], leaf("int", split)))
                 else:
                     memo[id(t)] = t.with_args(tuple(substitute(a) for a in t.args))
             return memo[id(t)]
 
         body = substitute(node)
-        out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)])
+        out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
+                             dram=copy)
         self.program.steps.append(HostStep(out, body, views, out, copy))
         return out

@@ -22,8 +22,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cocotb_tools.runner import Verilator, get_results
-
 from glc.errors import GlcError
 from glc.sim.toolchain import MAKEFLAGS, configure_environment, verilator_root
 
@@ -38,15 +36,20 @@ WAVE_FLAGS = {"vcd": ("--trace-structs",), "fst": ("--trace-fst", "--trace-struc
 STAMP = "glc-build.json"
 
 
-class FastVerilator(Verilator):
-    """cocotb's Verilator runner with only top-level ports public (``--public-depth 1``)."""
+def fast_verilator():
+    """cocotb's Verilator runner with only top-level ports public (``--public-depth 1``).
+    cocotb is imported here, not with the module: glc imports it only where the RTL is used."""
+    from cocotb_tools.runner import Verilator
 
-    def _build_command(self) -> list[list[str]]:
-        commands = super()._build_command()
-        verilate = commands[0]
-        at = verilate.index("--public-flat-rw")
-        verilate[at:at + 1] = ["--public-depth", "1"]
-        return commands
+    class FastVerilator(Verilator):
+        def _build_command(self) -> list[list[str]]:
+            commands = super()._build_command()
+            verilate = commands[0]
+            at = verilate.index("--public-flat-rw")
+            verilate[at:at + 1] = ["--public-depth", "1"]
+            return commands
+
+    return FastVerilator()
 
 
 def build_root() -> Path:
@@ -105,6 +108,11 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def is_built(design: Design) -> bool:
+    """Whether an identical build of ``design`` is cached."""
+    return (design.build_dir() / STAMP).exists()
+
+
 def build(design: Design) -> Path:
     """Build ``design`` unless an identical build is cached; return its build directory.
 
@@ -116,7 +124,7 @@ def build(design: Design) -> Path:
     with _locked(directory.with_suffix(".lock")):
         if (directory / STAMP).exists():
             return directory
-        runner = FastVerilator()
+        runner = fast_verilator()
         log = directory.with_suffix(".log")
         directory.mkdir(parents=True, exist_ok=True)
         try:
@@ -191,7 +199,7 @@ def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
         sys.path.insert(0, str(module_dir))
     results = run_dir / "results.xml"
     log = run_dir / "sim.log"
-    runner = FastVerilator()
+    runner = fast_verilator()
     # The runner turns failures into sys.exit when it sees pytest; we report them ourselves.
     saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
     try:
@@ -204,6 +212,8 @@ def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
     finally:
         if saved is not None:
             os.environ["PYTEST_CURRENT_TEST"] = saved
+    from cocotb_tools.runner import get_results
+
     try:
         total, failed = get_results(results)
     except RuntimeError as error:

@@ -66,7 +66,9 @@ def rtl(program: Path, config_name: str, dram_path: Path | None, output: Path | 
     if as_json:
         click.echo(json.dumps(figures))
     else:
-        click.echo("\n".join(f"{name:<28}{value}" for name, value in figures.items()))
+        # A verdict reads as the other commands say it (match: yes), not as Python's True.
+        click.echo("\n".join(f"{name:<28}{'yes' if value is True else value}"
+                              for name, value in figures.items()))
 
 
 def _words(program: Path, config) -> list[int]:

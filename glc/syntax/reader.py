@@ -9,6 +9,7 @@ malformed form is a GlcError at its file, line and column saying what was expect
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -141,6 +142,9 @@ class _Reader:
             if _INT.fullmatch(text):
                 return leaf("int", int(text), span)
             if _FLOAT.fullmatch(text):
+                if math.isinf(float(text)):  # it would print back as 'inf', which is no number
+                    raise self.error(f"{text} is beyond float64's range (at most about "
+                                     "1.8e308)", node)
                 return leaf("float", float(text), span)
             raise self.error(f"expected a number, got '{text}'", node)
         if kind == "pad-type":

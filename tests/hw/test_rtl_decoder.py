@@ -3,6 +3,8 @@
 import pytest
 from tbutil import run_unit
 
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
+
 
 @pytest.mark.parametrize("n", [4, 16])
 def test_decoder_matches_the_python_encoding(n):

@@ -7,6 +7,8 @@ from glc.hwconfig import CONFIG_DIR, load_config
 from glc.sim.build import Design, lint
 from glc.sim.run import design
 
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
+
 CONFIGS = sorted(path.stem for path in CONFIG_DIR.glob("*.toml"))
 
 

@@ -16,6 +16,8 @@ from glc.isa.gemm import conv2d_program, gemm_program
 from glc.isa.status import ErrorCode, MachineError
 from glc.sim.run import run_program
 
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
+
 GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]
 BAD = [name for name, spec in CASES.items() if isinstance(spec, tuple)]
 CONFIGS = ["n4", "n16"]

@@ -3,6 +3,8 @@
 import pytest
 from tbutil import run_unit
 
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
+
 
 @pytest.mark.parametrize("port", [4, 16])
 def test_transfer_walker_follows_the_transfer_pattern(port):

@@ -4,9 +4,13 @@ changed one replacing its older build."""
 import json
 import time
 
+import pytest
+
 from glc.hwconfig import load_config
 from glc.sim.build import STAMP, _identity, _prune_superseded, build
 from glc.sim.run import design
+
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
 
 
 def test_build_makes_only_top_level_ports_public():

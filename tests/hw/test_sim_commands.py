@@ -2,11 +2,14 @@
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from glc.isa.cases import PROGRAMS
 from glc.isa.status import ErrorCode, MachineError
 from glc.sim.commands import rtl
+
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
 
 
 def test_rtl_command_runs_a_program_and_checks_it_against_the_model(tmp_path):
@@ -25,3 +28,11 @@ def test_rtl_command_reports_the_machine_error(tmp_path):
     result = CliRunner().invoke(rtl, [str(PROGRAMS / "bad_opcode.s"), "--config", "n4"])
     assert isinstance(result.exception, MachineError)
     assert (result.exception.code, result.exception.pc) == (ErrorCode.ILLEGAL_OPCODE, 1)
+
+
+def test_rtl_check_says_match_yes_not_python_true():
+    result = CliRunner().invoke(rtl, [str(PROGRAMS / "matmul_tiled.s"), "--config", "n4",
+                                      "--check"])
+    assert result.exit_code == 0, result.output
+    (line,) = [ln for ln in result.stdout.splitlines() if ln.startswith("match")]
+    assert line.split() == ["match", "yes"]

@@ -222,3 +222,63 @@ def test_a_bias_in_the_accumulator_costs_what_it_adds_to_the_kernel():
            if node[0] == "compute" or node[0].startswith("systolic")}
     # The product's kernel plus what the bias adds: the fused kernel's cycles (epsilon aside).
     assert abs(own["array"] + own["compute"] - step.kernel.predicted_cycles(N16)) < 1e-3
+
+
+def test_rules_all_on_gemm256_keeps_the_extract_time_limit():
+    """Every limit binds, costing included: --rules all on the 256³ GEMM gave no result in 900 s
+    (460 s CPU with a 3 s extraction limit); within its limits it gives the kernel it can run."""
+    import time
+
+    start = time.perf_counter()
+    result = glc("compile", PROGRAMS[0].parent / "gemm256-int8", "--rules", "all",
+                 "--time-limit", "3", "--extract-time-limit", "1", "--json")
+    seconds = time.perf_counter() - start
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    # Saturation 3 s, extraction 1 s (plus the one kernel being lowered when it ran out), and
+    # the final lowering: far below the minutes the costing took unbounded.
+    assert seconds < 40, seconds
+    assert figures["extracted"].startswith("(systolic-array")
+    assert figures["kernels"] == 1 and figures["host_steps"] == 0
+    assert figures["predicted_cycles"] >= figures["ideal_cycles"] == 256 ** 3 // 16 ** 2
+    assert figures["optimal"] is False and "past the time limit" in figures["extractor"]
+
+
+def test_candidates_spelling_the_same_kernel_are_lowered_once(monkeypatch):
+    import glc.lower.cost
+
+    lowered = []
+    real = glc.lower.cost.lower
+    monkeypatch.setattr(glc.lower.cost, "lower", lambda *a: lowered.append(a[0]) or real(*a))
+    env = {"a": Access((8, 32), (), "int8"), "b": Access((32, 16), (), "int8")}
+    eg = EGraph(env)
+    # The same operand views, spelt directly and through a double transpose.
+    plain = eg.add_term(parse_term("(systolic-array 32 16 (access (access-tensor a) 1) "
+                                   "(access (access-tensor b) 0))"))
+    twice = eg.add_term(parse_term(
+        "(systolic-array 32 16 (access (access-transpose (access-transpose (access-tensor a) "
+        "(list 1 0)) (list 1 0)) 1) (access (access-tensor b) 0))"))
+    eg.rebuild()
+    cost = CycleCost(N16)
+    (first,) = eg.classes[eg.find(plain)].nodes
+    (second,) = eg.classes[eg.find(twice)].nodes
+    assert first != second
+    assert cost(eg, plain, first) == cost(eg, twice, second) > 1
+    assert len(lowered) == 1
+
+
+def test_no_kernel_is_lowered_past_the_deadline(monkeypatch):
+    import glc.lower.cost
+
+    monkeypatch.setattr(glc.lower.cost, "lower", lambda *a: pytest.fail("lowered"))
+    env = {"a": Access((8, 32), (), "int8"), "b": Access((32, 16), (), "int8")}
+    eg = EGraph(env)
+    cid = eg.add_term(parse_term("(systolic-array 32 16 (access (access-tensor a) 1) "
+                                 "(access (access-tensor b) 0))"))
+    eg.rebuild()
+    cost = CycleCost(N16)
+    cost.stop_at(0.0)  # long past
+    (node,) = eg.classes[eg.find(cid)].nodes
+    # Costed as the host would do the product, less the margin that keeps it tensorised.
+    assert cost(eg, cid, node) == glc.lower.cost.host_cost(2 * 8 * 32 * 16) - 1.0
+    assert cost.estimated == 1

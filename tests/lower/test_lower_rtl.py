@@ -19,6 +19,8 @@ from glc.lower.image import Image, schedule
 from glc.lower.program import lower
 from glc.rewrites import DEFAULT, select
 
+pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
+
 PROGRAMS = Path(__file__).parents[2] / "programs"
 ON_RTL = ["matmul-int8", "mlp-int8", "conv2d-nchw-int8", "dense-bias-int8"]
 

@@ -4,6 +4,7 @@ baselines; regressions, improvements, new programs, wrong results, JUnit XML, pa
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -135,6 +136,7 @@ def test_table_names_the_columns_the_engines_and_ends_in_the_summary(monkeypatch
     assert lines[-1] == "1 passed, 0 failed"
 
 
+@pytest.mark.rtl
 def test_one_small_program_on_the_rtl_meets_its_n4_baseline():
     result = glc("regress", PROGRAMS, "--config", "n4", "--engine", "rtl", "-k", "dense-int8",
                  "--json")
@@ -221,6 +223,84 @@ def test_update_accepts_a_regression_and_keeps_other_programs_with_k(tmp_path):
     assert sorted(rewritten) == NAMES  # -k runs a subset: nothing else is dropped
 
 
+def test_update_over_a_subfolder_keeps_the_baselines_of_programs_not_run(tmp_path,
+                                                                       monkeypatch):
+    import glc.regress
+
+    shipped, baselines = tmp_path / "programs", tmp_path / "baselines"
+    monkeypatch.setattr(glc.regress, "PROGRAMS_DIR", shipped)
+    monkeypatch.setattr(glc.regress, "BASELINE_DIR", baselines)
+    copy_program("matmul-int8", shipped)
+    copy_program("dense-int8", shipped / "group")
+    baselines.mkdir()
+    n16 = committed("n16")
+    before = {"matmul-int8": n16["matmul-int8"], "gone-elsewhere": n16["mlp-int8"],
+              "group/dense-int8": {**n16["dense-int8"], "cycles": 1}}
+    (baselines / "n16.json").write_text(json.dumps(before))
+    status, report, _ = regress_json(shipped / "group", "--update-baselines")
+    assert status == 0 and [r["name"] for r in report["rows"]] == ["group/dense-int8"]
+    assert report["vanished"] == []
+    after = json.loads((baselines / "n16.json").read_text())
+    assert after == {**before, "group/dense-int8": {**n16["dense-int8"], "engine": "isa"}}
+    # Over the whole shipped folder, a baseline with no program is dropped.
+    status, report, _ = regress_json(shipped, "--update-baselines")
+    assert status == 0 and report["vanished"] == ["gone-elsewhere"]
+    assert sorted(json.loads((baselines / "n16.json").read_text())) == [
+        "group/dense-int8", "matmul-int8"]
+
+
+def test_a_user_folder_gets_its_baselines_beside_it_not_the_shipped_ones(tmp_path, monkeypatch):
+    import glc.regress
+
+    shipped = tmp_path / "shipped"
+    shutil.copytree(BASELINES, shipped)
+    monkeypatch.setattr(glc.regress, "BASELINE_DIR", shipped)
+    mine = tmp_path / "mine"
+    copy_program("matmul-int8", mine)
+    status, report, _ = regress_json(mine, "--update-baselines")
+    assert status == 0 and report["rows"][0]["status"] == "new"
+    assert report["baselines"] == str((mine / "baselines" / "n16.json").resolve())
+    assert (shipped / "n16.json").read_bytes() == (BASELINES / "n16.json").read_bytes()
+    assert json.loads((mine / "baselines" / "n16.json").read_text()) == {
+        "matmul-int8": {**committed("n16")["matmul-int8"], "engine": "isa"}}
+    # The next run over the folder is held to them; the shipped file only when asked for.
+    status, report, _ = regress_json(mine)
+    assert report["rows"][0]["status"] == "pass"
+    status, report, _ = regress_json(mine, "--baselines", shipped / "n16.json",
+                                     "--update-baselines")
+    assert status == 0 and json.loads((shipped / "n16.json").read_text())["matmul-int8"][
+        "engine"] == "isa"
+
+
+def test_several_user_folders_need_one_baseline_file(tmp_path):
+    copy_program("matmul-int8", tmp_path / "a")
+    copy_program("dense-int8", tmp_path / "b")
+    result = glc("regress", tmp_path / "a", tmp_path / "b", "--engine", "isa")
+    assert result.exit_code == 1 and "give --baselines FILE" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_error_row_says_error_once(tmp_path):
+    broken = tmp_path / "err"
+    broken.mkdir()
+    (broken / "err.gls").write_text("(access-tensor\n")
+    result = glc("regress", tmp_path, "--engine", "isa", "--jobs", "1")
+    assert result.exit_code == 1
+    (line,) = [ln for ln in result.stdout.splitlines() if ln.startswith("err: ")]
+    assert line == f"err: {broken / 'err.gls'}:1:1: error: unexpected end of file: this '(' " \
+                   "is never closed; expected ')'"
+    assert line.count(": error:") == 1
+
+
+def test_the_readme_names_the_programs_that_run_only_on_the_host():
+    """The README said every program runs on the RTL; those with no kernel run as host steps."""
+    readme = (ROOT / "README.md").read_text()
+    host_only = sorted(name for name, entry in committed("n16").items() if entry["cycles"] == 0)
+    said = readme.split("## Where it stands")[1].split("On the default")[0]
+    assert sorted(set(re.findall(r"`([a-z0-9-]+)`", said)) & set(NAMES)) == host_only
+    assert "entirely as\nhost steps" in said or "entirely as host steps" in " ".join(said.split())
+
+
 def test_a_program_with_no_baseline_is_new_and_fails_only_when_strict(tmp_path):
     data = committed("n16")
     del data["dense-int8"]
@@ -259,7 +339,7 @@ def test_a_corrupted_output_npy_fails_with_the_mismatch(tmp_path):
     expected[2, 3] += 1
     np.save(folder / "output.npy", expected)
     copy_program("dense-int8", tmp_path)
-    status, report, stderr = regress_json(tmp_path)
+    status, report, stderr = regress_json(tmp_path, "--baselines", BASELINES / "n16.json")
     assert status == 1
     rows = rows_by_name(report)
     row = rows["matmul-int8"]
@@ -275,7 +355,7 @@ def test_a_program_that_does_not_compile_is_an_error_row_and_the_others_still_ru
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "broken.gls").write_text("(access-tensor\n")
-    status, report, _ = regress_json(tmp_path)
+    status, report, _ = regress_json(tmp_path, "--baselines", BASELINES / "n16.json")
     assert status == 1
     rows = rows_by_name(report)
     assert rows["broken"]["status"] == "error"
@@ -284,6 +364,7 @@ def test_a_program_that_does_not_compile_is_an_error_row_and_the_others_still_ru
     assert rows["matmul-int8"]["status"] == "pass"
 
 
+@pytest.mark.rtl
 def test_the_rtl_watchdog_stops_a_program_and_fails_its_row():
     result = glc("regress", PROGRAMS, "--config", "n4", "-k", "matmul-int8", "--max-cycles",
                  "50", "--engine", "rtl", "--json")
