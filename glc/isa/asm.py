@@ -12,6 +12,7 @@ file:line:col.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -156,10 +157,17 @@ def _value(f: Field, expr: str, symbols: dict[str, int], where: Span) -> int:
     return value
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _parse(expr: str) -> ast.AST:
+    """The expression's tree (generated programs repeat the same operand texts thousands of
+    times; parsing dominated assembling them)."""
+    return ast.parse(expr, mode="eval").body
+
+
 def _evaluate(expr: str, symbols: dict[str, int], where: Span) -> int:
     """An integer expression over symbols: + - * / (floor) % << >> | & and parentheses."""
     try:
-        tree = ast.parse(expr, mode="eval").body
+        tree = _parse(expr)
     except SyntaxError as error:
         raise GlcError(f"not an expression: {expr!r}", where) from error
 

@@ -43,7 +43,7 @@ class Instruction:
         the assembler checks user input itself and reports it with a location).
         """
         op = BY_NAME[name]
-        unknown = set(values) - {f.name for f in op.fields}
+        unknown = set(values) - op.index.keys()
         if unknown:
             raise ValueError(f"{name} has no field(s) {sorted(unknown)}")
         result = []
@@ -62,17 +62,12 @@ class Instruction:
         return f"Instruction({self.op.name}: {', '.join(shown)})"
 
     def __getitem__(self, name: str) -> int:
-        for f, value in zip(self.op.fields, self.values, strict=True):
-            if f.name == name:
-                return value
-        raise KeyError(name)
+        return self.values[self.op.index[name]]
 
     def get(self, name: str, default: int = 0) -> int:
         """The field's value, or `default` if the opcode has no such field (e.g. a flag)."""
-        try:
-            return self[name]
-        except KeyError:
-            return default
+        position = self.op.index.get(name)
+        return default if position is None else self.values[position]
 
     @property
     def unit(self) -> str | None:

@@ -7,6 +7,7 @@ format"); the encoder, decoder, assembler and disassembler all derive from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 WORD_BITS = 512
 WORD_BYTES = WORD_BITS // 8
@@ -49,7 +50,7 @@ class Field:
         return ((1 << self.width) - 1) << self.lsb
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Opcode:
     """An opcode: its number, mnemonic, the unit whose queue it goes to, and its fields."""
 
@@ -60,12 +61,14 @@ class Opcode:
 
     def field(self, name: str) -> Field:
         """The field called `name` (KeyError if the opcode has none)."""
-        for f in self.fields:
-            if f.name == name:
-                return f
-        raise KeyError(name)
+        return self.fields[self.index[name]]
 
-    @property
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Each field's position in `fields` (instructions store values in that order)."""
+        return {f.name: i for i, f in enumerate(self.fields)}
+
+    @cached_property
     def mask(self) -> int:
         """Every assigned bit, opcode included; the rest must be zero (ILLEGAL_FIELD)."""
         bits = (1 << OPCODE_BITS) - 1

@@ -19,6 +19,7 @@ model predicts faster.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from glc.errors import GlcError
@@ -86,6 +87,7 @@ class Im2colRows:
                 f"y0={y0}, x0={x0}, ylim={self.h}, xlim={self.w}")
 
 
+@functools.lru_cache(maxsize=256)
 def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
@@ -93,7 +95,8 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
-    "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster).
+    "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster). Memoised: the
+    extraction's costing and the lowering ask for the same schedules.
     """
     n = config.array_size
     if m < 1 or k % n or n_out % n or not k or not n_out:

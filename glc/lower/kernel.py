@@ -19,7 +19,7 @@ MATMUL then accumulates.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
@@ -48,6 +48,7 @@ class Kernel:
     instructions: list[Instruction]
     bias: bool = False  # the accumulator starts from a bias loaded from DRAM
     kind: str = "matmul"
+    _cycles: dict[HwConfig, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def words(self) -> list[int]:
@@ -61,8 +62,11 @@ class Kernel:
         return -(-self.m * self.k * self.n_out // (n * n))
 
     def predicted_cycles(self, config: HwConfig) -> int:
-        """The cycle model's count (glc.isa.cycles), the cost a later extraction can use."""
-        return predict(self.instructions, config).counters.cycles
+        """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;
+        memoised per configuration (the instructions do not change once built)."""
+        if config not in self._cycles:
+            self._cycles[config] = predict(self.instructions, config).counters.cycles
+        return self._cycles[config]
 
     def header(self) -> str:
         """Assembly comments: the term it implements and the product it computes."""

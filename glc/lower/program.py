@@ -109,8 +109,8 @@ class Program:
     @property
     def dram_bytes(self) -> int:
         """The end of the tensors in the accelerator's DRAM: the program images go above it."""
-        return max((min(b.address + b.nbytes, self.config.dram_bytes)
-                    for b in self.buffers.values()), default=0)
+        return max((b.address + b.nbytes for b in self.buffers.values()
+                    if b.address < self.config.dram_bytes), default=0)
 
     def figures(self) -> dict:
         """instructions and predicted cycles (over the images the kernels run as), ideal cycles
@@ -371,7 +371,7 @@ class _Lowerer:
         targets = {}
         for which, operand in zip("ab", operands, strict=False):
             view = view_of(operand, self.types, self._materialise)
-            buffer = self.program.buffers[view.buffer]
+            buffer = self._to_dram(view.buffer)
             kept = [g for k, g in enumerate(view.groups) if k not in folded]
             row_digits = [d for g in kept[:-1] for d in g] + \
                 [d for k in folded for d in view.groups[k]]
@@ -390,7 +390,7 @@ class _Lowerer:
                                        self.config)
         except (OperandUnexpressible, DoesNotFit):
             return None
-        self._allocate(out, Access(dims, (), result_dtype))
+        self._allocate(out, Access(dims, (), result_dtype), dram=True)
         inputs = sorted({t.view.buffer for t in targets.values()})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         return row_major(out, dims)
