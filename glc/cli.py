@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from contextlib import contextmanager
@@ -10,7 +11,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from glc.compare import compare
+from glc.compare import FloatTolerance, compare
 from glc.compiler import (
     COSTS,
     EXTRACTORS,
@@ -140,6 +141,22 @@ seed_option = click.option("--seed", default=0, show_default=True,
                            help="Seed of the random inputs made when none are supplied.")
 
 
+def tolerance_options(command):
+    """--rtol and --atol, given to ``command`` as one ``tolerance`` (a FloatTolerance)."""
+    @functools.wraps(command)
+    def with_tolerance(*args, rtol: float | None, atol: float | None, **kwargs):
+        return command(*args, tolerance=FloatTolerance(rtol, atol), **kwargs)
+
+    with_tolerance = click.option(
+        "--atol", type=click.FloatRange(min=0),
+        help="Float results: absolute tolerance per element (default 1e-6 float32, 1e-12 "
+             "float64).")(with_tolerance)
+    return click.option(
+        "--rtol", type=click.FloatRange(min=0),
+        help="Float results: tolerance relative to each expected element, |r - e| <= atol + "
+             "rtol*|e| (default 1e-4 float32, 1e-9 float64).")(with_tolerance)
+
+
 @main.command()
 @program_argument
 @shapes_option
@@ -166,10 +183,11 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
 @shapes_option
 @out_option
 @seed_option
+@tolerance_options
 @json_option
 @click.pass_obj
 def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
-           out: Path | None, seed: int, as_json: bool) -> None:
+           out: Path | None, seed: int, tolerance: FloatTolerance, as_json: bool) -> None:
     """Evaluate PROGRAM with the numpy reference interpreter.
 
     With a program folder (or --inputs) that holds output.npy, report whether the result matches
@@ -185,7 +203,8 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
         figures["elements"] = result.size
     if out is not None:
         np.save(out, result)
-    verdict = compare(result, bundle.expected) if bundle.expected is not None else None
+    verdict = (compare(result, bundle.expected, tolerance) if bundle.expected is not None
+               else None)
     if as_json:
         _emit_json({"shape": ty.shape, "item": ty.item, "dtype": ty.dtype,
                     "inputs": "given" if bundle.arrays else f"random (seed {seed})",
@@ -282,11 +301,12 @@ max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
 @out_option
 @seed_option
 @max_cycles_option
+@tolerance_options
 @json_option
 @click.pass_obj
 def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None,
              engine_flag: str | None, out: Path | None, seed: int, max_cycles: int | None,
-             as_json: bool) -> None:
+             tolerance: FloatTolerance, as_json: bool) -> None:
     """Run the program glc compile -o wrote into OUTDIR and compare it with the interpreter
     (and with output.npy among the inputs); exit status 1 on a mismatch."""
     lowered = read_program(outdir)
@@ -296,7 +316,7 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
                                           bundle.arrays_or_random(seed), engine,
-                                          bundle.expected, max_cycles)
+                                          bundle.expected, max_cycles, tolerance)
         figures["cycles"] = result["cycles"]
     obj.clear_status()
     if not as_json:
@@ -316,11 +336,12 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @out_option
 @seed_option
 @max_cycles_option
+@tolerance_options
 @json_option
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
         rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
-        as_json: bool) -> None:
+        tolerance: FloatTolerance, as_json: bool) -> None:
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     bundle = load(program, inputs, shapes)
@@ -337,7 +358,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
                                           bundle.arrays_or_random(seed),
                                           engine, bundle.expected,
-                                          max_cycles)
+                                          max_cycles, tolerance)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
     _report(outcome.result, {**result.figures(), **report}, out, as_json)
@@ -389,12 +410,17 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) 
 @click.option("--strict", is_flag=True, help="A program with no baseline fails.")
 @click.option("-k", "keyword", help="Only the programs whose name contains this substring.")
 @max_cycles_option
+@click.option("--rtol", type=click.FloatRange(min=0),
+              help="Float results: tolerance relative to each expected element (as in glc run).")
+@click.option("--atol", type=click.FloatRange(min=0),
+              help="Float results: absolute tolerance per element (as in glc run).")
 @json_option
 @click.pass_obj
 def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str | None,
             jobs: int | None, junit: Path | None, baselines: Path | None,
             update_baselines: bool, tolerance: float, strict: bool, keyword: str | None,
-            max_cycles: int | None, as_json: bool) -> None:
+            max_cycles: int | None, rtol: float | None, atol: float | None,
+            as_json: bool) -> None:
     """Every program under DIR (default programs/): compile, run, compare with the interpreter
     bit for bit, and hold its cycles to the baselines; exit status 1 on a wrong result or a
     cycle regression."""
@@ -418,7 +444,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     report = rg.regress(chosen.programs, config, choose_engine(engine, config),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
                         strict=strict, update=update_baselines, complete=chosen.complete,
-                        on_row=progress)
+                        on_row=progress, float_tolerance=FloatTolerance(rtol, atol))
     if junit is not None:
         rg.write_junit(report, junit)
     obj.clear_status()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from glc.compare import compare
+from glc.compare import DEFAULT_TOLERANCE, FloatTolerance, compare
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.interp import interpret
@@ -56,14 +56,15 @@ def choose_engine(asked: str | None, config: HwConfig) -> str:
 
 def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndarray],
                     engine: str, expected: np.ndarray | None = None,
-                    max_cycles: int | None = None) -> tuple[Outcome, dict]:
+                    max_cycles: int | None = None,
+                    tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> tuple[Outcome, dict]:
     """Execute ``program`` and compare its result with the interpreter on ``source`` (and with
-    ``expected`` when given); returns the outcome and the figures."""
+    ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures."""
     outcome = execute(program, arrays, engine, max_cycles)
     reference, _ = interpret(source, arrays)
-    verdicts = [("interpreter", compare(outcome.result, reference))]
+    verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
-        verdicts.append(("output.npy", compare(outcome.result, expected)))
+        verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
     figures = program.figures()
     cycles = outcome.cycles
     ideal = figures["ideal_cycles"]
