@@ -29,8 +29,10 @@ from glc.interp import interpret
 from glc.ir.check import type_of
 from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
+from glc.lower.artefacts import MANIFEST
 from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
+from glc.outdir import replacing
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
 from glc.run import (
@@ -275,9 +277,10 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
         for line in result.stage_lines():
             click.echo(line, err=as_json)
     if outdir is not None:
-        write_artifacts(result, outdir, artefacts)
-        write_program(result.lowered, outdir)
-        (outdir / SOURCE).write_text(program_text(bundle.program.body, result.env))
+        with replacing(outdir, MANIFEST) as fresh:
+            write_artifacts(result, fresh, artefacts)
+            write_program(result.lowered, fresh,
+                          {SOURCE: program_text(bundle.program.body, result.env)})
     if as_json:
         _emit_json(result.figures())
     else:
