@@ -38,6 +38,7 @@ from glc.rewrites import select as select_rules
 from glc.run import (
     ENGINE_CHOICES,
     SOURCE,
+    check_result_path,
     choose_engine,
     run_and_compare,
     save_result,
@@ -138,7 +139,7 @@ inputs_option = click.option("--inputs", type=click.Path(path_type=Path),
                              help="A folder of <symbol>.npy inputs (default: the program folder).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 out_option = click.option("-o", "--out", type=click.Path(path_type=Path),
-                          help="Write the result as .npy.")
+                          help="Write the result to this .npy file (not into the inputs folder).")
 seed_option = click.option("--seed", default=0, show_default=True,
                            help="Seed of the random inputs made when none are supplied.")
 
@@ -197,6 +198,7 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
     """
     with obj.stage("load") as figures:
         bundle = load(program, inputs, shapes)
+        check_result_path(out, bundle.input_dir)
         arrays = bundle.arrays_or_random(seed)
         figures["nodes"] = len(walk(bundle.program.body))
         figures["inputs"] = "given" if bundle.arrays else f"random (seed {seed})"
@@ -204,7 +206,7 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
         result, ty = interpret(bundle.program.body, arrays)
         figures["elements"] = result.size
     if out is not None:
-        np.save(out, result)
+        save_result(result, out, bundle.input_dir)
     verdict = (compare(result, bundle.expected, tolerance) if bundle.expected is not None
                else None)
     if as_json:
@@ -314,6 +316,7 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     (and with output.npy among the inputs); exit status 1 on a mismatch."""
     lowered = read_program(outdir)
     bundle = load(outdir / SOURCE, inputs)
+    check_result_path(out, bundle.input_dir)
     engine = choose_engine(engine or engine_flag, lowered.config)
     _simulating(obj, engine, lowered.config)
     with obj.stage("simulate") as figures:
@@ -324,7 +327,7 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     obj.clear_status()
     if not as_json:
         click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
-    _report(outcome.result, result, out, as_json)
+    _report(outcome.result, result, out, as_json, bundle.input_dir)
 
 
 @main.command()
@@ -348,6 +351,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     bundle = load(program, inputs, shapes)
+    check_result_path(out, bundle.input_dir)
     config = load_config(config_name)
     engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
     with obj.stage("compile"):
@@ -364,7 +368,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
                                           max_cycles, tolerance)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
-    _report(outcome.result, {**result.figures(), **report}, out, as_json)
+    _report(outcome.result, {**result.figures(), **report}, out, as_json, bundle.input_dir)
 
 
 def _simulating(obj: Context, engine: str, config) -> None:
@@ -383,9 +387,10 @@ def _announce_build(obj: Context, config) -> None:
         obj.status(f"building the Verilator model of {config.name} (once; about a minute)…")
 
 
-def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) -> None:
+def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
+            input_dir: Path | None) -> None:
     if out is not None:
-        save_result(result, out)
+        save_result(result, out, input_dir)
     if as_json:
         _emit_json(figures)
     else:

@@ -32,6 +32,7 @@ class Bundle:
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     expected: np.ndarray | None = None
     expected_path: Path | None = None
+    input_dir: Path | None = None  # the folder whose .npy files were read
 
     @property
     def symbols(self) -> list[str]:
@@ -123,7 +124,7 @@ def load(path: str | Path, inputs: str | Path | None = None,
                                    str(input_dir / f"{name}.npy"))
         sources.append({name: (tuple(a.shape), str(a.dtype), str(input_dir / f"{name}.npy"))
                         for name, a in arrays.items()})
-    return Bundle(program, _merge(sources), arrays, expected, expected_path)
+    return Bundle(program, _merge(sources), arrays, expected, expected_path, input_dir)
 
 
 def _merge(sources) -> dict[str, Access]:

@@ -205,3 +205,34 @@ def test_verbose_run_prints_each_compile_stage_then_the_simulation():
     stages = [line.split(":")[0] for line in result.stderr.splitlines()]
     assert stages == ["compile", "saturate", "extract", "lower", "simulate"]
     assert "predicted_cycles 482" in result.stderr and "cycles 482" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["interp", "run"])
+def test_out_refuses_a_folder_and_a_path_not_ending_in_npy(tmp_path, command):
+    # Issue 12 item 5: -o DIR used to write DIR.npy silently.
+    folder = PROGRAMS / "dense-int8"
+    extra = ["--engine", "isa"] if command == "run" else []
+    assert_user_error(glc(command, folder, *extra, "-o", tmp_path), str(tmp_path), "names a folder")
+    assert_user_error(glc(command, folder, *extra, "-o", tmp_path / "r.txt"),
+                      str(tmp_path / "r.txt"), "ending in .npy")
+    assert sorted(tmp_path.parent.glob(tmp_path.name + "*.npy")) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["interp", "run"])
+def test_out_refuses_to_write_into_the_inputs_folder(tmp_path, command):
+    # Issue 12 item 5: -o prog/result.npy made the next run fail with "unexpected input".
+    folder = _folder(tmp_path, "dense-int8")
+    extra = ["--engine", "isa"] if command == "run" else []
+    for name in ("result.npy", "output.npy", "x.npy"):
+        before = sorted(p.name for p in folder.iterdir())
+        assert_user_error(glc(command, folder, *extra, "-o", folder / name), str(folder / name),
+                          "inputs folder")
+        assert sorted(p.name for p in folder.iterdir()) == before
+    assert glc("interp", folder).exit_code == 0
+
+
+def test_out_to_an_unwritable_path_is_one_line(tmp_path):
+    target = tmp_path / "missing" / "r.npy"
+    assert_user_error(glc("interp", PROGRAMS / "dense-int8", "-o", target), str(target),
+                      "cannot write")
