@@ -24,7 +24,7 @@ from glc.compiler import (
 from glc.egraph.runner import Limits
 from glc.errors import GlcError
 from glc.hwconfig import load_config
-from glc.inputs import load
+from glc.inputs import Bundle, load
 from glc.interp import interpret
 from glc.ir.check import type_of
 from glc.ir.term import walk
@@ -116,6 +116,16 @@ def _terminal() -> bool:
     return click.get_text_stream("stderr").isatty()
 
 
+def _inputs(obj: Context, bundle: Bundle, seed: int) -> dict[str, np.ndarray]:
+    """The bundle's input tensors; random ones are announced on a line of their own (stderr)."""
+    note = bundle.random_note(seed)
+    if note is not None:
+        type_of(bundle.program.body, bundle.env)  # an ill-typed program: its error line alone
+        obj.clear_status()
+        click.echo(note, err=True)
+    return bundle.arrays_or_random(seed)
+
+
 def _emit_json(figures: dict) -> None:
     click.echo(json.dumps(figures, default=_json_default))
     context = click.get_current_context(silent=True)
@@ -199,9 +209,9 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
     with obj.stage("load") as figures:
         bundle = load(program, inputs, shapes)
         check_result_path(out, bundle.input_dir)
-        arrays = bundle.arrays_or_random(seed)
+        arrays = _inputs(obj, bundle, seed)
         figures["nodes"] = len(walk(bundle.program.body))
-        figures["inputs"] = "given" if bundle.arrays else f"random (seed {seed})"
+        figures["inputs"] = bundle.inputs_label(seed)
     with obj.stage("interp") as figures:
         result, ty = interpret(bundle.program.body, arrays)
         figures["elements"] = result.size
@@ -211,7 +221,7 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
                else None)
     if as_json:
         _emit_json({"shape": ty.shape, "item": ty.item, "dtype": ty.dtype,
-                    "inputs": "given" if bundle.arrays else f"random (seed {seed})",
+                    "inputs": bundle.inputs_label(seed),
                     "match": None if verdict is None else verdict.match,
                     "max_abs_diff": None if verdict is None else verdict.max_abs_diff})
     else:
@@ -321,10 +331,11 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     _simulating(obj, engine, lowered.config)
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
-                                          bundle.arrays_or_random(seed), engine,
+                                          _inputs(obj, bundle, seed), engine,
                                           bundle.expected, max_cycles, tolerance)
         figures["cycles"] = result["cycles"]
     obj.clear_status()
+    result["inputs"] = bundle.inputs_label(seed)
     if not as_json:
         click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
     _report(outcome.result, result, out, as_json, bundle.input_dir)
@@ -363,11 +374,12 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     _simulating(obj, engine, config)
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
-                                          bundle.arrays_or_random(seed),
+                                          _inputs(obj, bundle, seed),
                                           engine, bundle.expected,
                                           max_cycles, tolerance)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
+    report["inputs"] = bundle.inputs_label(seed)
     _report(outcome.result, {**result.figures(), **report}, out, as_json, bundle.input_dir)
 
 
@@ -441,6 +453,10 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
 
     def progress(row: rg.Row) -> None:
         done.append(row)
+        if row.inputs.startswith("random"):
+            obj.clear_status()
+            click.echo(f"note: {row.name}: {row.inputs} inputs: {row.path} holds no "
+                       "<symbol>.npy", err=True)
         if obj.verbose:
             click.echo(f"{row.name}: {row.status}, {row.seconds:.2f} s", err=True)
         obj.status(f"regress: {len(done)}/{len(chosen.programs)} programs, last {row.name}: "

@@ -42,6 +42,20 @@ class Bundle:
         """The given input tensors, or (none given) seeded random ones of the declared types."""
         return self.arrays or random_inputs(self.env, self.symbols, seed)
 
+    def inputs_label(self, seed: int) -> str:
+        """``given``, or ``random (seed N)``: what the figures and --json say of the inputs."""
+        return "given" if self.arrays else f"random (seed {seed})"
+
+    def random_note(self, seed: int) -> str | None:
+        """The line the CLI prints whenever ``arrays_or_random`` makes random inputs: which
+        inputs, the seed, and why; None when the inputs are given (or there are none)."""
+        names = [name for name in self.symbols if name in self.env]
+        if self.arrays or not names:
+            return None
+        why = (f"{self.input_dir} holds no <symbol>.npy" if self.input_dir is not None
+               else "no inputs folder (give a program folder or --inputs DIR)")
+        return f"note: random inputs (seed {seed}) for {', '.join(names)}: {why}"
+
 
 def symbols_of(program: Program) -> list[str]:
     """The tensor symbols the result expression uses, in order of first use."""
@@ -49,10 +63,11 @@ def symbols_of(program: Program) -> list[str]:
 
 
 def find_program(path: str | Path) -> tuple[Path, Path | None]:
-    """The program file, and its folder when ``path`` is a program folder."""
+    """The program file, and its folder when ``path`` is a program folder or the one program
+    file of a folder (``prog/prog.gls`` means ``prog/``: its inputs and output.npy count)."""
     path = Path(path)
     if path.is_dir():
-        found = sorted(p for p in path.iterdir() if p.suffix in PROGRAM_SUFFIXES)
+        found = _program_files(path)
         if len(found) != 1:
             got = ", ".join(p.name for p in found) or "none"
             raise GlcError(f"a program folder needs exactly one .gls or .glenside file, got {got}",
@@ -60,7 +75,17 @@ def find_program(path: str | Path) -> tuple[Path, Path | None]:
         return found[0], path
     if not path.exists():
         raise GlcError("no such program file or folder", str(path))
+    folder = path.parent
+    if path.suffix in PROGRAM_SUFFIXES and _program_files(folder) == [folder / path.name]:
+        return path, folder
     return path, None
+
+
+def _program_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.suffix in PROGRAM_SUFFIXES)
+    except OSError as error:
+        raise GlcError(f"cannot read the folder: {error.strerror}", str(folder)) from None
 
 
 def _load_npy(path: Path) -> np.ndarray:
@@ -117,10 +142,13 @@ def load(path: str | Path, inputs: str | Path | None = None,
             else:
                 raise GlcError(f"unexpected input: the program has no symbol '{npy.stem}' "
                                f"(its symbols: {', '.join(symbols) or 'none'})", str(npy))
-        if arrays:
+        if arrays or expected is not None:
+            # An output.npy was computed from inputs: random ones would only give a mismatch.
             for name in symbols:
                 if name not in arrays:
-                    raise GlcError(f"missing input for symbol '{name}'",
+                    raise GlcError(f"missing input for symbol '{name}'"
+                                   + ("" if arrays else f" (the folder has {EXPECTED}, computed "
+                                      "from inputs it does not hold)"),
                                    str(input_dir / f"{name}.npy"))
         sources.append({name: (tuple(a.shape), str(a.dtype), str(input_dir / f"{name}.npy"))
                         for name, a in arrays.items()})

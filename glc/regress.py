@@ -66,6 +66,7 @@ class Row:
     baseline_engine: str | None = None
     delta: int | None = None
     delta_pct: float | None = None
+    inputs: str = ""  # given, or random (seed N): a folder without its .npy inputs
 
 
 @dataclass
@@ -253,6 +254,7 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
         bundle = load(folder)
         result = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
         arrays = bundle.arrays_or_random(seed)
+        row.inputs = bundle.inputs_label(seed)
         _, figures = run_and_compare(result.lowered, bundle.program.body, arrays, engine,
                                      bundle.expected, max_cycles, float_tolerance)
     except DoesNotFit as error:

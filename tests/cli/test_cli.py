@@ -236,3 +236,49 @@ def test_out_to_an_unwritable_path_is_one_line(tmp_path):
     target = tmp_path / "missing" / "r.npy"
     assert_user_error(glc("interp", PROGRAMS / "dense-int8", "-o", target), str(target),
                       "cannot write")
+
+
+def test_the_gls_path_of_a_program_folder_means_the_folder(tmp_path):
+    # Issue 12 item 6: prog/prog.gls ignored the folder's inputs and output.npy.
+    folder = _folder(tmp_path)
+    source = folder / "matmul-int8.gls"
+    result = glc("interp", source, "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["inputs"] == "given"
+    assert json.loads(result.stdout)["match"] is True and "random" not in result.stderr
+    expected = np.load(folder / "output.npy")
+    expected[0, 0] += 1
+    np.save(folder / "output.npy", expected)
+    assert_user_error(glc("interp", source), str(folder / "output.npy"), "does not match")
+
+
+def test_random_inputs_are_announced_on_a_line_of_their_own(tmp_path):
+    # Issue 12 item 6: random inputs were used silently by interp, run, simulate and regress.
+    source = tmp_path / "alone" / "dense.gls"
+    source.parent.mkdir()
+    source.write_text((PROGRAMS / "dense-int8" / "dense-int8.gls").read_text())
+    note = "note: random inputs (seed 5) for x, w: "
+    for args in (["interp", source], ["run", source, "--engine", "isa"],
+                 ["interp", source, "--json"]):
+        result = glc(*args, "--seed", "5")
+        assert result.exit_code == 0, result.output
+        assert [line for line in result.stderr.splitlines() if line.startswith(note)] == [
+            note + f"{source.parent} holds no <symbol>.npy"]
+    assert glc("compile", PROGRAMS / "dense-int8", "-o", tmp_path / "out").exit_code == 0
+    result = glc("simulate", tmp_path / "out", "--isa", "--seed", "5", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["inputs"] == "random (seed 5)"
+    assert note + "no inputs folder (give a program folder or --inputs DIR)" in result.stderr
+    given = glc("simulate", tmp_path / "out", "--isa", "--inputs", PROGRAMS / "dense-int8")
+    assert given.exit_code == 0 and "note:" not in given.stderr
+    result = glc("regress", source.parent, "--engine", "isa", "--jobs", "1", "--baselines",
+                 tmp_path / "b.json")
+    assert "note: alone: random (seed 0) inputs" in result.stderr, result.output
+
+
+def test_a_folder_with_output_npy_but_no_inputs_names_the_missing_input(tmp_path):
+    # Issue 12 item 6: random inputs against output.npy looked like a compiler bug.
+    folder = _folder(tmp_path, "reduce-sum-int8")
+    (symbol,) = [p for p in folder.glob("*.npy") if p.name != "output.npy"]
+    symbol.unlink()
+    for command in ("interp", "run"):
+        assert_user_error(glc(command, folder), str(symbol),
+                          f"missing input for symbol '{symbol.stem}' (the folder has output.npy")

@@ -92,11 +92,14 @@ def test_simulate_reports_a_mismatch_with_exit_status_1(tmp_path):
     assert "does not match" in result.stderr and "Traceback" not in result.output
 
 
-def test_run_without_inputs_uses_seeded_random_ones():
-    result = glc("run", PROGRAMS[0].parent / "dense-int8" / "dense-int8.gls", "--engine", "isa",
-                 "--json")
+def test_run_without_inputs_uses_seeded_random_ones(tmp_path):
+    source = tmp_path / "dense.gls"  # alone: no folder of inputs
+    source.write_text((PROGRAMS[0].parent / "dense-int8" / "dense-int8.gls").read_text())
+    result = glc("run", source, "--engine", "isa", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["match"] is True
+    figures = json.loads(result.stdout)
+    assert figures["match"] is True and figures["inputs"] == "random (seed 0)"
+    assert "note: random inputs (seed 0) for x, w" in result.stderr
 
 
 def test_simulate_of_a_folder_that_was_not_compiled_is_one_line(tmp_path):
