@@ -110,7 +110,34 @@ class _Reader:
         return GlcError(message, _span(node, self.filename))
 
     def expr(self, node: Tree | Token, kind: str = "access") -> Term:
-        """An argument of the given kind (glc/ir/ops.py): a literal token or an expression."""
+        """An argument of the given kind (glc/ir/ops.py): a literal token or an expression.
+
+        Iterative (a stack of open forms, each with the arguments read so far), so nesting is
+        bounded by memory, not by Python's recursion limit; forms are checked in source order."""
+        if not self._is_application(node, kind):
+            return self.simple(node, kind)
+        stack = [self.open(node)]
+        while True:
+            op, rest, args, span = stack[-1]
+            if len(args) < len(rest):
+                arg, arg_kind = rest[len(args)], op.kind_of(len(args))
+                if self._is_application(arg, arg_kind):
+                    stack.append(self.open(arg))
+                else:
+                    args.append(self.simple(arg, arg_kind))
+                continue
+            stack.pop()
+            term = Term(op.name, tuple(args), None, span)
+            if not stack:
+                return term
+            stack[-1][2].append(term)
+
+    @staticmethod
+    def _is_application(node: Tree | Token, kind: str) -> bool:
+        return isinstance(node, Tree) and kind not in TOKEN_KINDS
+
+    def simple(self, node: Tree | Token, kind: str) -> Term:
+        """An argument that is no operator application: a token, or a (requantize k) form."""
         span = _span(node, self.filename)
         if isinstance(node, Token):
             if self.allow_vars and node.startswith("?"):
@@ -128,9 +155,7 @@ class _Reader:
             return leaf("symbol", str(node), span)
         if kind == "compute-type":
             return self.parametrised_compute(node, span)
-        if kind in TOKEN_KINDS:
-            raise self.error(f"expected {KIND_NAMES[kind]}, got a form", node)
-        return self.application(node, span)
+        raise self.error(f"expected {KIND_NAMES[kind]}, got a form", node)
 
     def token(self, node: Token, kind: str, span: Span) -> Term:
         text = str(node)
@@ -169,7 +194,9 @@ class _Reader:
             raise self.error(f"({name} k) needs a non-negative integer k", parts[1])
         return leaf("compute-type", (name, int(parts[1])), span)
 
-    def application(self, node: Tree, span: Span) -> Term:
+    def open(self, node: Tree) -> tuple:
+        """An operator application's frame for ``expr``: (operator, argument nodes, arguments
+        read so far, span), its head and arity checked."""
         if not node.children:
             raise self.error("empty form (): expected (operator arguments...)", node)
         head, *rest = node.children
@@ -180,8 +207,7 @@ class _Reader:
             raise self.error(f"unknown operator '{head}'{_suggest(str(head), OPS)}", head)
         if not op.arity_ok(len(rest)):
             raise self.error(f"{op.name} takes {_arity(op)}, got {len(rest)}", node)
-        args = tuple(self.expr(arg, op.kind_of(i)) for i, arg in enumerate(rest))
-        return Term(op.name, args, None, span)
+        return op, rest, [], _span(node, self.filename)
 
     def declaration(self, node: Tree) -> InputDecl:
         parts = node.children
