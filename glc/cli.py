@@ -26,7 +26,7 @@ from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import Bundle, load
 from glc.interp import interpret
-from glc.ir.check import type_of
+from glc.ir.check import result_type
 from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import MANIFEST
@@ -120,7 +120,7 @@ def _inputs(obj: Context, bundle: Bundle, seed: int) -> dict[str, np.ndarray]:
     """The bundle's input tensors; random ones are announced on a line of their own (stderr)."""
     note = bundle.random_note(seed)
     if note is not None:
-        type_of(bundle.program.body, bundle.env)  # an ill-typed program: its error line alone
+        result_type(bundle.program.body, bundle.env)  # an ill-typed program: its error alone
         obj.clear_status()
         click.echo(note, err=True)
     return bundle.arrays_or_random(seed)
@@ -183,7 +183,7 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
         bundle = load(program, inputs, shapes)
         figures["nodes"] = len(walk(bundle.program.body))
     with obj.stage("check"):
-        result = type_of(bundle.program.body, bundle.env)
+        result = result_type(bundle.program.body, bundle.env)
     if as_json:
         _emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
     else:

@@ -27,7 +27,7 @@ from glc.egraph.runner import Limits, Report, Runner
 from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.inputs import Bundle
-from glc.ir.check import check
+from glc.ir.check import result_type
 from glc.ir.term import Term, leaf, tree_size, walk
 from glc.ir.types import Access
 from glc.lower.cost import CycleCost
@@ -114,7 +114,7 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
         if not isinstance(source, Bundle):
             raise ValueError("give the input types (env) with a bare Program")
         env = source.env
-    check(program.body, env)
+    result_type(program.body, env)
     _fits_as_text(program.body, program.body)
     say("compile: saturating")
     egraph = EGraph(env)

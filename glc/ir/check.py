@@ -69,3 +69,21 @@ def check(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
 def type_of(term: Term, env: Mapping[str, Access]) -> object:
     """The type of a term's root."""
     return check(term, env)[id(term)]
+
+
+def result_types(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
+    """``check``, and a GlcError at ``term`` unless it is an access pattern: a program's result
+    is a tensor, not a literal, shape, list or access shape."""
+    types = check(term, env)
+    root = types[id(term)]
+    if not isinstance(root, Access):
+        hint = " (wrap it in (access-literal ...) for a 0-d tensor)" if isinstance(
+            root, int | float) and not isinstance(root, bool) else ""
+        raise GlcError(f"the result must be an access pattern (a tensor), got {describe(root)}"
+                       + hint, term.span)
+    return types
+
+
+def result_type(term: Term, env: Mapping[str, Access]) -> Access:
+    """The type of a program's result, an access pattern (``result_types``)."""
+    return result_types(term, env)[id(term)]

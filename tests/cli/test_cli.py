@@ -282,3 +282,21 @@ def test_a_folder_with_output_npy_but_no_inputs_names_the_missing_input(tmp_path
     for command in ("interp", "run"):
         assert_user_error(glc(command, folder), str(symbol),
                           f"missing input for symbol '{symbol.stem}' (the folder has output.npy")
+
+
+NOT_TENSORS = [("(literal 3)", "got the number 3"), ("(shape 1 2)", "got shape (1,2)"),
+               ("(list 1 0)", "got list (1,0)"),
+               ("(input a (shape 2 3) int8)\n(get-access-shape (access a 1))",
+                "got access-shape ((2),(3))")]
+
+
+@pytest.mark.parametrize("text,fragment", NOT_TENSORS, ids=[n[1] for n in NOT_TENSORS])
+@pytest.mark.parametrize("command", [["check"], ["check", "--json"], ["interp"], ["compile"],
+                                     ["run", "--engine", "isa"]], ids=" ".join)
+def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text, fragment):
+    # Issue 12 item 14: these were AttributeError tracebacks.
+    source = tmp_path / "static.gls"
+    source.write_text(text + "\n")
+    line = text.count("\n") + 1
+    assert_user_error(glc(command[0], source, *command[1:]), f"{source}:{line}:1: error: ",
+                      "the result must be an access pattern (a tensor), " + fragment)
