@@ -88,10 +88,14 @@ class _Main(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except GlcError as error:
+        except (GlcError, MemoryError) as caught:
             obj = ctx.obj if isinstance(ctx.obj, Context) else Context(False, 0)
             if obj.debug:
                 raise
+            # Tensors within the size limit (docs/frontend.md, "Limits") may still be too many
+            # for this machine's memory together: that is one line too.
+            error = caught if isinstance(caught, GlcError) else GlcError(
+                "out of memory: the program's tensors do not fit in this machine's memory")
             obj.clear_status()
             if obj.as_json and not obj.json_printed:  # --json: the error as its JSON object
                 click.echo(json.dumps({"error": error.message, "where": None if error.where

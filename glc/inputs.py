@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from tokenize import TokenError
 
 import numpy as np
 
 from glc.errors import GlcError
+from glc.ir.check import size_problem
 from glc.ir.term import walk
 from glc.ir.types import DEFAULT_DTYPE, DTYPES, Access, fmt_dims, is_int
 from glc.syntax.reader import Program, read_program
@@ -89,14 +91,31 @@ def _program_files(folder: Path) -> list[Path]:
 
 
 def _load_npy(path: Path) -> np.ndarray:
+    """A tensor from a .npy file, its header checked before any data is read: a supported dtype
+    (so never a pickled object array), dims glc can hold (``size_problem``)."""
     try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise GlcError(f"cannot load tensor: {error}", str(path)) from None
-    if str(array.dtype) not in DTYPES:
-        raise GlcError(f"unsupported dtype {array.dtype}, expected one of {', '.join(DTYPES)}",
-                       str(path))
-    return array
+        with path.open("rb") as file:
+            version = np.lib.format.read_magic(file)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f".npy format version {version[0]}.{version[1]} is not supported")
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(file)
+            if str(dtype) not in DTYPES:
+                raise GlcError(f"unsupported dtype {dtype}, expected one of {', '.join(DTYPES)}",
+                               str(path))
+            problem = size_problem(shape) if all(d >= 0 for d in shape) else "negative dims"
+            if problem:
+                raise GlcError(f"the tensor has dims {fmt_dims(shape)}: {problem}", str(path))
+            file.seek(0)
+            return np.load(file, allow_pickle=False)
+    except OSError as error:
+        raise GlcError(f"cannot read tensor: {error.strerror or error}", str(path)) from None
+    except (ValueError, EOFError, SyntaxError, TypeError, ArithmeticError, TokenError) as error:
+        # numpy's own words for a file that is no valid .npy: a bad magic string (an .npz, a
+        # text file), a garbled or oversized header, data shorter than the header says
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise GlcError(f"not a valid .npy tensor: {reason}", str(path)) from None
 
 
 def _read_shapes(path: str | Path) -> dict[str, tuple[int, ...]]:

@@ -6,12 +6,13 @@ term and the e-graph analysis applies it to e-nodes, so both follow the same rul
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from glc.errors import GlcError, ShapeError
 from glc.ir.ops import KIND_NAMES, KIND_TYPES, OPS
 from glc.ir.term import Term, walk
-from glc.ir.types import Access, ComputeKind
+from glc.ir.types import MAX_ELEMENTS, Access, ComputeKind, fmt_dims
 
 
 def describe(value: object) -> str:
@@ -33,6 +34,9 @@ def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access
         if value not in env:
             raise ShapeError(f"no shape is known for '{value}': declare it with (input {value} "
                              "(shape ...) dtype), give --shapes, or supply its .npy input")
+        problem = size_problem(env[value].dims)
+        if problem:
+            raise ShapeError(f"'{value}' has dims {fmt_dims(env[value].dims)}: {problem}")
         return env[value]
     if op == "var":
         raise ShapeError(f"pattern variable ?{value} outside a pattern")
@@ -42,7 +46,22 @@ def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access
         if not isinstance(arg, KIND_TYPES[kind]) or isinstance(arg, bool):
             raise ShapeError(f"needs {KIND_NAMES[kind]} as argument {i + 1}, got {describe(arg)}",
                              arg=i)
-    return spec.infer(*arg_types)
+    result = spec.infer(*arg_types)
+    if isinstance(result, Access):
+        problem = size_problem(result.dims)
+        if problem:
+            raise ShapeError(f"gives a tensor of dims {fmt_dims(result.dims)}: {problem}")
+    return result
+
+
+def size_problem(dims: tuple[int, ...]) -> str | None:
+    """Why glc cannot hold a tensor of ``dims`` (a zero-size dimension, more than MAX_ELEMENTS
+    elements), or None."""
+    if 0 in dims:
+        return "every dimension must be at least 1"
+    if math.prod(dims) > MAX_ELEMENTS:
+        return f"{math.prod(dims)} elements, more than glc's limit of {MAX_ELEMENTS} per tensor"
+    return None
 
 
 def located(error: ShapeError, node: Term) -> GlcError:

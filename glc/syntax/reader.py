@@ -22,7 +22,7 @@ from glc.errors import GlcError, Span
 from glc.ir.compute import KINDS
 from glc.ir.ops import KIND_NAMES, OPS, PAD_TYPES, TOKEN_KINDS
 from glc.ir.term import Term, leaf
-from glc.ir.types import DTYPES
+from glc.ir.types import DTYPES, INT_LIMIT
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
@@ -162,10 +162,10 @@ class _Reader:
         if kind == "int":
             if not _INT.fullmatch(text) or int(text) < 0:
                 raise self.error(f"expected a non-negative integer, got '{text}'", node)
-            return leaf("int", int(text), span)
+            return leaf("int", self.int32(text, node), span)
         if kind == "number":
             if _INT.fullmatch(text):
-                return leaf("int", int(text), span)
+                return leaf("int", self.int32(text, node), span)
             if _FLOAT.fullmatch(text):
                 if math.isinf(float(text)):  # it would print back as 'inf', which is no number
                     raise self.error(f"{text} is beyond float64's range (at most about "
@@ -183,6 +183,14 @@ class _Reader:
             raise self.error(f"compute type {text} takes a parameter: write ({text} k)", node)
         return leaf("compute-type", (text,), span)
 
+    def int32(self, text: str, node: Token) -> int:
+        """An integer literal, which must fit int32 (INT_LIMIT)."""
+        value = int(text)
+        if not -INT_LIMIT <= value < INT_LIMIT:
+            raise self.error(f"integer literal {text} does not fit int32 "
+                             f"({-INT_LIMIT} to {INT_LIMIT - 1})", node)
+        return value
+
     def parametrised_compute(self, node: Tree, span: Span) -> Term:
         parts = node.children
         if len(parts) != 2 or not isinstance(parts[0], Token):
@@ -192,7 +200,7 @@ class _Reader:
             raise self.error(f"'{name}' is not a compute type that takes a parameter", parts[0])
         if not isinstance(parts[1], Token) or not _INT.fullmatch(parts[1]) or int(parts[1]) < 0:
             raise self.error(f"({name} k) needs a non-negative integer k", parts[1])
-        return leaf("compute-type", (name, int(parts[1])), span)
+        return leaf("compute-type", (name, self.int32(parts[1], parts[1])), span)
 
     def open(self, node: Tree) -> tuple:
         """An operator application's frame for ``expr``: (operator, argument nodes, arguments

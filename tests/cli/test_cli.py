@@ -300,3 +300,45 @@ def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text,
     line = text.count("\n") + 1
     assert_user_error(glc(command[0], source, *command[1:]), f"{source}:{line}:1: error: ",
                       "the result must be an access pattern (a tensor), " + fragment)
+
+
+# Issue 12 item 15: (program, location suffix, message fragment); each passed check, then crashed.
+SIZES = [
+    ("(input x (shape 4 0) int8)\n(compute reduce-max (access x 1))", ":2:29",
+     "'x' has dims (4,0): every dimension must be at least 1"),
+    ("(input x (shape 4 0) int8)\n(compute dot-product (access-cartesian-product (access x 1) "
+     "(access x 1)))", ":2:56", "every dimension must be at least 1"),
+    ("(input x (shape 1 3) int8)\n(access-broadcast x (access-shape (shape 0 3) (shape)))",
+     ":2:1", "access-broadcast gives a tensor of dims (0,3): every dimension must be at least 1"),
+    ("(input x (shape 2 3) int8)\n(access-pad x zero-padding 0 4294967296 0)", ":2:30",
+     "integer literal 4294967296 does not fit int32"),
+    ("(access-literal (literal 99999999999999999999))", ":1:26", "does not fit int32"),
+    ("(input x (shape 2 3) int8)\n(compute (requantize 9999999999999999999) (access x 1))",
+     ":2:22", "does not fit int32"),
+    ("(input x (shape 100000 100000) int8)\n(compute reduce-sum (access x 1))", ":2:29",
+     "10000000000 elements, more than glc's limit of 268435456 per tensor"),
+    ("(input x (shape 2 3) int8)\n(access-pad x zero-padding 0 0 2000000000)", ":2:1",
+     "access-pad gives a tensor of dims (2000000002,3): 6000000006 elements"),
+]
+
+
+@pytest.mark.parametrize("text,where,fragment", SIZES, ids=[s[2][:40] for s in SIZES])
+@pytest.mark.parametrize("command", [["check"], ["interp"], ["run", "--engine", "isa"]],
+                         ids=" ".join)
+def test_zero_size_huge_and_out_of_range_sizes_are_located_errors(tmp_path, command, text, where,
+                                                                  fragment):
+    source = tmp_path / "size.gls"
+    source.write_text(text + "\n")
+    assert_user_error(glc(command[0], source, *command[1:]), f"{source}{where}: error: ",
+                      fragment)
+
+
+def test_an_npy_input_too_large_is_refused_from_its_header(tmp_path):
+    folder = _folder(tmp_path, "dense-int8")
+    header = b"{'descr': '|i1', 'fortran_order': False, 'shape': (100000, 100000), }\n"
+    (folder / "x.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
+                                   + header)  # no data: it is never read
+    assert_user_error(glc("interp", folder), str(folder / "x.npy"),
+                      "10000000000 elements, more than glc's limit")
+    np.save(folder / "x.npy", np.zeros((4, 0), np.int8))
+    assert_user_error(glc("interp", folder), str(folder / "x.npy"), "at least 1")
