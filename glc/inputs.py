@@ -15,7 +15,7 @@ from tokenize import TokenError
 
 import numpy as np
 
-from glc.errors import GlcError
+from glc.errors import GlcError, Span, read_text
 from glc.ir.check import size_problem
 from glc.ir.term import walk
 from glc.ir.types import DEFAULT_DTYPE, DTYPES, Access, fmt_dims, is_int
@@ -115,17 +115,15 @@ def _load_npy(path: Path) -> np.ndarray:
         # numpy's own words for a file that is no valid .npy: a bad magic string (an .npz, a
         # text file), a garbled or oversized header, data shorter than the header says
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise GlcError(f"not a valid .npy tensor: {reason}", str(path)) from None
+        raise GlcError(f"cannot load tensor: not a valid .npy file: {reason}", str(path)) from None
 
 
 def _read_shapes(path: str | Path) -> dict[str, tuple[int, ...]]:
     try:
-        data = json.loads(Path(path).read_text())
-    except OSError as error:
-        raise GlcError(f"cannot read shapes: {error.strerror}", str(path)) from None
+        data = json.loads(read_text(path, "shapes"))
     except json.JSONDecodeError as error:
-        raise GlcError(f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}",
-                       str(path)) from None
+        raise GlcError(f"invalid JSON: {error.msg}",
+                       Span(str(path), error.lineno, error.colno)) from None
     if not isinstance(data, dict) or not all(
             isinstance(v, list) and all(isinstance(d, int) and d >= 0 for d in v)
             for v in data.values()):

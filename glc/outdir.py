@@ -36,7 +36,10 @@ def replacing(folder: str | Path, marker: str) -> Iterator[Path]:
         fresh = _beside(folder, "new")
         fresh.mkdir()
     except OSError as error:
-        raise GlcError(f"cannot create the output folder: {error.strerror}", shown) from None
+        reason = error.strerror
+        if isinstance(error, FileExistsError | NotADirectoryError):
+            reason = "a parent of it is a file"
+        raise GlcError(f"cannot create the output folder: {reason}", shown) from None
     try:
         yield fresh
         _swap(fresh, folder, shown)

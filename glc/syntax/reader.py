@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
-from glc.errors import GlcError, Span
+from glc.errors import GlcError, Span, read_text
 from glc.ir.compute import KINDS
 from glc.ir.ops import KIND_NAMES, OPS, PAD_TYPES, TOKEN_KINDS
 from glc.ir.term import Term, leaf
@@ -63,11 +64,16 @@ def _span(node: Tree | Token, filename: str) -> Span:
 
 
 def _check_parens(text: str, filename: str) -> None:
-    """Report unbalanced parentheses at the offending parenthesis (clearer than a parse error)."""
+    """Report unbalanced parentheses at the offending parenthesis (clearer than a parse error),
+    and a control character (a NUL, a stray byte-order mark) where it is: it would otherwise end
+    up inside a name and make a misleading "unknown operator"."""
     opened: list[tuple[int, int]] = []
     line, col = 1, 1
     in_comment = False
     for char in text:
+        if char not in "\t\n\r" and unicodedata.category(char) in ("Cc", "Cf"):
+            raise GlcError(f"control character {char!r} (U+{ord(char):04X}) is not allowed in a "
+                           "program", Span(filename, line, col))
         if in_comment:
             in_comment = char != "\n"
         elif char == ";":
@@ -299,11 +305,4 @@ def parse_term(text: str, filename: str = "<term>", allow_vars: bool = False) ->
 
 def read_program(path: str | Path) -> Program:
     """Read and parse a program file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise GlcError(f"cannot read program: {error.strerror}", str(path)) from None
-    except UnicodeDecodeError:
-        raise GlcError("cannot read program: not UTF-8 text", str(path)) from None
-    return parse_program(text, str(path))
+    return parse_program(read_text(path, "program"), str(path))

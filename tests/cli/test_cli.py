@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -342,3 +343,80 @@ def test_an_npy_input_too_large_is_refused_from_its_header(tmp_path):
                       "10000000000 elements, more than glc's limit")
     np.save(folder / "x.npy", np.zeros((4, 0), np.int8))
     assert_user_error(glc("interp", folder), str(folder / "x.npy"), "at least 1")
+
+
+def _npy_bytes(array: np.ndarray, allow_pickle: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=allow_pickle)
+    return buffer.getvalue()
+
+
+def _header(text: bytes, version: bytes = b"\x01\x00") -> bytes:
+    size = len(text).to_bytes(2 if version == b"\x01\x00" else 4, "little")
+    return b"\x93NUMPY" + version + size + text
+
+
+_GOOD = _npy_bytes(np.zeros((4, 32), np.int8))
+# Issue 12 item 16: (file bytes, message fragment). An empty file printed a bare "Aborted!".
+BAD_NPY = {
+    "empty": (b"", "not a valid .npy file"),
+    "npz": (b"PK\x03\x04" + _GOOD, "the magic string is not correct"),
+    "truncated": (_GOOD[:-5], "not a valid .npy file"),
+    "garbled-header": (_GOOD[:10] + b"{'descr': '|i1', 'shape': (3, (}" + _GOOD[42:],
+                       "not a valid .npy file"),
+    "huge-header": (_header(b"{'descr': '|i1', 'fortran_order': False, 'shape': (1,), 'x': '"
+                            + b"a" * 20000 + b"'}", b"\x02\x00"), "not a valid .npy file"),
+    "pickled-objects": (_npy_bytes(np.array([{"a": 1}], dtype=object), allow_pickle=True),
+                        "unsupported dtype object"),
+    "negative-dims": (_header(b"{'descr': '|i1', 'fortran_order': False, 'shape': (-1, 4), }\n"),
+                      "negative dims"),
+    "big-endian": (_npy_bytes(np.zeros((4, 32), ">i4")), "unsupported dtype >i4"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_NPY))
+def test_a_malformed_npy_is_one_line_naming_the_file(tmp_path, name):
+    data, fragment = BAD_NPY[name]
+    folder = _folder(tmp_path, "dense-int8")
+    (folder / "x.npy").write_bytes(data)
+    for command in (["interp"], ["check"], ["run", "--engine", "isa"]):
+        assert_user_error(glc(command[0], folder, *command[1:]), f"{folder / 'x.npy'}: error: ",
+                          fragment)
+
+
+def test_text_files_that_are_not_utf8_name_the_byte(tmp_path):
+    shapes = tmp_path / "shapes.json"
+    shapes.write_bytes(b'{"x": [4, 5]}\n\xff')
+    source = tmp_path / "p.gls"
+    source.write_text("(compute reduce-sum (access x 1))\n")
+    assert_user_error(glc("check", source, "--shapes", shapes), f"{shapes}:2:1: error: ",
+                      "byte 0xff is not UTF-8")
+    config = tmp_path / "c.toml"
+    config.write_bytes(b'array_size = 4\n# \xfe\n')
+    assert_user_error(glc("compile", PROGRAMS / "dense-int8", "--config", config),
+                      f"{config}:2:3: error: ", "cannot read configuration: byte 0xfe")
+    source.write_bytes(b"(input x (shape 2 3) int8)\n(compute relu (access x 1))\xff\n")
+    assert_user_error(glc("check", source), f"{source}:2:28: error: ", "byte 0xff is not UTF-8")
+
+
+def test_a_byte_order_mark_is_read_past_and_a_nul_is_located(tmp_path):
+    source = tmp_path / "p.gls"
+    source.write_bytes(b"\xef\xbb\xbf(input x (shape 2 3) int8)\n(compute relu (access x 1))\n")
+    result = glc("check", source)
+    assert result.exit_code == 0 and result.stdout.strip() == "((2),(3)) int8"
+    shapes = tmp_path / "shapes.json"
+    shapes.write_bytes(b'\xef\xbb\xbf{"x": [4, 5]}')
+    source.write_text("(compute reduce-sum (access x 1))\n")
+    assert glc("check", source, "--shapes", shapes).stdout.strip() == "((4),()) float64"
+    source.write_bytes(b"(input x (shape 2 3) int8)\n(compute relu\x00 (access x 1))\n")
+    assert_user_error(glc("check", source), f"{source}:2:14: error: ",
+                      "control character '\\x00' (U+0000) is not allowed")
+    source.write_bytes(b"(input x (shape 2 3) int8)\n(compute \xef\xbb\xbfrelu (access x 1))\n")
+    assert_user_error(glc("check", source), f"{source}:2:10: error: ", "U+FEFF")
+
+
+def test_an_output_folder_under_a_file_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert_user_error(glc("compile", PROGRAMS / "dense-int8", "-o", blocker / "out"),
+                      str(blocker / "out"), "a parent of it is a file")
