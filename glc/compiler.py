@@ -24,7 +24,7 @@ from glc.egraph.egraph import EGraph
 from glc.egraph.extract import CostFunction, Extraction, exact, greedy
 from glc.egraph.rewrite import Rewrite
 from glc.egraph.runner import Limits, Report, Runner
-from glc.errors import DoesNotFit, GlcError
+from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.inputs import Bundle
 from glc.ir.check import result_type
@@ -137,10 +137,10 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     _fits_as_text(extraction.term, program.body)
     try:
         lowered = lower(extraction.term, env, config) if config is not None else None
-    except DoesNotFit as error:  # located: at the program, as the e-graph keeps no spans
-        if error.where is not None:
-            raise
-        raise DoesNotFit(error.message, program.body.span or program.path) from None
+    except GlcError as error:  # located: at the program, as the e-graph keeps no spans
+        if error.where is None:
+            error.where = program.body.span or program.path
+        raise
     return CompileResult(program, env, egraph, egraph.find(root), report, extraction, lowered)
 
 

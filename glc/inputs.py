@@ -9,6 +9,7 @@ A symbol's shape and dtype come from its ``input`` declaration, a ``--shapes`` J
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from tokenize import TokenError
@@ -94,7 +95,9 @@ def _load_npy(path: Path) -> np.ndarray:
     """A tensor from a .npy file, its header checked before any data is read: a supported dtype
     (so never a pickled object array), dims glc can hold (``size_problem``)."""
     try:
-        with path.open("rb") as file:
+        with path.open("rb") as file, warnings.catch_warnings():
+            # numpy warns on stderr about headers written by Python 2; the file is still valid
+            warnings.simplefilter("ignore")
             version = np.lib.format.read_magic(file)
             if version not in ((1, 0), (2, 0)):
                 raise ValueError(f".npy format version {version[0]}.{version[1]} is not supported")

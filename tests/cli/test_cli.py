@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -420,3 +421,19 @@ def test_an_output_folder_under_a_file_is_one_line(tmp_path):
     blocker.write_text("")
     assert_user_error(glc("compile", PROGRAMS / "dense-int8", "-o", blocker / "out"),
                       str(blocker / "out"), "a parent of it is a file")
+
+
+def test_an_npy_header_numpy_warns_about_loads_without_stderr_noise(tmp_path):
+    # Found by the fuzz suite: a header numpy parses only by its Python 2 path printed a
+    # UserWarning on stderr beside the result.
+    folder = _folder(tmp_path, "dense-int8")
+    x = np.load(folder / "x.npy")
+    header = b"{'descr': '|i1', 'fortran_order': False, 'shape': (4, 32), }" + b" " * 20 + b"\n"
+    header += b" " * (118 - len(header))  # text after the newline: numpy's Python 2 path
+    (folder / "x.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
+                                   + header + x.tobytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pytest would otherwise capture what a user sees
+        result = glc("interp", folder)
+    assert result.exit_code == 0 and ": yes" in result.stdout, result.output
+    assert result.stderr == ""
