@@ -12,12 +12,14 @@ a long campaign (scripts/fuzz.py) can call it, or ``campaign``, with a larger co
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import hypothesis
 import numpy as np
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -142,8 +144,6 @@ def shapes_files(draw) -> bytes:
         data = draw(st.dictionaries(st.sampled_from(["x", "w", "y", ""]), dims, max_size=3))
         text = repr(data).replace("'", '"')
     elif kind == "json":
-        import json
-
         text = json.dumps(draw(_json_values()))
     else:
         return draw(st.binary(max_size=40))
@@ -232,27 +232,31 @@ TARGETS = {t.name: t for t in (
 )}
 
 
-def fuzz(name: str, examples: int, seed: int | None = None) -> None:
-    """Run target ``name`` on ``examples`` drawn inputs (hypothesis, no deadline, no example
-    database); an assertion error (with hypothesis's shrunk example) if one misbehaves."""
+def fuzz(name: str, examples: int, seed: int | None = None) -> int:
+    """Run target ``name`` on up to ``examples`` drawn inputs (hypothesis, no deadline, no
+    example database; derandomized unless ``seed`` is given); returns how many ran. An assertion
+    error (with hypothesis's shrunk example) if one misbehaves."""
     target = TARGETS[name]
+    ran = 0
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
               suppress_health_check=list(HealthCheck))
     @given(target.strategy)
     def one(drawn):
+        nonlocal ran
+        ran += 1
         with tempfile.TemporaryDirectory() as folder:
             args, files = target.run(Path(folder), drawn)
             assert_clean(invoke(args), files)
 
     if seed is not None:
-        one = __import__("hypothesis").seed(seed)(one)
+        one = hypothesis.seed(seed)(one)
     one()
+    return ran
 
 
-def campaign(examples: int, seed: int | None = None) -> dict[str, int]:
-    """Every target with ``examples`` inputs each (a long run: scripts/fuzz.py); returns the
-    count run per target. Raises on the first misbehaving input."""
-    for name in TARGETS:
-        fuzz(name, examples, seed)
-    return {name: examples for name in TARGETS}
+def campaign(examples: dict[str, int] | int, seed: int | None = None) -> dict[str, int]:
+    """Every target with its number of inputs (one number: each), a long run (scripts/fuzz.py);
+    returns how many ran per target. Raises on the first misbehaving input."""
+    counts = examples if isinstance(examples, dict) else dict.fromkeys(TARGETS, examples)
+    return {name: fuzz(name, counts[name], seed) for name in TARGETS if counts.get(name)}
