@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from glc.compare import FloatTolerance, compare
+from glc.compare import DEFAULT_ATOL, DEFAULT_RTOL, FloatTolerance, compare
 from glc.compiler import (
     COSTS,
     EXTRACTORS,
@@ -158,20 +158,26 @@ seed_option = click.option("--seed", default=0, show_default=True,
                            help="Seed of the random inputs made when none are supplied.")
 
 
-def tolerance_options(command):
-    """--rtol and --atol, given to ``command`` as one ``tolerance`` (a FloatTolerance)."""
-    @functools.wraps(command)
-    def with_tolerance(*args, rtol: float | None, atol: float | None, **kwargs):
-        return command(*args, tolerance=FloatTolerance(rtol, atol), **kwargs)
+def tolerance_options(keyword: str = "tolerance"):
+    """--rtol and --atol, given to the command as one FloatTolerance argument ``keyword``."""
+    def defaults(table: dict[str, float]) -> str:
+        return ", ".join(f"{value:g} {dtype}" for dtype, value in table.items())
 
-    with_tolerance = click.option(
-        "--atol", type=click.FloatRange(min=0),
-        help="Float results: absolute tolerance per element (default 1e-6 float32, 1e-12 "
-             "float64).")(with_tolerance)
-    return click.option(
-        "--rtol", type=click.FloatRange(min=0),
-        help="Float results: tolerance relative to each expected element, |r - e| <= atol + "
-             "rtol*|e| (default 1e-4 float32, 1e-9 float64).")(with_tolerance)
+    def decorate(command):
+        @functools.wraps(command)
+        def with_tolerance(*args, rtol: float | None, atol: float | None, **kwargs):
+            return command(*args, **{keyword: FloatTolerance(rtol, atol)}, **kwargs)
+
+        with_tolerance = click.option(
+            "--atol", type=click.FloatRange(min=0),
+            help=f"Float results: absolute tolerance per element (default "
+                 f"{defaults(DEFAULT_ATOL)}).")(with_tolerance)
+        return click.option(
+            "--rtol", type=click.FloatRange(min=0),
+            help=f"Float results: tolerance relative to each expected element, |r - e| <= atol "
+                 f"+ rtol*|e| (default {defaults(DEFAULT_RTOL)}).")(with_tolerance)
+
+    return decorate
 
 
 @main.command()
@@ -200,7 +206,7 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
 @shapes_option
 @out_option
 @seed_option
-@tolerance_options
+@tolerance_options()
 @json_option
 @click.pass_obj
 def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
@@ -320,7 +326,7 @@ max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
 @out_option
 @seed_option
 @max_cycles_option
-@tolerance_options
+@tolerance_options()
 @json_option
 @click.pass_obj
 def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None,
@@ -357,7 +363,7 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @out_option
 @seed_option
 @max_cycles_option
-@tolerance_options
+@tolerance_options()
 @json_option
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
@@ -434,17 +440,13 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
 @click.option("--strict", is_flag=True, help="A program with no baseline fails.")
 @click.option("-k", "keyword", help="Only the programs whose name contains this substring.")
 @max_cycles_option
-@click.option("--rtol", type=click.FloatRange(min=0),
-              help="Float results: tolerance relative to each expected element (as in glc run).")
-@click.option("--atol", type=click.FloatRange(min=0),
-              help="Float results: absolute tolerance per element (as in glc run).")
+@tolerance_options("float_tolerance")
 @json_option
 @click.pass_obj
 def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str | None,
             jobs: int | None, junit: Path | None, baselines: Path | None,
             update_baselines: bool, tolerance: float, strict: bool, keyword: str | None,
-            max_cycles: int | None, rtol: float | None, atol: float | None,
-            as_json: bool) -> None:
+            max_cycles: int | None, float_tolerance: FloatTolerance, as_json: bool) -> None:
     """Every program under DIR (default programs/): compile, run, compare with the interpreter
     bit for bit, and hold its cycles to the baselines; exit status 1 on a wrong result or a
     cycle regression."""
@@ -472,7 +474,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     report = rg.regress(chosen.programs, config, choose_engine(engine, config),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
                         strict=strict, update=update_baselines, complete=chosen.complete,
-                        on_row=progress, float_tolerance=FloatTolerance(rtol, atol))
+                        on_row=progress, float_tolerance=float_tolerance)
     if junit is not None:
         rg.write_junit(report, junit)
     obj.clear_status()
