@@ -128,7 +128,7 @@ def _read_shapes(path: str | Path) -> dict[str, tuple[int, ...]]:
         raise GlcError(f"invalid JSON: {error.msg}",
                        Span(str(path), error.lineno, error.colno)) from None
     if not isinstance(data, dict) or not all(
-            isinstance(v, list) and all(isinstance(d, int) and d >= 0 for d in v)
+            isinstance(v, list) and all(type(d) is int and d >= 0 for d in v)  # not a bool
             for v in data.values()):
         raise GlcError('expected {"name": [d0, d1, ...], ...} with non-negative integer dims',
                        str(path))

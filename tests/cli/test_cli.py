@@ -150,6 +150,8 @@ def test_shapes_json_gives_shapes_and_disagreement_is_an_error(tmp_path):
                       str(inputs / "x.npy"), "'x' is (4,5)")
     shapes.write_text('{"x": [4, "five"]}')
     assert_user_error(glc("check", source, "--shapes", shapes), str(shapes), "non-negative")
+    shapes.write_text('{"x": [true, 5]}')  # JSON's true is no dim, though Python's bool is int
+    assert_user_error(glc("check", source, "--shapes", shapes), str(shapes), "non-negative")
 
 
 def test_program_folder_needs_one_program(tmp_path):
