@@ -439,3 +439,10 @@ def test_an_npy_header_numpy_warns_about_loads_without_stderr_noise(tmp_path):
         result = glc("interp", folder)
     assert result.exit_code == 0 and ": yes" in result.stdout, result.output
     assert result.stderr == ""
+
+
+def test_asm_to_an_unwritable_path_is_one_line(tmp_path):
+    source = tmp_path / "h.s"
+    source.write_text("halt\n")
+    target = tmp_path / "missing" / "h.bin"
+    assert_user_error(glc("asm", source, "-o", target), str(target), "cannot write")
