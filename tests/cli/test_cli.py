@@ -301,9 +301,15 @@ def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text,
     # Issue 12 item 14: these were AttributeError tracebacks.
     source = tmp_path / "static.gls"
     source.write_text(text + "\n")
-    line = text.count("\n") + 1
-    assert_user_error(glc(command[0], source, *command[1:]), f"{source}:{line}:1: error: ",
-                      "the result must be an access pattern (a tensor), " + fragment)
+    where = f"{source}:{text.count(chr(10)) + 1}:1"
+    message = "the result must be an access pattern (a tensor), " + fragment
+    result = glc(command[0], source, *command[1:])
+    if "--json" in command:  # the error is the JSON object on stdout
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        error = json.loads(result.stdout)
+        assert error["where"] == where and error["error"].startswith(message)
+    else:
+        assert_user_error(result, f"{where}: error: ", message)
 
 
 # Issue 12 item 15: (program, location suffix, message fragment); each passed check, then crashed.
