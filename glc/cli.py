@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from contextlib import contextmanager
@@ -10,7 +11,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from glc.compare import compare
+from glc.compare import DEFAULT_ATOL, DEFAULT_RTOL, FloatTolerance, compare
 from glc.compiler import (
     COSTS,
     EXTRACTORS,
@@ -23,18 +24,21 @@ from glc.compiler import (
 from glc.egraph.runner import Limits
 from glc.errors import GlcError
 from glc.hwconfig import load_config
-from glc.inputs import load
+from glc.inputs import Bundle, load
 from glc.interp import interpret
-from glc.ir.check import type_of
+from glc.ir.check import result_type
 from glc.ir.term import walk
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
+from glc.lower.artefacts import MANIFEST
 from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
+from glc.outdir import replacing
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
 from glc.run import (
     ENGINE_CHOICES,
     SOURCE,
+    check_result_path,
     choose_engine,
     run_and_compare,
     save_result,
@@ -84,10 +88,14 @@ class _Main(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except GlcError as error:
+        except (GlcError, MemoryError) as caught:
             obj = ctx.obj if isinstance(ctx.obj, Context) else Context(False, 0)
             if obj.debug:
                 raise
+            # Tensors within the size limit (docs/frontend.md, "Limits") may still be too many
+            # for this machine's memory together: that is one line too.
+            error = caught if isinstance(caught, GlcError) else GlcError(
+                "out of memory: the program's tensors do not fit in this machine's memory")
             obj.clear_status()
             if obj.as_json and not obj.json_printed:  # --json: the error as its JSON object
                 click.echo(json.dumps({"error": error.message, "where": None if error.where
@@ -110,6 +118,16 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
 def _terminal() -> bool:
     """Whether stderr is a terminal (progress is shown there, never into a pipe or file)."""
     return click.get_text_stream("stderr").isatty()
+
+
+def _inputs(obj: Context, bundle: Bundle, seed: int) -> dict[str, np.ndarray]:
+    """The bundle's input tensors; random ones are announced on a line of their own (stderr)."""
+    note = bundle.random_note(seed)
+    if note is not None:
+        result_type(bundle.program.body, bundle.env)  # an ill-typed program: its error alone
+        obj.clear_status()
+        click.echo(note, err=True)
+    return bundle.arrays_or_random(seed)
 
 
 def _emit_json(figures: dict) -> None:
@@ -135,9 +153,31 @@ inputs_option = click.option("--inputs", type=click.Path(path_type=Path),
                              help="A folder of <symbol>.npy inputs (default: the program folder).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 out_option = click.option("-o", "--out", type=click.Path(path_type=Path),
-                          help="Write the result as .npy.")
+                          help="Write the result to this .npy file (not into the inputs folder).")
 seed_option = click.option("--seed", default=0, show_default=True,
                            help="Seed of the random inputs made when none are supplied.")
+
+
+def tolerance_options(keyword: str = "tolerance"):
+    """--rtol and --atol, given to the command as one FloatTolerance argument ``keyword``."""
+    def defaults(table: dict[str, float]) -> str:
+        return ", ".join(f"{value:g} {dtype}" for dtype, value in table.items())
+
+    def decorate(command):
+        @functools.wraps(command)
+        def with_tolerance(*args, rtol: float | None, atol: float | None, **kwargs):
+            return command(*args, **{keyword: FloatTolerance(rtol, atol)}, **kwargs)
+
+        with_tolerance = click.option(
+            "--atol", type=click.FloatRange(min=0),
+            help=f"Float results: absolute tolerance per element (default "
+                 f"{defaults(DEFAULT_ATOL)}).")(with_tolerance)
+        return click.option(
+            "--rtol", type=click.FloatRange(min=0),
+            help=f"Float results: tolerance relative to each expected element, |r - e| <= atol "
+                 f"+ rtol*|e| (default {defaults(DEFAULT_RTOL)}).")(with_tolerance)
+
+    return decorate
 
 
 @main.command()
@@ -153,7 +193,7 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
         bundle = load(program, inputs, shapes)
         figures["nodes"] = len(walk(bundle.program.body))
     with obj.stage("check"):
-        result = type_of(bundle.program.body, bundle.env)
+        result = result_type(bundle.program.body, bundle.env)
     if as_json:
         _emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
     else:
@@ -166,10 +206,11 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
 @shapes_option
 @out_option
 @seed_option
+@tolerance_options()
 @json_option
 @click.pass_obj
 def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
-           out: Path | None, seed: int, as_json: bool) -> None:
+           out: Path | None, seed: int, tolerance: FloatTolerance, as_json: bool) -> None:
     """Evaluate PROGRAM with the numpy reference interpreter.
 
     With a program folder (or --inputs) that holds output.npy, report whether the result matches
@@ -177,18 +218,20 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
     """
     with obj.stage("load") as figures:
         bundle = load(program, inputs, shapes)
-        arrays = bundle.arrays_or_random(seed)
+        check_result_path(out, bundle.input_dir)
+        arrays = _inputs(obj, bundle, seed)
         figures["nodes"] = len(walk(bundle.program.body))
-        figures["inputs"] = "given" if bundle.arrays else f"random (seed {seed})"
+        figures["inputs"] = bundle.inputs_label(seed)
     with obj.stage("interp") as figures:
         result, ty = interpret(bundle.program.body, arrays)
         figures["elements"] = result.size
     if out is not None:
-        np.save(out, result)
-    verdict = compare(result, bundle.expected) if bundle.expected is not None else None
+        save_result(result, out, bundle.input_dir)
+    verdict = (compare(result, bundle.expected, tolerance) if bundle.expected is not None
+               else None)
     if as_json:
         _emit_json({"shape": ty.shape, "item": ty.item, "dtype": ty.dtype,
-                    "inputs": "given" if bundle.arrays else f"random (seed {seed})",
+                    "inputs": bundle.inputs_label(seed),
                     "match": None if verdict is None else verdict.match,
                     "max_abs_diff": None if verdict is None else verdict.max_abs_diff})
     else:
@@ -256,9 +299,10 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
         for line in result.stage_lines():
             click.echo(line, err=as_json)
     if outdir is not None:
-        write_artifacts(result, outdir, artefacts)
-        write_program(result.lowered, outdir)
-        (outdir / SOURCE).write_text(program_text(bundle.program.body, result.env))
+        with replacing(outdir, MANIFEST) as fresh:
+            write_artifacts(result, fresh, artefacts)
+            write_program(result.lowered, fresh,
+                          {SOURCE: program_text(bundle.program.body, result.env)})
     if as_json:
         _emit_json(result.figures())
     else:
@@ -282,26 +326,29 @@ max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
 @out_option
 @seed_option
 @max_cycles_option
+@tolerance_options()
 @json_option
 @click.pass_obj
 def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None,
              engine_flag: str | None, out: Path | None, seed: int, max_cycles: int | None,
-             as_json: bool) -> None:
+             tolerance: FloatTolerance, as_json: bool) -> None:
     """Run the program glc compile -o wrote into OUTDIR and compare it with the interpreter
     (and with output.npy among the inputs); exit status 1 on a mismatch."""
     lowered = read_program(outdir)
     bundle = load(outdir / SOURCE, inputs)
+    check_result_path(out, bundle.input_dir)
     engine = choose_engine(engine or engine_flag, lowered.config)
     _simulating(obj, engine, lowered.config)
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
-                                          bundle.arrays_or_random(seed), engine,
-                                          bundle.expected, max_cycles)
+                                          _inputs(obj, bundle, seed), engine,
+                                          bundle.expected, max_cycles, tolerance)
         figures["cycles"] = result["cycles"]
     obj.clear_status()
+    result["inputs"] = bundle.inputs_label(seed)
     if not as_json:
         click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
-    _report(outcome.result, result, out, as_json)
+    _report(outcome.result, result, out, as_json, bundle.input_dir)
 
 
 @main.command()
@@ -316,14 +363,16 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @out_option
 @seed_option
 @max_cycles_option
+@tolerance_options()
 @json_option
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
         rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
-        as_json: bool) -> None:
+        tolerance: FloatTolerance, as_json: bool) -> None:
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     bundle = load(program, inputs, shapes)
+    check_result_path(out, bundle.input_dir)
     config = load_config(config_name)
     engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
     with obj.stage("compile"):
@@ -335,12 +384,13 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     _simulating(obj, engine, config)
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
-                                          bundle.arrays_or_random(seed),
+                                          _inputs(obj, bundle, seed),
                                           engine, bundle.expected,
-                                          max_cycles)
+                                          max_cycles, tolerance)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
-    _report(outcome.result, {**result.figures(), **report}, out, as_json)
+    report["inputs"] = bundle.inputs_label(seed)
+    _report(outcome.result, {**result.figures(), **report}, out, as_json, bundle.input_dir)
 
 
 def _simulating(obj: Context, engine: str, config) -> None:
@@ -359,9 +409,10 @@ def _announce_build(obj: Context, config) -> None:
         obj.status(f"building the Verilator model of {config.name} (once; about a minute)…")
 
 
-def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) -> None:
+def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
+            input_dir: Path | None) -> None:
     if out is not None:
-        save_result(result, out)
+        save_result(result, out, input_dir)
     if as_json:
         _emit_json(figures)
     else:
@@ -389,12 +440,13 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool) 
 @click.option("--strict", is_flag=True, help="A program with no baseline fails.")
 @click.option("-k", "keyword", help="Only the programs whose name contains this substring.")
 @max_cycles_option
+@tolerance_options("float_tolerance")
 @json_option
 @click.pass_obj
 def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str | None,
             jobs: int | None, junit: Path | None, baselines: Path | None,
             update_baselines: bool, tolerance: float, strict: bool, keyword: str | None,
-            max_cycles: int | None, as_json: bool) -> None:
+            max_cycles: int | None, float_tolerance: FloatTolerance, as_json: bool) -> None:
     """Every program under DIR (default programs/): compile, run, compare with the interpreter
     bit for bit, and hold its cycles to the baselines; exit status 1 on a wrong result or a
     cycle regression."""
@@ -407,6 +459,10 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
 
     def progress(row: rg.Row) -> None:
         done.append(row)
+        if row.inputs.startswith("random"):
+            obj.clear_status()
+            click.echo(f"note: {row.name}: {row.inputs} inputs: {row.path} holds no "
+                       "<symbol>.npy", err=True)
         if obj.verbose:
             click.echo(f"{row.name}: {row.status}, {row.seconds:.2f} s", err=True)
         obj.status(f"regress: {len(done)}/{len(chosen.programs)} programs, last {row.name}: "
@@ -418,7 +474,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     report = rg.regress(chosen.programs, config, choose_engine(engine, config),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
                         strict=strict, update=update_baselines, complete=chosen.complete,
-                        on_row=progress)
+                        on_row=progress, float_tolerance=float_tolerance)
     if junit is not None:
         rg.write_junit(report, junit)
     obj.clear_status()

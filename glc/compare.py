@@ -1,4 +1,10 @@
-"""Comparing a result with the reference: integers bit for bit, floats to rounding error."""
+"""Comparing a result with the reference: integers bit for bit, floats element by element.
+
+A float element matches when ``|result - expected| <= atol + rtol * |expected|`` (numpy's
+``isclose`` convention: the tolerance of each element scales with that element, so a large
+element elsewhere cannot hide a wrong small one); NaN matches NaN, and an infinity only the same
+infinity.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,25 @@ from dataclasses import dataclass
 import numpy as np
 
 # Float programs may sum in another order once rewritten; these bound that rounding difference.
-FLOAT_RTOL = {"float32": 1e-4, "float64": 1e-9}
+DEFAULT_RTOL = {"float32": 1e-4, "float64": 1e-9}
+DEFAULT_ATOL = {"float32": 1e-6, "float64": 1e-12}
+
+
+@dataclass(frozen=True)
+class FloatTolerance:
+    """``--rtol`` / ``--atol``: None takes the result dtype's default."""
+
+    rtol: float | None = None
+    atol: float | None = None
+
+    def of(self, dtype: np.dtype) -> tuple[float, float]:
+        """(rtol, atol) for results of ``dtype``."""
+        name = str(dtype)
+        return (DEFAULT_RTOL[name] if self.rtol is None else self.rtol,
+                DEFAULT_ATOL[name] if self.atol is None else self.atol)
+
+
+DEFAULT_TOLERANCE = FloatTolerance()
 
 
 @dataclass(frozen=True)
@@ -19,24 +43,33 @@ class Comparison:
     max_abs_diff: float | None = None
 
 
-def compare(result: np.ndarray, expected: np.ndarray) -> Comparison:
-    """Integers must be equal; floats equal up to FLOAT_RTOL of the result's scale."""
+def compare(result: np.ndarray, expected: np.ndarray,
+            tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> Comparison:
+    """Integers must be equal; floats close element by element (see the module docstring)."""
     if result.shape != expected.shape:
         return Comparison(False, f"shape {result.shape} differs from the expected {expected.shape}")
     if result.dtype != expected.dtype:
         return Comparison(False, f"dtype {result.dtype} differs from the expected {expected.dtype}")
     if result.size == 0:
         return Comparison(True, "equal (empty)", 0.0)
-    diff = np.abs(result.astype(np.float64) - expected.astype(np.float64))
-    worst = float(diff.max())
+    got, want = result.astype(np.float64), expected.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN here, and judged by isclose below
+        diff = np.abs(got - want)
+    finite = diff[np.isfinite(diff)]
+    worst = float(finite.max()) if finite.size else 0.0
     if result.dtype.kind in "iu":
         wrong = int(np.count_nonzero(result != expected))
         if wrong:
             return Comparison(False, f"{wrong} of {result.size} elements differ "
                                      f"(max |diff| {worst:g})", worst)
         return Comparison(True, "equal, bit for bit", 0.0)
-    scale = max(1.0, float(np.abs(expected).max()))
-    tol = FLOAT_RTOL[str(result.dtype)] * scale
-    if not np.all(diff <= tol) or np.isnan(result).any() != np.isnan(expected).any():
-        return Comparison(False, f"max |diff| {worst:g} exceeds {tol:g}", worst)
-    return Comparison(True, f"equal within {tol:g} (max |diff| {worst:g})", worst)
+    rtol, atol = tolerance.of(result.dtype)
+    close = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    bound = f"{atol:g} + {rtol:g}·|expected|"
+    wrong = int(np.count_nonzero(~close))
+    if wrong:
+        first = tuple(int(i) for i in np.argwhere(~close)[0])
+        return Comparison(False, f"{wrong} of {result.size} elements differ by more than {bound} "
+                                 f"(first at {first}: {got[first]:g}, expected {want[first]:g}; "
+                                 f"max |diff| {worst:g})", worst)
+    return Comparison(True, f"equal within {bound} (max |diff| {worst:g})", worst)

@@ -24,11 +24,11 @@ from glc.egraph.egraph import EGraph
 from glc.egraph.extract import CostFunction, Extraction, exact, greedy
 from glc.egraph.rewrite import Rewrite
 from glc.egraph.runner import Limits, Report, Runner
-from glc.errors import DoesNotFit, GlcError
+from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.inputs import Bundle
-from glc.ir.check import check
-from glc.ir.term import Term, leaf, walk
+from glc.ir.check import result_type
+from glc.ir.term import Term, leaf, tree_size, walk
 from glc.ir.types import Access
 from glc.lower.cost import CycleCost
 from glc.lower.program import Program as Lowered
@@ -38,6 +38,10 @@ from glc.syntax.printer import print_term
 from glc.syntax.reader import Program
 
 EXTRACTORS = {"exact": exact, "greedy": greedy}
+# The compiled program's terms are printed as text (the extracted term, host steps in the
+# manifest), where a sub-term shared by defines is written at each use: past this many nodes
+# that text is refused rather than written for minutes (docs/frontend.md, "Limits").
+MAX_TREE_NODES = 1_000_000
 EMITS = ("extracted", "egraph")
 COSTS = ("cycles", "nodes")
 
@@ -110,7 +114,8 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
         if not isinstance(source, Bundle):
             raise ValueError("give the input types (env) with a bare Program")
         env = source.env
-    check(program.body, env)
+    result_type(program.body, env)
+    _fits_as_text(program.body, program.body)
     say("compile: saturating")
     egraph = EGraph(env)
     root = egraph.add_term(program.body)
@@ -129,13 +134,22 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
         extraction.method += (f" ({cost.estimated} systolic nodes past the time limit "
                               "costed as refused)")
     say("compile: lowering")
+    _fits_as_text(extraction.term, program.body)
     try:
         lowered = lower(extraction.term, env, config) if config is not None else None
-    except DoesNotFit as error:  # located: at the program, as the e-graph keeps no spans
-        if error.where is not None:
-            raise
-        raise DoesNotFit(error.message, program.body.span or program.path) from None
+    except GlcError as error:  # located: at the program, as the e-graph keeps no spans
+        if error.where is None:
+            error.where = program.body.span or program.path
+        raise
     return CompileResult(program, env, egraph, egraph.find(root), report, extraction, lowered)
+
+
+def _fits_as_text(term: Term, source: Term) -> None:
+    """A GlcError at ``source`` if ``term`` prints to more than MAX_TREE_NODES nodes."""
+    size = tree_size(term)
+    if size > MAX_TREE_NODES:
+        raise GlcError(f"the program is {size} nodes once its shared defines are written out "
+                       f"at each use; glc compiles at most {MAX_TREE_NODES}", source.span)
 
 
 def parse_emit(text: str) -> list[str]:

@@ -6,6 +6,7 @@ Only the CLI turns a GlcError into an exit status; anything else that escapes is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -55,3 +56,21 @@ class ShapeError(Exception):
         super().__init__(message)
         self.message = message
         self.arg = arg
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """A user's text file (``what`` names it in errors: "program", "shapes"), decoded as UTF-8
+    with an optional byte-order mark; a GlcError at the first byte that is not UTF-8, or naming
+    the file if it cannot be read."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise GlcError(f"cannot read {what}: {error.strerror}", str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        col = error.start - data.rfind(b"\n", 0, error.start)
+        raise GlcError(f"cannot read {what}: byte 0x{data[error.start]:02x} is not UTF-8 text",
+                       Span(str(path), line, col)) from None

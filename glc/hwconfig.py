@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from glc.errors import GlcError
+from glc.errors import GlcError, read_text
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "hw" / "configs"
 
@@ -56,7 +56,7 @@ def load_config(name_or_path: str | Path) -> HwConfig:
         known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.toml")))
         raise GlcError(f"no hardware configuration {name_or_path!r} (known: {known})", str(path))
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text(path, "configuration"))
     except tomllib.TOMLDecodeError as error:
         raise GlcError(f"not valid TOML: {error}", str(path)) from error
     return config_from_dict(data, str(path), path.stem)

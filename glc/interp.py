@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from glc.ir.check import check
+from glc.ir.check import result_types
 from glc.ir.ops import OPS
 from glc.ir.term import Term, walk
 from glc.ir.types import Access
@@ -23,7 +23,7 @@ def env_types(arrays: Mapping[str, np.ndarray]) -> dict[str, Access]:
 
 def interpret(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, Access]:
     """Evaluate ``term`` on the input tensors; returns the result tensor and its type."""
-    types = check(term, env_types(arrays))
+    types = result_types(term, env_types(arrays))
     values: dict[int, object] = {}
     for node in walk(term):
         ty = types[id(node)]

@@ -23,6 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from glc.compare import DEFAULT_TOLERANCE, FloatTolerance
 from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import CONFIG_DIR, HwConfig
 from glc.inputs import PROGRAM_SUFFIXES
@@ -65,6 +66,7 @@ class Row:
     baseline_engine: str | None = None
     delta: int | None = None
     delta_pct: float | None = None
+    inputs: str = ""  # given, or random (seed N): a folder without its .npy inputs
 
 
 @dataclass
@@ -236,9 +238,11 @@ def write_baselines(path: Path, baselines: dict[str, dict]) -> None:
 # ---- one program ---------------------------------------------------------------------------
 
 def run_one(name: str, folder: Path, config: HwConfig, engine: str,
-            max_cycles: int | None = None, seed: int = 0) -> Row:
+            max_cycles: int | None = None, seed: int = 0,
+            float_tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> Row:
     """Compile, lower, execute and compare one program as ``glc run`` does (given inputs, else
-    seeded random ones), timed; an error becomes the row's status, never an exception."""
+    seeded random ones; floats within ``float_tolerance``), timed; an error becomes the row's
+    status, never an exception."""
     from glc.compiler import compile_program
     from glc.inputs import load
     from glc.rewrites import DEFAULT, select
@@ -250,8 +254,9 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
         bundle = load(folder)
         result = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
         arrays = bundle.arrays_or_random(seed)
+        row.inputs = bundle.inputs_label(seed)
         _, figures = run_and_compare(result.lowered, bundle.program.body, arrays, engine,
-                                     bundle.expected, max_cycles)
+                                     bundle.expected, max_cycles, float_tolerance)
     except DoesNotFit as error:
         row.status, row.reason, row.detail = "unfit", error.message, str(error)
     except GlcError as error:
@@ -323,14 +328,15 @@ def prepare(config: HwConfig, engine: str) -> None:
 def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
             baselines_file: Path, *, tolerance: float = 0.0, jobs: int | None = None,
             max_cycles: int | None = None, strict: bool = False, update: bool = False,
-            complete: bool = True, on_row: Callable[[Row], None] | None = None) -> Report:
+            complete: bool = True, on_row: Callable[[Row], None] | None = None,
+            float_tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> Report:
     """Run every program (``jobs`` processes; default one per CPU), judge it against the
     baselines in ``baselines_file`` and, with ``update``, rewrite that file from this run.
 
     ``complete`` says the programs are the whole set (no -k, no single program), so baselines
     with no program are reported as vanished and dropped by an update. ``on_row`` sees each row
     once it and those before it are done: rows come in program order whatever the order in
-    which the processes finish them.
+    which the processes finish them. Float results match within ``float_tolerance``.
     """
     if tolerance < 0:
         raise GlcError(f"the tolerance must be >= 0 %, not {tolerance}")
@@ -346,10 +352,11 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
 
     if jobs == 1:
         for name, folder in programs:
-            finish(run_one(name, folder, config, engine, max_cycles))
+            finish(run_one(name, folder, config, engine, max_cycles, 0, float_tolerance))
     else:
         with ProcessPoolExecutor(jobs) as pool:
-            futures = [pool.submit(run_one, name, folder, config, engine, max_cycles)
+            futures = [pool.submit(run_one, name, folder, config, engine, max_cycles, 0,
+                                   float_tolerance)
                        for name, folder in programs]
             for (name, _), future in zip(programs, futures, strict=True):
                 try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from glc.compare import compare
+from glc.compare import DEFAULT_TOLERANCE, FloatTolerance, compare
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.interp import interpret
@@ -56,14 +56,15 @@ def choose_engine(asked: str | None, config: HwConfig) -> str:
 
 def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndarray],
                     engine: str, expected: np.ndarray | None = None,
-                    max_cycles: int | None = None) -> tuple[Outcome, dict]:
+                    max_cycles: int | None = None,
+                    tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> tuple[Outcome, dict]:
     """Execute ``program`` and compare its result with the interpreter on ``source`` (and with
-    ``expected`` when given); returns the outcome and the figures."""
+    ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures."""
     outcome = execute(program, arrays, engine, max_cycles)
     reference, _ = interpret(source, arrays)
-    verdicts = [("interpreter", compare(outcome.result, reference))]
+    verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
-        verdicts.append(("output.npy", compare(outcome.result, expected)))
+        verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
     figures = program.figures()
     cycles = outcome.cycles
     ideal = figures["ideal_cycles"]
@@ -90,9 +91,27 @@ def summary(figures: dict) -> str:
     return "\n".join(lines)
 
 
-def save_result(result: np.ndarray, path: Path) -> None:
-    """Write the result tensor as .npy."""
+def check_result_path(path: Path | None, input_dir: Path | None) -> None:
+    """Refuse an ``-o`` path (None: no -o) before the work: it must end in ``.npy`` (numpy would
+    otherwise append it, silently) and must not lie in ``input_dir``, the folder the inputs were
+    read from, whose every ``.npy`` the next run reads back, as an input or the expected output."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise GlcError("-o names a folder; give the .npy file to write", str(path))
+    if path.suffix != ".npy":
+        raise GlcError("-o writes a .npy file: give a path ending in .npy", str(path))
+    if input_dir is not None and path.parent.resolve() == Path(input_dir).resolve():
+        raise GlcError(f"-o would write into the inputs folder {input_dir}, whose .npy files the "
+                       "next run reads back as inputs; write the result outside it", str(path))
+
+
+def save_result(result: np.ndarray, path: Path, input_dir: Path | None = None) -> None:
+    """Write the result tensor to ``path`` (checked by ``check_result_path``)."""
+    check_result_path(path, input_dir)
     try:
-        np.save(path, result)
+        with path.open("wb") as file:
+            np.save(file, result)
     except OSError as error:
         raise GlcError(f"cannot write: {error.strerror}", str(path)) from None

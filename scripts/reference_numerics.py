@@ -70,8 +70,9 @@ def maxpool2d_nchw(data: np.ndarray, size: int, stride: int,
 
 
 def requantize(x: np.ndarray, k: int) -> np.ndarray:
-    """int8 ``clamp((x + 2^(k-1)) >> k)`` (arithmetic shift; no rounding term for k = 0)."""
-    wide = x.astype(np.int64)
+    """int8 ``clamp((x + 2^(k-1)) >> k)`` (arithmetic shift; no rounding term for k = 0), on
+    Python's unbounded integers, so int64 operands near the top of their range do not wrap."""
+    wide = x.astype(object)
     if k >= 1:
         wide = (wide + (1 << (k - 1))) >> k
     return np.clip(wide, -128, 127).astype(np.int8)

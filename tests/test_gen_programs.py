@@ -204,6 +204,13 @@ def test_requantize_reference_matches_float_round_half_up(k):
     assert np.array_equal(num.requantize(values, k), want)
 
 
+def test_requantize_reference_is_exact_at_the_ends_of_int64():
+    # The corpus's reference must not wrap where glc's interpreter once did (issue 12 item 1).
+    values = np.array([2**63 - 1, -(2**63), 2**62, 255], np.int64)
+    assert num.requantize(values, 1).tolist() == [127, -128, 127, 127]
+    assert num.requantize(values, 62).tolist() == [2, -2, 1, 0]
+
+
 def test_softmax_reference_matches_logsumexp_form():
     rng = np.random.default_rng(12)
     x = rng.standard_normal((4, 6)) * 10

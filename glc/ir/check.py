@@ -6,12 +6,13 @@ term and the e-graph analysis applies it to e-nodes, so both follow the same rul
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from glc.errors import GlcError, ShapeError
 from glc.ir.ops import KIND_NAMES, KIND_TYPES, OPS
 from glc.ir.term import Term, walk
-from glc.ir.types import Access, ComputeKind
+from glc.ir.types import MAX_ELEMENTS, Access, ComputeKind, fmt_dims
 
 
 def describe(value: object) -> str:
@@ -33,6 +34,9 @@ def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access
         if value not in env:
             raise ShapeError(f"no shape is known for '{value}': declare it with (input {value} "
                              "(shape ...) dtype), give --shapes, or supply its .npy input")
+        problem = size_problem(env[value].dims)
+        if problem:
+            raise ShapeError(f"'{value}' has dims {fmt_dims(env[value].dims)}: {problem}")
         return env[value]
     if op == "var":
         raise ShapeError(f"pattern variable ?{value} outside a pattern")
@@ -42,7 +46,22 @@ def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access
         if not isinstance(arg, KIND_TYPES[kind]) or isinstance(arg, bool):
             raise ShapeError(f"needs {KIND_NAMES[kind]} as argument {i + 1}, got {describe(arg)}",
                              arg=i)
-    return spec.infer(*arg_types)
+    result = spec.infer(*arg_types)
+    if isinstance(result, Access):
+        problem = size_problem(result.dims)
+        if problem:
+            raise ShapeError(f"gives a tensor of dims {fmt_dims(result.dims)}: {problem}")
+    return result
+
+
+def size_problem(dims: tuple[int, ...]) -> str | None:
+    """Why glc cannot hold a tensor of ``dims`` (a zero-size dimension, more than MAX_ELEMENTS
+    elements), or None."""
+    if 0 in dims:
+        return "every dimension must be at least 1"
+    if math.prod(dims) > MAX_ELEMENTS:
+        return f"{math.prod(dims)} elements, more than glc's limit of {MAX_ELEMENTS} per tensor"
+    return None
 
 
 def located(error: ShapeError, node: Term) -> GlcError:
@@ -69,3 +88,21 @@ def check(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
 def type_of(term: Term, env: Mapping[str, Access]) -> object:
     """The type of a term's root."""
     return check(term, env)[id(term)]
+
+
+def result_types(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
+    """``check``, and a GlcError at ``term`` unless it is an access pattern: a program's result
+    is a tensor, not a literal, shape, list or access shape."""
+    types = check(term, env)
+    root = types[id(term)]
+    if not isinstance(root, Access):
+        hint = " (wrap it in (access-literal ...) for a 0-d tensor)" if isinstance(
+            root, int | float) and not isinstance(root, bool) else ""
+        raise GlcError(f"the result must be an access pattern (a tensor), got {describe(root)}"
+                       + hint, term.span)
+    return types
+
+
+def result_type(term: Term, env: Mapping[str, Access]) -> Access:
+    """The type of a program's result, an access pattern (``result_types``)."""
+    return result_types(term, env)[id(term)]

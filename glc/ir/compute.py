@@ -131,7 +131,9 @@ def requantize(x: np.ndarray, shift: int) -> np.ndarray:
     the store unit's int8 path computes exactly this)."""
     wide = x.astype(np.int64)
     if shift > 0:
-        wide = (wide + (1 << (shift - 1))) >> shift
+        # (x + 2^(k-1)) >> k is floor(x / 2^k) plus bit k-1 of x (the half that rounds up):
+        # exact over all of int64, where adding 2^(k-1) first would wrap near the top.
+        wide = (wide >> shift) + ((wide >> (shift - 1)) & 1)
     return np.clip(wide, -128, 127).astype(np.int8)
 
 

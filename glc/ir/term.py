@@ -10,6 +10,8 @@ compared often and can be deep.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from glc.errors import Span
 
 LEAF_OPS = frozenset({"int", "float", "symbol", "compute-type", "pad-type", "var"})
@@ -32,11 +34,23 @@ class Term:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
+        # Iterative (comparing args tuples would recurse once per level), and each pair of
+        # shared sub-terms is compared once, so equal DAGs cost their size, not their tree size.
         if self is other:
             return True
-        if not isinstance(other, Term) or self._hash != other._hash:
+        if not isinstance(other, Term):
             return False
-        return self.op == other.op and self.value == other.value and self.args == other.args
+        stack, seen = [(self, other)], set()
+        while stack:
+            a, b = stack.pop()
+            if a is b or (id(a), id(b)) in seen:
+                continue
+            if (a._hash != b._hash or a.op != b.op or a.value != b.value
+                    or len(a.args) != len(b.args)):
+                return False
+            seen.add((id(a), id(b)))
+            stack.extend(zip(a.args, b.args, strict=True))
+        return True
 
     def __repr__(self) -> str:
         from glc.syntax.printer import print_term
@@ -51,6 +65,37 @@ class Term:
 def leaf(op: str, value: object, span: Span | None = None) -> Term:
     """A leaf term (literal, symbol, compute or pad type, pattern variable)."""
     return Term(op, (), value, span)
+
+
+def rebuild(term: Term, replace: Callable[[Term], Term | None]) -> Term:
+    """``term`` with every node for which ``replace`` gives a term swapped for it (its arguments
+    then not visited), the others rebuilt over their new arguments. ``replace`` sees the nodes
+    in depth-first, left-to-right order, each shared node once; iterative, as ``walk``."""
+    done: dict[int, Term] = {}
+    stack = [(term, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        if expanded:
+            done[id(node)] = node.with_args(tuple(done[id(a)] for a in node.args))
+            continue
+        new = replace(node)
+        if new is not None:
+            done[id(node)] = new
+            continue
+        stack.append((node, True))
+        stack.extend((arg, False) for arg in reversed(node.args))
+    return done[id(term)]
+
+
+def tree_size(term: Term) -> int:
+    """The node count of ``term`` with every shared sub-term counted at each use: the size of
+    its text once printed (a chain of defines that each use the previous twice doubles it)."""
+    size: dict[int, int] = {}
+    for node in walk(term):
+        size[id(node)] = 1 + sum(size[id(a)] for a in node.args)
+    return size[id(term)]
 
 
 def walk(term: Term):

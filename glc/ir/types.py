@@ -15,6 +15,11 @@ import numpy as np
 
 DTYPES = ("int8", "int16", "int32", "int64", "float32", "float64")
 DEFAULT_DTYPE = "float64"
+# The largest tensor glc handles, inputs and every intermediate (docs/frontend.md, "Limits"):
+# 2^28 elements, 2 GiB once the interpreter widens integers to int64 to sum them.
+MAX_ELEMENTS = 1 << 28
+# Integer literals (axes, dims, pads, (literal k)) are int32 values on the accelerator.
+INT_LIMIT = 1 << 31
 
 
 def fmt_dims(dims: tuple[int, ...]) -> str:

@@ -40,10 +40,13 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool, as_jso
         raise GlcError(f"not a text file: {error.reason}", str(source)) from None
     program = assemble(text, config, str(source))
     if output is not None:
-        if output.suffix == ".hex":
-            output.write_text(to_hex(program.words))
-        else:
-            output.write_bytes(to_bytes(program.words))
+        try:
+            if output.suffix == ".hex":
+                output.write_text(to_hex(program.words))
+            else:
+                output.write_bytes(to_bytes(program.words))
+        except OSError as error:
+            raise GlcError(f"cannot write: {error.strerror}", str(output)) from None
     if stats or as_json:
         # Run it as the machine would (decoding up to HALT, on zeroed DRAM) so a faulty program
         # reports its error; the counters are the cycle model's.

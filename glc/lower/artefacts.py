@@ -4,16 +4,19 @@
 one HALT each) one after the other (docs/isa.md, "Binary images"); the manifest gives each
 image's and each kernel's word range, the memory map (every tensor's name, address, shape, dtype
 and role), the inputs, the output (its buffer and the view it is read through), the host steps
-(their terms, as Glenside text), and the figures. ``read`` rebuilds the Program from these
-files, so ``glc simulate`` runs what
-``glc compile -o`` wrote.
+(their terms, as Glenside text), the figures, and the sha256 of every other file of the folder
+(``files``). ``read`` checks those hashes and rebuilds the Program from these files, so
+``glc simulate`` runs what ``glc compile -o`` wrote, and refuses a folder whose files disagree.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 from pathlib import Path
+from types import MappingProxyType
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig, config_from_dict
@@ -25,7 +28,8 @@ from glc.lower.view import Digit, View
 from glc.syntax.printer import print_term
 from glc.syntax.reader import parse_term
 
-FILES = ("program.s", "program.bin", "manifest.json")
+MANIFEST = "manifest.json"
+FILES = ("program.s", "program.bin", MANIFEST)
 
 
 def manifest(program: Program) -> dict:
@@ -89,31 +93,42 @@ def assembly(program: Program) -> str:
     return "".join(parts)
 
 
-def write(program: Program, outdir: Path) -> list[Path]:
-    """Write the three files into ``outdir``; returns their paths."""
+def write(program: Program, outdir: Path, texts: Mapping[str, str] = MappingProxyType({})
+          ) -> list[Path]:
+    """Write the three files, and ``texts`` (file name -> text), into ``outdir``; the manifest,
+    written last, records the sha256 of every other file in ``outdir`` under ``files``, so
+    ``read`` can tell a folder that mixes two compilations. Returns the paths."""
     words = [w for run in schedule(program) if isinstance(run, Image) for w in run.words]
     try:
         outdir.mkdir(parents=True, exist_ok=True)
         paths = [outdir / name for name in FILES]
         paths[0].write_text(assembly(program))
         paths[1].write_bytes(to_bytes(words))
-        paths[2].write_text(json.dumps(manifest(program), indent=1) + "\n")
+        for name, text in texts.items():
+            (outdir / name).write_text(text)
+        files = {p.name: _sha256(p) for p in sorted(outdir.iterdir())
+                 if p.is_file() and p.name != MANIFEST}
+        paths[2].write_text(json.dumps({**manifest(program), "files": files}, indent=1) + "\n")
     except OSError as error:
         raise GlcError(f"cannot write: {error.strerror}", str(error.filename or outdir)) from None
-    return paths
+    return paths + [outdir / name for name in texts]
 
 
 def read(outdir: Path) -> Program:
-    """The Program ``write`` left in ``outdir``."""
-    path = outdir / "manifest.json"
+    """The Program ``write`` left in ``outdir``; a GlcError naming the first file whose sha256
+    differs from the manifest's (the folder mixes two compilations, or was edited)."""
+    path = outdir / MANIFEST
     try:
         data = json.loads(path.read_text())
+        _verify(outdir, data.get("files") if isinstance(data, dict) else None)
         words = read_image(outdir / "program.bin")
     except FileNotFoundError as error:
         raise GlcError("not a compiled program folder (glc compile -o writes one)",
                        str(error.filename)) from None
-    except json.JSONDecodeError as error:
-        raise GlcError(f"bad manifest: {error.msg}", str(path)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise GlcError(f"bad manifest: {error}", str(path)) from None
+    except OSError as error:
+        raise GlcError(f"cannot read: {error.strerror}", str(error.filename or outdir)) from None
     try:
         config = config_from_dict(data["hardware"], str(path), data["config"])
         buffers = {b["name"]: Buffer(b["name"], tuple(b["shape"]), b["dtype"], b["address"])
@@ -139,6 +154,25 @@ def read(outdir: Path) -> Program:
     except (TypeError, ValueError) as error:
         raise GlcError(f"bad manifest: {error}", str(path)) from None
     return program
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _verify(outdir: Path, files: object) -> None:
+    """Every file the manifest lists has the sha256 it records."""
+    manifest_path = str(outdir / MANIFEST)
+    if not isinstance(files, dict) or "program.bin" not in files:
+        raise GlcError("the manifest records no file hashes (an older glc, or not glc compile, "
+                       "wrote it): compile the program again", manifest_path)
+    for name, digest in files.items():
+        path = outdir / str(name)
+        if not path.is_file():
+            raise GlcError(f"missing: {MANIFEST} lists it", str(path))
+        if _sha256(path) != digest:
+            raise GlcError(f"does not match the sha256 {MANIFEST} records: the folder mixes two "
+                           "compilations or was edited; compile the program again", str(path))
 
 
 def _view_json(view: View) -> dict:

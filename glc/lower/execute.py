@@ -45,7 +45,8 @@ def read_buffer(dram: np.ndarray, buffer: Buffer) -> np.ndarray:
 
 def write_buffer(dram: np.ndarray, buffer: Buffer, value: np.ndarray) -> None:
     """Write a tensor's bytes (little-endian, row-major) at its address."""
-    data = np.ascontiguousarray(value, dtype=np.dtype(buffer.dtype).newbyteorder("<"))
+    # np.array, not np.ascontiguousarray: that one returns a 0-d tensor as shape (1,).
+    data = np.array(value, dtype=np.dtype(buffer.dtype).newbyteorder("<"), order="C")
     if data.shape != buffer.shape:
         raise GlcError(f"input '{buffer.name}' has shape {data.shape}, the program was "
                        f"compiled for {buffer.shape}")

@@ -12,6 +12,7 @@ costs nothing). Every tensor gets an address: the memory plan."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -21,7 +22,7 @@ import numpy as np
 from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.ir.check import check
-from glc.ir.term import Term, leaf, walk
+from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access, ComputeKind
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, transposed
@@ -31,6 +32,7 @@ from glc.syntax.printer import print_term
 
 ALIGN = 64  # bytes: every tensor starts on a DRAM port beat boundary (P ≤ 64 in hw/configs)
 SYSTOLIC = ("systolic-array", "systolic-array-with-blocking")
+FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
 # Data-moving operators a relu or requantize commutes with (zero padding only: both keep 0).
 COMMUTING = ("access", "access-transpose", "access-reshape", "access-flatten", "access-squeeze",
              "access-insert-axis", "access-slice", "access-broadcast", "access-windows",
@@ -137,8 +139,22 @@ def _describe(term: Term) -> str:
 
 
 def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
-    """Lower an extracted term for ``config``; a GlcError if its tensors do not fit DRAM."""
-    return _Lowerer(term, env, config).run()
+    """Lower an extracted term for ``config``; a GlcError if its tensors do not fit DRAM.
+
+    The walks over the term are iterative, but a kernel whose operand is another kernel's result
+    materialises that one first, by recursion (``_materialise`` → ``_kernel`` → ``_operand``):
+    the recursion limit is raised by a few frames per systolic node for the call, so a chain of
+    thousands of kernels lowers, and exhausting even that is a GlcError at the term."""
+    nested = sum(node.op in SYSTOLIC for node in walk(term))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * nested)
+    try:
+        return _Lowerer(term, env, config).run()
+    except RecursionError:
+        raise GlcError(f"the lowering cannot follow {nested} kernels nested in each other's "
+                       "operands", term.span) from None
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 class _Unfused(Exception):
@@ -444,12 +460,12 @@ class _Lowerer:
     def _label(self, node: Term) -> str:
         """The node as Glenside text for the assembly's comments, the tensors already in DRAM
         (earlier kernels' and host steps' results) by their buffer names."""
-        def named(t: Term) -> Term:
+        def named(t: Term) -> Term | None:
             if t is not node and id(t) in self.in_dram:
                 return leaf("symbol", self.in_dram[id(t)].buffer)
-            return t.with_args(tuple(named(a) for a in t.args))
+            return None
 
-        return print_term(named(node))
+        return print_term(rebuild(node, named))
 
     def _orient(self, label: str, targets: dict[str, Target], dims: tuple[int, ...],
                 swap: bool, raw: bool, relu: bool, shift: int) -> Kernel:
@@ -500,29 +516,26 @@ class _Lowerer:
     def _host(self, node: Term, copy: bool = False) -> str:
         """A host step computing ``node`` from the DRAM values of its kernel and input leaves;
         returns the buffer it writes."""
-        memo: dict[int, Term] = {}
         views: dict[str, View] = {}
 
-        def substitute(t: Term) -> Term:
-            if id(t) not in memo:
-                if t.op == "symbol" or (t is not node and (
-                        id(t) in self.in_dram or self._fusion(t) is not None
-                        or self._fold_plan(t) is not None)):
-                    view = self._materialise(t)
-                    buffer = self.program.buffers[view.buffer]
-                    symbol = view.buffer
-                    if view != row_major(buffer.name, buffer.shape):
-                        symbol = f"{view.buffer}_view{len(views)}"
-                    views[symbol] = view
-                    memo[id(t)] = leaf("symbol", symbol)
-                    split = len(self.types[id(t)].shape)
-                    if split < len(view.dims):  # a symbol is all shape: keep t's item dims
-                        memo[id(t)] = Term("access", (memo[id(t)], leaf("int", split)))
-                else:
-                    memo[id(t)] = t.with_args(tuple(substitute(a) for a in t.args))
-            return memo[id(t)]
+        def in_dram(t: Term) -> Term | None:
+            if not (t.op == "symbol" or (t is not node and (
+                    id(t) in self.in_dram or self._fusion(t) is not None
+                    or self._fold_plan(t) is not None))):
+                return None
+            view = self._materialise(t)
+            buffer = self.program.buffers[view.buffer]
+            symbol = view.buffer
+            if view != row_major(buffer.name, buffer.shape):
+                symbol = f"{view.buffer}_view{len(views)}"
+            views[symbol] = view
+            new = leaf("symbol", symbol)
+            split = len(self.types[id(t)].shape)
+            if split < len(view.dims):  # a symbol is all shape: keep t's item dims
+                new = Term("access", (new, leaf("int", split)))
+            return new
 
-        body = substitute(node)
+        body = rebuild(node, in_dram)
         out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
                              dram=copy)
         self.program.steps.append(HostStep(out, body, views, out, copy))

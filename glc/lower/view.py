@@ -67,17 +67,17 @@ class NotAffine(Exception):
 def view_of(term: Term, types: dict[int, object], base: Callable[[Term], View | None]) -> View:
     """The view ``term`` denotes. ``base(node)`` gives the view of a node that is no access
     operator (a tensor symbol, a kernel's result) or None; raises NotAffine otherwise."""
-    op = term.op
-    if op in ("access", "access-tensor"):
-        return view_of(term.args[0], types, base)
-    rule = _RULES.get(op)
-    if rule is None:
-        found = base(term)
-        if found is None:
-            raise NotAffine(op)
-        return found
-    inner = view_of(term.args[0], types, base)
-    return rule(inner, types[id(term)], *(_static(a, types) for a in term.args[1:]))
+    chain = []  # the access operators from ``term`` down, applied bottom-up (no recursion)
+    while term.op in _RULES or term.op in ("access", "access-tensor"):
+        if term.op in _RULES:
+            chain.append(term)
+        term = term.args[0]
+    view = base(term)
+    if view is None:
+        raise NotAffine(term.op)
+    for node in reversed(chain):
+        view = _RULES[node.op](view, types[id(node)], *(_static(a, types) for a in node.args[1:]))
+    return view
 
 
 def _static(arg: Term, types: dict[int, object]) -> object:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from glc.ir.term import Term, walk
 
 WIDTH = 100
+DEEPEST_INDENT = 60  # past this, forms print on one line: indenting each of thousands of nested
+                     # levels would make the text quadratic in the depth
 
 
 def _leaf_text(term: Term) -> str:
@@ -43,7 +45,8 @@ def print_term(term: Term) -> str:
         elif _is_leaf(item):
             out.append(_leaf_text(item))
         else:
-            if indent is not None and indent + width[id(item)] <= WIDTH:
+            if indent is not None and (indent + width[id(item)] <= WIDTH
+                                       or indent >= DEEPEST_INDENT):
                 indent = None
             out.append(f"({item.op}")
             stack.append((")", None))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -18,11 +19,11 @@ from pathlib import Path
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
-from glc.errors import GlcError, Span
+from glc.errors import GlcError, Span, read_text
 from glc.ir.compute import KINDS
 from glc.ir.ops import KIND_NAMES, OPS, PAD_TYPES, TOKEN_KINDS
 from glc.ir.term import Term, leaf
-from glc.ir.types import DTYPES
+from glc.ir.types import DTYPES, INT_LIMIT
 
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
@@ -63,11 +64,16 @@ def _span(node: Tree | Token, filename: str) -> Span:
 
 
 def _check_parens(text: str, filename: str) -> None:
-    """Report unbalanced parentheses at the offending parenthesis (clearer than a parse error)."""
+    """Report unbalanced parentheses at the offending parenthesis (clearer than a parse error),
+    and a control character (a NUL, a stray byte-order mark) where it is: it would otherwise end
+    up inside a name and make a misleading "unknown operator"."""
     opened: list[tuple[int, int]] = []
     line, col = 1, 1
     in_comment = False
     for char in text:
+        if char not in "\t\n\r" and unicodedata.category(char) in ("Cc", "Cf"):
+            raise GlcError(f"control character {char!r} (U+{ord(char):04X}) is not allowed in a "
+                           "program", Span(filename, line, col))
         if in_comment:
             in_comment = char != "\n"
         elif char == ";":
@@ -110,7 +116,34 @@ class _Reader:
         return GlcError(message, _span(node, self.filename))
 
     def expr(self, node: Tree | Token, kind: str = "access") -> Term:
-        """An argument of the given kind (glc/ir/ops.py): a literal token or an expression."""
+        """An argument of the given kind (glc/ir/ops.py): a literal token or an expression.
+
+        Iterative (a stack of open forms, each with the arguments read so far), so nesting is
+        bounded by memory, not by Python's recursion limit; forms are checked in source order."""
+        if not self._is_application(node, kind):
+            return self.simple(node, kind)
+        stack = [self.open(node)]
+        while True:
+            op, rest, args, span = stack[-1]
+            if len(args) < len(rest):
+                arg, arg_kind = rest[len(args)], op.kind_of(len(args))
+                if self._is_application(arg, arg_kind):
+                    stack.append(self.open(arg))
+                else:
+                    args.append(self.simple(arg, arg_kind))
+                continue
+            stack.pop()
+            term = Term(op.name, tuple(args), None, span)
+            if not stack:
+                return term
+            stack[-1][2].append(term)
+
+    @staticmethod
+    def _is_application(node: Tree | Token, kind: str) -> bool:
+        return isinstance(node, Tree) and kind not in TOKEN_KINDS
+
+    def simple(self, node: Tree | Token, kind: str) -> Term:
+        """An argument that is no operator application: a token, or a (requantize k) form."""
         span = _span(node, self.filename)
         if isinstance(node, Token):
             if self.allow_vars and node.startswith("?"):
@@ -128,19 +161,17 @@ class _Reader:
             return leaf("symbol", str(node), span)
         if kind == "compute-type":
             return self.parametrised_compute(node, span)
-        if kind in TOKEN_KINDS:
-            raise self.error(f"expected {KIND_NAMES[kind]}, got a form", node)
-        return self.application(node, span)
+        raise self.error(f"expected {KIND_NAMES[kind]}, got a form", node)
 
     def token(self, node: Token, kind: str, span: Span) -> Term:
         text = str(node)
         if kind == "int":
             if not _INT.fullmatch(text) or int(text) < 0:
                 raise self.error(f"expected a non-negative integer, got '{text}'", node)
-            return leaf("int", int(text), span)
+            return leaf("int", self.int32(text, node), span)
         if kind == "number":
             if _INT.fullmatch(text):
-                return leaf("int", int(text), span)
+                return leaf("int", self.int32(text, node), span)
             if _FLOAT.fullmatch(text):
                 if math.isinf(float(text)):  # it would print back as 'inf', which is no number
                     raise self.error(f"{text} is beyond float64's range (at most about "
@@ -158,6 +189,14 @@ class _Reader:
             raise self.error(f"compute type {text} takes a parameter: write ({text} k)", node)
         return leaf("compute-type", (text,), span)
 
+    def int32(self, text: str, node: Token) -> int:
+        """An integer literal, which must fit int32 (INT_LIMIT)."""
+        value = int(text)
+        if not -INT_LIMIT <= value < INT_LIMIT:
+            raise self.error(f"integer literal {text} does not fit int32 "
+                             f"({-INT_LIMIT} to {INT_LIMIT - 1})", node)
+        return value
+
     def parametrised_compute(self, node: Tree, span: Span) -> Term:
         parts = node.children
         if len(parts) != 2 or not isinstance(parts[0], Token):
@@ -167,9 +206,11 @@ class _Reader:
             raise self.error(f"'{name}' is not a compute type that takes a parameter", parts[0])
         if not isinstance(parts[1], Token) or not _INT.fullmatch(parts[1]) or int(parts[1]) < 0:
             raise self.error(f"({name} k) needs a non-negative integer k", parts[1])
-        return leaf("compute-type", (name, int(parts[1])), span)
+        return leaf("compute-type", (name, self.int32(parts[1], parts[1])), span)
 
-    def application(self, node: Tree, span: Span) -> Term:
+    def open(self, node: Tree) -> tuple:
+        """An operator application's frame for ``expr``: (operator, argument nodes, arguments
+        read so far, span), its head and arity checked."""
         if not node.children:
             raise self.error("empty form (): expected (operator arguments...)", node)
         head, *rest = node.children
@@ -180,8 +221,7 @@ class _Reader:
             raise self.error(f"unknown operator '{head}'{_suggest(str(head), OPS)}", head)
         if not op.arity_ok(len(rest)):
             raise self.error(f"{op.name} takes {_arity(op)}, got {len(rest)}", node)
-        args = tuple(self.expr(arg, op.kind_of(i)) for i, arg in enumerate(rest))
-        return Term(op.name, args, None, span)
+        return op, rest, [], _span(node, self.filename)
 
     def declaration(self, node: Tree) -> InputDecl:
         parts = node.children
@@ -265,11 +305,4 @@ def parse_term(text: str, filename: str = "<term>", allow_vars: bool = False) ->
 
 def read_program(path: str | Path) -> Program:
     """Read and parse a program file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise GlcError(f"cannot read program: {error.strerror}", str(path)) from None
-    except UnicodeDecodeError:
-        raise GlcError("cannot read program: not UTF-8 text", str(path)) from None
-    return parse_program(text, str(path))
+    return parse_program(read_text(path, "program"), str(path))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -148,6 +150,8 @@ def test_shapes_json_gives_shapes_and_disagreement_is_an_error(tmp_path):
                       str(inputs / "x.npy"), "'x' is (4,5)")
     shapes.write_text('{"x": [4, "five"]}')
     assert_user_error(glc("check", source, "--shapes", shapes), str(shapes), "non-negative")
+    shapes.write_text('{"x": [true, 5]}')  # JSON's true is no dim, though Python's bool is int
+    assert_user_error(glc("check", source, "--shapes", shapes), str(shapes), "non-negative")
 
 
 def test_program_folder_needs_one_program(tmp_path):
@@ -205,3 +209,246 @@ def test_verbose_run_prints_each_compile_stage_then_the_simulation():
     stages = [line.split(":")[0] for line in result.stderr.splitlines()]
     assert stages == ["compile", "saturate", "extract", "lower", "simulate"]
     assert "predicted_cycles 483" in result.stderr and "cycles 483" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["interp", "run"])
+def test_out_refuses_a_folder_and_a_path_not_ending_in_npy(tmp_path, command):
+    # Issue 12 item 5: -o DIR used to write DIR.npy silently.
+    folder = PROGRAMS / "dense-int8"
+    extra = ["--engine", "isa"] if command == "run" else []
+    assert_user_error(glc(command, folder, *extra, "-o", tmp_path), str(tmp_path), "names a folder")
+    assert_user_error(glc(command, folder, *extra, "-o", tmp_path / "r.txt"),
+                      str(tmp_path / "r.txt"), "ending in .npy")
+    assert sorted(tmp_path.parent.glob(tmp_path.name + "*.npy")) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["interp", "run"])
+def test_out_refuses_to_write_into_the_inputs_folder(tmp_path, command):
+    # Issue 12 item 5: -o prog/result.npy made the next run fail with "unexpected input".
+    folder = _folder(tmp_path, "dense-int8")
+    extra = ["--engine", "isa"] if command == "run" else []
+    for name in ("result.npy", "output.npy", "x.npy"):
+        before = sorted(p.name for p in folder.iterdir())
+        assert_user_error(glc(command, folder, *extra, "-o", folder / name), str(folder / name),
+                          "inputs folder")
+        assert sorted(p.name for p in folder.iterdir()) == before
+    assert glc("interp", folder).exit_code == 0
+
+
+def test_out_to_an_unwritable_path_is_one_line(tmp_path):
+    target = tmp_path / "missing" / "r.npy"
+    assert_user_error(glc("interp", PROGRAMS / "dense-int8", "-o", target), str(target),
+                      "cannot write")
+
+
+def test_the_gls_path_of_a_program_folder_means_the_folder(tmp_path):
+    # Issue 12 item 6: prog/prog.gls ignored the folder's inputs and output.npy.
+    folder = _folder(tmp_path)
+    source = folder / "matmul-int8.gls"
+    result = glc("interp", source, "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["inputs"] == "given"
+    assert json.loads(result.stdout)["match"] is True and "random" not in result.stderr
+    expected = np.load(folder / "output.npy")
+    expected[0, 0] += 1
+    np.save(folder / "output.npy", expected)
+    assert_user_error(glc("interp", source), str(folder / "output.npy"), "does not match")
+
+
+def test_random_inputs_are_announced_on_a_line_of_their_own(tmp_path):
+    # Issue 12 item 6: random inputs were used silently by interp, run, simulate and regress.
+    source = tmp_path / "alone" / "dense.gls"
+    source.parent.mkdir()
+    source.write_text((PROGRAMS / "dense-int8" / "dense-int8.gls").read_text())
+    note = "note: random inputs (seed 5) for x, w: "
+    for args in (["interp", source], ["run", source, "--engine", "isa"],
+                 ["interp", source, "--json"]):
+        result = glc(*args, "--seed", "5")
+        assert result.exit_code == 0, result.output
+        assert [line for line in result.stderr.splitlines() if line.startswith(note)] == [
+            note + f"{source.parent} holds no <symbol>.npy"]
+    assert glc("compile", PROGRAMS / "dense-int8", "-o", tmp_path / "out").exit_code == 0
+    result = glc("simulate", tmp_path / "out", "--isa", "--seed", "5", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["inputs"] == "random (seed 5)"
+    assert note + "no inputs folder (give a program folder or --inputs DIR)" in result.stderr
+    given = glc("simulate", tmp_path / "out", "--isa", "--inputs", PROGRAMS / "dense-int8")
+    assert given.exit_code == 0 and "note:" not in given.stderr
+    result = glc("regress", source.parent, "--engine", "isa", "--jobs", "1", "--baselines",
+                 tmp_path / "b.json")
+    assert "note: alone: random (seed 0) inputs" in result.stderr, result.output
+
+
+def test_a_folder_with_output_npy_but_no_inputs_names_the_missing_input(tmp_path):
+    # Issue 12 item 6: random inputs against output.npy looked like a compiler bug.
+    folder = _folder(tmp_path, "reduce-sum-int8")
+    (symbol,) = [p for p in folder.glob("*.npy") if p.name != "output.npy"]
+    symbol.unlink()
+    for command in ("interp", "run"):
+        assert_user_error(glc(command, folder), str(symbol),
+                          f"missing input for symbol '{symbol.stem}' (the folder has output.npy")
+
+
+NOT_TENSORS = [("(literal 3)", "got the number 3"), ("(shape 1 2)", "got shape (1,2)"),
+               ("(list 1 0)", "got list (1,0)"),
+               ("(input a (shape 2 3) int8)\n(get-access-shape (access a 1))",
+                "got access-shape ((2),(3))")]
+
+
+@pytest.mark.parametrize("text,fragment", NOT_TENSORS, ids=[n[1] for n in NOT_TENSORS])
+@pytest.mark.parametrize("command", [["check"], ["check", "--json"], ["interp"], ["compile"],
+                                     ["run", "--engine", "isa"]], ids=" ".join)
+def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text, fragment):
+    # Issue 12 item 14: these were AttributeError tracebacks.
+    source = tmp_path / "static.gls"
+    source.write_text(text + "\n")
+    where = f"{source}:{text.count(chr(10)) + 1}:1"
+    message = "the result must be an access pattern (a tensor), " + fragment
+    result = glc(command[0], source, *command[1:])
+    if "--json" in command:  # the error is the JSON object on stdout
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        error = json.loads(result.stdout)
+        assert error["where"] == where and error["error"].startswith(message)
+    else:
+        assert_user_error(result, f"{where}: error: ", message)
+
+
+# Issue 12 item 15: (program, location suffix, message fragment); each passed check, then crashed.
+SIZES = [
+    ("(input x (shape 4 0) int8)\n(compute reduce-max (access x 1))", ":2:29",
+     "'x' has dims (4,0): every dimension must be at least 1"),
+    ("(input x (shape 4 0) int8)\n(compute dot-product (access-cartesian-product (access x 1) "
+     "(access x 1)))", ":2:56", "every dimension must be at least 1"),
+    ("(input x (shape 1 3) int8)\n(access-broadcast x (access-shape (shape 0 3) (shape)))",
+     ":2:1", "access-broadcast gives a tensor of dims (0,3): every dimension must be at least 1"),
+    ("(input x (shape 2 3) int8)\n(access-pad x zero-padding 0 4294967296 0)", ":2:30",
+     "integer literal 4294967296 does not fit int32"),
+    ("(access-literal (literal 99999999999999999999))", ":1:26", "does not fit int32"),
+    ("(input x (shape 2 3) int8)\n(compute (requantize 9999999999999999999) (access x 1))",
+     ":2:22", "does not fit int32"),
+    ("(input x (shape 100000 100000) int8)\n(compute reduce-sum (access x 1))", ":2:29",
+     "10000000000 elements, more than glc's limit of 268435456 per tensor"),
+    ("(input x (shape 2 3) int8)\n(access-pad x zero-padding 0 0 2000000000)", ":2:1",
+     "access-pad gives a tensor of dims (2000000002,3): 6000000006 elements"),
+]
+
+
+@pytest.mark.parametrize("text,where,fragment", SIZES, ids=[s[2][:40] for s in SIZES])
+@pytest.mark.parametrize("command", [["check"], ["interp"], ["run", "--engine", "isa"]],
+                         ids=" ".join)
+def test_zero_size_huge_and_out_of_range_sizes_are_located_errors(tmp_path, command, text, where,
+                                                                  fragment):
+    source = tmp_path / "size.gls"
+    source.write_text(text + "\n")
+    assert_user_error(glc(command[0], source, *command[1:]), f"{source}{where}: error: ",
+                      fragment)
+
+
+def test_an_npy_input_too_large_is_refused_from_its_header(tmp_path):
+    folder = _folder(tmp_path, "dense-int8")
+    header = b"{'descr': '|i1', 'fortran_order': False, 'shape': (100000, 100000), }\n"
+    (folder / "x.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
+                                   + header)  # no data: it is never read
+    assert_user_error(glc("interp", folder), str(folder / "x.npy"),
+                      "10000000000 elements, more than glc's limit")
+    np.save(folder / "x.npy", np.zeros((4, 0), np.int8))
+    assert_user_error(glc("interp", folder), str(folder / "x.npy"), "at least 1")
+
+
+def _npy_bytes(array: np.ndarray, allow_pickle: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=allow_pickle)
+    return buffer.getvalue()
+
+
+def _header(text: bytes, version: bytes = b"\x01\x00") -> bytes:
+    size = len(text).to_bytes(2 if version == b"\x01\x00" else 4, "little")
+    return b"\x93NUMPY" + version + size + text
+
+
+_GOOD = _npy_bytes(np.zeros((4, 32), np.int8))
+# Issue 12 item 16: (file bytes, message fragment). An empty file printed a bare "Aborted!".
+BAD_NPY = {
+    "empty": (b"", "not a valid .npy file"),
+    "npz": (b"PK\x03\x04" + _GOOD, "the magic string is not correct"),
+    "truncated": (_GOOD[:-5], "not a valid .npy file"),
+    "garbled-header": (_GOOD[:10] + b"{'descr': '|i1', 'shape': (3, (}" + _GOOD[42:],
+                       "not a valid .npy file"),
+    "huge-header": (_header(b"{'descr': '|i1', 'fortran_order': False, 'shape': (1,), 'x': '"
+                            + b"a" * 20000 + b"'}", b"\x02\x00"), "not a valid .npy file"),
+    "pickled-objects": (_npy_bytes(np.array([{"a": 1}], dtype=object), allow_pickle=True),
+                        "unsupported dtype object"),
+    "negative-dims": (_header(b"{'descr': '|i1', 'fortran_order': False, 'shape': (-1, 4), }\n"),
+                      "negative dims"),
+    "big-endian": (_npy_bytes(np.zeros((4, 32), ">i4")), "unsupported dtype >i4"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_NPY))
+def test_a_malformed_npy_is_one_line_naming_the_file(tmp_path, name):
+    data, fragment = BAD_NPY[name]
+    folder = _folder(tmp_path, "dense-int8")
+    (folder / "x.npy").write_bytes(data)
+    for command in (["interp"], ["check"], ["run", "--engine", "isa"]):
+        assert_user_error(glc(command[0], folder, *command[1:]), f"{folder / 'x.npy'}: error: ",
+                          fragment)
+
+
+def test_text_files_that_are_not_utf8_name_the_byte(tmp_path):
+    shapes = tmp_path / "shapes.json"
+    shapes.write_bytes(b'{"x": [4, 5]}\n\xff')
+    source = tmp_path / "p.gls"
+    source.write_text("(compute reduce-sum (access x 1))\n")
+    assert_user_error(glc("check", source, "--shapes", shapes), f"{shapes}:2:1: error: ",
+                      "byte 0xff is not UTF-8")
+    config = tmp_path / "c.toml"
+    config.write_bytes(b'array_size = 4\n# \xfe\n')
+    assert_user_error(glc("compile", PROGRAMS / "dense-int8", "--config", config),
+                      f"{config}:2:3: error: ", "cannot read configuration: byte 0xfe")
+    source.write_bytes(b"(input x (shape 2 3) int8)\n(compute relu (access x 1))\xff\n")
+    assert_user_error(glc("check", source), f"{source}:2:28: error: ", "byte 0xff is not UTF-8")
+
+
+def test_a_byte_order_mark_is_read_past_and_a_nul_is_located(tmp_path):
+    source = tmp_path / "p.gls"
+    source.write_bytes(b"\xef\xbb\xbf(input x (shape 2 3) int8)\n(compute relu (access x 1))\n")
+    result = glc("check", source)
+    assert result.exit_code == 0 and result.stdout.strip() == "((2),(3)) int8"
+    shapes = tmp_path / "shapes.json"
+    shapes.write_bytes(b'\xef\xbb\xbf{"x": [4, 5]}')
+    source.write_text("(compute reduce-sum (access x 1))\n")
+    assert glc("check", source, "--shapes", shapes).stdout.strip() == "((4),()) float64"
+    source.write_bytes(b"(input x (shape 2 3) int8)\n(compute relu\x00 (access x 1))\n")
+    assert_user_error(glc("check", source), f"{source}:2:14: error: ",
+                      "control character '\\x00' (U+0000) is not allowed")
+    source.write_bytes(b"(input x (shape 2 3) int8)\n(compute \xef\xbb\xbfrelu (access x 1))\n")
+    assert_user_error(glc("check", source), f"{source}:2:10: error: ", "U+FEFF")
+
+
+def test_an_output_folder_under_a_file_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert_user_error(glc("compile", PROGRAMS / "dense-int8", "-o", blocker / "out"),
+                      str(blocker / "out"), "a parent of it is a file")
+
+
+def test_an_npy_header_numpy_warns_about_loads_without_stderr_noise(tmp_path):
+    # Found by the fuzz suite: a header numpy parses only by its Python 2 path printed a
+    # UserWarning on stderr beside the result.
+    folder = _folder(tmp_path, "dense-int8")
+    x = np.load(folder / "x.npy")
+    header = b"{'descr': '|i1', 'fortran_order': False, 'shape': (4, 32), }" + b" " * 20 + b"\n"
+    header += b" " * (118 - len(header))  # text after the newline: numpy's Python 2 path
+    (folder / "x.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
+                                   + header + x.tobytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pytest would otherwise capture what a user sees
+        result = glc("interp", folder)
+    assert result.exit_code == 0 and ": yes" in result.stdout, result.output
+    assert result.stderr == ""
+
+
+def test_asm_to_an_unwritable_path_is_one_line(tmp_path):
+    source = tmp_path / "h.s"
+    source.write_text("halt\n")
+    target = tmp_path / "missing" / "h.bin"
+    assert_user_error(glc("asm", source, "-o", target), str(target), "cannot write")

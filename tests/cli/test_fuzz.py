@@ -1,22 +1,25 @@
-"""Mangled programs never crash the front end: every outcome is a result or a located GlcError."""
+"""Mangled inputs never crash glc: every outcome is a result or one located error line.
+
+The front end directly (parse and check, the located GlcError), then the real CLI on each
+fuzz target of fuzz_inputs.py — program text (mangled and deep), .npy inputs, --shapes JSON and
+configuration TOML — within a CI budget of examples; scripts/fuzz.py runs the same targets longer.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import pytest
+from fuzz_inputs import SOURCES, TARGETS, TOKENS, fuzz
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glc.errors import GlcError, Span
-from glc.inputs import find_program
 from glc.ir.check import type_of
 from glc.ir.types import Access
 from glc.syntax.reader import parse_program
 
-PROGRAMS = sorted(p for p in (Path(__file__).parents[2] / "programs").iterdir() if p.is_dir())
-SOURCES = [find_program(p)[0].read_text() for p in PROGRAMS]
-TOKENS = ["(", ")", "access", "0", "7", "-1", "2.5", "x", "(shape 1 2)", "(list 1 0)",
-          "zero-padding", "relu", "(requantize 3)", "?a", ";", "\n", "access-windows"]
+# Examples per target in CI: about 40 s on the whole (the deep programs cost the most each).
+BUDGET = {"programs": 200, "programs-interp": 100, "deep-programs": 15, "npy-inputs": 150,
+          "shapes-json": 150, "config-toml": 60}
 
 
 def front_end(text: str) -> None:
@@ -38,3 +41,12 @@ def test_truncated_and_spliced_programs_give_located_errors(source, data):
     insert = data.draw(st.lists(st.sampled_from(TOKENS), max_size=3))
     drop = data.draw(st.integers(0, 12))
     front_end(source[:cut] + " ".join(insert) + source[cut + drop:])
+
+
+def test_every_target_has_a_budget():
+    assert set(BUDGET) == set(TARGETS)
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_the_cli_exits_0_or_1_with_one_located_line(target):
+    fuzz(target, BUDGET[target])

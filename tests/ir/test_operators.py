@@ -132,6 +132,19 @@ def test_requantize_rounds_half_up_and_saturates():
     assert value.tolist() == [[-128, -6, -5, -3, -2, 2, 5, 6, 127]]
 
 
+def test_requantize_of_int64_adds_exactly_without_wrapping():
+    # Issue 12 item 1: the rounding add must not wrap at the top of int64. The model is Python's
+    # unbounded integers: clamp((x + 2^(k-1)) >> k, -128, 127).
+    values = [2**63 - 1, -2**63, 2**62, 255, -(2**62) - 1, 2**63 - 2, 3, -3]
+    x = np.array(values, dtype=np.int64)
+    for shift in (0, 1, 2, 7, 62):
+        got, ty = interpret(parse_term(f"(compute (requantize {shift}) (access-tensor x))"),
+                            {"x": x})
+        rounded = [(v + (1 << (shift - 1))) >> shift if shift else v for v in values]
+        assert ty.dtype == "int8"
+        assert got.tolist() == [min(127, max(-128, r)) for r in rounded], shift
+
+
 def test_relu_and_negative_keep_int8():
     x = np.array([[-128, -1, 0, 127]], dtype=np.int8)
     neg, ty = interpret(parse_term("(compute negative (access x 1))"), {"x": x})

@@ -100,11 +100,14 @@ def test_simulate_reports_a_mismatch_with_exit_status_1(tmp_path):
     assert "does not match" in result.stderr and "Traceback" not in result.output
 
 
-def test_run_without_inputs_uses_seeded_random_ones():
-    result = glc("run", PROGRAMS[0].parent / "dense-int8" / "dense-int8.gls", "--engine", "isa",
-                 "--json")
+def test_run_without_inputs_uses_seeded_random_ones(tmp_path):
+    source = tmp_path / "dense.gls"  # alone: no folder of inputs
+    source.write_text((PROGRAMS[0].parent / "dense-int8" / "dense-int8.gls").read_text())
+    result = glc("run", source, "--engine", "isa", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["match"] is True
+    figures = json.loads(result.stdout)
+    assert figures["match"] is True and figures["inputs"] == "random (seed 0)"
+    assert "note: random inputs (seed 0) for x, w" in result.stderr
 
 
 def test_simulate_of_a_folder_that_was_not_compiled_is_one_line(tmp_path):
@@ -156,3 +159,45 @@ def test_a_damaged_manifest_is_one_line(tmp_path):
     assert result.exit_code == 1
     assert result.stderr.strip() == f"{tmp_path / 'manifest.json'}: error: bad manifest: no " \
                                     "'words' entry"
+
+
+# Issue 12 item 10: 0-d results and inputs. (program, inputs, numpy model of the result)
+_X = np.arange(-10, 10, dtype=np.int8).reshape(4, 5)
+_A, _B = np.arange(16, dtype=np.int8) - 8, np.arange(16, dtype=np.int8)[::-1].copy()
+ZERO_D = {
+    "whole-tensor-sum": ("(input x (shape 4 5) int8)\n(compute reduce-sum (access x 0))",
+                         {"x": _X}, lambda: np.array(_X.astype(np.int32).sum(), np.int32)),
+    "vector-dot-product": ("(input a (shape 16) int8)\n(input b (shape 16) int8)\n"
+                           "(compute dot-product (access-pair (access a 0) (access b 0)))",
+                           {"a": _A, "b": _B},
+                           lambda: np.array(int(_A.astype(np.int32) @ _B.astype(np.int32)),
+                                            np.int32)),
+    "scalar-input": ("(input s (shape) int32)\n(input x (shape 4) int32)\n"
+                     "(compute elementwise-add (access-pair (access x 1) (access-broadcast "
+                     "(access-insert-axis s 0) (access-shape (shape 4) (shape)))))",
+                     {"s": np.array(7, np.int32), "x": np.arange(4, dtype=np.int32)},
+                     lambda: np.arange(4, dtype=np.int32) + 7),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D))
+def test_zero_d_results_and_inputs_run_simulate_and_regress(tmp_path, name):
+    text, arrays, model = ZERO_D[name]
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / f"{name}.gls").write_text(text + "\n")
+    for symbol, value in arrays.items():
+        np.save(folder / f"{symbol}.npy", value)
+    np.save(folder / "output.npy", model())
+    result = glc("run", folder, "--engine", "isa", "-o", tmp_path / "run.npy")
+    assert result.exit_code == 0, result.output
+    assert "output.npy: equal, bit for bit" in result.stdout
+    assert np.array_equal(np.load(tmp_path / "run.npy"), model())
+    assert np.load(tmp_path / "run.npy").shape == model().shape
+    assert glc("compile", folder, "-o", tmp_path / "out").exit_code == 0
+    result = glc("simulate", tmp_path / "out", "--inputs", folder, "--isa")
+    assert result.exit_code == 0 and "output.npy: equal" in result.stdout, result.output
+    result = glc("regress", folder, "--engine", "isa", "--jobs", "1", "--baselines",
+                 tmp_path / "b.json", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rows"][0]["match"] is True

@@ -1,0 +1,136 @@
+"""Deep programs (issue 12 item 13): nesting far past Python's recursion limit is read, checked,
+interpreted, printed, compiled and run; what cannot be is one located line, never RecursionError.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from glc.cli import main
+from glc.compiler import compile_program
+from glc.hwconfig import load_config
+from glc.inputs import load
+from glc.interp import interpret
+from glc.ir.term import tree_size, walk
+from glc.lower.execute import execute
+from glc.rewrites import DEFAULT, select
+from glc.syntax.printer import print_term
+from glc.syntax.reader import parse_program, parse_term
+
+DEPTH = 5000
+X = np.arange(6, dtype=np.int8).reshape(2, 3) - 3
+
+
+def glc(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def nested(depth: int, form: str = "(access-transpose {} (list 1 0))") -> str:
+    body = "x"
+    for _ in range(depth):
+        body = form.format(body)
+    return "(input x (shape 2 3) int8)\n" + body + "\n"
+
+
+def define_chain(depth: int, form: str = "(access-transpose {} (list 1 0))") -> str:
+    lines = ["(input x (shape 2 3) int8)", "(define d0 (access-tensor x))"]
+    lines += [f"(define d{i} {form.format(f'd{i - 1}')})" for i in range(1, depth)]
+    return "\n".join(lines + [f"d{depth - 1}"]) + "\n"
+
+
+def write(tmp_path, text: str):
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    (folder / "deep.gls").write_text(text)
+    np.save(folder / "x.npy", X)
+    return folder
+
+
+def test_the_reader_and_printer_take_5000_nested_forms():
+    program = parse_program(nested(DEPTH))
+    # x, then per level a transpose, its list and the list's two ints
+    assert len(walk(program.body)) == tree_size(program.body) == 4 * DEPTH + 1
+    again = parse_term(print_term(program.body))
+    assert again == program.body and again is not program.body  # equality is iterative too
+    assert again != parse_term(print_term(program.body).replace("(list 1 0)", "(list 0 1)", 1))
+    value, _ = interpret(program.body, {"x": X})
+    assert np.array_equal(value, X)  # an even number of transposes
+
+
+@pytest.mark.parametrize("text", [nested(DEPTH), define_chain(DEPTH),
+                                  nested(DEPTH, "(compute relu {})")],
+                         ids=["nested-transposes", "define-chain", "nested-relus"])
+def test_check_and_interp_take_5000_deep_programs(tmp_path, text):
+    folder = write(tmp_path, text)
+    model = _model(text)
+    check = glc("check", folder)
+    assert check.exit_code == 0, check.output
+    assert check.stdout.strip() == f"(({','.join(map(str, model.shape))}),()) int8"
+    result = glc("interp", folder, "-o", tmp_path / "r.npy")
+    assert result.exit_code == 0, result.output
+    assert np.array_equal(np.load(tmp_path / "r.npy"), model)
+
+
+def _model(text: str) -> np.ndarray:
+    """numpy's value of a nested() or define_chain() program over X."""
+    if "relu" in text:
+        return np.maximum(X, 0)
+    return X if text.count("access-transpose") % 2 == 0 else X.T
+
+
+@pytest.mark.parametrize("text", [nested(1000), define_chain(1000),
+                                  nested(1000, "(compute relu {})")],
+                         ids=["nested-transposes", "define-chain", "nested-relus"])
+def test_compile_and_run_take_deep_programs(tmp_path, text):
+    folder = write(tmp_path, text)
+    result = glc("run", folder, "--engine", "isa", "-o", tmp_path / "r.npy")
+    assert result.exit_code == 0 and "match: yes" in result.stdout, result.output
+    assert np.array_equal(np.load(tmp_path / "r.npy"), _model(text))
+    assert glc("compile", folder, "-o", tmp_path / "out").exit_code == 0
+    result = glc("simulate", tmp_path / "out", "--inputs", folder, "--isa")
+    assert result.exit_code == 0 and "match: yes" in result.stdout, result.output
+
+
+def test_kernels_nested_in_kernels_lower_past_the_recursion_limit(tmp_path):
+    # Each kernel's operand is the previous kernel's result: the lowering recurses per kernel.
+    layers = 40
+    body = "x"
+    for _ in range(layers):
+        body = (f"(compute (requantize 7) (compute dot-product (access-cartesian-product "
+                f"(access {body} 1) (access (access-transpose w (list 1 0)) 1))))")
+    folder = tmp_path / "chain"
+    folder.mkdir()
+    (folder / "chain.gls").write_text("(input x (shape 16 16) int8)\n"
+                                      "(input w (shape 16 16) int8)\n" + body + "\n")
+    bundle = load(folder)
+    config = load_config("n16")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 150)  # room for the compiler, not 40 kernels
+    try:
+        result = compile_program(bundle, rules=select(DEFAULT, 16), config=config)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert len(result.lowered.kernels) == layers
+    outcome = execute(result.lowered, bundle.arrays_or_random(0), "isa")
+    reference, _ = interpret(bundle.program.body, bundle.arrays_or_random(0))
+    assert np.array_equal(outcome.result, reference)
+
+
+def test_a_program_too_large_to_print_is_one_located_line(tmp_path):
+    # Each define uses the previous twice: a DAG of 60 nodes, a text of 2^60.
+    form = "(access (compute elementwise-add (access-pair {0} {0})) 1)"
+    lines = ["(input x (shape 2 3) int32)", "(define d0 (access x 1))"]
+    lines += [f"(define d{i} {form.format(f'd{i - 1}')})" for i in range(1, 60)]
+    source = tmp_path / "double.gls"
+    source.write_text("\n".join(lines + ["d59"]) + "\n")
+    assert glc("check", source).exit_code == 0
+    for command in ("compile", "run"):
+        result = glc(command, source)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith(f"{source}:61:13: error: the program is ") and "at most" in line
