@@ -11,7 +11,7 @@ from glc.errors import GlcError
 from glc.onnx import layers
 from glc.onnx.graph import Graph, attributes
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
-from glc.onnx.quant import carried, scale_of, unsupported, zero_point
+from glc.onnx.quant import scale_of, unsupported, zero_point
 
 
 class Translator:
@@ -118,7 +118,7 @@ class Translator:
     def run(self) -> None:
         for name, (dims, dtype) in self.graph.inputs.items():
             if dtype != "float32":
-                raise GlcError(f"input '{name}' is {dtype}; glc imports float32 inputs", 
+                raise GlcError(f"input '{name}' is {dtype}; glc imports float32 inputs",
                                self.graph.path)
             symbol = self.b.fresh(name)
             self.b.declare(symbol, dims, "float32")

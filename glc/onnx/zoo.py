@@ -89,7 +89,7 @@ def _adapt(model, rng):
     """Layers sized for 224 resized for the model's resolution, one at a time (each change can
     change the shapes after it): a pool whose kernel outgrows its map pools globally, a reshape
     keeps the map it gets, a Gemm's weights take the width of its input."""
-    from onnx import helper, numpy_helper, shape_inference
+    from onnx import shape_inference
 
     graph = model.graph
     while True:
