@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from glc.errors import GlcError
-from glc.inputs import EXPECTED
+from glc.inputs import EXPECTED, symbols_of
 from glc.onnx.graph import read_graph
 from glc.onnx.program import Builder, Dequantized, Float, Quantized
 from glc.onnx.translate import Translator
+from glc.syntax.reader import parse_program
 
 
 @dataclass
@@ -100,6 +101,13 @@ def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]
     expected = onnxruntime_output(model, feeds)
     if expected.dtype == np.uint8:
         raise GlcError("the model's output is uint8; end it with a DequantizeLinear", graph.path)
+    text = builder.text(result, f"imported from {model.name} by glc import: "
+                                f"{len(graph.nodes)} ONNX nodes")
+    # Only the tensors the result reads (a node off the output's path leaves none behind).
+    used = set(symbols_of(parse_program(text)))
+    for name in [n for n in builder.declared if n not in used]:
+        del builder.declared[name]
+        builder.arrays.pop(name, None)
     text = builder.text(result, f"imported from {model.name} by glc import: "
                                 f"{len(graph.nodes)} ONNX nodes")
     stem = builder.fresh(model.stem)

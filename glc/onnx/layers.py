@@ -159,6 +159,20 @@ def _gemm(t, node, attrs) -> None:
     _bind_absorbed(t, node)
 
 
+def _qgemm(t, node, attrs) -> None:
+    """com.microsoft QGemm (onnxruntime's QOperator Gemm): A, scale, zero, B, scale, zero,
+    int32 C, y scale, y zero."""
+    if attrs.get("alpha", 1.0) != 1.0 or attrs.get("transA", 0) or len(node.input) < 9:
+        raise t.error(node, "attributes alpha and transA must be 1 and 0, with an int8 output")
+    x = t.quantized(node, 0)
+    x = Quantized(x.name, x.dims, *t.qparams(node, 1, 2))
+    w, w_scale = t.qlinear_weights(node, 3)
+    if attrs.get("transB", 0):
+        w = w.T
+    bias = t.constant(node, 6) if node.input[6] else None
+    qdense(t, node, x, w, w_scale, bias, *t.qparams(node, 7, 8))
+
+
 def _matmul(t, node, attrs) -> None:
     out = t.requantized_output(node)
     if out is None:
@@ -367,6 +381,30 @@ def _concat(t, node, attrs) -> None:
     t.bind(node, Dequantized(q) if isinstance(values[0], Dequantized) else q)
 
 
+def _qlinear_concat(t, node, attrs) -> None:
+    """com.microsoft QLinearConcat: y scale, y zero, then (x, scale, zero) per input; an input
+    of other parameters is requantized as QuantizeLinear(DequantizeLinear(x)) computes."""
+    y_scale, y_zero = t.qparams(node, 0, 1)
+    parts = []
+    for i in range(2, len(node.input), 3):
+        x = t.quantized(node, i)
+        scale, zero = t.qparams(node, i + 1, i + 2)
+        if (scale, zero) == (y_scale, y_zero):
+            parts.append(x)
+            continue
+        name = t.b.define(f"{x.name}_rq", f"(quantize-linear (dequantize-linear (access-tensor "
+                                          f"{x.name}) {literal(scale)} {zero}) "
+                                          f"{literal(y_scale)} {y_zero})")
+        parts.append(Quantized(name, x.dims, y_scale, y_zero))
+    axis = attrs["axis"] % len(parts[0].dims)
+    expr = f"(access-tensor {parts[0].name})"
+    for p in parts[1:]:
+        expr = f"(access-concatenate {expr} (access-tensor {p.name}) {axis})"
+    dims = list(parts[0].dims)
+    dims[axis] = sum(p.dims[axis] for p in parts)
+    t.bind(node, Quantized(t.b.define(node.output[0], expr), tuple(dims), y_scale, y_zero))
+
+
 def _batch_norm(t, node, attrs) -> None:
     raise t.error(node, "a BatchNormalization not folded into its convolution: run "
                         "onnxruntime.quantization.quant_pre_process before quantizing")
@@ -376,6 +414,7 @@ TABLE = {
     "Conv": _conv,
     "QLinearConv": _qlinear_conv,
     "Gemm": _gemm,
+    "QGemm": _qgemm,
     "MatMul": _matmul,
     "QLinearMatMul": _qlinear_matmul,
     "GlobalAveragePool": _global_average_pool,
@@ -391,6 +430,7 @@ TABLE = {
     "Flatten": _flatten,
     "Transpose": _transpose,
     "Concat": _concat,
+    "QLinearConcat": _qlinear_concat,
     "Dropout": _identity,
     "Identity": _identity,
     "BatchNormalization": _batch_norm,
