@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed (pip install -e .[onnx])")
-pytest.importorskip("onnxruntime", reason="the onnx extra is not installed (pip install -e .[onnx])")
+MISSING = "the onnx extra is not installed (pip install -e .[onnx])"
+onnx = pytest.importorskip("onnx", reason=MISSING)
+pytest.importorskip("onnxruntime", reason=MISSING)
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
