@@ -45,6 +45,7 @@ def random_weights(model, resolution: int, seed: int):
     """The light model with seeded random initializers in place of its ``ConstantOfShape``
     weights, its input at ``resolution``×``resolution``, and its 224-bound layers adapted."""
     import onnx
+    import onnx.version_converter
     from onnx import numpy_helper, shape_inference
 
     rng = np.random.default_rng(seed)
@@ -81,6 +82,8 @@ def random_weights(model, resolution: int, seed: int):
     # IR 3 (the light files') wants every initializer listed as a graph input; IR 7 does not.
     model.ir_version = 7
     model = _adapt(model, rng)
+    # Opset 13: per-channel DequantizeLinear (its axis attribute) needs it.
+    model = onnx.version_converter.convert_version(model, 13)
     onnx.checker.check_model(model)
     return shape_inference.infer_shapes(model)
 
