@@ -22,7 +22,6 @@ ZOO = [
     ("squeezenet", dict(activations="uint8", per_channel=True)),
     ("squeezenet", dict(form="QOperator")),
     ("resnet50", dict()),
-    ("vgg19", dict(activations="uint8")),
 ]
 
 
