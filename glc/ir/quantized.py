@@ -54,13 +54,18 @@ def requantize_linear(acc: np.ndarray, m: np.ndarray, z: int) -> np.ndarray:
     return _saturate(np.rint(product).astype(np.int64) + z)
 
 
-def infer_quantize(a: Access, s: int | float, z: int | float) -> Access:
-    """``(quantize-linear A s z)``: A float32."""
-    if a.dtype != "float32":
-        raise ShapeError(f"needs a float32 operand, got {a.dtype}", arg=0)
+def _infer_conversion(a: Access, s, z, operand: str, result: str) -> Access:
+    if a.dtype != operand:
+        raise ShapeError(f"needs a{'n' if operand[0] == 'i' else ''} {operand} operand, "
+                         f"got {a.dtype}", arg=0)
     _scale(s, 1)
     _zero_point(z, 2)
-    return Access(a.shape, a.item, "int8")
+    return Access(a.shape, a.item, result)
+
+
+def infer_quantize(a: Access, s: int | float, z: int | float) -> Access:
+    """``(quantize-linear A s z)``: A float32, the result int8."""
+    return _infer_conversion(a, s, z, "float32", "int8")
 
 
 def quantize_linear(x: np.ndarray, s: float, z: int) -> np.ndarray:
@@ -72,12 +77,8 @@ def quantize_linear(x: np.ndarray, s: float, z: int) -> np.ndarray:
 
 
 def infer_dequantize(a: Access, s: int | float, z: int | float) -> Access:
-    """``(dequantize-linear A s z)``: A int8."""
-    if a.dtype != "int8":
-        raise ShapeError(f"needs an int8 operand, got {a.dtype}", arg=0)
-    _scale(s, 1)
-    _zero_point(z, 2)
-    return Access(a.shape, a.item, "float32")
+    """``(dequantize-linear A s z)``: A int8, the result float32."""
+    return _infer_conversion(a, s, z, "int8", "float32")
 
 
 def dequantize_linear(q: np.ndarray, s: float, z: int) -> np.ndarray:
