@@ -47,8 +47,8 @@ CASES = [
      "int8", np.array([[100, 76, 116], [124, 127, 44]], dtype=np.int8)),
     # acc = 2m, M = (m + 2) / 4: 2m(m+2)/4 = 0.5·(1·3, -2·0, 3·5, 4·6, 5·7, -6·-4) -> 1.5 and 7.5
     # and 17.5 round half to even
-    ("(requantize-linear (compute elementwise-add (access-pair (access-tensor m) (access-tensor m)))"
-     " (dequantize-linear (access-tensor m) 0.25 -2) 0)", (2, 3), (), "int8",
+    ("(requantize-linear (compute elementwise-add (access-pair (access-tensor m) "
+     "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -2) 0)", (2, 3), (), "int8",
      np.array([[2, 0, 8], [12, 18, 12]], dtype=np.int8)),
     ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
      np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
