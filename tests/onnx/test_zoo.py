@@ -21,7 +21,6 @@ ZOO = [
     ("squeezenet", dict()),
     ("squeezenet", dict(activations="uint8", per_channel=True)),
     ("squeezenet", dict(form="QOperator")),
-    ("resnet50", dict()),
 ]
 
 
