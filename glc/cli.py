@@ -32,6 +32,7 @@ from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import MANIFEST
 from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
+from glc.onnx.command import import_ as import_command
 from glc.outdir import replacing
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
@@ -502,7 +503,7 @@ def rules(rules: str, array_size: int) -> None:
                    f"    [{rule.source}]")
 
 
-for _command in ISA_COMMANDS + SIM_COMMANDS:
+for _command in [*ISA_COMMANDS, *SIM_COMMANDS, import_command]:
     main.add_command(_command)
 
 

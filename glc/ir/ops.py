@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
+from glc.ir import quantized as q
 from glc.ir.compute import KINDS
 from glc.ir.types import (
     Access,
@@ -312,6 +313,8 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("access-pair", ("access", "access"), _infer_pair, _eval_pair, "items paired index by index"),
     Op("access-pad", ("access", "pad-type", "int", "int", "int"), _infer_pad, _eval_pad,
        "pad axis k with zeros or the dtype's minimum"),
+    Op("access-pad-value", ("access", "number", "int", "int", "int"), q.infer_pad_value,
+       q.pad_value, "pad axis k with the value v"),
     Op("access-slice", ("access", "int", "int", "int"), _infer_slice, _eval_slice,
        "T[..., lo:hi, ...] on axis k"),
     Op("access-concatenate", ("access", "access", "int"), _infer_concatenate, _eval_concatenate,
@@ -335,6 +338,13 @@ OPS: dict[str, Op] = {op.name: op for op in (
        "A0 @ A1 on a rows x cols weight-stationary array"),
     Op("systolic-array-with-blocking", ("int", "int", "access", "access"), _infer_blocking,
        _eval_systolic, "A0 @ A1 tiled onto a rows x cols array"),
+    Op("requantize-linear", ("access", "access", "number"), q.infer_requantize,
+       lambda out, acc, m, z: q.requantize_linear(acc, m, z),
+       "clamp(rint(float32(A) * M) + z) to int8 (ONNX, onnxruntime's requantizer)"),
+    Op("quantize-linear", ("access", "number", "number"), q.infer_quantize,
+       lambda out, x, s, z: q.quantize_linear(x, s, z), "ONNX QuantizeLinear to int8"),
+    Op("dequantize-linear", ("access", "number", "number"), q.infer_dequantize,
+       lambda out, x, s, z: q.dequantize_linear(x, s, z), "ONNX DequantizeLinear to float32"),
     Op("access-shape", ("shape", "shape"), lambda s, i: AccessShape(s.dims, i.dims),
        doc="a literal access shape"),
     Op("get-access-shape", ("access",), lambda a: AccessShape(a.shape, a.item),

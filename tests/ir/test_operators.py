@@ -39,6 +39,17 @@ CASES = [
     ("(access-pair (access m 1) (access m 1))", (2,), (2, 3), "int8", np.stack([M, M], axis=1)),
     ("(access-pad (access m 1) zero-padding 1 1 2)", (2,), (6,), "int8",
      np.array([[0, 1, -2, 3, 0, 0], [0, 4, 5, -6, 0, 0]], dtype=np.int8)),
+    ("(access-pad-value (access m 1) -5 1 1 0)", (2,), (4,), "int8",
+     np.array([[-5, 1, -2, 3], [-5, 4, 5, -6]], dtype=np.int8)),
+    ("(dequantize-linear (access-tensor m) 0.5 1)", (2, 3), (), "float32",
+     np.array([[0, -1.5, 1], [1.5, 2, -3.5]], dtype=np.float32)),
+    ("(quantize-linear (dequantize-linear (access-tensor m) 0.5 1) 0.0625 100)", (2, 3), (),
+     "int8", np.array([[100, 76, 116], [124, 127, 44]], dtype=np.int8)),
+    # acc = 2m, M = (m + 2) / 4: 2m(m+2)/4 = 0.5·(1·3, -2·0, 3·5, 4·6, 5·7, -6·-4) -> 1.5 and 7.5
+    # and 17.5 round half to even
+    ("(requantize-linear (compute elementwise-add (access-pair (access-tensor m) "
+     "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -2) 0)", (2, 3), (), "int8",
+     np.array([[2, 0, 8], [12, 18, 12]], dtype=np.int8)),
     ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
      np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
     ("(access-pad (access f 0) min-padding 1 0 1)", (), (2, 4), "float64",

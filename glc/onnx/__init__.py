@@ -1,0 +1,1 @@
+"""``glc import``: quantized ONNX models in, program folders out (docs/onnx.md)."""

@@ -1,0 +1,437 @@
+"""Translators of the layers, one per ONNX op (QDQ and QOperator spellings share them): each
+writes the node's program (int8 products summed in int32, an int32 bias, ``requantize-linear``;
+``access-pad-value`` pads with the input's zero point, which dequantizes to 0) and binds its
+output. The arithmetic is onnxruntime's (docs/onnx.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
+from glc.onnx.quant import multiplier, pool_multiplier
+
+# --- the quantized layers ---------------------------------------------------------------------
+
+
+def _requantize(t, hint, acc, dims, bias, m, zero) -> str:
+    """``requantize-linear`` of ``acc`` (dims ``dims``) plus the int32 ``bias`` (broadcast)."""
+    b = t.b.tensor(hint + "_bias", bias.astype(np.int32))
+    mm = t.b.tensor(hint + "_m", m.astype(np.float32))
+    summed = f"(compute elementwise-add (access-pair {acc} {broadcast(b, dims)}))"
+    return t.b.define(hint, f"(requantize-linear {summed} {broadcast(mm, dims)} {zero})")
+
+
+def _conv_attrs(t, node, attrs, w_dims):
+    if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise t.error(node, "attribute auto_pad is not supported (give pads)")
+    if len(w_dims) != 4:
+        raise t.error(node, "only 2-d convolutions are supported")
+    pads = list(attrs.get("pads", [0, 0, 0, 0]))
+    strides = list(attrs.get("strides", [1, 1]))
+    dilations = list(attrs.get("dilations", [1, 1]))
+    return pads, strides, dilations, int(attrs.get("group", 1))
+
+
+def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y_zero) -> None:
+    """A quantized 2-d convolution (NCHW, OIHW weights, pads, strides, dilations, groups)."""
+    pads, strides, dilations, groups = _conv_attrs(t, node, attrs, w.shape)
+    hint = node.output[0]
+    if dilations != [1, 1]:  # a dilated kernel is the kernel with zero taps between
+        dilated = np.zeros(w.shape[:2] + tuple((k - 1) * d + 1 for k, d in
+                                              zip(w.shape[2:], dilations, strict=True)), w.dtype)
+        dilated[:, :, ::dilations[0], ::dilations[1]] = w
+        w = dilated
+    o, cg, kh, kw = w.shape
+    n, c, h, wd = x.dims
+    if c != cg * groups or o % groups:
+        raise t.error(node, f"attribute group={groups} does not divide the channels")
+    oh = (h + pads[0] + pads[2] - kh) // strides[0] + 1
+    ow = (wd + pads[1] + pads[3] - kw) // strides[1] + 1
+    dims = (n, o, oh, ow)
+    padded = (f"(access-pad-value (access-pad-value (access-tensor {x.name}) {x.zero} 2 "
+              f"{pads[0]} {pads[2]}) {x.zero} 3 {pads[1]} {pads[3]})")
+    padded = t.b.define(hint + "_pad", padded)
+    og = o // groups
+    if cg == 1 and og == 1 and groups > 1:
+        acc = _depthwise(t, hint, padded, w, (kh, kw), strides, dims)
+    else:
+        parts = []
+        for g in range(groups):
+            wg = t.b.tensor(f"{hint}_w{g}" if groups > 1 else hint + "_w", w[g * og:(g + 1) * og])
+            data = padded if groups == 1 else (f"(access-slice (access-tensor {padded}) 1 "
+                                              f"{g * cg} {(g + 1) * cg})")
+            parts.append(
+                f"(access-transpose (compute dot-product (access-cartesian-product "
+                f"(access (access-tensor {wg}) 1) (access (access-squeeze (access-windows "
+                f"(access {data} 1) (shape {cg} {kh} {kw}) (shape 1 {strides[0]} {strides[1]})) 1)"
+                f" 3))) (list 1 0 2 3))")
+        acc = parts[0]
+        for part in parts[1:]:
+            acc = f"(access-concatenate {acc} {part} 1)"
+        acc = t.b.define(hint + "_acc", acc)
+    # The padding holds the zero point, so the sum is sum((x - zx) * w) + zx * sum(w):
+    # the bias takes the constant term off (w's zero point is 0).
+    correction = x.zero * w.reshape(o, -1).astype(np.int64).sum(axis=1)
+    b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
+    m = multiplier(x.scale, w_scale, y_scale)
+    name = _requantize(t, hint, acc, dims, b.reshape(1, o, 1, 1),
+                       np.broadcast_to(m, (o,)).reshape(1, o, 1, 1), y_zero)
+    t.bind(node, Quantized(name, dims, y_scale, y_zero))
+
+
+def _depthwise(t, hint, padded, w, kernel, strides, dims) -> str:
+    """One filter per channel: windows paired with the channel's taps, summed."""
+    n, o, oh, ow = dims
+    kh, kw = kernel
+    taps = t.b.tensor(hint + "_w", w.reshape(1, o, 1, 1, kh, kw))
+    windows = (f"(access-windows (access (access-tensor {padded}) 2) (shape {kh} {kw}) "
+               f"(shape {strides[0]} {strides[1]}))")
+    filters = (f"(access (access-broadcast (access-tensor {taps}) (access-shape "
+               f"{shape((n, o, oh, ow, kh, kw))} (shape))) 4)")
+    return t.b.define(hint + "_acc", f"(compute dot-product (access-pair {windows} {filters}))")
+
+
+def _conv(t, node, attrs) -> None:
+    out = t.requantized_output(node)
+    if out is None:
+        raise t.error(node, "a float convolution is not supported (its output must be "
+                            "quantized by a QuantizeLinear)")
+    x = t.quantized(node, 0)
+    w, w_scale = t.weights(node, 1)
+    bias = _bias(t, node, 2)
+    qconv(t, node, attrs, x, w, w_scale, bias, *out)
+    _bind_absorbed(t, node)
+
+
+def _bias(t, node, index):
+    v = t.value(node, index)
+    if v is None:
+        return None
+    if not isinstance(v, Constant) or v.quantized is None or v.quantized[0].dtype != np.int32:
+        raise t.error(node, f"input {index + 1} must be an int32 quantized bias")
+    return v.quantized[0]
+
+
+def _bind_absorbed(t, node) -> None:
+    q = t.graph.only_consumer(node.output[0])
+    t.values[q.output[0]] = t.values[node.output[0]]
+
+
+def _qlinear_conv(t, node, attrs) -> None:
+    x = t.quantized(node, 0)
+    x_scale, x_zero = t.qparams(node, 1, 2)
+    w, w_scale = t.qlinear_weights(node, 3)
+    y_scale, y_zero = t.qparams(node, 6, 7)
+    bias = t.constant(node, 8) if len(node.input) > 8 and node.input[8] else None
+    qconv(t, node, attrs, Quantized(x.name, x.dims, x_scale, x_zero), w, w_scale, bias,
+          y_scale, y_zero)
+
+
+def qdense(t, node, x: Quantized, w_ko: np.ndarray, w_scale, bias, y_scale, y_zero) -> None:
+    """``x @ W + b`` requantized; ``w_ko`` is (K, O) int8, x is (M, K)."""
+    hint = node.output[0]
+    if len(x.dims) != 2:
+        raise t.error(node, f"input 1 must be a matrix, got dims {x.dims}")
+    k, o = w_ko.shape
+    wt = t.b.tensor(hint + "_w", np.ascontiguousarray(w_ko.T))
+    acc = t.b.define(hint + "_acc", f"(compute dot-product (access-cartesian-product "
+                                    f"(access (access-tensor {x.name}) 1) "
+                                    f"(access (access-tensor {wt}) 1)))")
+    dims = (x.dims[0], o)
+    correction = x.zero * w_ko.astype(np.int64).sum(axis=0)
+    b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
+    m = np.broadcast_to(multiplier(x.scale, w_scale, y_scale), (o,))
+    name = _requantize(t, hint, acc, dims, b.reshape(1, o), m.reshape(1, o), y_zero)
+    t.bind(node, Quantized(name, dims, y_scale, y_zero))
+
+
+def _gemm(t, node, attrs) -> None:
+    if attrs.get("alpha", 1.0) != 1.0 or attrs.get("beta", 1.0) != 1.0 or attrs.get("transA", 0):
+        raise t.error(node, "attributes alpha, beta and transA must be 1, 1 and 0")
+    out = t.requantized_output(node)
+    if out is None:
+        raise t.error(node, "a float Gemm is not supported (its output must be quantized)")
+    w, w_scale = t.weights(node, 1)
+    if attrs.get("transB", 0):
+        w = w.T
+        w_scale = w_scale
+    qdense(t, node, t.quantized(node, 0), w, w_scale, _bias(t, node, 2), *out)
+    _bind_absorbed(t, node)
+
+
+def _qgemm(t, node, attrs) -> None:
+    """com.microsoft QGemm (onnxruntime's QOperator Gemm): A, scale, zero, B, scale, zero,
+    int32 C, y scale, y zero."""
+    if attrs.get("alpha", 1.0) != 1.0 or attrs.get("transA", 0) or len(node.input) < 9:
+        raise t.error(node, "attributes alpha and transA must be 1 and 0, with an int8 output")
+    x = t.quantized(node, 0)
+    x = Quantized(x.name, x.dims, *t.qparams(node, 1, 2))
+    w, w_scale = t.qlinear_weights(node, 3)
+    if attrs.get("transB", 0):
+        w = w.T
+    bias = t.constant(node, 6) if node.input[6] else None
+    qdense(t, node, x, w, w_scale, bias, *t.qparams(node, 7, 8))
+
+
+def _matmul(t, node, attrs) -> None:
+    out = t.requantized_output(node)
+    if out is None:
+        raise t.error(node, "a float MatMul is not supported (its output must be quantized)")
+    w, w_scale = t.weights(node, 1)
+    qdense(t, node, t.quantized(node, 0), w, w_scale, None, *out)
+    _bind_absorbed(t, node)
+
+
+def _qlinear_matmul(t, node, attrs) -> None:
+    x = t.quantized(node, 0)
+    x_scale, x_zero = t.qparams(node, 1, 2)
+    w, w_scale = t.qlinear_weights(node, 3)
+    y_scale, y_zero = t.qparams(node, 6, 7)
+    qdense(t, node, Quantized(x.name, x.dims, x_scale, x_zero), w, w_scale, None, y_scale, y_zero)
+
+
+def qglobal_pool(t, node, x: Quantized, y_scale, y_zero) -> None:
+    """The mean over H×W: the int32 sum less zx·HW, requantized by x_scale / (y_scale·HW)."""
+    hint = node.output[0]
+    n, c, h, w = x.dims
+    acc = t.b.define(hint + "_acc", f"(compute reduce-sum (access (access-tensor {x.name}) 2))")
+    m = pool_multiplier(x.scale, y_scale, h * w)
+    out = _requantize(t, hint + "_q", acc, (n, c), np.full((1, 1), -x.zero * h * w),
+                      np.full((1, 1), m, np.float32), y_zero)
+    name = t.b.define(hint, f"(access-reshape (access-tensor {out}) (access-shape "
+                            f"{shape((n, c, 1, 1))} (shape)))")
+    t.bind(node, Quantized(name, (n, c, 1, 1), y_scale, y_zero))
+
+
+def _global_average_pool(t, node, attrs) -> None:
+    out = t.requantized_output(node)
+    if out is None:
+        raise t.error(node, "a float GlobalAveragePool is not supported (its output must be "
+                            "quantized)")
+    qglobal_pool(t, node, t.quantized(node, 0), *out)
+    _bind_absorbed(t, node)
+
+
+def _qlinear_global_average_pool(t, node, attrs) -> None:
+    if attrs.get("channels_last", 0):
+        raise t.error(node, "attribute channels_last=1 is not supported")
+    x = t.quantized(node, 0)
+    x_scale, x_zero = t.qparams(node, 1, 2)
+    qglobal_pool(t, node, Quantized(x.name, x.dims, x_scale, x_zero), *t.qparams(node, 3, 4))
+
+
+# --- float steps between DequantizeLinear and QuantizeLinear ---------------------------------
+
+def _add(t, node, attrs) -> None:
+    """Add/Sum: float32 sums of the dequantized operands (QuantizeLinear after rounds them);
+    onnxruntime's QLinearAdd kernel computes exactly this, in this order."""
+    if len(node.input) < 2:
+        raise t.error(node, "needs at least two inputs")
+    operands = [t.as_float(node, i) for i in range(len(node.input))]
+    dims = operands[0].dims
+    if any(f.dims != dims for f in operands):
+        raise t.error(node, "broadcasting operands are not supported")
+    expr = f"(access-tensor {operands[0].name})"
+    for f in operands[1:]:
+        expr = f"(compute elementwise-add (access-pair {expr} (access-tensor {f.name})))"
+    t.bind(node, Float(t.b.define(node.output[0], expr), dims))
+
+
+def _qlinear_add(t, node, attrs) -> None:
+    a = t.quantized(node, 0)
+    b = t.quantized(node, 3)
+    a = Quantized(a.name, a.dims, *t.qparams(node, 1, 2))
+    b = Quantized(b.name, b.dims, *t.qparams(node, 4, 5))
+    if a.dims != b.dims:
+        raise t.error(node, "broadcasting operands are not supported")
+    y_scale, y_zero = t.qparams(node, 6, 7)
+    fa, fb = (t.b.define(f"{q.name}_f", f"(dequantize-linear (access-tensor {q.name}) "
+                                        f"{literal(q.scale)} {q.zero})") for q in (a, b))
+    total = (f"(compute elementwise-add (access-pair (access-tensor {fa}) "
+             f"(access-tensor {fb})))")
+    name = t.b.define(node.output[0], f"(quantize-linear {total} {literal(y_scale)} {y_zero})")
+    t.bind(node, Quantized(name, a.dims, y_scale, y_zero))
+
+
+def _relu(t, node, attrs) -> None:
+    lo = attrs.get("min")
+    hi = attrs.get("max")
+    if node.op_type == "Clip":
+        lo = t.constant(node, 1) if len(node.input) > 1 and node.input[1] else lo
+        hi = t.constant(node, 2) if len(node.input) > 2 and node.input[2] else hi
+        if (lo is not None and float(lo) != 0.0) or (hi is not None and np.isfinite(hi)):
+            raise t.error(node, "attributes min/max: only Clip(0, inf), a ReLU, is supported")
+    f = t.as_float(node, 0)
+    t.bind(node, Float(t.b.define(node.output[0], f"(compute relu (access-tensor {f.name}))"),
+                       f.dims))
+
+
+def _softmax(t, node, attrs) -> None:
+    f = t.as_float(node, 0)
+    axis = attrs.get("axis", -1) % len(f.dims)
+    if axis != len(f.dims) - 1:
+        raise t.error(node, "attribute axis: only the last axis is supported")
+    t.b.host_ops.append(f"{node.name or node.output[0]} (Softmax)")
+    name = t.b.define(node.output[0], f"(compute softmax (access (access-tensor {f.name}) "
+                                      f"{len(f.dims) - 1}))")
+    t.bind(node, Float(name, f.dims))
+
+
+# --- data movement: the same on int8 values, their dequantizations and floats ----------------
+
+def _move(t, node, make) -> None:
+    """Apply ``make(expr, dims) -> (expr, dims)`` to the input whatever its form."""
+    v = t.value(node, 0)
+    base = v.of if isinstance(v, Dequantized) else v
+    if not isinstance(base, Quantized | Float):
+        raise t.error(node, "input 1 must be a tensor")
+    expr, dims = make(f"(access-tensor {base.name})", base.dims)
+    name = t.b.define(node.output[0], expr)
+    if isinstance(base, Float):
+        t.bind(node, Float(name, dims))
+        return
+    moved = Quantized(name, dims, base.scale, base.zero)
+    t.bind(node, Dequantized(moved) if isinstance(v, Dequantized) else moved)
+
+
+def _reshape_to(dims_out):
+    def make(expr, dims):
+        return f"(access-reshape {expr} (access-shape {shape(dims_out)} (shape)))", dims_out
+    return make
+
+
+def _reshape(t, node, attrs) -> None:
+    v = t.value(node, 0)
+    dims = (v.of if isinstance(v, Dequantized) else v).dims
+    target = [int(d) for d in t.constant(node, 1)]
+    target = [dims[i] if d == 0 else d for i, d in enumerate(target)]
+    if -1 in target:
+        known = int(np.prod([d for d in target if d != -1]))
+        target[target.index(-1)] = int(np.prod(dims)) // known
+    _move(t, node, _reshape_to(tuple(target)))
+
+
+def _flatten(t, node, attrs) -> None:
+    v = t.value(node, 0)
+    dims = (v.of if isinstance(v, Dequantized) else v).dims
+    axis = attrs.get("axis", 1) % (len(dims) + 1)
+    _move(t, node, _reshape_to((int(np.prod(dims[:axis])), int(np.prod(dims[axis:])))))
+
+
+def _transpose(t, node, attrs) -> None:
+    def make(expr, dims):
+        perm = attrs.get("perm", list(range(len(dims)))[::-1])
+        return (f"(access-transpose {expr} (list {' '.join(map(str, perm))}))",
+                tuple(dims[p] for p in perm))
+    _move(t, node, make)
+
+
+def _identity(t, node, attrs) -> None:
+    t.values[node.output[0]] = t.value(node, 0)
+
+
+def _max_pool(t, node, attrs) -> None:
+    kh, kw = attrs["kernel_shape"]
+    sh, sw = attrs.get("strides", [1, 1])
+    pads = list(attrs.get("pads", [0, 0, 0, 0]))
+    if list(attrs.get("dilations", [1, 1])) != [1, 1] or attrs.get("storage_order", 0):
+        raise t.error(node, "attributes dilations and storage_order are not supported")
+
+    def make(expr, dims):
+        n, c, h, w = dims
+        extra = [0, 0]
+        if attrs.get("ceil_mode", 0):  # more windows: pad the far side with the minimum
+            for i, (size, k, s, lo, hi) in enumerate(((h, kh, sh, pads[0], pads[2]),
+                                                      (w, kw, sw, pads[1], pads[3]))):
+                out = -(-(size + lo + hi - k) // s) + 1
+                if (out - 1) * s >= size + lo:
+                    out -= 1
+                extra[i] = (out - 1) * s + k - (size + lo + hi)
+        padded = (f"(access-pad (access-pad {expr} min-padding 2 {pads[0]} "
+                  f"{pads[2] + max(extra[0], 0)}) min-padding 3 {pads[1]} "
+                  f"{pads[3] + max(extra[1], 0)})")
+        oh = (h + pads[0] + pads[2] + max(extra[0], 0) - kh) // sh + 1
+        ow = (w + pads[1] + pads[3] + max(extra[1], 0) - kw) // sw + 1
+        return (f"(compute reduce-max (access-windows (access {padded} 2) (shape {kh} {kw}) "
+                f"(shape {sh} {sw})))", (n, c, oh, ow))
+    _move(t, node, make)
+
+
+def _concat(t, node, attrs) -> None:
+    values = [t.value(node, i) for i in range(len(node.input))]
+    axis = attrs["axis"]
+    bases = [v.of if isinstance(v, Dequantized) else v for v in values]
+    same = all(isinstance(b, Quantized) for b in bases) and len(
+        {(b.scale, b.zero) for b in bases}) == 1
+    if same:
+        parts = [b.name for b in bases]
+    else:
+        parts = [t.as_float(node, i).name for i in range(len(values))]
+    axis %= len(bases[0].dims)
+    expr = f"(access-tensor {parts[0]})"
+    for p in parts[1:]:
+        expr = f"(access-concatenate {expr} (access-tensor {p}) {axis})"
+    dims = list(bases[0].dims)
+    dims[axis] = sum(b.dims[axis] for b in bases)
+    name = t.b.define(node.output[0], expr)
+    if not same:
+        t.bind(node, Float(name, tuple(dims)))
+        return
+    q = Quantized(name, tuple(dims), bases[0].scale, bases[0].zero)
+    t.bind(node, Dequantized(q) if isinstance(values[0], Dequantized) else q)
+
+
+def _qlinear_concat(t, node, attrs) -> None:
+    """com.microsoft QLinearConcat: y scale, y zero, then (x, scale, zero) per input; an input
+    of other parameters is requantized as QuantizeLinear(DequantizeLinear(x)) computes."""
+    y_scale, y_zero = t.qparams(node, 0, 1)
+    parts = []
+    for i in range(2, len(node.input), 3):
+        x = t.quantized(node, i)
+        scale, zero = t.qparams(node, i + 1, i + 2)
+        if (scale, zero) == (y_scale, y_zero):
+            parts.append(x)
+            continue
+        name = t.b.define(f"{x.name}_rq", f"(quantize-linear (dequantize-linear (access-tensor "
+                                          f"{x.name}) {literal(scale)} {zero}) "
+                                          f"{literal(y_scale)} {y_zero})")
+        parts.append(Quantized(name, x.dims, y_scale, y_zero))
+    axis = attrs["axis"] % len(parts[0].dims)
+    expr = f"(access-tensor {parts[0].name})"
+    for p in parts[1:]:
+        expr = f"(access-concatenate {expr} (access-tensor {p.name}) {axis})"
+    dims = list(parts[0].dims)
+    dims[axis] = sum(p.dims[axis] for p in parts)
+    t.bind(node, Quantized(t.b.define(node.output[0], expr), tuple(dims), y_scale, y_zero))
+
+
+def _batch_norm(t, node, attrs) -> None:
+    raise t.error(node, "a BatchNormalization not folded into its convolution: run "
+                        "onnxruntime.quantization.quant_pre_process before quantizing")
+
+
+TABLE = {
+    "Conv": _conv,
+    "QLinearConv": _qlinear_conv,
+    "Gemm": _gemm,
+    "QGemm": _qgemm,
+    "MatMul": _matmul,
+    "QLinearMatMul": _qlinear_matmul,
+    "GlobalAveragePool": _global_average_pool,
+    "QLinearGlobalAveragePool": _qlinear_global_average_pool,
+    "Add": _add,
+    "Sum": _add,
+    "QLinearAdd": _qlinear_add,
+    "Relu": _relu,
+    "Clip": _relu,
+    "Softmax": _softmax,
+    "MaxPool": _max_pool,
+    "Reshape": _reshape,
+    "Flatten": _flatten,
+    "Transpose": _transpose,
+    "Concat": _concat,
+    "QLinearConcat": _qlinear_concat,
+    "Dropout": _identity,
+    "Identity": _identity,
+    "BatchNormalization": _batch_norm,
+}

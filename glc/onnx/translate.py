@@ -1,0 +1,187 @@
+"""The translation: ONNX nodes, in graph order, into ``define``s. ``TABLE`` maps each supported
+op type to its translator; QDQ and QOperator forms meet in the same quantized translators
+(glc/onnx/layers.py), so a QDQ Conv between DequantizeLinear and QuantizeLinear and a QLinearConv
+become the same program."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glc.errors import GlcError
+from glc.onnx import layers
+from glc.onnx.graph import Graph, attributes
+from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
+from glc.onnx.quant import scale_of, unsupported, zero_point
+
+
+class Translator:
+    """Walks a graph, binding every ONNX tensor name to a program value."""
+
+    def __init__(self, graph: Graph, builder: Builder):
+        self.graph = graph
+        self.b = builder
+        self.values: dict[str, object] = {}
+        self.absorbed: set[int] = set()
+        self._floats: dict[str, Float] = {}
+
+    def error(self, node, what: str) -> GlcError:
+        return unsupported(node, what, self.graph.path)
+
+    def value(self, node, index: int):
+        name = node.input[index] if index < len(node.input) else ""
+        if not name:
+            return None
+        if name in self.graph.constants:
+            return Constant(self.graph.constants[name])
+        return self.values[name]
+
+    def constant(self, node, index: int) -> np.ndarray:
+        v = self.value(node, index)
+        if not isinstance(v, Constant):
+            raise self.error(node, f"input {index + 1} must be a constant")
+        return v.value
+
+    def quantized(self, node, index: int) -> Quantized:
+        """Input ``index`` as an int8 activation (QOperator) or the dequantization of one (QDQ)."""
+        v = self.value(node, index)
+        if isinstance(v, Dequantized):
+            return v.of
+        if isinstance(v, Quantized):
+            return v
+        raise self.error(node, f"input {index + 1} is not quantized (only quantized models "
+                               "are supported: quantize it with onnxruntime.quantization)")
+
+    def as_float(self, node, index: int) -> Float:
+        """Input ``index`` as a float32 program tensor (a DequantizeLinear is written here)."""
+        v = self.value(node, index)
+        if isinstance(v, Float):
+            return v
+        if isinstance(v, Dequantized):
+            self.as_float_value(v)
+            return self._floats[v.of.name]
+        if isinstance(v, Constant) and v.value.dtype == np.float32:
+            return Float(self.b.tensor(node.input[index], v.value), tuple(v.value.shape))
+        raise self.error(node, f"input {index + 1} is not a float tensor")
+
+    def as_float_value(self, value: Dequantized) -> str:
+        """The float32 program tensor of a dequantized activation (written once)."""
+        q = value.of
+        if q.name not in self._floats:
+            name = self.b.define(q.name + "_f", f"(dequantize-linear (access-tensor {q.name})"
+                                                f" {literal(q.scale)} {q.zero})")
+            self._floats[q.name] = Float(name, q.dims)
+        return self._floats[q.name].name
+
+    def requantized_output(self, node) -> tuple[float, int] | None:
+        """QDQ: the scale and zero point of the QuantizeLinear that alone reads ``node``'s
+        output, which is then absorbed (its output is bound to ``node``'s result)."""
+        q = self.graph.only_consumer(node.output[0])
+        if q is None or q.op_type != "QuantizeLinear":
+            return None
+        self.absorbed.add(id(q))
+        return self.qparams(q, 1, 2)
+
+    def qparams(self, node, scale_index: int, zero_index: int) -> tuple[float, int]:
+        """A per-tensor scale and (int8-form) zero point from two of ``node``'s inputs."""
+        scale = scale_of(self.constant(node, scale_index))
+        zero = (zero_point(self.constant(node, zero_index))
+                if zero_index < len(node.input) and node.input[zero_index]
+                else np.zeros((), np.int32))
+        if scale.size != 1 or zero.size != 1:
+            raise self.error(node, "per-channel quantization of an activation is not supported")
+        return float(scale.reshape(())), int(zero.reshape(()))
+
+    def weights(self, node, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """A quantized weight's int8 values and scale(s); its zero points must be 0."""
+        v = self.value(node, index)
+        if isinstance(v, Constant) and v.quantized is not None:
+            q, scale, zero = v.quantized
+        else:
+            raise self.error(node, f"input {index + 1} must be quantized weights")
+        return self._int8_weights(node, q, scale, zero)
+
+    def _int8_weights(self, node, q, scale, zero):
+        if q.dtype != np.int8:
+            raise self.error(node, f"weights of type {q.dtype} are not supported (int8 only)")
+        if np.any(np.asarray(zero) != 0):
+            raise self.error(node, "weights with a nonzero zero point are not supported")
+        return q, scale_of(scale)
+
+    def qlinear_weights(self, node, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """QOperator weights: values, scale, zero point at ``index``, ``index+1``, ``index+2``."""
+        return self._int8_weights(node, self.constant(node, index),
+                                  self.constant(node, index + 1), self.constant(node, index + 2))
+
+    def bind(self, node, value) -> None:
+        self.values[node.output[0]] = value
+
+    def run(self) -> None:
+        for name, (dims, dtype) in self.graph.inputs.items():
+            if dtype != "float32":
+                raise GlcError(f"input '{name}' is {dtype}; glc imports float32 inputs",
+                               self.graph.path)
+            symbol = self.b.fresh(name)
+            self.b.declare(symbol, dims, "float32")
+            self.values[name] = Float(symbol, dims)
+        for node in self.graph.nodes:
+            if id(node) in self.absorbed:
+                continue
+            translate = TABLE.get(node.op_type)
+            if translate is None:
+                raise self.error(node, "this operator is not supported")
+            self.b.comment(f"node {node.name or node.output[0]} ({node.op_type})")
+            translate(self, node, attributes(node))
+
+
+# --- QuantizeLinear / DequantizeLinear ------------------------------------------------------
+
+def _quantize(t: Translator, node, attrs) -> None:
+    x = t.value(node, 0)
+    scale, zero = t.qparams(node, 1, 2)
+    if isinstance(x, Constant):
+        t.bind(node, Constant(x.value))
+        return
+    if isinstance(x, Dequantized) and (x.of.scale, x.of.zero) == (scale, zero):
+        t.bind(node, x.of)  # Q(DQ(q)) with the same parameters is q
+        return
+    f = t.as_float(node, 0)
+    name = t.b.define(node.output[0], f"(quantize-linear (access-tensor {f.name}) "
+                                      f"{literal(scale)} {zero})")
+    t.bind(node, Quantized(name, f.dims, scale, zero))
+
+
+def _dequantize(t: Translator, node, attrs) -> None:
+    x = t.value(node, 0)
+    if isinstance(x, Constant):
+        q = x.value
+        scale = t.constant(node, 1)
+        zero = (t.constant(node, 2) if len(node.input) > 2 and node.input[2]
+                else np.zeros_like(scale, dtype=q.dtype))
+        value = ((q.astype(np.int64) - _expand(zero, q, attrs)).astype(np.float32)
+                 * _expand(scale_of(scale), q, attrs))
+        t.bind(node, Constant(value.astype(np.float32), (q, scale, zero), attrs.get("axis", 1)))
+        return
+    if isinstance(x, Quantized):
+        scale, zero = t.qparams(node, 1, 2)
+        if (scale, zero) != (x.scale, x.zero):
+            x = Quantized(x.name, x.dims, scale, zero)
+        t.bind(node, Dequantized(x))
+        return
+    raise t.error(node, "input 1 is not an int8 tensor")
+
+
+def _expand(per_channel: np.ndarray, q: np.ndarray, attrs) -> np.ndarray:
+    per_channel = np.asarray(per_channel)
+    if per_channel.size == 1:
+        return per_channel.reshape(())
+    axis = attrs.get("axis", 1) % q.ndim
+    dims = [1] * q.ndim
+    dims[axis] = per_channel.size
+    return per_channel.reshape(dims)
+
+
+TABLE = {
+    "QuantizeLinear": _quantize,
+    "DequantizeLinear": _dequantize,
+    **layers.TABLE,
+}

@@ -1,0 +1,73 @@
+"""The quantized operators (docs/language.md, "Quantized operators"): print/parse round trip,
+located checker errors, and the interpreter against an element-by-element model of the contract
+(Python's round() rounds half to even; numpy float32 scalars round each operation)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glc.errors import GlcError
+from glc.interp import interpret
+from glc.ir.check import check
+from glc.ir.types import Access
+from glc.syntax.printer import print_term
+from glc.syntax.reader import parse_program, parse_term
+
+PROGRAM = """(input acc (shape 2 5) int32)
+(input m (shape 2 5) float32)
+(input x (shape 2 5) int8)
+(define r (requantize-linear (access-tensor acc) (access-tensor m) -7))
+(define d (dequantize-linear (access-pad-value (access-tensor x) -3 1 1 2) 0.0235 5))
+(access-concatenate (access-tensor r) (quantize-linear (access-slice d 1 0 5) 0.05 -128) 0)
+"""
+
+
+def _clamp(v):
+    return max(-128, min(127, v))
+
+
+def test_quantized_operators_print_and_parse_back():
+    body = parse_program(PROGRAM).body
+    assert parse_term(print_term(body)) == body
+
+
+def test_quantized_operators_follow_the_contract_element_by_element():
+    rng = np.random.default_rng(1)
+    acc = rng.integers(-2**31, 2**31, (2, 5), dtype=np.int64).astype(np.int32)
+    acc[0, :3] = [5, -5, 2**24 + 1]
+    m = rng.uniform(1e-9, 1e-6, (2, 5)).astype(np.float32)
+    m[0, :2] = 0.5
+    x = rng.integers(-128, 128, (2, 5), dtype=np.int8)
+    out, ty = interpret(parse_program(PROGRAM).body, {"acc": acc, "m": m, "x": x})
+    assert ty == Access((4, 5), (), "int8")
+    for i in range(2):
+        for j in range(5):
+            product = np.float32(acc[i, j]) * m[i, j]
+            assert out[i, j] == _clamp(round(float(product)) - 7)
+            padded = -3 if j == 0 else int(x[i, j - 1])
+            value = np.float32(padded - 5) * np.float32(0.0235)
+            assert out[2 + i, j] == _clamp(round(float(value / np.float32(0.05))) - 128)
+    assert out[0, 0] == _clamp(2 - 7) and out[0, 1] == _clamp(-2 - 7)  # 2.5, -2.5: to even
+
+
+@pytest.mark.parametrize("text,message", [
+    ("(requantize-linear (access-tensor m) (access-tensor m) 0)",
+     "<t>:1:20: error: requantize-linear needs an integer accumulator, got float32"),
+    ("(requantize-linear (access-tensor acc) (access-tensor x) 0)",
+     "<t>:1:40: error: requantize-linear needs float32 multipliers of the accumulator's dims"),
+    ("(requantize-linear (access-tensor acc) (access-tensor m) 200)",
+     "<t>:1:58: error: requantize-linear needs an int8 zero point"),
+    ("(quantize-linear (access-tensor acc) 0.5 0)",
+     "<t>:1:18: error: quantize-linear needs a float32 operand, got int32"),
+    ("(dequantize-linear (access-tensor x) -1.0 0)",
+     "<t>:1:38: error: dequantize-linear needs a positive finite float32 scale"),
+    ("(access-pad-value (access-tensor x) 300 1 1 1)",
+     "<t>:1:37: error: access-pad-value needs a padding value of dtype int8, got 300"),
+])
+def test_quantized_operator_errors_are_located(text, message):
+    env = {"acc": Access((2, 5), (), "int32"), "m": Access((2, 5), (), "float32"),
+           "x": Access((2, 5), (), "int8")}
+    with pytest.raises(GlcError) as error:
+        check(parse_term(text, "<t>"), env)
+    assert str(error.value).startswith(message)

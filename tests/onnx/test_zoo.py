@@ -1,0 +1,41 @@
+"""The model zoo (glc/onnx/zoo.py): light architectures with seeded weights, quantized by
+onnxruntime at a reduced resolution, imported, compiled and run with ``glc run --engine isa``;
+the result equals onnxruntime's output bit for bit. The resolution keeps the module to minutes on
+two cores; full size belongs to scripts/bench.py."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import BIG_DRAM
+
+from glc.cli import main
+from glc.onnx.zoo import make
+
+RESOLUTION = 32
+
+ZOO = [
+    ("squeezenet", dict()),
+    ("squeezenet", dict(activations="uint8", per_channel=True)),
+    ("squeezenet", dict(form="QOperator")),
+]
+
+
+@pytest.mark.parametrize("name,options", ZOO,
+                         ids=[f"{n}-{'-'.join(map(str, o.values())) or 'int8'}" for n, o in ZOO])
+def test_zoo_model_runs_bit_exact_on_the_isa(tmp_path, name, options):
+    model = make(name, tmp_path / f"{name}.onnx", resolution=RESOLUTION, **options)
+    runner = CliRunner()
+    folder = tmp_path / "program"
+    imported = runner.invoke(main, ["import", str(model), "-o", str(folder)])
+    assert imported.exit_code == 0, imported.output
+    result = tmp_path / "result.npy"
+    run = runner.invoke(main, ["run", str(folder), "--engine", "isa", "--config", str(BIG_DRAM),
+                               "-o", str(result), "--json"])
+    assert run.exit_code == 0, run.output
+    figures = json.loads(run.output)
+    assert figures["kernels"] > 0
+    assert np.array_equal(np.load(result), np.load(folder / "output.npy"))
