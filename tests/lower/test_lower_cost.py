@@ -64,10 +64,12 @@ def test_cycles_extract_the_fused_spelling_the_node_count_misses(tmp_path):
         assert result.exit_code == 0, result.output
         figures[cost] = json.loads(result.stdout)
     nodes, cycles = figures["nodes"], figures["cycles"]
-    # The node count leaves the requantize on the host over an int32 kernel; the cycle cost's
-    # term stores int8 with both conversions fused: fewer cycles and no host step.
+    # The node count leaves the requantize outside the int32 kernel (a second kernel: a fold on
+    # the vector unit, over the product's raw result); the cycle cost's term stores int8 with
+    # both conversions fused into the product's STORE: one kernel, fewer cycles.
     assert cycles["predicted_cycles"] < nodes["predicted_cycles"]
-    assert cycles["host_steps"] == 0 < nodes["host_steps"]
+    assert cycles["kernels"] == 1 < nodes["kernels"]
+    assert cycles["host_steps"] == nodes["host_steps"] == 0
     assert cycles["cost"] >= cycles["predicted_cycles"]  # the raw kernel: an upper bound
     # Both terms compute the program's value, bit for bit, on the ISA simulator.
     program = parse_program(INTERLEAVED)

@@ -18,6 +18,7 @@ from glc.interp import interpret
 from glc.lower.execute import execute
 from glc.rewrites import DEFAULT, select
 
+ROOT = Path(__file__).resolve().parents[2]
 N4 = load_config("n4")
 
 # A 100 KiB input only a host step reads (a negation; the reduce-max over its result is a fold on
@@ -69,9 +70,12 @@ def test_only_what_the_accelerator_touches_goes_into_dram(tmp_path):
 
 def test_a_program_of_more_instructions_than_the_fetch_buffer_streams_and_matches(tmp_path):
     # 12 801 instructions: refused by revision 1's 1024-word instruction memory on n4; fetched
-    # from DRAM through a 32-word buffer now (docs/isa.md, "Instruction fetch").
+    # from DRAM through its 32-word buffer now (docs/isa.md, "Instruction fetch").
     folder = write(tmp_path / "long", gemm(256, 64, 64))
-    result = glc("run", folder, "--config", "n4", "--engine", "isa", "--json")
+    roomy = tmp_path / "n4-4mib.toml"  # n4 with room for the 820 KB image
+    roomy.write_text((ROOT / "hw" / "configs" / "n4.toml").read_text().replace(
+        f"dram_bytes = {N4.dram_bytes}", "dram_bytes = 4194304"))
+    result = glc("run", folder, "--config", roomy, "--engine", "isa", "--json")
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)
     assert figures["match"] is True and figures["host_steps"] == 0
