@@ -149,10 +149,10 @@ def estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
              orders=ORDERS) -> Estimate:
     """The predicted cycles of build_kernel's kernel for these operands (views already shared
     over K, ``k_tiles``/``o_tiles`` its tiles), the fastest of ``orders``. Memoised per
-    signature: the views and element sizes (not where the tensors lie: a tile's beats do not
-    depend on its address), the output conversion, the config."""
+    signature: the views and element sizes (not which tensors they are or where they lie: a
+    tile's beats do not depend on its address), the output conversion, the config."""
     def placed(t: Target | None) -> Target | None:
-        return None if t is None else replace(t, address=0)
+        return None if t is None else replace(t, address=0, view=replace(t.view, buffer=""))
 
     return _estimate(placed(a), placed(b), placed(c), raw, relu, shift, config, placed(bias),
                      tuple(k_tiles), tuple(o_tiles), tuple(orders))

@@ -96,11 +96,13 @@ def run(ops: list[Op], config: HwConfig) -> int:
         for unit in stale:
             cand[unit] = earliest(unit) if heads[unit] < len(queues[unit]) else None
         stale.clear()
-        unit = min((u for u in order if cand[u] is not None), key=lambda u: cand[u],
-                   default=None)
+        unit, t = None, 0
+        for u in order:
+            c = cand[u]
+            if c is not None and (unit is None or c < t):
+                unit, t = u, c
         if unit is None:
             raise ValueError("the tile operations deadlock")
-        t = cand[unit]
         op = ops[queues[unit][heads[unit]]]
         heads[unit] += 1
         remaining -= 1
