@@ -1,9 +1,8 @@
 """Programs at the shapes of real networks' layers (a ResNet-18 basic block, its stem's max pool,
 ResNet's global average pool, an attention product): makers as in corpus.py, the expected
-outputs from reference_numerics.py's plain numpy. The pools and the attention product are corpus
-programs; the basic blocks (two 3x3 convs of 58-116 M MACs each) are the benchmark's
-(scripts/benchmarks/rtl.py), too slow to compile for every test run until schedules are costed
-analytically (issue 10).
+outputs from reference_numerics.py's plain numpy. All are corpus programs: the basic blocks (two
+3x3 convs of 58-116 M MACs each) compile in seconds since schedules are costed analytically
+(glc/cost/, issue 10).
 """
 
 from __future__ import annotations

@@ -160,6 +160,33 @@ def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel:
                         source, order)
 
 
+def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
+              ) -> tuple[list[tuple[int, int, int]], dict[int, list[tuple[int, int]]]]:
+    """The steps (block, k tile, output tile) in exec order, and which load step brings each A
+    slice (block, k tile): the schedule's shape, shared by the emitter and the analytic cost
+    model (glc/cost/kernel.py)."""
+    tiles_k, tiles_j, blocks = k // n, n_out // n, m // layout.block_rows
+    if layout.order == "k-outer":
+        steps = [(mb, kk, j) for mb in range(blocks) for kk in range(tiles_k)
+                 for j in range(tiles_j)]
+    else:
+        steps = [(mb, kk, j) for mb in range(blocks) for j in range(tiles_j)
+                 for kk in range(tiles_k)]
+    # k-outer: slice a = mb·K/N + kk shares a buffer with slice a − 2, so it loads at the
+    # earliest step whose buffer-free token (from step s − D) proves slice a − 2's last step
+    # done. j-outer: with the block's first pass (step (mb, kk, 0) = mb·J·K/N + kk).
+    slice_step: dict[int, list[tuple[int, int]]] = {}
+    for mb in range(blocks):
+        for kk in range(tiles_k):
+            if layout.order == "k-outer":
+                a = mb * tiles_k + kk
+                at = min(max(0, (a - 1) * tiles_j - 1 + layout.weight_buffers), a * tiles_j)
+            else:
+                at = mb * tiles_j * tiles_k + kk
+            slice_step.setdefault(at, []).append((mb, kk))
+    return steps, slice_step
+
+
 class _Emitter:
     def __init__(self, m, k, n_out, n, layout: GemmLayout, source, output):
         self.m, self.k, self.n_out, self.n, self.layout = m, k, n_out, n, layout
@@ -167,24 +194,7 @@ class _Emitter:
         self.raw, self.relu, self.shift = output
         self.tiles_k, self.tiles_j = k // n, n_out // n
         self.blocks = m // layout.block_rows
-        kt, jt, blocks = range(self.tiles_k), range(self.tiles_j), range(self.blocks)
-        if layout.order == "k-outer":
-            self.steps = [(mb, kk, j) for mb in blocks for kk in kt for j in jt]
-        else:
-            self.steps = [(mb, kk, j) for mb in blocks for j in jt for kk in kt]
-        # Which load step brings each A slice (mb, kk). k-outer: slice a = mb·K/N + kk shares a
-        # buffer with slice a − 2, so it loads at the earliest step whose buffer-free token
-        # (from step s − D) proves slice a − 2's last step done. j-outer: with the first pass.
-        self.slice_step: dict[int, list[tuple[int, int]]] = {}
-        for mb in blocks:
-            for kk in kt:
-                if layout.order == "k-outer":
-                    a = mb * self.tiles_k + kk
-                    at = min(max(0, (a - 1) * self.tiles_j - 1 + layout.weight_buffers),
-                             a * self.tiles_j)
-                else:
-                    at = self.steps.index((mb, kk, 0))
-                self.slice_step.setdefault(at, []).append((mb, kk))
+        self.steps, self.slice_step = step_plan(m, k, n_out, n, layout)
 
     def text(self) -> str:
         """The program: loads emitted D−1 steps ahead of the exec step that uses them, so every

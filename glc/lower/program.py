@@ -25,7 +25,7 @@ from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access, ComputeKind
 from glc.lower.fold import Fold, build_fold_kernel
-from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, transposed
+from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, kernel_estimate, transposed
 from glc.lower.transfer import Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
@@ -94,6 +94,7 @@ class Program:
     steps: list[KernelStep | HostStep] = field(default_factory=list)
     output: View | None = None
     output_dtype: str = ""
+    _figures: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def kernels(self) -> list[KernelStep]:
@@ -114,9 +115,21 @@ class Program:
         return max((b.address + b.nbytes for b in self.buffers.values()
                     if b.address < self.config.dram_bytes), default=0)
 
+    def estimated_cycles(self) -> int:
+        """The analytic model's cycles summed over the kernels (a fold, not estimated
+        analytically, by the instruction-level model): the cost extraction compares."""
+        return sum(k.estimated or k.predicted_cycles(self.config)
+                   for k in (s.kernel for s in self.kernels))
+
     def figures(self) -> dict:
-        """instructions and predicted cycles (over the images the kernels run as), ideal cycles
-        (summed over kernels), host steps (counted, and each named with its operator)."""
+        """instructions and predicted cycles (over the images the kernels run as, the
+        instruction-level model once per image), ideal cycles (summed over kernels), host steps
+        (counted, and each named with its operator). Computed once."""
+        if self._figures is None:
+            self._figures = self._compute_figures()
+        return dict(self._figures)
+
+    def _compute_figures(self) -> dict:
         from glc.lower.image import Image, schedule  # images are made of this module's steps
 
         n = self.config.array_size
@@ -138,8 +151,10 @@ def _describe(term: Term) -> str:
     return term.op
 
 
-def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
+def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool = True) -> Program:
     """Lower an extracted term for ``config``; a GlcError if its tensors do not fit DRAM.
+    Without ``build`` the systolic kernels are chosen and costed by the analytic model but get
+    no instructions (what the extraction's costing needs: ``Program.estimated_cycles``).
 
     The walks over the term are iterative, but a kernel whose operand is another kernel's result
     materialises that one first, by recursion (``_materialise`` → ``_kernel`` → ``_operand``):
@@ -149,7 +164,7 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * nested)
     try:
-        return _Lowerer(term, env, config).run()
+        return _Lowerer(term, env, config, build).run()
     except RecursionError:
         raise GlcError(f"the lowering cannot follow {nested} kernels nested in each other's "
                        "operands", term.span) from None
@@ -168,8 +183,8 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
 
 
 class _Lowerer:
-    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig):
-        self.term, self.config = term, config
+    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
+        self.term, self.config, self.build = term, config, build
         self.types = check(term, env)
         self.uses = Counter(id(a) for node in walk(term) for a in node.args)
         symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
@@ -431,17 +446,19 @@ class _Lowerer:
         dtype = "int32" if raw else "int8"
         while True:
             self._check_fits(targets, dims, raw)
-            built, failures = [], []
+            found, failures = [], []
             for swap in (False, True):
                 try:
-                    built.append((self._orient(self._label(node), targets, dims, swap, raw,
-                                               relu, shift or 0), swap))
+                    oriented = self._orient(targets, dims, swap, raw)
+                    a, b, c, bias_target = oriented
+                    found.append((kernel_estimate(a, b, c, raw, relu, shift or 0, self.config,
+                                                  bias_target), oriented, swap))
                 except (OperandUnexpressible, GlcError) as error:
                     if isinstance(error, OperandUnexpressible) and error.which == "bias":
                         raise _Unfused from None
                     failures.append(error)
-            if built:
-                kernel, swap = min(built, key=lambda b: b[0].predicted_cycles(self.config))
+            if found:
+                estimate, oriented, swap = min(found, key=lambda f: f[0].cycles)
                 break
             error = failures[0]
             if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
@@ -450,6 +467,16 @@ class _Lowerer:
                     GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}")
             operand = systolic.args[2 if error.which == "a" else 3]
             targets[error.which] = self._operand(operand, copy=True)
+        a, b, c, bias_target = oriented
+        label = self._label(node)
+        if self.build:
+            kernel = build_kernel(label, a, b, c, raw, relu, shift or 0, self.config,
+                                  bias_target, estimate.order)
+        else:  # costing: the analytic figure, no instructions
+            m = a.view.dims[0] if len(a.view.groups) == 2 else 1
+            kernel = Kernel(label, m, *b.view.dims, raw, relu, shift or 0, [],
+                            bias_target is not None)
+        kernel.estimated = estimate.cycles
         name = self._fresh("kernel")
         out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype), dram=True)
         inputs = sorted({t.view.buffer for t in targets.values()})
@@ -467,21 +494,20 @@ class _Lowerer:
 
         return print_term(rebuild(node, named))
 
-    def _orient(self, label: str, targets: dict[str, Target], dims: tuple[int, ...],
-                swap: bool, raw: bool, relu: bool, shift: int) -> Kernel:
-        """The kernel for C = A·B, or with ``swap`` for Cᵀ = Bᵀ·Aᵀ: the other operand
-        stationary, which may walk DRAM far better (e.g. im2col rows of an NHWC image). C is
-        stored row-major either way (Cᵀ's rows), at the next free address."""
+    def _orient(self, targets: dict[str, Target], dims: tuple[int, ...], swap: bool,
+                raw: bool) -> tuple[Target, Target, Target, Target | None]:
+        """The operands (A, B, C, bias) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
+        operand stationary, which may walk DRAM far better (e.g. im2col rows of an NHWC image).
+        C is stored row-major either way (Cᵀ's rows), at the next free address."""
         a, b, bias = targets["a"], targets["b"], targets.get("bias")
         esize = 4 if raw else 1
         if not swap:
-            c = Target(row_major("C", dims), self.top, esize)
-            return build_kernel(label, a, b, c, raw, relu, shift, self.config, bias)
+            return a, b, Target(row_major("C", dims), self.top, esize), bias
         if len(a.view.groups) != 2:
             raise GlcError("a vector operand is not swapped")
         c = Target(row_major("C", dims[::-1]), self.top, esize)
         flip = [None if t is None else replace(t, view=transposed(t.view)) for t in (b, a, bias)]
-        return build_kernel(label, flip[0], flip[1], c, raw, relu, shift, self.config, flip[2])
+        return flip[0], flip[1], c, flip[2]
 
     def _check_fits(self, targets: dict[str, Target], dims: tuple[int, ...], raw: bool) -> None:
         """Before scheduling: everything a kernel touches must lie in DRAM."""

@@ -25,6 +25,14 @@ class Unexpressible(Exception):
     """A box the transfer pattern cannot express (too many levels or bounds, fields too wide)."""
 
 
+class OperandUnexpressible(Exception):
+    """Operand ``which`` ("a" or "b") has a view the transfers cannot walk."""
+
+    def __init__(self, which: str, reason: str):
+        super().__init__(f"operand {which}: {reason}")
+        self.which = which
+
+
 @dataclass(frozen=True)
 class Box:
     """Per digit of a dim: the first index and the count."""

@@ -251,7 +251,8 @@ def test_candidates_spelling_the_same_kernel_are_lowered_once(monkeypatch):
 
     lowered = []
     real = glc.lower.cost.lower
-    monkeypatch.setattr(glc.lower.cost, "lower", lambda *a: lowered.append(a[0]) or real(*a))
+    monkeypatch.setattr(glc.lower.cost, "lower",
+                        lambda *a, **k: lowered.append(a[0]) or real(*a, **k))
     env = {"a": Access((8, 32), (), "int8"), "b": Access((32, 16), (), "int8")}
     eg = EGraph(env)
     # The same operand views, spelt directly and through a double transpose.
@@ -272,7 +273,7 @@ def test_candidates_spelling_the_same_kernel_are_lowered_once(monkeypatch):
 def test_no_kernel_is_lowered_past_the_deadline(monkeypatch):
     import glc.lower.cost
 
-    monkeypatch.setattr(glc.lower.cost, "lower", lambda *a: pytest.fail("lowered"))
+    monkeypatch.setattr(glc.lower.cost, "lower", lambda *a, **k: pytest.fail("lowered"))
     env = {"a": Access((8, 32), (), "int8"), "b": Access((32, 16), (), "int8")}
     eg = EGraph(env)
     cid = eg.add_term(parse_term("(systolic-array 32 16 (access (access-tensor a) 1) "

@@ -24,7 +24,8 @@ ON_THE_ACCELERATOR = {
     "conv2d-nhwc-hwio-int8": 1, "conv2d-stride2-asym-int8": 1, "conv1d-int8": 1, "cnn-int8": 3,
     "dense-bias-int8": 1, "residual-add-int8": 2, "gemm256-int8": 1, "conv2d-nhwc64-int8": 1,
     "maxpool2x2-int8": 1, "reduce-sum-int8": 1, "maxpool3x3s2-112-int8": 1,
-    "global-avgpool-7-int8": 1, "attention-qkt-int8": 1, "mul-wrap-int32": 1}
+    "global-avgpool-7-int8": 1, "attention-qkt-int8": 1, "mul-wrap-int32": 1,
+    "resnet-block-56-int8": 3, "resnet-block-28-int8": 3}
 # What stays on the host: float arithmetic, and data movement no kernel needs.
 HOST_ONLY = {"concat-slice-int8", "conv2d-nchw-oihw", "softmax-f64"}
 
