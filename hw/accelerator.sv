@@ -3,7 +3,12 @@
 // the error and done status, and the counters. DRAM lives outside (in the simulation top); the
 // core reaches it through the data port of LOAD/STORE and the read-only instruction-fetch port
 // of the fetch unit (ISA v2 A2: the program is streamed from DRAM at `program_base`).
-module accelerator import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module accelerator #(
     // N: the array is N×N; scratchpad rows hold N int8, accumulator rows N int32
     parameter int ARRAY_SIZE = 16,
     // rows of the scratchpad
@@ -130,14 +135,15 @@ module accelerator import isa_pkg::*; #(
     logic mm_we, mm_accumulate, ld_acc_we, vu_we;
     logic [15:0] vu_src_row, vu_row;
     logic [N-1:0][31:0] vu_src_data, vu_old, vu_data;
-    logic [15:0] mm_row, st_row;
+    logic [15:0] mm_row, mm_next_row, st_row, vu_old_row;
     logic [N-1:0][31:0] mm_data, ld_acc_data, st_data;
     accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS)) u_accumulator (
         .clk,
-        .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_data(mm_data),
+        .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_next_row,
+        .mm_data(mm_data),
         .ld_we(ld_acc_we), .ld_row(sp_w_row), .ld_data(ld_acc_data),
         .st_row(st_row), .st_data(st_data),
-        .vu_src_row, .vu_src_data, .vu_we, .vu_row, .vu_old, .vu_data
+        .vu_src_row, .vu_src_data, .vu_old_row, .vu_old, .vu_we, .vu_row, .vu_data
     );
 
     // ---- units ----
@@ -174,7 +180,8 @@ module accelerator import isa_pkg::*; #(
         .pop_prev(tok_pop[LD2EX]), .pop_next(tok_pop[ST2EX]),
         .push_prev(ex_push_prev), .push_next(ex_push_next), .push_pc(ex_push_pc),
         .sp_a_row, .sp_a_data, .sp_b_row, .sp_b_data,
-        .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row), .acc_data(mm_data),
+        .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row),
+        .acc_next_row(mm_next_row), .acc_data(mm_data),
         .in_progress(ex_in_progress), .busy(ex_busy), .stall_token(ex_stall_token),
         .error(ex_error), .error_code(ex_code), .error_pc(ex_error_pc)
     );
@@ -210,7 +217,8 @@ module accelerator import isa_pkg::*; #(
         .pop_prev(tok_pop[LD2VU]), .pop_next(tok_pop[ST2VU]),
         .push_prev(vu_push_prev), .push_next(vu_push_next), .push_pc(vu_push_pc),
         .sp_row(vu_sp_row), .sp_data(vu_sp_data), .src_row(vu_src_row), .src_data(vu_src_data),
-        .acc_we(vu_we), .acc_row(vu_row), .acc_old(vu_old), .acc_data(vu_data),
+        .acc_we(vu_we), .acc_row(vu_row), .acc_old_row(vu_old_row), .acc_old(vu_old),
+        .acc_data(vu_data),
         .in_progress(vu_in_progress), .busy(vu_busy), .stall_token(vu_stall_token),
         .error(vu_error), .error_code(vu_code), .error_pc(vu_error_pc)
     );

@@ -1,7 +1,12 @@
 // Instruction decode for the dispatcher: which queue an instruction goes to, and whether it is
 // legal on this array (docs/isa.md, "Instruction format" and the ILLEGAL_* codes). The checks are
 // those of glc/isa/encoding.py's illegal_reason, in hardware.
-module decoder import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module decoder #(
     // N: the array size, which bounds a transfer's runs per local row
     parameter int ARRAY_SIZE = 16
 ) (

@@ -5,7 +5,12 @@
 // (a_p: the word has arrived in the prefetch buffer). An illegal word is an error in the cycle it
 // could dispatch; reaching a word outside DRAM is FETCH_RANGE in the cycle after the previous
 // dispatch.
-module dispatcher import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module dispatcher #(
     // N: the array size (bounds a transfer's runs per row)
     parameter int ARRAY_SIZE = 16
 ) (

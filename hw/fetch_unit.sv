@@ -7,7 +7,12 @@
 // a buffer slot is taken when a fetch starts and freed by a dispatch (reusable the next cycle).
 // It fetches without decoding (past HALT too) and stops before the first word that does not
 // lie wholly inside DRAM; the dispatcher reports FETCH_RANGE when it reaches that word.
-module fetch_unit import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module fetch_unit #(
     // F: words the prefetch buffer holds (the configuration's fetch_buffer_words)
     parameter int FETCH_BUFFER_WORDS = 32,
     // bytes the fetch port reads per cycle (the configuration's fetch_port_bytes)
@@ -56,11 +61,11 @@ module fetch_unit import isa_pkg::*; #(
 
     // A word is fetchable when it lies wholly inside DRAM (64-bit: no wrap-around).
     function automatic logic in_dram(input logic [31:0] p);
-        return 64'(base) + 64'(p) * 64'(WORD_BYTES) + 64'(WORD_BYTES) <= 64'(DRAM_BYTES);
+        in_dram = 64'(base) + 64'(p) * 64'(WORD_BYTES) + 64'(WORD_BYTES) <= 64'(DRAM_BYTES);
     endfunction
 
     function automatic logic [SLOT_W-1:0] next_slot(input logic [SLOT_W-1:0] slot);
-        return slot == SLOT_W'(F - 1) ? '0 : slot + 1'b1;
+        next_slot = slot == SLOT_W'(F - 1) ? '0 : slot + 1'b1;
     endfunction
 
     logic start, reading, completes;

@@ -5,7 +5,12 @@
 // It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1. A
 // transposing LOAD hands its rows to the transpose buffer instead and completes when the buffer
 // has written the last block; it releases the DRAM port after its last beat all the same.
-module load_unit import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module load_unit #(
     // N: elements per local row
     parameter int N = 16,
     // P: bytes per DRAM beat

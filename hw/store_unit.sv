@@ -3,7 +3,12 @@
 // local accumulator row, converting its elements (ReLU, requantize to int8 or raw int32) and
 // writing the elements that are inside the bounds (out-of-bounds runs, or with `xrun` elements,
 // crop an edge tile and write nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
-module store_unit import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module store_unit #(
     // N: elements per accumulator row
     parameter int N = 16,
     // P: bytes per DRAM beat
@@ -56,7 +61,7 @@ module store_unit import isa_pkg::*; #(
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
-    logic walk_active, walk_last, dram_error;
+    logic walk_active, walk_last, walk_row_last, dram_error;
     logic [63:0] walk_rows;
     logic [9:0] walk_bytes, walk_offset;
     logic [7:0] walk_lo, walk_hi;
@@ -94,15 +99,17 @@ module store_unit import isa_pkg::*; #(
         .dram_error (dram_error),
         .row_index  (walk_row),
         .column     (walk_column),
-        // STORE reads whole accumulator rows combinationally: row boundaries need no action.
         /* verilator lint_off PINCONNECTEMPTY */
         .row_first  (),
-        .row_last   (),
         /* verilator lint_on PINCONNECTEMPTY */
+        .row_last   (walk_row_last),
         .last       (walk_last)
     );
 
-    assign acc_row = base_q + walk_row;
+    // The accumulator reads synchronously: address the row of the next beat (the first row
+    // while issuing, the next row after a row's last beat), which arrives with that beat.
+    assign acc_row = issue && is_store ? head_word[XFER_ROW_LSB +: XFER_ROW_W]
+                                       : base_q + walk_row + 16'(walk_row_last);
 
     // Convert the whole row; each beat then picks its run's bytes.
     logic [N-1:0][31:0] raw;

@@ -6,7 +6,12 @@
 // Bounds (ISA v2 A1, `xrun`): without xrun a run is in or out as a whole; with it the y test
 // applies to the run and the x test to each element j at x + j, so the in-bounds elements are
 // always one contiguous range [elem_lo, elem_hi) of the run.
-module transfer_walker import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module transfer_walker #(
     // P: bytes the DRAM port moves per beat
     parameter int PORT_BYTES = 16,
     // bytes of DRAM, for DRAM_RANGE

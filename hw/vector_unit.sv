@@ -4,12 +4,19 @@
 //   for i = 0 … count-1: r = op-fold over j of S[src + i·ostride + j·gstride]   (int32 lanes)
 //                        ACC[dst+i] = accumulate ? op(ACC[dst+i], r) : r
 // with op add (wrapping), max (signed) or mul (wrapping); S is the scratchpad (int8,
-// sign-extended) or, with src_acc, the accumulator. Issuing at t it reads one source row per
-// cycle in t+1 … t+count·group and writes output i at the end of the cycle of its group's last
-// row, so E = t + 1 + count·group (outputs in order: a later output sees an earlier one). SYNC
+// sign-extended) or, with src_acc, the accumulator. Issuing at t it addresses one source row per
+// cycle in t+1 … t+count·group; E = t + 1 + count·group. The memories read synchronously, so
+// the folding runs one cycle behind the addresses: output i is written at the end of the cycle
+// after its group's last row (its last one at the end of E, before anything issuing at E reads
+// the accumulator in E+1), and a later output still sees an earlier one. SYNC
 // completes in t + 1. It pops ld2vu (prev) and st2vu (next), pushes vu2ld (prev) and vu2st
 // (next); it never touches DRAM.
-module vector_unit import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module vector_unit #(
     // N: lanes per row
     parameter int N = 16,
     // scratchpad rows, for SP_RANGE
@@ -44,6 +51,7 @@ module vector_unit import isa_pkg::*; #(
     // the output row: read (for accumulate) and written
     output logic               acc_we,
     output logic [15:0]        acc_row,
+    output logic [15:0]        acc_old_row,   // the row whose old value arrives next cycle
     input  logic [N-1:0][31:0] acc_old,
     output logic [N-1:0][31:0] acc_data,
     // status for the counters and the deadlock rule
@@ -94,32 +102,44 @@ module vector_unit import isa_pkg::*; #(
     function automatic logic [31:0] combine(input logic [1:0] op, input logic [31:0] a,
                                             input logic [31:0] b);
         case (op)
-            2'(VOP_MAX): return signed'(a) > signed'(b) ? a : b;
-            2'(VOP_MUL): return a * b;
-            default:     return a + b;
+            2'(VOP_MAX): combine = signed'(a) > signed'(b) ? a : b;
+            2'(VOP_MUL): combine = a * b;
+            default:     combine = a + b;
         endcase
     endfunction
 
-    // This cycle's source row folded into the group so far; at the group's end, into ACC.
+    // The rows addressed this cycle: the source row and the output row's old value.
     logic group_end, last;
+    assign sp_row      = 16'(row_q);
+    assign src_row     = 16'(row_q);
+    assign acc_old_row = 16'(dst_q);
+    assign group_end   = j_q == group_q - 16'd1;
+    assign last        = group_end && left_q == 16'd1;
+
+    // One cycle later, when they arrive: the source row folded into the group so far; at the
+    // group's end, into ACC.
+    logic               fold_valid_q, fold_first_q, fold_end_q;
+    logic [15:0]        fold_dst_q;
     logic [N-1:0][31:0] value, folded;
-    assign sp_row    = 16'(row_q);
-    assign src_row   = 16'(row_q);
-    assign group_end = j_q == group_q - 16'd1;
-    assign last      = group_end && left_q == 16'd1;
+    always_ff @(posedge clk) begin
+        fold_valid_q <= !rst && active_q;
+        fold_first_q <= j_q == '0;
+        fold_end_q   <= group_end;
+        fold_dst_q   <= 16'(dst_q);
+    end
     always_comb begin
         value = '0;
         folded = '0;
         acc_data = '0;
         // Skipped while idle: the simulator then spends no time on this unit.
-        if (active_q) for (int n = 0; n < N; n++) begin
+        if (fold_valid_q) for (int n = 0; n < N; n++) begin
             value[n]    = src_acc_q ? src_data[n] : 32'(signed'(sp_data[n]));
-            folded[n]   = j_q == '0 ? value[n] : combine(op_q, fold_q[n], value[n]);
+            folded[n]   = fold_first_q ? value[n] : combine(op_q, fold_q[n], value[n]);
             acc_data[n] = accumulate_q ? combine(op_q, acc_old[n], folded[n]) : folded[n];
         end
     end
-    assign acc_we  = active_q && group_end;
-    assign acc_row = 16'(dst_q);
+    assign acc_we  = fold_valid_q && fold_end_q;
+    assign acc_row = fold_dst_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -148,7 +168,6 @@ module vector_unit import isa_pkg::*; #(
                 push_prev_q  <= head_word[FLAG_PUSH_PREV];
                 push_next_q  <= head_word[FLAG_PUSH_NEXT];
             end else if (active_q) begin
-                fold_q <= folded;
                 if (group_end) begin
                     j_q        <= '0;
                     left_q     <= left_q - 16'd1;
@@ -162,6 +181,7 @@ module vector_unit import isa_pkg::*; #(
                 end
             end
         end
+        if (fold_valid_q) fold_q <= folded;
         if (issue && is_sync) push_pc <= head_pc;
         else if (active_q && last) push_pc <= pc_q;
     end
