@@ -34,8 +34,8 @@ module systolic_array #(
     output logic [TAG_W-1:0]           out_tag
 );
     localparam int LATENCY = 2 * N - 1;
-    if (N < 2) begin : g_bad_n
-        $fatal(1, "systolic_array: N=%0d must be at least 2", N);
+    if (N < 1) begin : g_bad_n
+        $fatal(1, "systolic_array: N=%0d must be at least 1", N);
     end
 
     // Each PE's outputs are nets of its own generate scope, read by its right and lower
