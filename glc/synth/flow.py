@@ -83,7 +83,10 @@ def yosys_script(config: HwConfig, target: str, workdir: Path) -> str:
     (netlist.json, for nextpnr) and the cell statistics (stat.json)."""
     lines = _read_design(config, workdir)
     if target == "ecp5-85f":
-        lines.append(f"synth_ecp5 -top {TOP} -json netlist.json")
+        # One MAC per 18x18 multiplier while they last; past that, all in LUTs (Yosys maps every
+        # multiply alike, and two int8 products cannot share an 18x18 multiplier).
+        nodsp = " -nodsp" if config.array_size ** 2 > DEVICE["dsp"] else ""
+        lines.append(f"synth_ecp5 -top {TOP}{nodsp} -json netlist.json")
     else:
         lines.append(f"synth -top {TOP} -flatten")
     lines.append("tee -q -o stat.json stat -json")
