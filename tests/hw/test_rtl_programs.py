@@ -89,12 +89,14 @@ def test_running_off_the_end_of_dram_is_fetch_range():
 
 
 def test_a_program_longer_than_the_prefetch_buffer_streams_and_runs_past_halt():
-    """Thousands of words through a 32-word buffer, HALT in the middle of the image and zeros
-    (ILLEGAL_OPCODE if dispatched) behind it: the fetch runs on, the dispatcher stops."""
+    """Twenty-five times the 32-word buffer, HALT in the middle of the image and zeros
+    (ILLEGAL_OPCODE if dispatched) behind it: the fetch runs on, the dispatcher stops.  The
+    image (865 words, 54 KiB) is sized to n4's 128 KiB DRAM."""
     hw = load_config("n4")
-    words = assemble("sync unit=load, push_next\nsync unit=exec, pop_prev\n" * 1500 + "halt\n",
+    words = assemble("sync unit=load, push_next\nsync unit=exec, pop_prev\n" * 400 + "halt\n",
                      hw).words + [0] * 64
-    check_against_model("3001-word stream at n4", hw, words, b"")
+    assert len(words) > 25 * hw.fetch_buffer_words
+    check_against_model("801-word stream at n4", hw, words, b"")
 
 
 def test_a_256th_token_is_token_overflow():
