@@ -47,6 +47,7 @@ from glc.run import (
 )
 from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_term
+from glc.synth.command import COMMANDS as SYNTH_COMMANDS
 
 
 class Context:
@@ -503,7 +504,7 @@ def rules(rules: str, array_size: int) -> None:
                    f"    [{rule.source}]")
 
 
-for _command in [*ISA_COMMANDS, *SIM_COMMANDS, import_command]:
+for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command]:
     main.add_command(_command)
 
 

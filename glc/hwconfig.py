@@ -15,28 +15,30 @@ from glc.errors import GlcError, read_text
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "hw" / "configs"
 
 # Legal range of each key, inclusive (docs/isa.md): the upper bounds come from the ISA's field
-# widths (16-bit row fields, 24-bit DRAM addresses, 8-bit `run`).
+# widths (16-bit row fields, 32-bit DRAM addresses, 8-bit `run`, 64-byte instruction words).
 LIMITS = {
     "array_size": (2, 128),
     "scratchpad_rows": (1, 1 << 16),
     "accumulator_rows": (1, 1 << 16),
-    "dram_bytes": (1, 1 << 24),
+    "dram_bytes": (1, 1 << 32),
     "dram_port_bytes": (1, 256),
-    "imem_words": (1, 1 << 16),
+    "fetch_buffer_words": (1, 1 << 16),
+    "fetch_port_bytes": (1, 64),
     "queue_depth": (1, 256),
 }
 
 
 @dataclass(frozen=True)
 class HwConfig:
-    """One accelerator: the array size N, memory sizes, DRAM port width and queue depth."""
+    """One accelerator: the array size N, memory sizes, DRAM and fetch ports, queue depth."""
 
     array_size: int
     scratchpad_rows: int
     accumulator_rows: int
     dram_bytes: int
     dram_port_bytes: int
-    imem_words: int
+    fetch_buffer_words: int
+    fetch_port_bytes: int
     queue_depth: int
     name: str = "custom"
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from glc.ir.check import result_types
+from glc.ir.compute import Pairs
 from glc.ir.ops import OPS
 from glc.ir.term import Term, walk
 from glc.ir.types import Access
@@ -33,10 +34,13 @@ def interpret(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray,
         if node.op == "symbol":
             value = np.asarray(arrays[node.value])
         else:
-            args = [values[id(a)] for a in node.args]
+            # A cartesian product stays unmaterialised for a dot product over it (Pairs).
+            lazy = node.op == "compute" and types[id(node.args[0])].name == "dot-product"
+            args = [values[id(a)] if lazy or not isinstance(values[id(a)], Pairs)
+                    else np.asarray(values[id(a)]) for a in node.args]
             value = OPS[node.op].evaluate(ty, *args)
         if value.shape != ty.dims or str(value.dtype) != ty.dtype:
             raise AssertionError(f"{node.op} evaluated to {value.shape} {value.dtype}, "
                                  f"its type is {ty}")
         values[id(node)] = value
-    return values[id(term)], types[id(term)]
+    return np.asarray(values[id(term)]), types[id(term)]

@@ -1,8 +1,14 @@
-// The accelerator core (docs/isa.md, "Machine model"): dispatcher, three instruction queues, the
-// decoupled LOAD / EXEC / STORE units synchronised by dependency tokens, scratchpad, accumulator,
-// the error and done status, and the counters. Instruction memory and DRAM live outside (in the
-// simulation top); the core reaches them through a fetch port and one DRAM port.
-module accelerator import isa_pkg::*; #(
+// The accelerator core (docs/isa.md, "Machine model"): dispatcher, four instruction queues, the
+// decoupled LOAD / EXEC / STORE / VECTOR units synchronised by dependency tokens, scratchpad, accumulator,
+// the error and done status, and the counters. DRAM lives outside (in the simulation top); the
+// core reaches it through the data port of LOAD/STORE and the read-only instruction-fetch port
+// of the fetch unit (ISA v2 A2: the program is streamed from DRAM at `program_base`).
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module accelerator #(
     // N: the array is N×N; scratchpad rows hold N int8, accumulator rows N int32
     parameter int ARRAY_SIZE = 16,
     // rows of the scratchpad
@@ -10,20 +16,23 @@ module accelerator import isa_pkg::*; #(
     // rows of the accumulator memory
     parameter int ACCUMULATOR_ROWS = 4096,
     // bytes of DRAM
-    parameter int DRAM_BYTES = 1048576,
+    parameter longint DRAM_BYTES = 64'd1048576,
     // P: bytes the DRAM port moves per cycle
     parameter int DRAM_PORT_BYTES = 16,
-    // instruction memory words
-    parameter int IMEM_WORDS = 4096,
+    // words the instruction prefetch buffer holds
+    parameter int FETCH_BUFFER_WORDS = 32,
+    // bytes the instruction-fetch port reads per cycle
+    parameter int FETCH_PORT_BYTES = 64,
     // entries in each unit's instruction queue
     parameter int QUEUE_DEPTH = 8
 ) (
     input  logic                            clk,
     input  logic                            rst,          // cycle 0 is the first after reset
     input  logic                            watchdog,     // the testbench's watchdog fired: stop
-    output logic [31:0]                     fetch_pc,
-    input  logic [WORD_W-1:0]               fetch_word,
-    output logic [23:0]                     dram_addr,
+    input  logic [31:0]                     program_base, // DRAM byte address of word 0
+    output logic [31:0]                     fetch_addr,
+    input  logic [FETCH_PORT_BYTES-1:0][7:0] fetch_rdata,
+    output logic [31:0]                     dram_addr,
     input  logic [DRAM_PORT_BYTES-1:0][7:0] dram_rdata,
     output logic [DRAM_PORT_BYTES-1:0]      dram_wstrb,
     output logic [DRAM_PORT_BYTES-1:0][7:0] dram_wdata,
@@ -35,15 +44,17 @@ module accelerator import isa_pkg::*; #(
     output logic [31:0]                     ctr_busy_load,
     output logic [31:0]                     ctr_busy_exec,
     output logic [31:0]                     ctr_busy_store,
+    output logic [31:0]                     ctr_busy_vector,
     output logic [31:0]                     ctr_stall_token_load,
     output logic [31:0]                     ctr_stall_token_exec,
     output logic [31:0]                     ctr_stall_token_store,
+    output logic [31:0]                     ctr_stall_token_vector,
     output logic [31:0]                     ctr_stall_dram_load,
     output logic [31:0]                     ctr_stall_dram_store,
     output logic [31:0]                     ctr_macs
 );
     localparam int N = ARRAY_SIZE;
-    localparam int ENTRY_W = WORD_W + 16;   // instruction word and its index (pc < 2^16)
+    localparam int ENTRY_W = WORD_W + 32;   // instruction word and its index
 
     // Impossible configurations (docs/isa.md, "Hardware configuration" legal values).
     if (N < 2 || N > 128) begin : g_bad_n
@@ -56,14 +67,11 @@ module accelerator import isa_pkg::*; #(
     if (ACCUMULATOR_ROWS < 1 || ACCUMULATOR_ROWS > 65536) begin : g_bad_acc
         $fatal(1, "ACCUMULATOR_ROWS=%0d: must be 1 … 65536", ACCUMULATOR_ROWS);
     end
-    if (DRAM_BYTES < 1 || DRAM_BYTES > (1 << 24)) begin : g_bad_dram
-        $fatal(1, "DRAM_BYTES=%0d: must be 1 … 2^24 (24-bit addresses)", DRAM_BYTES);
+    if (DRAM_BYTES < 1 || DRAM_BYTES > (64'd1 << 32)) begin : g_bad_dram
+        $fatal(1, "DRAM_BYTES=%0d: must be 1 … 2^32 (32-bit addresses)", DRAM_BYTES);
     end
     if (DRAM_PORT_BYTES < 1 || DRAM_PORT_BYTES > 256) begin : g_bad_port
         $fatal(1, "DRAM_PORT_BYTES=%0d: must be 1 … 256", DRAM_PORT_BYTES);
-    end
-    if (IMEM_WORDS < 1 || IMEM_WORDS > 65536) begin : g_bad_imem
-        $fatal(1, "IMEM_WORDS=%0d: must be 1 … 65536 (16-bit instruction indices)", IMEM_WORDS);
     end
     if (QUEUE_DEPTH < 1 || QUEUE_DEPTH > 256) begin : g_bad_queue
         $fatal(1, "QUEUE_DEPTH=%0d: must be 1 … 256", QUEUE_DEPTH);
@@ -72,23 +80,30 @@ module accelerator import isa_pkg::*; #(
     logic done_q, stop;
     assign stop = done_q || watchdog;
 
-    // ---- dispatcher and queues ----
-    logic [2:0] queue_full, queue_push, queue_pop, head_valid;
-    logic [ENTRY_W-1:0] head [3];
-    logic halted, blocked, disp_error;
+    // ---- fetch, dispatcher and queues ----
+    logic [UNITS-1:0] queue_full, head_valid, queue_push, queue_pop;
+    logic [ENTRY_W-1:0] head [UNITS];
+    logic halted, blocked, disp_error, word_valid, pc_outside, dispatch;
+    logic [WORD_W-1:0] word;
     logic [ERR_W-1:0] disp_code;
-    logic [31:0] disp_pc;
+    logic [31:0] disp_pc, pc;
 
-    dispatcher #(.ARRAY_SIZE(N), .IMEM_WORDS(IMEM_WORDS)) u_dispatcher (
+    fetch_unit #(.FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS), .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
+                 .DRAM_BYTES(DRAM_BYTES)) u_fetch (
+        .clk, .rst, .base(program_base), .fetch_addr, .fetch_rdata,
+        .word_valid, .word, .pc, .pc_outside, .dispatch
+    );
+    dispatcher #(.ARRAY_SIZE(N)) u_dispatcher (
         .clk, .rst, .stop,
-        .fetch_pc, .fetch_word, .queue_full, .queue_push, .halted, .blocked,
+        .word_valid, .word, .pc, .pc_outside, .dispatch,
+        .queue_full, .queue_push, .halted, .blocked,
         .error(disp_error), .error_code(disp_code), .error_pc(disp_pc)
     );
-    for (genvar u = 0; u < 3; u++) begin : g_queue
+    for (genvar u = 0; u < UNITS; u++) begin : g_queue
         instr_queue #(.DEPTH(QUEUE_DEPTH), .W(ENTRY_W)) u_queue (
             .clk, .rst,
             .push      (queue_push[u]),
-            .push_data ({fetch_pc[15:0], fetch_word}),
+            .push_data ({pc, word}),
             .pop       (queue_pop[u]),
             .full      (queue_full[u]),
             .head_valid(head_valid[u]),
@@ -96,10 +111,12 @@ module accelerator import isa_pkg::*; #(
         );
     end
 
-    // ---- tokens: 0 ld2ex, 1 ex2ld, 2 ex2st, 3 st2ex ----
-    logic [3:0] tok_pop, tok_available, tok_overflow;
-    logic [3:0][1:0] tok_push;
-    tokens u_tokens (
+    // ---- tokens: 0 ld2ex, 1 ex2ld, 2 ex2st, 3 st2ex, 4 ld2vu, 5 vu2ld, 6 vu2st, 7 st2vu ----
+    localparam int LD2EX = 0, EX2LD = 1, EX2ST = 2, ST2EX = 3;
+    localparam int LD2VU = 4, VU2LD = 5, VU2ST = 6, ST2VU = 7;
+    logic [7:0] tok_pop, tok_available, tok_overflow;
+    logic [7:0][1:0] tok_push;
+    tokens #(.COUNTERS(8)) u_tokens (
         .clk, .rst, .pop(tok_pop), .push(tok_push), .available(tok_available),
         .overflow(tok_overflow)
     );
@@ -107,38 +124,47 @@ module accelerator import isa_pkg::*; #(
     // ---- local memories ----
     logic sp_we;
     logic [15:0] sp_w_row, sp_a_row, sp_b_row;
-    logic [N-1:0][7:0] sp_w_data, sp_a_data, sp_b_data;
+    logic [15:0] vu_sp_row;
+    logic [N-1:0][7:0] sp_w_data, sp_a_data, sp_b_data, vu_sp_data;
     scratchpad #(.N(N), .ROWS(SCRATCHPAD_ROWS)) u_scratchpad (
         .clk, .we(sp_we), .w_row(sp_w_row), .w_data(sp_w_data),
-        .a_row(sp_a_row), .a_data(sp_a_data), .b_row(sp_b_row), .b_data(sp_b_data)
+        .a_row(sp_a_row), .a_data(sp_a_data), .b_row(sp_b_row), .b_data(sp_b_data),
+        .c_row(vu_sp_row), .c_data(vu_sp_data)
     );
 
-    logic mm_we, mm_accumulate, ld_acc_we;
-    logic [15:0] mm_row, st_row;
+    logic mm_we, mm_accumulate, ld_acc_we, vu_we;
+    logic [15:0] vu_src_row, vu_row;
+    logic [N-1:0][31:0] vu_src_data, vu_old, vu_data;
+    logic [15:0] mm_row, mm_next_row, st_row, vu_old_row;
     logic [N-1:0][31:0] mm_data, ld_acc_data, st_data;
     accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS)) u_accumulator (
         .clk,
-        .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_data(mm_data),
+        .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_next_row,
+        .mm_data(mm_data),
         .ld_we(ld_acc_we), .ld_row(sp_w_row), .ld_data(ld_acc_data),
-        .st_row(st_row), .st_data(st_data)
+        .st_row(st_row), .st_data(st_data),
+        .vu_src_row, .vu_src_data, .vu_old_row, .vu_old, .vu_we, .vu_row, .vu_data
     );
 
     // ---- units ----
-    logic ld_holds, ld_takes, ld_busy, ld_stall_token, ld_stall_dram, ld_error, ld_push;
+    logic ld_holds, ld_takes, ld_in_progress, ld_busy, ld_stall_token, ld_stall_dram, ld_error;
+    logic ld_push, ld_push_vec;
     logic [ERR_W-1:0] ld_code;
     logic [31:0] ld_error_pc, ld_push_pc;
-    logic [23:0] ld_addr;
+    logic [31:0] ld_addr;
     load_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .SP_ROWS(SCRATCHPAD_ROWS),
                 .ACC_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES)) u_load (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_LOAD]), .head_word(head[UNIT_LOAD][WORD_W-1:0]),
         .head_pc(32'(head[UNIT_LOAD][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_LOAD]),
-        .token_ok(tok_available[1]), .pop_next(tok_pop[1]), .push_next(ld_push),
+        .token_ok(tok_available[EX2LD]), .vec_token_ok(tok_available[VU2LD]),
+        .pop_next(tok_pop[EX2LD]), .pop_vec(tok_pop[VU2LD]),
+        .push_next(ld_push), .push_vec(ld_push_vec),
         .push_pc(ld_push_pc),
         .store_holds_port(st_holds), .holds_port(ld_holds), .takes_port(ld_takes),
         .dram_addr(ld_addr), .dram_rdata,
         .sp_we, .acc_we(ld_acc_we), .row(sp_w_row), .sp_data(sp_w_data), .acc_data(ld_acc_data),
-        .busy(ld_busy), .stall_token(ld_stall_token), .stall_dram(ld_stall_dram),
+        .in_progress(ld_in_progress), .busy(ld_busy), .stall_token(ld_stall_token), .stall_dram(ld_stall_dram),
         .error(ld_error), .error_code(ld_code), .error_pc(ld_error_pc)
     );
 
@@ -150,25 +176,28 @@ module accelerator import isa_pkg::*; #(
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_EXEC]), .head_word(head[UNIT_EXEC][WORD_W-1:0]),
         .head_pc(32'(head[UNIT_EXEC][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_EXEC]),
-        .prev_token_ok(tok_available[0]), .next_token_ok(tok_available[3]),
-        .pop_prev(tok_pop[0]), .pop_next(tok_pop[3]),
+        .prev_token_ok(tok_available[LD2EX]), .next_token_ok(tok_available[ST2EX]),
+        .pop_prev(tok_pop[LD2EX]), .pop_next(tok_pop[ST2EX]),
         .push_prev(ex_push_prev), .push_next(ex_push_next), .push_pc(ex_push_pc),
         .sp_a_row, .sp_a_data, .sp_b_row, .sp_b_data,
-        .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row), .acc_data(mm_data),
+        .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row),
+        .acc_next_row(mm_next_row), .acc_data(mm_data),
         .in_progress(ex_in_progress), .busy(ex_busy), .stall_token(ex_stall_token),
         .error(ex_error), .error_code(ex_code), .error_pc(ex_error_pc)
     );
 
-    logic st_holds, st_busy, st_stall_token, st_stall_dram, st_error, st_push;
+    logic st_holds, st_busy, st_stall_token, st_stall_dram, st_error, st_push, st_push_vec;
     logic [ERR_W-1:0] st_code;
     logic [31:0] st_error_pc, st_push_pc;
-    logic [23:0] st_addr;
+    logic [31:0] st_addr;
     store_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .ACC_ROWS(ACCUMULATOR_ROWS),
                  .DRAM_BYTES(DRAM_BYTES)) u_store (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_STORE]), .head_word(head[UNIT_STORE][WORD_W-1:0]),
         .head_pc(32'(head[UNIT_STORE][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_STORE]),
-        .token_ok(tok_available[2]), .pop_prev(tok_pop[2]), .push_prev(st_push),
+        .token_ok(tok_available[EX2ST]), .vec_token_ok(tok_available[VU2ST]),
+        .pop_prev(tok_pop[EX2ST]), .pop_vec(tok_pop[VU2ST]),
+        .push_prev(st_push), .push_vec(st_push_vec),
         .push_pc(st_push_pc),
         .load_holds_port(ld_holds), .load_takes_port(ld_takes), .holds_port(st_holds),
         .dram_addr(st_addr), .dram_wstrb, .dram_wdata,
@@ -177,27 +206,57 @@ module accelerator import isa_pkg::*; #(
         .error(st_error), .error_code(st_code), .error_pc(st_error_pc)
     );
 
+    logic vu_in_progress, vu_busy, vu_stall_token, vu_error, vu_push_prev, vu_push_next;
+    logic [ERR_W-1:0] vu_code;
+    logic [31:0] vu_error_pc, vu_push_pc;
+    vector_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS)) u_vector (
+        .clk, .rst, .stop,
+        .head_valid(head_valid[UNIT_VECTOR]), .head_word(head[UNIT_VECTOR][WORD_W-1:0]),
+        .head_pc(32'(head[UNIT_VECTOR][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_VECTOR]),
+        .prev_token_ok(tok_available[LD2VU]), .next_token_ok(tok_available[ST2VU]),
+        .pop_prev(tok_pop[LD2VU]), .pop_next(tok_pop[ST2VU]),
+        .push_prev(vu_push_prev), .push_next(vu_push_next), .push_pc(vu_push_pc),
+        .sp_row(vu_sp_row), .sp_data(vu_sp_data), .src_row(vu_src_row), .src_data(vu_src_data),
+        .acc_we(vu_we), .acc_row(vu_row), .acc_old_row(vu_old_row), .acc_old(vu_old),
+        .acc_data(vu_data),
+        .in_progress(vu_in_progress), .busy(vu_busy), .stall_token(vu_stall_token),
+        .error(vu_error), .error_code(vu_code), .error_pc(vu_error_pc)
+    );
+
     assign dram_addr = st_holds ? st_addr : ld_addr;
-    assign tok_push  = {2'(st_push), ex_push_next, ex_push_prev, 2'(ld_push)};
+    always_comb begin
+        tok_push        = '0;
+        tok_push[LD2EX] = 2'(ld_push);
+        tok_push[EX2LD] = ex_push_prev;
+        tok_push[EX2ST] = ex_push_next;
+        tok_push[ST2EX] = 2'(st_push);
+        tok_push[LD2VU] = 2'(ld_push_vec);
+        tok_push[VU2LD] = 2'(vu_push_prev);
+        tok_push[VU2ST] = 2'(vu_push_next);
+        tok_push[ST2VU] = 2'(st_push_vec);
+    end
 
     // ---- done, errors, deadlock ----
     logic idle, deadlock, finished;
-    logic [2:0] waiting;
-    assign waiting  = {st_stall_token, ex_stall_token, ld_stall_token};
-    assign idle     = !ld_holds && !st_holds && !ex_in_progress;
+    logic [UNITS-1:0] waiting;
+    assign waiting  = {vu_stall_token, st_stall_token, ex_stall_token, ld_stall_token};
+    assign idle     = !ld_in_progress && !st_holds && !ex_in_progress && !vu_in_progress;
     // docs/isa.md, "Deadlock rule": nothing in progress, every queue empty or its head waiting
     // for a token, at least one waiting, and the dispatcher unable to dispatch.
     assign deadlock = !stop && idle && blocked && waiting != '0
-                   && ((waiting | ~head_valid) == 3'b111);
+                   && ((waiting | ~head_valid) == '1);
     assign finished = !stop && halted && idle && head_valid == '0;
 
     logic [31:0] deadlock_pc, overflow_pc;
     always_comb begin
         if (waiting[UNIT_LOAD]) deadlock_pc = 32'(head[UNIT_LOAD][ENTRY_W-1:WORD_W]);
         else if (waiting[UNIT_EXEC]) deadlock_pc = 32'(head[UNIT_EXEC][ENTRY_W-1:WORD_W]);
-        else deadlock_pc = 32'(head[UNIT_STORE][ENTRY_W-1:WORD_W]);
-        if (tok_overflow[0]) overflow_pc = ld_push_pc;
-        else if (tok_overflow[3]) overflow_pc = st_push_pc;
+        else if (waiting[UNIT_STORE]) deadlock_pc = 32'(head[UNIT_STORE][ENTRY_W-1:WORD_W]);
+        else deadlock_pc = 32'(head[UNIT_VECTOR][ENTRY_W-1:WORD_W]);
+        // Each counter has one pushing unit.
+        if (tok_overflow[LD2EX] || tok_overflow[LD2VU]) overflow_pc = ld_push_pc;
+        else if (tok_overflow[ST2EX] || tok_overflow[ST2VU]) overflow_pc = st_push_pc;
+        else if (tok_overflow[VU2LD] || tok_overflow[VU2ST]) overflow_pc = vu_push_pc;
         else overflow_pc = ex_push_pc;
     end
 
@@ -215,6 +274,7 @@ module accelerator import isa_pkg::*; #(
             else if (ld_error) begin error_q <= ld_code; error_pc_q <= ld_error_pc; end
             else if (ex_error) begin error_q <= ex_code; error_pc_q <= ex_error_pc; end
             else if (st_error) begin error_q <= st_code; error_pc_q <= st_error_pc; end
+            else if (vu_error) begin error_q <= vu_code; error_pc_q <= vu_error_pc; end
             else if (tok_overflow != '0) begin
                 error_q <= ERR_TOKEN_OVERFLOW;
                 error_pc_q <= overflow_pc;
@@ -233,13 +293,16 @@ module accelerator import isa_pkg::*; #(
         .busy_load        (ld_busy),
         .busy_exec        (ex_busy),
         .busy_store       (st_busy),
+        .busy_vector      (vu_busy),
         .stall_token_load (ld_stall_token),
         .stall_token_exec (ex_stall_token),
         .stall_token_store(st_stall_token),
+        .stall_token_vector(vu_stall_token),
         .stall_dram_load  (ld_stall_dram),
         .stall_dram_store (st_stall_dram),
-        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store,
+        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store, .ctr_busy_vector,
         .ctr_stall_token_load, .ctr_stall_token_exec, .ctr_stall_token_store,
+        .ctr_stall_token_vector,
         .ctr_stall_dram_load, .ctr_stall_dram_store, .ctr_macs
     );
 endmodule

@@ -1,6 +1,10 @@
 // The accumulator memory: ROWS rows of N int32 (docs/isa.md, "Machine model"). MATMUL results
 // are written or added (wrapping modulo 2^32) by a read-modify-write at the array's output;
-// LOAD writes bias rows; STORE reads rows combinationally. Zero at start.
+// LOAD writes bias rows; STORE reads rows; the vector unit reads a source row and its output row
+// and writes the output row (ISA v2 B). Every read port is synchronous (multiport_ram): a unit
+// gives the row it needs in the next cycle, so MATMUL names the row it writes one cycle ahead.
+// Zero at start. Writes of different units to one row in one cycle would be an unordered race,
+// which the tokens exclude.
 module accumulator #(
     // N: int32 elements per row
     parameter int N = 16,
@@ -8,33 +12,42 @@ module accumulator #(
     parameter int ROWS = 4096
 ) (
     input  logic               clk,
-    // MATMUL port: write, or accumulate into, one row
+    // MATMUL port: write, or accumulate into, one row; `mm_next_row` is the row written next
     input  logic               mm_we,
     input  logic               mm_accumulate,
     input  logic [15:0]        mm_row,
+    input  logic [15:0]        mm_next_row,
     input  logic [N-1:0][31:0] mm_data,
     // LOAD port (bias)
     input  logic               ld_we,
     input  logic [15:0]        ld_row,
     input  logic [N-1:0][31:0] ld_data,
-    // STORE port
+    // STORE port: the row given now arrives in the next cycle
     input  logic [15:0]        st_row,
-    output logic [N-1:0][31:0] st_data
+    output logic [N-1:0][31:0] st_data,
+    // vector unit ports: a source row and the output row's old value (both arriving in the next
+    // cycle), and the output row's write
+    input  logic [15:0]        vu_src_row,
+    output logic [N-1:0][31:0] vu_src_data,
+    input  logic [15:0]        vu_old_row,
+    output logic [N-1:0][31:0] vu_old,
+    input  logic               vu_we,
+    input  logic [15:0]        vu_row,
+    input  logic [N-1:0][31:0] vu_data
 );
-    localparam int IDX_W = ROWS > 1 ? $clog2(ROWS) : 1;
-    logic [N-1:0][31:0] mem [ROWS];
-
-    initial for (int i = 0; i < ROWS; i++) mem[i] = '0;
-
-    assign st_data = 32'(st_row) < ROWS ? mem[IDX_W'(st_row)] : '0;
-
-    always_ff @(posedge clk) begin
-        if (mm_we && 32'(mm_row) < ROWS) begin
-            for (int n = 0; n < N; n++) begin
-                mem[IDX_W'(mm_row)][n] <= mm_data[n]
-                                        + (mm_accumulate ? mem[IDX_W'(mm_row)][n] : 32'd0);
-            end
-        end
-        if (ld_we && 32'(ld_row) < ROWS) mem[IDX_W'(ld_row)] <= ld_data;
+    logic [N-1:0][31:0] mm_old, mm_sum;
+    for (genvar n = 0; n < N; n++) begin : g_add
+        assign mm_sum[n] = mm_data[n] + (mm_accumulate ? mm_old[n] : 32'd0);
     end
+
+    // Write ports: 0 MATMUL, 1 LOAD, 2 VECTOR. Read ports: 0 MATMUL's old row, 1 STORE,
+    // 2 VECTOR's source, 3 VECTOR's old output row.
+    multiport_ram #(.ROWS(ROWS), .WIDTH(32 * N), .WRITES(3), .READS(4)) u_mem (
+        .clk,
+        .we    ({vu_we, ld_we, mm_we}),
+        .w_row ({vu_row, ld_row, mm_row}),
+        .w_data({vu_data, ld_data, mm_sum}),
+        .r_row ({vu_old_row, vu_src_row, st_row, mm_next_row}),
+        .r_data({vu_old, vu_src_data, st_data, mm_old})
+    );
 endmodule

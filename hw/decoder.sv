@@ -1,13 +1,18 @@
 // Instruction decode for the dispatcher: which queue an instruction goes to, and whether it is
 // legal on this array (docs/isa.md, "Instruction format" and the ILLEGAL_* codes). The checks are
 // those of glc/isa/encoding.py's illegal_reason, in hardware.
-module decoder import isa_pkg::*; #(
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module decoder #(
     // N: the array size, which bounds a transfer's runs per local row
     parameter int ARRAY_SIZE = 16
 ) (
     input  logic [WORD_W-1:0] word,
     output logic              is_halt,
-    output logic [1:0]        unit,      // UNIT_LOAD / UNIT_EXEC / UNIT_STORE
+    output logic [1:0]        unit,      // UNIT_LOAD / UNIT_EXEC / UNIT_STORE / UNIT_VECTOR
     output logic [ERR_W-1:0]  error      // ERR_OK when legal
 );
     localparam int LEVELS = 4;
@@ -27,6 +32,7 @@ module decoder import isa_pkg::*; #(
             OP_MATMUL:  mask = MASK_MATMUL;
             OP_SYNC:    begin mask = MASK_SYNC; unit = word[SYNC_UNIT_LSB +: 2]; end
             OP_HALT:    mask = MASK_HALT;
+            OP_VECTOR:  begin mask = MASK_VECTOR; unit = 2'(UNIT_VECTOR); end
             default:    known = 1'b0;
         endcase
     end
@@ -51,15 +57,15 @@ module decoder import isa_pkg::*; #(
         if (per_row > 64'(ARRAY_SIZE)) transfer_bad = 1'b1;
     end
 
-    // Flags towards a unit that does not exist; for LOAD, STORE and HALT the masks already
-    // exclude them, SYNC decides by its unit field.
+    // Flags towards a unit that does not exist; for the other opcodes the masks already
+    // exclude them, SYNC decides by its unit field (ISA v2 B: only LOAD and STORE have
+    // pop_vec/push_vec; EXEC and VECTOR have prev and next).
     logic sync_bad;
     always_comb begin
         case (word[SYNC_UNIT_LSB +: 2])
             2'(UNIT_LOAD):  sync_bad = word[FLAG_POP_PREV] || word[FLAG_PUSH_PREV];
-            2'(UNIT_EXEC):  sync_bad = 1'b0;
             2'(UNIT_STORE): sync_bad = word[FLAG_POP_NEXT] || word[FLAG_PUSH_NEXT];
-            default:        sync_bad = 1'b1;
+            default:        sync_bad = word[FLAG_POP_VEC] || word[FLAG_PUSH_VEC];
         endcase
     end
 
@@ -68,7 +74,9 @@ module decoder import isa_pkg::*; #(
         else if ((word & ~mask) != '0) error = ERR_ILLEGAL_FIELD;
         else begin
             case (opcode)
-                OP_LOAD:   error = transfer_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
+                // A transposing LOAD writes the scratchpad only (ISA v2 A1).
+                OP_LOAD:   error = transfer_bad || (word[LOAD_ACC_LSB] && word[LOAD_TRANSPOSE_LSB])
+                               ? ERR_ILLEGAL_FIELD : ERR_OK;
                 // STORE: raw int32 takes no requantize shift.
                 OP_STORE:  error = transfer_bad || (word[STORE_RAW_LSB]
                                    && word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0)
@@ -76,6 +84,10 @@ module decoder import isa_pkg::*; #(
                 OP_MATMUL: error = word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W] == '0
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
                 OP_SYNC:   error = sync_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
+                OP_VECTOR: error = 32'(word[VECTOR_OP_LSB +: VECTOR_OP_W]) >= VOPS
+                                   || word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W] == '0
+                                   || word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W] == '0
+                               ? ERR_ILLEGAL_FIELD : ERR_OK;
                 default:   error = ERR_OK;
             endcase
         end

@@ -1,10 +1,20 @@
 // The EXEC unit (docs/isa.md, "PRELOAD", "MATMUL" and "Timing"): issues at most one instruction
 // per cycle, in order, and keeps several in flight. PRELOAD issuing at t writes shadow row k in
 // t+k (E = t+N). MATMUL issuing at t feeds scratchpad row sp+i into the array in t+i; the first
-// row carries the swap bit when a PRELOAD issued since the last MATMUL; row i's result is written
-// or accumulated into the accumulator at the end of t+i+2N-1 (E = t+rows+2N-1). A MATMUL may
-// issue as soon as the previous one's rows have all entered, so matmuls stream back to back.
-module exec_unit import isa_pkg::*; #(
+// row carries the swap bit when a PRELOAD issued since the last MATMUL; row i's result is due in the
+// accumulator at the end of t+i+2N-1 (E = t+rows+2N-1). A MATMUL may issue as soon as the
+// previous one's rows have all entered, so matmuls stream back to back.
+// The scratchpad reads synchronously: the row addressed in t+i arrives in t+i+1, so the array
+// and the shadow-weight writes run one cycle behind the addresses, and a result row reaches the
+// accumulator at the end of t+i+2N. Tokens are pushed and `in_progress` ends on the ISA's
+// timing, from the array's tag one stage earlier: an instruction issuing at E reads the
+// accumulator from E+1 on, after that write (docs/isa.md, "Timing").
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module exec_unit #(
     // N: the array is N×N
     parameter int N = 16,
     // scratchpad rows, for SP_RANGE
@@ -41,6 +51,7 @@ module exec_unit import isa_pkg::*; #(
     output logic               acc_we,
     output logic               acc_accumulate,
     output logic [15:0]        acc_row,
+    output logic [15:0]        acc_next_row,  // the row written in the next cycle
     output logic [N-1:0][31:0] acc_data,
     // status for the counters and the deadlock rule
     output logic               in_progress,
@@ -52,6 +63,7 @@ module exec_unit import isa_pkg::*; #(
 );
     localparam int AGE_W = $clog2(N + 1);
     localparam int K_W = $clog2(N);
+    localparam int W_ROW_W = $clog2(N + 1);   // the array's shadow-row index
 
     // The tag travelling with each row through the array: where its result goes, and for the
     // last row of a MATMUL the tokens it pushes on completion.
@@ -133,25 +145,45 @@ module exec_unit import isa_pkg::*; #(
     assign pl_issue = issue && is_preload;
     assign sp_b_row = pl_issue ? pl_row : preload_base_q + 16'(preload_k_q);
 
-    logic out_valid;
-    tag_t out_tag;
-    systolic_array #(.N(N), .IN_W(8), .ACC_W(32), .TAG_W($bits(tag_t))) u_array (
-        .clk      (clk),
-        .rst      (rst),
-        .in_valid (feed),
-        .in_swap  (mm_issue && swaps),
-        .in_data  (sp_a_data),
-        .in_tag   (feed_tag),
-        .w_we     (pl_issue || preload_active_q),
-        .w_row    ($clog2(N+1)'(pl_issue ? '0 : preload_k_q)),
-        .w_data   (sp_b_data),
-        .out_valid(out_valid),
-        .out_data (acc_data),
-        .out_tag  (out_tag)
+    // The row and the shadow-weight write wait one cycle for the scratchpad's data.
+    logic feed_q, swap_q, w_we_q;
+    logic [W_ROW_W-1:0] w_row_q;
+    tag_t feed_tag_q;
+    always_ff @(posedge clk) begin
+        feed_q     <= !rst && feed;
+        swap_q     <= mm_issue && swaps;
+        feed_tag_q <= feed_tag;
+        w_we_q     <= !rst && (pl_issue || preload_active_q);
+        w_row_q    <= W_ROW_W'(pl_issue ? '0 : preload_k_q);
+    end
+
+    // `done_*`: the row whose result is due in the accumulator this cycle (the ISA's timing);
+    // it is written one cycle later (`out_*`).
+    logic done_valid, out_valid;
+    // Each stage reads its part of the tag: the ISA's stage the tokens, the write its row.
+    /* verilator lint_off UNUSEDSIGNAL */
+    tag_t done_tag, out_tag;
+    /* verilator lint_on UNUSEDSIGNAL */
+    systolic_array #(.N(N), .IN_W(8), .ACC_W(32), .TAG_W($bits(feed_tag))) u_array (
+        .clk       (clk),
+        .rst       (rst),
+        .in_valid  (feed_q),
+        .in_swap   (swap_q),
+        .in_data   (sp_a_data),
+        .in_tag    (feed_tag_q),
+        .w_we      (w_we_q),
+        .w_row     (w_row_q),
+        .w_data    (sp_b_data),
+        .next_valid(done_valid),
+        .next_tag  (done_tag),
+        .out_valid (out_valid),
+        .out_data  (acc_data),
+        .out_tag   (out_tag)
     );
     assign acc_we         = out_valid;
     assign acc_accumulate = out_tag.accumulate;
     assign acc_row        = out_tag.row;
+    assign acc_next_row   = done_tag.row;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -196,9 +228,10 @@ module exec_unit import isa_pkg::*; #(
                 stream_tag_q.row <= stream_tag_q.row + 16'd1;
             end
 
-            in_flight_q <= in_flight_q + 32'(feed) - 32'(out_valid);
-            mm_push_q   <= out_valid && out_tag.last ? {out_tag.push_prev, out_tag.push_next} : '0;
-            mm_pc_q     <= 32'(out_tag.pc);
+            in_flight_q <= in_flight_q + 32'(feed) - 32'(done_valid);
+            mm_push_q   <= done_valid && done_tag.last
+                         ? {done_tag.push_prev, done_tag.push_next} : '0;
+            mm_pc_q     <= 32'(done_tag.pc);
             sync_pc_q   <= head_pc;
             sync_push_q <= issue && is_sync
                          ? {head_word[FLAG_PUSH_PREV], head_word[FLAG_PUSH_NEXT]} : '0;

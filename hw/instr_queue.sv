@@ -31,7 +31,7 @@ module instr_queue #(
     assign head_data  = entries[head_q];
 
     function automatic logic [PTR_W-1:0] next(input logic [PTR_W-1:0] ptr);
-        return ptr == PTR_W'(DEPTH - 1) ? '0 : ptr + 1'b1;
+        next = ptr == PTR_W'(DEPTH - 1) ? '0 : ptr + 1'b1;
     endfunction
 
     always_ff @(posedge clk) begin

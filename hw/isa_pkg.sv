@@ -3,7 +3,7 @@
 package isa_pkg;
     // Each module reads only the fields it decodes.
     /* verilator lint_off UNUSEDPARAM */
-    localparam int WORD_W = 256;
+    localparam int WORD_W = 512;
     localparam int OPCODE_W = 4;
 
     // Opcodes.
@@ -13,73 +13,109 @@ package isa_pkg;
     localparam logic [OPCODE_W-1:0] OP_MATMUL = 4'd4;
     localparam logic [OPCODE_W-1:0] OP_SYNC = 4'd5;
     localparam logic [OPCODE_W-1:0] OP_HALT = 4'd6;
+    localparam logic [OPCODE_W-1:0] OP_VECTOR = 4'd7;
 
     // Bits each opcode assigns; the rest must be 0 (ILLEGAL_FIELD).
-    localparam logic [WORD_W-1:0] MASK_LOAD = 256'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffff01af;
-    localparam logic [WORD_W-1:0] MASK_STORE = 256'h7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f5f;
-    localparam logic [WORD_W-1:0] MASK_PRELOAD = 256'h00000000000000000000000000000000000000000000000000000000ffff00ff;
-    localparam logic [WORD_W-1:0] MASK_MATMUL = 256'h000000000000000000000000000000000000000000000000ffffffffffff01ff;
-    localparam logic [WORD_W-1:0] MASK_SYNC = 256'h00000000000000000000000000000000000000000000000000000000000003ff;
-    localparam logic [WORD_W-1:0] MASK_HALT = 256'h000000000000000000000000000000000000000000000000000000000000000f;
+    localparam logic [WORD_W-1:0] MASK_LOAD = 512'h0000000000000000000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff07ff000d03af;
+    localparam logic [WORD_W-1:0] MASK_STORE = 512'h0000000000000000000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff070001fb035f;
+    localparam logic [WORD_W-1:0] MASK_PRELOAD = 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffff000000ff;
+    localparam logic [WORD_W-1:0] MASK_MATMUL = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffffffffffff000100ff;
+    localparam logic [WORD_W-1:0] MASK_SYNC = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000303ff;
+    localparam logic [WORD_W-1:0] MASK_HALT = 512'h0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000f;
+    localparam logic [WORD_W-1:0] MASK_VECTOR = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffffffffffffffffffffffff000f00ff;
 
     // Token flags: the same bits in every opcode that has them.
     localparam int FLAG_POP_PREV = 4;
     localparam int FLAG_POP_NEXT = 5;
     localparam int FLAG_PUSH_PREV = 6;
     localparam int FLAG_PUSH_NEXT = 7;
+    localparam int FLAG_POP_VEC = 8;
+    localparam int FLAG_PUSH_VEC = 9;
 
     // SYNC's unit field values, and the queue each unit reads.
     localparam int UNIT_LOAD = 0;
     localparam int UNIT_EXEC = 1;
     localparam int UNIT_STORE = 2;
+    localparam int UNIT_VECTOR = 3;
+    localparam int UNITS = 4;
+
+    // VECTOR's op field values.
+    localparam int VOP_ADD = 0;
+    localparam int VOP_MAX = 1;
+    localparam int VOP_MUL = 2;
+    localparam int VOPS = 3;
 
     // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of
     // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0.
-    localparam int XFER_LEVEL_BITS = 37;
-    localparam int LOAD_ACC_LSB = 8;
+    localparam int XFER_LEVEL_BITS = 64;
+    localparam int LOAD_ACC_LSB = 16;
     localparam int LOAD_ACC_W = 1;
-    localparam int XFER_INNER_LSB = 16;
+    localparam int LOAD_TRANSPOSE_LSB = 18;
+    localparam int LOAD_TRANSPOSE_W = 1;
+    localparam int LOAD_PAD_LSB = 32;
+    localparam int LOAD_PAD_W = 8;
+    localparam int XFER_XRUN_LSB = 19;
+    localparam int XFER_XRUN_W = 1;
+    localparam int XFER_INNER_LSB = 40;
     localparam int XFER_INNER_W = 3;
-    localparam int XFER_RUN_LSB = 19;
+    localparam int XFER_RUN_LSB = 48;
     localparam int XFER_RUN_W = 8;
-    localparam int XFER_ROW_LSB = 27;
+    localparam int XFER_ROW_LSB = 56;
     localparam int XFER_ROW_W = 16;
-    localparam int XFER_DRAM_LSB = 43;
-    localparam int XFER_DRAM_W = 24;
-    localparam int XFER_COUNT0_LSB = 67;
-    localparam int XFER_COUNT0_W = 11;
-    localparam int XFER_STRIDE0_LSB = 78;
-    localparam int XFER_STRIDE0_W = 20;
-    localparam int XFER_YCOEF0_LSB = 98;
-    localparam int XFER_YCOEF0_W = 3;
-    localparam int XFER_XCOEF0_LSB = 101;
-    localparam int XFER_XCOEF0_W = 3;
-    localparam int XFER_Y0_LSB = 215;
-    localparam int XFER_Y0_W = 10;
-    localparam int XFER_X0_LSB = 225;
-    localparam int XFER_X0_W = 10;
-    localparam int XFER_YLIM_LSB = 235;
-    localparam int XFER_YLIM_W = 10;
-    localparam int XFER_XLIM_LSB = 245;
-    localparam int XFER_XLIM_W = 10;
-    localparam int STORE_RAW_LSB = 8;
+    localparam int XFER_DRAM_LSB = 72;
+    localparam int XFER_DRAM_W = 32;
+    localparam int XFER_COUNT0_LSB = 104;
+    localparam int XFER_COUNT0_W = 16;
+    localparam int XFER_STRIDE0_LSB = 120;
+    localparam int XFER_STRIDE0_W = 32;
+    localparam int XFER_YCOEF0_LSB = 152;
+    localparam int XFER_YCOEF0_W = 8;
+    localparam int XFER_XCOEF0_LSB = 160;
+    localparam int XFER_XCOEF0_W = 8;
+    localparam int XFER_Y0_LSB = 360;
+    localparam int XFER_Y0_W = 16;
+    localparam int XFER_X0_LSB = 376;
+    localparam int XFER_X0_W = 16;
+    localparam int XFER_YLIM_LSB = 392;
+    localparam int XFER_YLIM_W = 16;
+    localparam int XFER_XLIM_LSB = 408;
+    localparam int XFER_XLIM_W = 16;
+    localparam int STORE_RAW_LSB = 16;
     localparam int STORE_RAW_W = 1;
-    localparam int STORE_RELU_LSB = 9;
+    localparam int STORE_RELU_LSB = 17;
     localparam int STORE_RELU_W = 1;
-    localparam int STORE_SHIFT_LSB = 10;
+    localparam int STORE_SHIFT_LSB = 20;
     localparam int STORE_SHIFT_W = 5;
-    localparam int PRELOAD_ROW_LSB = 16;
+    localparam int PRELOAD_ROW_LSB = 32;
     localparam int PRELOAD_ROW_W = 16;
-    localparam int MATMUL_ACCUMULATE_LSB = 8;
+    localparam int MATMUL_ACCUMULATE_LSB = 16;
     localparam int MATMUL_ACCUMULATE_W = 1;
-    localparam int MATMUL_SP_LSB = 16;
+    localparam int MATMUL_SP_LSB = 32;
     localparam int MATMUL_SP_W = 16;
-    localparam int MATMUL_ACC_LSB = 32;
+    localparam int MATMUL_ACC_LSB = 48;
     localparam int MATMUL_ACC_W = 16;
-    localparam int MATMUL_ROWS_LSB = 48;
+    localparam int MATMUL_ROWS_LSB = 64;
     localparam int MATMUL_ROWS_W = 16;
-    localparam int SYNC_UNIT_LSB = 8;
+    localparam int SYNC_UNIT_LSB = 16;
     localparam int SYNC_UNIT_W = 2;
+    localparam int VECTOR_OP_LSB = 16;
+    localparam int VECTOR_OP_W = 2;
+    localparam int VECTOR_ACCUMULATE_LSB = 18;
+    localparam int VECTOR_ACCUMULATE_W = 1;
+    localparam int VECTOR_SRC_ACC_LSB = 19;
+    localparam int VECTOR_SRC_ACC_W = 1;
+    localparam int VECTOR_SRC_LSB = 32;
+    localparam int VECTOR_SRC_W = 16;
+    localparam int VECTOR_DST_LSB = 48;
+    localparam int VECTOR_DST_W = 16;
+    localparam int VECTOR_COUNT_LSB = 64;
+    localparam int VECTOR_COUNT_W = 16;
+    localparam int VECTOR_GROUP_LSB = 80;
+    localparam int VECTOR_GROUP_W = 16;
+    localparam int VECTOR_OSTRIDE_LSB = 96;
+    localparam int VECTOR_OSTRIDE_W = 16;
+    localparam int VECTOR_GSTRIDE_LSB = 112;
+    localparam int VECTOR_GSTRIDE_W = 16;
 
     // Error status codes (docs/isa.md, "Errors and status").
     localparam int ERR_W = 4;
@@ -89,7 +125,7 @@ package isa_pkg;
     localparam logic [ERR_W-1:0] ERR_DRAM_RANGE = 4'd3;
     localparam logic [ERR_W-1:0] ERR_SP_RANGE = 4'd4;
     localparam logic [ERR_W-1:0] ERR_ACC_RANGE = 4'd5;
-    localparam logic [ERR_W-1:0] ERR_IMEM_RANGE = 4'd6;
+    localparam logic [ERR_W-1:0] ERR_FETCH_RANGE = 4'd6;
     localparam logic [ERR_W-1:0] ERR_DEADLOCK = 4'd7;
     localparam logic [ERR_W-1:0] ERR_TOKEN_OVERFLOW = 4'd8;
     /* verilator lint_on UNUSEDPARAM */

@@ -1,9 +1,16 @@
-// The LOAD unit (docs/isa.md, "LOAD and STORE" and "Timing"): executes its queue in order. A LOAD
-// issuing in cycle t spends t on set-up and then one DRAM beat per cycle; each local row is
-// assembled from its runs (zeros for out-of-bounds runs and for the columns past run·R) and
-// written whole to the scratchpad or, with `acc`, as int32 to the accumulator. It completes, and
-// pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
-module load_unit import isa_pkg::*; #(
+// The LOAD unit (docs/isa.md, "LOAD and STORE" and "Timing"; ISA v2 A1): executes its queue in
+// order. A LOAD issuing in cycle t spends t on set-up and then one DRAM beat per cycle; each
+// local row is assembled from its runs (`pad` for out-of-bounds elements, zeros for the columns
+// past run·R) and written whole to the scratchpad or, with `acc`, as int32 to the accumulator.
+// It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1. A
+// transposing LOAD hands its rows to the transpose buffer instead and completes when the buffer
+// has written the last block; it releases the DRAM port after its last beat all the same.
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module load_unit #(
     // N: elements per local row
     parameter int N = 16,
     // P: bytes per DRAM beat
@@ -13,7 +20,7 @@ module load_unit import isa_pkg::*; #(
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
     // DRAM bytes, for DRAM_RANGE
-    parameter int DRAM_BYTES = 1048576
+    parameter longint DRAM_BYTES = 64'd1048576
 ) (
     input  logic                       clk,
     input  logic                       rst,
@@ -26,16 +33,19 @@ module load_unit import isa_pkg::*; #(
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
     output logic                       issue,
-    // tokens: pop ex2ld at issue, push ld2ex at completion
+    // tokens: pop ex2ld (next) and vu2ld (vec) at issue, push ld2ex / ld2vu at completion
     input  logic                       token_ok,
+    input  logic                       vec_token_ok,
     output logic                       pop_next,
+    output logic                       pop_vec,
     output logic                       push_next,
+    output logic                       push_vec,
     output logic [31:0]                push_pc,       // the instruction whose push this is
-    // DRAM port, shared with the STORE unit (held for [t, E); a LOAD wins a tie)
+    // DRAM port, shared with the STORE unit (held for [t, t + 1 + beats); a LOAD wins a tie)
     input  logic                       store_holds_port,
     output logic                       holds_port,
     output logic                       takes_port,
-    output logic [23:0]                dram_addr,
+    output logic [31:0]                dram_addr,
     input  logic [PORT_BYTES-1:0][7:0] dram_rdata,
     // local memories
     output logic                       sp_we,
@@ -44,6 +54,7 @@ module load_unit import isa_pkg::*; #(
     output logic [N-1:0][7:0]          sp_data,
     output logic [N-1:0][31:0]         acc_data,
     // status for the counters and the deadlock rule
+    output logic                       in_progress,   // a LOAD issued and not completed
     output logic                       busy,
     output logic                       stall_token,
     output logic                       stall_dram,
@@ -52,44 +63,55 @@ module load_unit import isa_pkg::*; #(
     output logic [31:0]                error_pc
 );
     logic is_load, is_sync, free, tokens_ok, rows_fit, range_error;
-    logic wide_q, push_q, push_next_q;
+    logic wide_q, transpose_q, push_q, push_next_q, push_vec_q, push_vec_r;
+    logic [7:0] pad_q;
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
-    logic walk_active, walk_first, walk_in, walk_row_first, walk_row_last, walk_last;
-    logic [23:0] walk_run_addr;
-    logic [63:0] walk_row_end;
+    logic walk_active, walk_row_first, walk_row_last, walk_last, dram_error;
+    logic [63:0] walk_rows, written_rows;
     logic [9:0] walk_bytes, walk_offset;
+    logic [7:0] walk_lo, walk_hi;
     logic [15:0] walk_row;
     logic [15:0] walk_column;
+    logic tr_busy, tr_we, tr_finishing;
+    logic [15:0] tr_row;
+    logic [N-1:0][7:0] tr_data;
 
     assign is_load   = head_valid && head_word[OPCODE_W-1:0] == OP_LOAD;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
-    assign free      = !walk_active && !stop;
+    assign free      = !walk_active && !tr_busy && !stop;
+    // A transposing LOAD writes whole blocks of N rows (SP_RANGE on all of them).
+    assign written_rows = head_word[LOAD_TRANSPOSE_LSB]
+                        ? (walk_rows + 64'(N - 1)) / 64'(N) * 64'(N) : walk_rows;
     // The local rows must fit, checked when the instruction would issue.
-    assign rows_fit  = walk_row_end <= (head_word[LOAD_ACC_LSB] ? 64'(ACC_ROWS) : 64'(SP_ROWS));
-    assign tokens_ok = !head_word[FLAG_POP_NEXT] || token_ok;
+    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + written_rows
+                    <= (head_word[LOAD_ACC_LSB] ? 64'(ACC_ROWS) : 64'(SP_ROWS));
+    assign tokens_ok = (!head_word[FLAG_POP_NEXT] || token_ok)
+                    && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign range_error = free && is_load && tokens_ok && !store_holds_port && !rows_fit;
     assign issue     = free && tokens_ok && (is_sync || (is_load && !store_holds_port && rows_fit));
     assign pop_next  = issue && head_word[FLAG_POP_NEXT];
+    assign pop_vec   = issue && head_word[FLAG_POP_VEC];
     assign takes_port = issue && is_load;
     assign holds_port = walk_active;
     assign push_next = push_q;
+    assign push_vec  = push_vec_r;
 
-    transfer_walker #(.PORT_BYTES(PORT_BYTES)) u_walk (
+    transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
         .clk        (clk),
         .rst        (rst),
         .start      (takes_port),
         .word       (head_word),
-        .row_end    (walk_row_end),
+        .local_rows (walk_rows),
         .wide       (head_word[LOAD_ACC_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
-        .run_addr   (walk_run_addr),
         .run_bytes  (walk_bytes),
         .beat_offset(walk_offset),
-        .run_first  (walk_first),
-        .in_bounds  (walk_in),
+        .elem_lo    (walk_lo),
+        .elem_hi    (walk_hi),
+        .dram_error (dram_error),
         .row_index  (walk_row),
         .column     (walk_column),
         .row_first  (walk_row_first),
@@ -98,51 +120,77 @@ module load_unit import isa_pkg::*; #(
     );
 
     // Assemble the local row: a fresh row of zeros at its first beat, then this beat's bytes at
-    // their columns (zeros when the run is out of bounds).
+    // their columns: DRAM bytes for in-bounds elements, the `pad` value (to ACC sign-extended to
+    // int32, little-endian) for the others.
     logic [4*N-1:0][7:0] row_q, row_next;
     always_comb begin
-        logic [31:0] at;
+        logic [31:0] at, element;
         at = '0;
+        element = '0;
         row_next = walk_row_first ? '0 : row_q;
         // Skipped while idle: the simulator then spends no time on this unit.
         if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
             at = 32'(walk_offset) + i;
+            element = wide_q ? at >> 2 : at;
             if (at < 32'(walk_bytes)) begin
                 row_next[(32'(walk_column) << (wide_q ? 2 : 0)) + at] =
-                    walk_in ? dram_rdata[i] : '0;
+                    element >= 32'(walk_lo) && element < 32'(walk_hi) ? dram_rdata[i]
+                    : !wide_q || at[1:0] == 2'd0 ? pad_q : {8{pad_q[7]}};
             end
         end
     end
 
-    logic dram_error;
-    assign dram_error = walk_active && walk_first && walk_in
-                     && 32'(walk_run_addr) + 32'(walk_bytes) > DRAM_BYTES;
+    logic row_done;
+    assign row_done = walk_active && walk_row_last && !dram_error;
 
-    assign row      = base_q + walk_row;
-    assign sp_we    = walk_active && walk_row_last && !wide_q && !dram_error;
-    assign acc_we   = walk_active && walk_row_last && wide_q && !dram_error;
-    assign sp_data  = row_next[N-1:0];
+    transpose_buffer #(.N(N)) u_transpose (
+        .clk, .rst,
+        .start    (takes_port),
+        .row_we   (row_done && transpose_q),
+        .row_data (row_next[N-1:0]),
+        .row_final(walk_last),
+        .out_we   (tr_we),
+        .out_row  (tr_row),
+        .out_data (tr_data),
+        .busy     (tr_busy),
+        .finishing(tr_finishing)
+    );
+
+    assign row      = tr_we ? base_q + tr_row : base_q + walk_row;
+    assign sp_we    = tr_we || (row_done && !wide_q && !transpose_q);
+    assign acc_we   = row_done && wide_q;
+    assign sp_data  = tr_we ? tr_data : row_next[N-1:0];
     assign acc_data = row_next;
+
+    // The LOAD completes after its last beat, or with transpose after its last block's drain.
+    logic completes;
+    assign completes = transpose_q ? tr_finishing : walk_active && walk_last;
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            push_q <= 1'b0;
+            push_q     <= 1'b0;
+            push_vec_r <= 1'b0;
         end else begin
-            push_q <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
-                   || (walk_active && walk_last && push_next_q);
+            push_q     <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
+                       || (completes && push_next_q);
+            push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC]) || (completes && push_vec_q);
         end
         if (walk_active) row_q <= row_next;
         if (issue && is_sync) push_pc <= head_pc;
-        else if (walk_active && walk_last) push_pc <= pc_q;
+        else if (completes) push_pc <= pc_q;
         if (takes_port) begin
-            wide_q <= head_word[LOAD_ACC_LSB];
-            base_q <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
-            pc_q   <= head_pc;
+            wide_q      <= head_word[LOAD_ACC_LSB];
+            transpose_q <= head_word[LOAD_TRANSPOSE_LSB];
+            pad_q       <= head_word[LOAD_PAD_LSB +: LOAD_PAD_W];
+            base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
+            pc_q        <= head_pc;
             push_next_q <= head_word[FLAG_PUSH_NEXT];
+            push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
     end
 
-    assign busy        = issue || walk_active;
+    assign in_progress = walk_active || tr_busy;
+    assign busy        = issue || in_progress;
     // A token stall takes precedence over a DRAM stall (docs/isa.md, "Counters").
     assign stall_token = head_valid && free && !tokens_ok;
     assign stall_dram  = is_load && free && tokens_ok && store_holds_port;

@@ -1,6 +1,8 @@
 // The scratchpad: ROWS rows of N int8 (docs/isa.md, "Machine model"). One write port (LOAD) and
-// two read ports (MATMUL's input stream and PRELOAD's weight rows), both combinational, so a row
-// written in cycle c is read by an instruction issuing in c+1. Zero at start.
+// three read ports (MATMUL's input stream, PRELOAD's weight rows, the vector unit's source rows).
+// The read ports are synchronous, as block RAM is: the row addressed in cycle c arrives in c+1
+// with the writes of c applied (multiport_ram), and the units consume it one cycle later than
+// they address it. Zero at start.
 module scratchpad #(
     // N: int8 elements per row
     parameter int N = 16,
@@ -14,19 +16,14 @@ module scratchpad #(
     input  logic [15:0]      a_row,
     output logic [N-1:0][7:0] a_data,
     input  logic [15:0]      b_row,
-    output logic [N-1:0][7:0] b_data
+    output logic [N-1:0][7:0] b_data,
+    input  logic [15:0]      c_row,
+    output logic [N-1:0][7:0] c_data
 );
-    localparam int IDX_W = ROWS > 1 ? $clog2(ROWS) : 1;
-    logic [N-1:0][7:0] mem [ROWS];
-
-    initial for (int i = 0; i < ROWS; i++) mem[i] = '0;
-
-    // Rows are range-checked when instructions issue; out-of-range reads (only in the cycle an
-    // error is raised) return zeros.
-    assign a_data = 32'(a_row) < ROWS ? mem[IDX_W'(a_row)] : '0;
-    assign b_data = 32'(b_row) < ROWS ? mem[IDX_W'(b_row)] : '0;
-
-    always_ff @(posedge clk) begin
-        if (we && 32'(w_row) < ROWS) mem[IDX_W'(w_row)] <= w_data;
-    end
+    // One bank per read port: block RAM has one read port to spare beside the write.
+    multiport_ram #(.ROWS(ROWS), .WIDTH(8 * N), .WRITES(1), .READS(3)) u_mem (
+        .clk, .we, .w_row, .w_data,
+        .r_row ({c_row, b_row, a_row}),
+        .r_data({c_data, b_data, a_data})
+    );
 endmodule

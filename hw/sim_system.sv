@@ -1,5 +1,5 @@
-// The simulated system behind sim_top: the accelerator with its instruction memory, the DRAM
-// model and the cycle watchdog (see sim_top for the testbench interface).
+// The simulated system behind sim_top: the accelerator, the DRAM model (data and fetch ports)
+// and the cycle watchdog (see sim_top for the testbench interface).
 module sim_system #(
     // N: the array is N×N
     parameter int ARRAY_SIZE = 16,
@@ -8,17 +8,20 @@ module sim_system #(
     // rows of the accumulator memory
     parameter int ACCUMULATOR_ROWS = 4096,
     // bytes of DRAM
-    parameter int DRAM_BYTES = 1048576,
+    parameter longint DRAM_BYTES = 64'd67108864,
     // P: bytes the DRAM port moves per cycle
     parameter int DRAM_PORT_BYTES = 16,
-    // instruction memory words
-    parameter int IMEM_WORDS = 4096,
+    // words the instruction prefetch buffer holds
+    parameter int FETCH_BUFFER_WORDS = 32,
+    // bytes the instruction-fetch port reads per cycle
+    parameter int FETCH_PORT_BYTES = 64,
     // entries in each unit's instruction queue
     parameter int QUEUE_DEPTH = 8
 ) (
     input  logic        clk,
     input  logic        rst,
     input  logic [31:0] max_cycles,
+    input  logic [31:0] program_base,
     output logic        done,
     output logic        timed_out,
     output logic [3:0]  error,
@@ -27,49 +30,42 @@ module sim_system #(
     output logic [31:0] ctr_busy_load,
     output logic [31:0] ctr_busy_exec,
     output logic [31:0] ctr_busy_store,
+    output logic [31:0] ctr_busy_vector,
     output logic [31:0] ctr_stall_token_load,
     output logic [31:0] ctr_stall_token_exec,
     output logic [31:0] ctr_stall_token_store,
+    output logic [31:0] ctr_stall_token_vector,
     output logic [31:0] ctr_stall_dram_load,
     output logic [31:0] ctr_stall_dram_store,
     output logic [31:0] ctr_macs
 );
     localparam int P = DRAM_PORT_BYTES;
-    localparam int IMEM_IDX_W = IMEM_WORDS > 1 ? $clog2(IMEM_WORDS) : 1;
 
-    logic [255:0] imem [IMEM_WORDS];
-    initial begin
-        string path;
-        for (int i = 0; i < IMEM_WORDS; i++) imem[i] = '0;
-        if ($value$plusargs("imem=%s", path)) $readmemh(path, imem);
-    end
-
-    logic [31:0]        fetch_pc;
-    logic [255:0]       fetch_word;
-    logic [23:0]        dram_addr;
+    logic [31:0]        fetch_addr, dram_addr;
+    logic [FETCH_PORT_BYTES-1:0][7:0] fetch_rdata;
     logic [P-1:0][7:0]  dram_rdata, dram_wdata;
     logic [P-1:0]       dram_wstrb;
     logic               core_done, timed_out_q, done_q;
     logic [31:0]        elapsed_q;
 
-    // Words past the end of the program read as zero (opcode 0 is ILLEGAL_OPCODE).
-    assign fetch_word = fetch_pc < IMEM_WORDS ? imem[IMEM_IDX_W'(fetch_pc)] : '0;
-
     accelerator #(
         .ARRAY_SIZE(ARRAY_SIZE), .SCRATCHPAD_ROWS(SCRATCHPAD_ROWS),
         .ACCUMULATOR_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES),
-        .DRAM_PORT_BYTES(DRAM_PORT_BYTES), .IMEM_WORDS(IMEM_WORDS), .QUEUE_DEPTH(QUEUE_DEPTH)
+        .DRAM_PORT_BYTES(DRAM_PORT_BYTES), .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
+        .FETCH_PORT_BYTES(FETCH_PORT_BYTES), .QUEUE_DEPTH(QUEUE_DEPTH)
     ) u_core (
-        .clk, .rst, .watchdog(timed_out_q), .fetch_pc, .fetch_word,
+        .clk, .rst, .watchdog(timed_out_q), .program_base, .fetch_addr, .fetch_rdata,
         .dram_addr, .dram_rdata, .dram_wstrb, .dram_wdata,
         .done(core_done), .error, .error_pc,
-        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store,
+        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store, .ctr_busy_vector,
         .ctr_stall_token_load, .ctr_stall_token_exec, .ctr_stall_token_store,
+        .ctr_stall_token_vector,
         .ctr_stall_dram_load, .ctr_stall_dram_store, .ctr_macs
     );
 
-    dram_model #(.BYTES(DRAM_BYTES), .PORT_BYTES(P)) u_dram (
+    dram_model #(.BYTES(DRAM_BYTES), .PORT_BYTES(P), .FETCH_BYTES(FETCH_PORT_BYTES)) u_dram (
         .clk, .addr(dram_addr), .rdata(dram_rdata), .wstrb(dram_wstrb), .wdata(dram_wdata),
+        .fetch_addr, .fetch_rdata,
         .dump(core_done && !done_q)
     );
 

@@ -1,10 +1,11 @@
-// The simulation top: the accelerator with its instruction memory and DRAM model, built for one
-// hardware configuration (hw/configs/*.toml; each key is the parameter of the same name in
-// UPPER_SNAKE case). Only these ports are visible to the testbench (Verilator --public-depth 1):
-// instruction memory and DRAM are filled from hex files named by plusargs before the first
-// cycle (+imem=PATH, one 256-bit word per line; +dram_in=PATH, one byte per line), DRAM is
-// dumped to +dram_out=PATH just before `done` rises, and a cycle watchdog (`max_cycles`, 0 = none)
-// stops a program that never finishes and raises `timed_out`.
+// The simulation top: the accelerator with its DRAM model, built for one hardware configuration
+// (hw/configs/*.toml; each key is the parameter of the same name in UPPER_SNAKE case). Only these
+// ports are visible to the testbench (Verilator --public-depth 1): DRAM, the program image
+// included, is filled before the first cycle from the sparse hex file named by +dram_in=PATH
+// (`@address` lines, one byte per line), the machine starts at `program_base` (ISA v2 A2; stable
+// from reset), the pages it wrote are dumped to +dram_out=PATH just before `done` rises, and a
+// cycle watchdog (`max_cycles`, 0 = none) stops a program that never finishes and raises
+// `timed_out`.
 // This shell holds nothing but the ports: every signal declared here is public, and Verilator
 // re-evaluates all logic fed by a public signal on every eval (the VPI may have written it), so
 // the system lives one level down where its nets stay private.
@@ -15,18 +16,23 @@ module sim_top #(
     parameter int SCRATCHPAD_ROWS = 16384,
     // rows of the accumulator memory
     parameter int ACCUMULATOR_ROWS = 4096,
-    // bytes of DRAM
-    parameter int DRAM_BYTES = 1048576,
+    // bytes of DRAM (64-bit: up to 2^32; a -G override arrives as a 32-bit constant)
+    /* verilator lint_off WIDTHEXPAND */
+    parameter longint DRAM_BYTES = 64'd67108864,
+    /* verilator lint_on WIDTHEXPAND */
     // P: bytes the DRAM port moves per cycle
     parameter int DRAM_PORT_BYTES = 16,
-    // instruction memory words
-    parameter int IMEM_WORDS = 4096,
+    // words the instruction prefetch buffer holds
+    parameter int FETCH_BUFFER_WORDS = 32,
+    // bytes the instruction-fetch port reads per cycle
+    parameter int FETCH_PORT_BYTES = 64,
     // entries in each unit's instruction queue
     parameter int QUEUE_DEPTH = 8
 ) (
     input  logic        clk,
     input  logic        rst,
     input  logic [31:0] max_cycles,
+    input  logic [31:0] program_base,
     output logic        done,
     output logic        timed_out,
     output logic [3:0]  error,
@@ -35,9 +41,11 @@ module sim_top #(
     output logic [31:0] ctr_busy_load,
     output logic [31:0] ctr_busy_exec,
     output logic [31:0] ctr_busy_store,
+    output logic [31:0] ctr_busy_vector,
     output logic [31:0] ctr_stall_token_load,
     output logic [31:0] ctr_stall_token_exec,
     output logic [31:0] ctr_stall_token_store,
+    output logic [31:0] ctr_stall_token_vector,
     output logic [31:0] ctr_stall_dram_load,
     output logic [31:0] ctr_stall_dram_store,
     output logic [31:0] ctr_macs
@@ -48,12 +56,14 @@ module sim_top #(
         .ACCUMULATOR_ROWS(ACCUMULATOR_ROWS),
         .DRAM_BYTES(DRAM_BYTES),
         .DRAM_PORT_BYTES(DRAM_PORT_BYTES),
-        .IMEM_WORDS(IMEM_WORDS),
+        .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
+        .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
         .QUEUE_DEPTH(QUEUE_DEPTH)
     ) u_system (
         .clk,
         .rst,
         .max_cycles,
+        .program_base,
         .done,
         .timed_out,
         .error,
@@ -62,9 +72,11 @@ module sim_top #(
         .ctr_busy_load,
         .ctr_busy_exec,
         .ctr_busy_store,
+        .ctr_busy_vector,
         .ctr_stall_token_load,
         .ctr_stall_token_exec,
         .ctr_stall_token_store,
+        .ctr_stall_token_vector,
         .ctr_stall_dram_load,
         .ctr_stall_dram_store,
         .ctr_macs

@@ -1,9 +1,14 @@
 // The STORE unit (docs/isa.md, "LOAD and STORE" and "Timing"): executes its queue in order. A
 // STORE issuing in cycle t spends t on set-up and then one DRAM beat per cycle, reading each
 // local accumulator row, converting its elements (ReLU, requantize to int8 or raw int32) and
-// writing the runs that are inside the bounds (out-of-bounds runs crop an edge tile and write
-// nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
-module store_unit import isa_pkg::*; #(
+// writing the elements that are inside the bounds (out-of-bounds runs, or with `xrun` elements,
+// crop an edge tile and write nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module store_unit #(
     // N: elements per accumulator row
     parameter int N = 16,
     // P: bytes per DRAM beat
@@ -11,7 +16,7 @@ module store_unit import isa_pkg::*; #(
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
     // DRAM bytes, for DRAM_RANGE
-    parameter int DRAM_BYTES = 1048576
+    parameter longint DRAM_BYTES = 64'd1048576
 ) (
     input  logic                       clk,
     input  logic                       rst,
@@ -24,16 +29,19 @@ module store_unit import isa_pkg::*; #(
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
     output logic                       issue,
-    // tokens: pop ex2st at issue, push st2ex at completion
+    // tokens: pop ex2st (prev) and vu2st (vec) at issue, push st2ex / st2vu at completion
     input  logic                       token_ok,
+    input  logic                       vec_token_ok,
     output logic                       pop_prev,
+    output logic                       pop_vec,
     output logic                       push_prev,
+    output logic                       push_vec,
     output logic [31:0]                push_pc,       // the instruction whose push this is
     // DRAM port, shared with the LOAD unit (a LOAD wins a tie)
     input  logic                       load_holds_port,
     input  logic                       load_takes_port,
     output logic                       holds_port,
-    output logic [23:0]                dram_addr,
+    output logic [31:0]                dram_addr,
     output logic [PORT_BYTES-1:0]      dram_wstrb,
     output logic [PORT_BYTES-1:0][7:0] dram_wdata,
     // accumulator read port
@@ -48,55 +56,60 @@ module store_unit import isa_pkg::*; #(
     output logic [31:0]                error_pc
 );
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
-    logic raw_q, relu_q, push_q, push_prev_q;
+    logic raw_q, relu_q, push_q, push_prev_q, push_vec_q, push_vec_r;
     logic [4:0] shift_q;
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
-    logic walk_active, walk_first, walk_in, walk_last;
-    logic [23:0] walk_run_addr;
-    logic [63:0] walk_row_end;
+    logic walk_active, walk_last, walk_row_last, dram_error;
+    logic [63:0] walk_rows;
     logic [9:0] walk_bytes, walk_offset;
+    logic [7:0] walk_lo, walk_hi;
     logic [15:0] walk_row, walk_column;
 
     assign is_store  = head_valid && head_word[OPCODE_W-1:0] == OP_STORE;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !stop;
     // The local rows must fit, checked when the instruction would issue.
-    assign rows_fit  = walk_row_end <= 64'(ACC_ROWS);
-    assign tokens_ok = !head_word[FLAG_POP_PREV] || token_ok;
+    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + walk_rows <= 64'(ACC_ROWS);
+    assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
+                    && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
     assign range_error = free && is_store && tokens_ok && port_free && !rows_fit;
     assign issue     = free && tokens_ok && (is_sync || (is_store && port_free && rows_fit));
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
+    assign pop_vec   = issue && head_word[FLAG_POP_VEC];
     assign holds_port = walk_active;
     assign push_prev = push_q;
+    assign push_vec  = push_vec_r;
 
-    transfer_walker #(.PORT_BYTES(PORT_BYTES)) u_walk (
+    transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
         .clk        (clk),
         .rst        (rst),
         .start      (issue && is_store),
         .word       (head_word),
-        .row_end    (walk_row_end),
+        .local_rows (walk_rows),
         .wide       (head_word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
-        .run_addr   (walk_run_addr),
         .run_bytes  (walk_bytes),
         .beat_offset(walk_offset),
-        .run_first  (walk_first),
-        .in_bounds  (walk_in),
+        .elem_lo    (walk_lo),
+        .elem_hi    (walk_hi),
+        .dram_error (dram_error),
         .row_index  (walk_row),
         .column     (walk_column),
-        // STORE reads whole accumulator rows combinationally: row boundaries need no action.
         /* verilator lint_off PINCONNECTEMPTY */
         .row_first  (),
-        .row_last   (),
         /* verilator lint_on PINCONNECTEMPTY */
+        .row_last   (walk_row_last),
         .last       (walk_last)
     );
 
-    assign acc_row = base_q + walk_row;
+    // The accumulator reads synchronously: address the row of the next beat (the first row
+    // while issuing, the next row after a row's last beat), which arrives with that beat.
+    assign acc_row = issue && is_store ? head_word[XFER_ROW_LSB +: XFER_ROW_W]
+                                       : base_q + walk_row + 16'(walk_row_last);
 
     // Convert the whole row; each beat then picks its run's bytes.
     logic [N-1:0][31:0] raw;
@@ -111,21 +124,22 @@ module store_unit import isa_pkg::*; #(
         );
     end
 
-    logic dram_error;
-    assign dram_error = walk_active && walk_first && walk_in
-                     && 32'(walk_run_addr) + 32'(walk_bytes) > DRAM_BYTES;
-
     always_comb begin
-        logic [31:0] at, element;
+        logic [31:0] at, element, index;
         at = '0;
         element = '0;
+        index = '0;
         dram_wstrb = '0;
         dram_wdata = '0;
         // Skipped while idle: the simulator then spends no time on this unit.
         if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
             at = 32'(walk_offset) + i;
-            element = raw_q ? 32'(walk_column) + (at >> 2) : 32'(walk_column) + at;
-            dram_wstrb[i] = walk_in && !dram_error && at < 32'(walk_bytes);
+            // Element `index` of the run is column `element` of the row; only in-bounds
+            // elements are written (ISA v2 A1, `xrun`).
+            index = raw_q ? at >> 2 : at;
+            element = 32'(walk_column) + index;
+            dram_wstrb[i] = !dram_error && at < 32'(walk_bytes)
+                         && index >= 32'(walk_lo) && index < 32'(walk_hi);
             if (element >= N) dram_wdata[i] = '0;
             else if (raw_q) dram_wdata[i] = raw[element[$clog2(N)-1:0]][8 * at[1:0] +: 8];
             else dram_wdata[i] = narrow[element[$clog2(N)-1:0]];
@@ -134,10 +148,13 @@ module store_unit import isa_pkg::*; #(
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            push_q <= 1'b0;
+            push_q     <= 1'b0;
+            push_vec_r <= 1'b0;
         end else begin
-            push_q <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
-                   || (walk_active && walk_last && push_prev_q);
+            push_q     <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
+                       || (walk_active && walk_last && push_prev_q);
+            push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC])
+                       || (walk_active && walk_last && push_vec_q);
         end
         if (issue && is_sync) push_pc <= head_pc;
         else if (walk_active && walk_last) push_pc <= pc_q;
@@ -148,6 +165,7 @@ module store_unit import isa_pkg::*; #(
             base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
             pc_q        <= head_pc;
             push_prev_q <= head_word[FLAG_PUSH_PREV];
+            push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
     end
 

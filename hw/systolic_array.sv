@@ -25,6 +25,9 @@ module systolic_array #(
     input  logic                       w_we,
     input  logic [$clog2(N+1)-1:0]     w_row,
     input  logic [N-1:0][IN_W-1:0]     w_data,
+    // the valid bit and tag of the row that leaves in the next cycle
+    output logic                       next_valid,
+    output logic [TAG_W-1:0]           next_tag,
     // y = x·W, LATENCY cycles after x
     output logic                       out_valid,
     output logic [N-1:0][ACC_W-1:0]    out_data,
@@ -107,6 +110,8 @@ module systolic_array #(
             tag_q[k]   <= tag_q[k-1];
         end
     end
-    assign out_valid = valid_q[LATENCY];
-    assign out_tag   = tag_q[LATENCY];
+    assign next_valid = valid_q[LATENCY-1];
+    assign next_tag   = tag_q[LATENCY-1];
+    assign out_valid  = valid_q[LATENCY];
+    assign out_tag    = tag_q[LATENCY];
 endmodule

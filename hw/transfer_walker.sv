@@ -1,11 +1,21 @@
 // Address generation of the LOAD/STORE transfer pattern (docs/isa.md, "the transfer pattern"):
 // four nested loops of runs (level 3 outermost), each run `run` elements split into
 // ceil(run·element_bytes / P) DRAM beats, one beat per cycle. For the current beat it gives the
-// DRAM address, whether the run is inside the virtual-coordinate bounds (zero padding / cropping),
-// the local row and column the run belongs to, and where the beat falls in its row.
-module transfer_walker import isa_pkg::*; #(
+// DRAM address, which of the run's elements are inside the virtual-coordinate bounds (padding /
+// cropping), the local row and column the run belongs to, and where the beat falls in its row.
+// Bounds (ISA v2 A1, `xrun`): without xrun a run is in or out as a whole; with it the y test
+// applies to the run and the x test to each element j at x + j, so the in-bounds elements are
+// always one contiguous range [elem_lo, elem_hi) of the run.
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module transfer_walker #(
     // P: bytes the DRAM port moves per beat
-    parameter int PORT_BYTES = 16
+    parameter int PORT_BYTES = 16,
+    // bytes of DRAM, for DRAM_RANGE
+    parameter longint DRAM_BYTES = 64'd1048576
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -13,15 +23,16 @@ module transfer_walker import isa_pkg::*; #(
     input  logic              start,
     input  logic [WORD_W-1:0] word,
     input  logic              wide,          // 4-byte elements (LOAD to ACC, STORE raw)
-    // for the range check at issue: `row` + the local rows the instruction at `word` touches
-    output logic [63:0]       row_end,
+    // for the range check at issue: the local rows of the instruction at `word`
+    output logic [63:0]       local_rows,
     output logic              active,        // a beat happens this cycle
-    output logic [23:0]       beat_addr,     // DRAM address of this beat's first byte
-    output logic [23:0]       run_addr,      // DRAM address of the run's first byte
+    output logic [31:0]       beat_addr,     // DRAM address of this beat's first byte
     output logic [9:0]        run_bytes,     // bytes in the run
     output logic [9:0]        beat_offset,   // byte offset of this beat within its run
-    output logic              run_first,     // first beat of a run
-    output logic              in_bounds,       // the run is within ylim/xlim
+    output logic [7:0]        elem_lo,       // the run's in-bounds elements: [elem_lo, elem_hi)
+    output logic [7:0]        elem_hi,
+    // an in-bounds element of this run lies (partly) outside DRAM (checked at its first beat)
+    output logic              dram_error,
     output logic [15:0]       row_index,     // local row, relative to `row` (fits: checked)
     output logic [15:0]       column,        // first column (element) of the run in its row
     output logic              row_first,     // first beat of a local row
@@ -33,14 +44,16 @@ module transfer_walker import isa_pkg::*; #(
 
     logic [CW-1:0]        count_q  [LEVELS];
     logic signed [31:0]   stride_q [LEVELS];
-    logic [2:0]           ycoef_q  [LEVELS];
-    logic [2:0]           xcoef_q  [LEVELS];
+    logic [XFER_YCOEF0_W-1:0] ycoef_q [LEVELS];
+    logic [XFER_XCOEF0_W-1:0] xcoef_q [LEVELS];
     logic [CW-1:0]        idx_q    [LEVELS];
-    logic [23:0]          dram_q;
+    logic [31:0]          dram_q;
     logic signed [31:0]   y0_q, x0_q;
-    logic [9:0]           ylim_q, xlim_q;
+    logic [XFER_YLIM_W-1:0] ylim_q;
+    logic [XFER_XLIM_W-1:0] xlim_q;
     logic [7:0]           run_q;
     logic [2:0]           inner_q;
+    logic                 xrun_q, wide_q;
     logic [9:0]           bytes_q;
     logic [9:0]           beats_q;   // beats per run
     logic [9:0]           beat_q;
@@ -55,8 +68,8 @@ module transfer_walker import isa_pkg::*; #(
                 count_q[k]  <= word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW];
                 stride_q[k] <= 32'(signed'(
                     word[XFER_STRIDE0_LSB + k * XFER_LEVEL_BITS +: XFER_STRIDE0_W]));
-                ycoef_q[k]  <= word[XFER_YCOEF0_LSB + k * XFER_LEVEL_BITS +: 3];
-                xcoef_q[k]  <= word[XFER_XCOEF0_LSB + k * XFER_LEVEL_BITS +: 3];
+                ycoef_q[k]  <= word[XFER_YCOEF0_LSB + k * XFER_LEVEL_BITS +: XFER_YCOEF0_W];
+                xcoef_q[k]  <= word[XFER_XCOEF0_LSB + k * XFER_LEVEL_BITS +: XFER_XCOEF0_W];
                 idx_q[k]    <= '0;
             end
             dram_q  <= word[XFER_DRAM_LSB +: XFER_DRAM_W];
@@ -66,6 +79,8 @@ module transfer_walker import isa_pkg::*; #(
             xlim_q  <= word[XFER_XLIM_LSB +: XFER_XLIM_W];
             run_q   <= word[XFER_RUN_LSB +: XFER_RUN_W];
             inner_q <= word[XFER_INNER_LSB +: XFER_INNER_W];
+            xrun_q  <= word[XFER_XRUN_LSB];
+            wide_q  <= wide;
             bytes_q <= nbytes;
             beats_q <= 10'((32'(nbytes) + PORT_BYTES - 1) / PORT_BYTES);
             beat_q  <= '0;
@@ -96,19 +111,19 @@ module transfer_walker import isa_pkg::*; #(
     always_comb begin
         logic [XFER_INNER_W-1:0] inner;
         inner = word[XFER_INNER_LSB +: XFER_INNER_W];
-        row_end = 64'd1;
+        local_rows = 64'd1;
         for (int k = 0; k < LEVELS; k++) begin
             if (k >= 32'(inner)) begin
-                row_end = row_end * 64'(word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW]);
+                local_rows = local_rows * 64'(word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW]);
             end
         end
-        row_end = row_end + 64'(word[XFER_ROW_LSB +: XFER_ROW_W]);
     end
 
     // Everything about the current run follows from the loop indices.
     always_comb begin
         logic [31:0] addr;
-        logic signed [31:0] y, x;
+        logic signed [31:0] y, x, lo, hi;
+        logic y_in, x_in;
         logic [63:0] in_idx, in_scale, out_idx, out_scale;
         logic inner_first, inner_last, all_last;
         addr = 32'(dram_q);
@@ -138,13 +153,25 @@ module transfer_walker import isa_pkg::*; #(
                 out_scale = out_scale * 64'(count_q[k]);
             end
         end
-        run_addr    = addr[23:0];
         beat_offset = 10'(32'(beat_q) * PORT_BYTES);
-        beat_addr   = run_addr + 24'(beat_offset);
+        beat_addr   = addr + 32'(beat_offset);
         run_bytes   = bytes_q;
-        run_first   = beat_q == '0;
-        in_bounds      = (ylim_q == '0 || (y >= 0 && y < signed'(32'(ylim_q))))
-                   && (xlim_q == '0 || (x >= 0 && x < signed'(32'(xlim_q))));
+        y_in = ylim_q == '0 || (y >= 0 && y < signed'(32'(ylim_q)));
+        x_in = xlim_q == '0 || (x >= 0 && x < signed'(32'(xlim_q)));
+        // Element j is inside when 0 <= x + j < xlim: j in [-x, xlim - x), clipped to the run.
+        lo = xrun_q && xlim_q != '0 && x < 0 ? -x : 0;
+        hi = xrun_q && xlim_q != '0 ? signed'(32'(xlim_q)) - x : signed'(32'(run_q));
+        if (hi > signed'(32'(run_q))) hi = signed'(32'(run_q));
+        if (!y_in || (!xrun_q && !x_in) || lo >= hi) begin
+            lo = 0;
+            hi = 0;
+        end
+        elem_lo     = 8'(lo);
+        elem_hi     = 8'(hi);
+        // Only in-bounds elements touch DRAM: the end of the last one must lie inside it
+        // (no wrap-around past 2^32).
+        dram_error  = active && beat_q == '0 && hi != 0
+                   && 64'(addr) + (64'(hi) << (wide_q ? 2 : 0)) > 64'(DRAM_BYTES);
         row_index   = 16'(out_idx);
         column      = 16'(in_idx * 64'(run_q));
         row_first   = inner_first && beat_q == '0;

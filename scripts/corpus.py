@@ -9,6 +9,13 @@ output, computed with the plain numpy of reference_numerics.py, never with glc.
 from __future__ import annotations
 
 import numpy as np
+from corpus_layers import (
+    attention_qkt_int8,
+    global_avgpool_7_int8,
+    maxpool3x3s2_112_int8,
+    resnet_block_28_int8,
+    resnet_block_56_int8,
+)
 from reference_numerics import (
     conv2d_nchw,
     matmul,
@@ -469,5 +476,7 @@ MAKERS = [
     (maxpool2x2_int8, 108), (conv2d_nchw_oihw, 109), (residual_add_int8, 110),
     (dense_bias_int8, 111), (reduce_sum_int8, 112), (concat_slice_int8, 113),
     (mul_wrap_int32, 114), (softmax_f64, 115), (cnn_int8, 116), (gemm256_int8, 117),
-    (conv2d_nhwc64_int8, 118),
+    (conv2d_nhwc64_int8, 118), (resnet_block_56_int8, 119), (resnet_block_28_int8, 120),
+    (maxpool3x3s2_112_int8, 121), (global_avgpool_7_int8, 122),
+    (attention_qkt_int8, 123),
 ]

@@ -1,11 +1,15 @@
 """Shared test set-up: tests marked ``rtl`` are skipped, with the reason, where Verilator's
-toolchain is absent (glc/sim/toolchain.py says what the RTL needs)."""
+toolchain is absent (glc/sim/toolchain.py says what the RTL needs); tests marked ``synth`` where
+Yosys is absent; tests marked ``slow`` unless GLC_SLOW=1 (scripts/bench.py sets it)."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
 from glc.sim.toolchain import missing
+from glc.synth.tools import find_tool
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -16,3 +20,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                        "not found (README, 'Set-up')")
         for item in rtl:
             item.add_marker(skip)
+    if find_tool("yosys") is None:
+        skip = pytest.mark.skip(reason="Yosys is absent: pip install -e '.[synth]'")
+        for item in items:
+            if item.get_closest_marker("synth"):
+                item.add_marker(skip)
+    if os.environ.get("GLC_SLOW") != "1":
+        skip = pytest.mark.skip(reason="slow: run by scripts/bench.py (or set GLC_SLOW=1)")
+        for item in items:
+            if item.get_closest_marker("slow"):
+                item.add_marker(skip)

@@ -90,9 +90,11 @@ def test_program_folder_follows_the_convention(folder):
     *preamble, body = forms
     assert all(form[0] in ("input", "define") for form in preamble)
     assert body[0] not in ("input", "define")
-    # Every tensor the program reads has an .npy, and every .npy but output.npy is read.
+    # Every tensor the program reads has an .npy, and every .npy but output.npy is read (a
+    # define's name is read like a tensor but is no input).
+    defined = {form[1] for form in preamble if form[0] == "define"}
     used = {node[1] for form in forms if form[0] != "input" for node in walk(form)
-            if node[0] == "access-tensor"}
+            if node[0] == "access-tensor"} - defined
     inputs = {p.stem for p in folder.glob("*.npy")} - {"output"}
     assert used == inputs
     declared = {form[1]: form for form in preamble if form[0] == "input"}

@@ -53,9 +53,48 @@ def _infer_dot(a: Access, kind: ComputeKind) -> Access:
     return Access(a.shape, (), accumulator_dtype(a.dtype))
 
 
+@dataclass(frozen=True)
+class Pairs:
+    """An integer access-cartesian-product, unmaterialised: every item of ``left`` paired with
+    every item of ``right``. A dot product over it is a tensor contraction (compute.py); any
+    other consumer reads the full array (``np.asarray``), which for a convolution's im2col pairs
+    would be items × pixels × filters large."""
+
+    left: np.ndarray
+    right: np.ndarray
+    out: Access
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.out.dims
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.out.dtype)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        x, y, out = self.left, self.right, self.out
+        na, nb = x.ndim - len(out.item) + 1, y.ndim - len(out.item) + 1
+        item = out.item[1:]
+        left = x.reshape(x.shape[:na] + (1,) * nb + item)
+        right = y.reshape((1,) * na + y.shape[:nb] + item)
+        full = out.shape + item
+        value = np.stack([np.broadcast_to(left, full), np.broadcast_to(right, full)],
+                         axis=na + nb).astype(out.dtype)
+        return value if dtype is None else value.astype(dtype)
+
+
 def _eval_dot(x, a, out, kind):
     # Item [t, r...]: multiply the t tuple members elementwise, then sum over r (paper §2).
-    product = np.prod(_wide(x), axis=a.n)
+    if isinstance(x, Pairs) and a.item[0] == 2:
+        # Over a cartesian product (Pairs): Σ_r L[s0, r]·R[s1, r], the same exact int64
+        # sums, without the pairs (an im2col convolution's would be gigabytes).
+        items = len(a.item) - 1
+        left, right = _wide(x.left), _wide(x.right)
+        axes = (tuple(range(left.ndim - items, left.ndim)),
+                tuple(range(right.ndim - items, right.ndim)))
+        return np.tensordot(left, right, axes=axes).astype(out.dtype)
+    product = np.prod(_wide(np.asarray(x)), axis=a.n)
     return np.sum(product, axis=tuple(range(a.n, product.ndim))).astype(out.dtype)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from glc.errors import ShapeError
 from glc.ir import quantized as q
-from glc.ir.compute import KINDS
+from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
     Access,
     AccessShape,
@@ -118,14 +118,9 @@ def _infer_cartesian(a: Access, b: Access) -> Access:
     return Access(a.shape + b.shape, (2,) + a.item, _same_class(a, b))
 
 
-def _eval_cartesian(out: Access, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    na, nb = x.ndim - len(out.item) + 1, y.ndim - len(out.item) + 1
-    item = out.item[1:]
-    left = x.reshape(x.shape[:na] + (1,) * nb + item)
-    right = y.reshape((1,) * na + y.shape[:nb] + item)
-    full = out.shape + item
-    return np.stack([np.broadcast_to(left, full), np.broadcast_to(right, full)], axis=na + nb
-                    ).astype(out.dtype)
+def _eval_cartesian(out: Access, x: np.ndarray, y: np.ndarray) -> np.ndarray | Pairs:
+    pairs = Pairs(x, y, out)
+    return pairs if is_int(out.dtype) else np.asarray(pairs)
 
 
 def _infer_pair(a: Access, b: Access) -> Access:

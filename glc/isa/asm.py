@@ -2,7 +2,7 @@
 
     ; comment
     .equ NAME, expr          define a symbol (N, P, SP_ROWS, ... come from the configuration)
-    .word expr               emit a raw 256-bit word (e.g. a deliberately illegal one)
+    .word expr               emit a raw 512-bit word (e.g. a deliberately illegal one)
     load acc, row=0, dram=B, run=N, count0=M, stride0=0, push_next
 
 Operands are `field=expr` or the bare name of a 1-bit field that is set. Errors point at
@@ -12,13 +12,16 @@ file:line:col.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
-from glc.errors import DoesNotFit, GlcError, Span
+from glc.errors import GlcError, Span
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import DecodeError, Instruction, decode, encode, illegal_reason
-from glc.isa.fields import ALL_FLAGS, BY_NAME, WORD_BITS, Field
+from glc.isa.fields import ALL_FLAGS, BY_NAME, VEC_FLAGS, WORD_BITS, Field
+
+TOKEN_FLAGS = (*ALL_FLAGS, *VEC_FLAGS)
 
 _OPERATORS = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -51,7 +54,7 @@ def config_symbols(config: HwConfig) -> dict[str, int]:
     """The symbols every program sees (docs/isa.md, "Assembly language")."""
     return {"N": config.array_size, "P": config.dram_port_bytes,
             "SP_ROWS": config.scratchpad_rows, "ACC_ROWS": config.accumulator_rows,
-            "DRAM_BYTES": config.dram_bytes, "IMEM_WORDS": config.imem_words}
+            "DRAM_BYTES": config.dram_bytes}
 
 
 def assemble(text: str, config: HwConfig, filename: str = "<asm>",
@@ -90,9 +93,6 @@ def assemble(text: str, config: HwConfig, filename: str = "<asm>",
                 raise GlcError(f"illegal {head}: {reason}", span)
             out.words.append(encode(instruction))
             out.spans.append(span)
-    if len(out.words) > config.imem_words:
-        raise DoesNotFit(f"{len(out.words)} instructions exceed the instruction memory of "
-                         f"{config.name} ({config.imem_words} words)", filename)
     return out
 
 
@@ -157,10 +157,17 @@ def _value(f: Field, expr: str, symbols: dict[str, int], where: Span) -> int:
     return value
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _parse(expr: str) -> ast.AST:
+    """The expression's tree (generated programs repeat the same operand texts thousands of
+    times; parsing dominated assembling them)."""
+    return ast.parse(expr, mode="eval").body
+
+
 def _evaluate(expr: str, symbols: dict[str, int], where: Span) -> int:
     """An integer expression over symbols: + - * / (floor) % << >> | & and parentheses."""
     try:
-        tree = ast.parse(expr, mode="eval").body
+        tree = _parse(expr)
     except SyntaxError as error:
         raise GlcError(f"not an expression: {expr!r}", where) from error
 
@@ -194,7 +201,7 @@ def format_instruction(instruction: Instruction) -> str:
     for f, value in zip(instruction.op.fields, instruction.values, strict=True):
         if f.flag:
             if value:
-                (tokens if f.name in ALL_FLAGS else parts).append(f.name)
+                (tokens if f.name in TOKEN_FLAGS else parts).append(f.name)
         elif f.names and value < len(f.names):
             parts.append(f"{f.name}={f.names[value]}")
         elif value != f.default:

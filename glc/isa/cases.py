@@ -112,6 +112,38 @@ def _weight_swap(s, n, rng, dram):
     return [(s["OUT"], _bytes(np.concatenate([x @ w1, x @ w1, x @ w3]), "<i4"))]
 
 
+def _transpose_pad(s, n, rng, dram):
+    m, k2, length, pad = s["M"], s["K2"], s["L"], s["PADV"]
+    a, w, w2, x = _i8(rng, m, n), _i8(rng, n, n), _i8(rng, k2, n), _i8(rng, length)
+    for name, values in (("A", a), ("W", w), ("W2", w2), ("EYE", np.eye(n, dtype=np.int8)),
+                         ("X", x)):
+        _put(dram, s[name], values)
+    block = np.zeros((n, n), dtype=np.int64)
+    block[:, :k2] = w2.T
+    signal = np.concatenate([[pad, pad], x, [pad]]).astype(np.int64)  # X with both borders
+    rows = np.stack([signal[:n], signal[n:2 * n]])
+    cropped = rows[0].astype(np.int8).view(np.uint8).copy()
+    cropped[0] = 0  # element 0 lies outside xlim: never written
+    return [(s["C1"], _bytes(a.astype(np.int64) @ w.T.astype(np.int64), "<i4")),
+            (s["C2"], _bytes(block, "<i4")), (s["C3"], _bytes(rows, "<i4")),
+            (s["C4"], cropped)]
+
+
+def _vector_pool(s, n, rng, dram):
+    d = _i8(rng, 19, n)
+    _put(dram, s["D"], d)
+    x = d.astype(np.int64)
+    acc = np.zeros((13, n), dtype=np.int64)
+    acc[0:3] = x[:12].reshape(3, 4, n).max(axis=1)
+    acc[4:6] = x[12:14] + x[14:16] + x[0:2]
+    acc[6] = x[16] * x[17] * x[18]
+    acc[7] = acc[0:3].max(axis=0)
+    acc[8:10] = x[0:2] @ x[0:n]
+    acc[10] = acc[8] + acc[9]
+    acc[11] = acc[12] = acc[10]  # the second output reads the first one's row
+    return [(s["OUT"], _bytes(acc, "<i4"))]
+
+
 Prepare = Callable[[dict, int, np.random.Generator, np.ndarray], list[tuple[int, np.ndarray]]]
 
 # name -> (fill DRAM and return the expected regions, or the expected (error, instruction index))
@@ -121,13 +153,15 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "im2col_nchw": _im2col_nchw,
     "store_requant": _store_requant,
     "weight_swap": _weight_swap,
+    "transpose_pad": _transpose_pad,
+    "vector_pool": _vector_pool,
     "bad_opcode": (ErrorCode.ILLEGAL_OPCODE, 1),
     "bad_field": (ErrorCode.ILLEGAL_FIELD, 0),
     "bad_dram": (ErrorCode.DRAM_RANGE, 0),
     "bad_scratchpad": (ErrorCode.SP_RANGE, 1),
     "bad_accumulator": (ErrorCode.ACC_RANGE, 0),
     "deadlock": (ErrorCode.DEADLOCK, 1),
-    "no_halt": (ErrorCode.ILLEGAL_OPCODE, 2),
+    "no_halt": (ErrorCode.FETCH_RANGE, 2),
 }
 
 

@@ -72,8 +72,9 @@ def format_stats(timeline: Timeline, instructions: list[Instruction], array_size
         f"busy load      {share(c.busy_load)}",
         f"busy exec      {share(c.busy_exec)}   (array streaming: rows entered)",
         f"busy store     {share(c.busy_store)}",
+        f"busy vector    {share(c.busy_vector)}",
         f"stall token    load {c.stall_token_load}, exec {c.stall_token_exec}, "
-        f"store {c.stall_token_store}",
+        f"store {c.stall_token_store}, vector {c.stall_token_vector}",
         f"stall dram     load {c.stall_dram_load}, store {c.stall_dram_store}",
         f"macs           {c.macs:>10}   ({array_size}x{array_size} array)",
     ]

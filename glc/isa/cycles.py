@@ -1,10 +1,10 @@
 """The cycle model: when each instruction dispatches, issues and completes (docs/isa.md, "Timing").
 
-An event-driven model of the dispatcher, the three units, the shared DRAM port and the token
-counters. It jumps from one event (a completion, a dispatch, a unit becoming free) to the next,
-so its cost is proportional to the number of instructions, not cycles. The RTL is held to its
-figures, the lowering uses it as its cost model, and the ISA simulator executes instructions in
-the issue order it computes.
+An event-driven model of the instruction fetch, the dispatcher, the four units, the shared DRAM
+port and the token counters. It jumps from one event (a completion, a dispatch, a unit becoming
+free) to the next, so its cost is proportional to the number of instructions, not cycles. The
+RTL is held to its figures, the lowering uses it as its cost model, and the ISA simulator
+executes instructions in the issue order it computes.
 """
 
 from __future__ import annotations
@@ -15,19 +15,26 @@ from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
-from glc.isa.fields import UNITS
+from glc.isa.fields import UNITS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.isa.transfer import beats
+from glc.isa.transfer import beats, local_rows
 
 TOKEN_MAX = 255
 
-# Which counter each (unit, flag) pops or pushes: the chain LOAD -> EXEC -> STORE (docs/isa.md).
+# Which counter each (unit, flag) pops or pushes: the chains LOAD -> EXEC -> STORE and
+# LOAD -> VECTOR -> STORE (docs/isa.md, "Dependency tokens").
 TOKENS = {
     ("load", "pop_next"): "ex2ld", ("load", "push_next"): "ld2ex",
+    ("load", "pop_vec"): "vu2ld", ("load", "push_vec"): "ld2vu",
     ("exec", "pop_prev"): "ld2ex", ("exec", "pop_next"): "st2ex",
     ("exec", "push_prev"): "ex2ld", ("exec", "push_next"): "ex2st",
     ("store", "pop_prev"): "ex2st", ("store", "push_prev"): "st2ex",
+    ("store", "pop_vec"): "vu2st", ("store", "push_vec"): "st2vu",
+    ("vector", "pop_prev"): "ld2vu", ("vector", "pop_next"): "st2vu",
+    ("vector", "push_prev"): "vu2ld", ("vector", "push_next"): "vu2st",
 }
+POPS = ("pop_prev", "pop_next", "pop_vec")
+PUSHES = ("push_prev", "push_next", "push_vec")
 
 
 @dataclass
@@ -47,7 +54,7 @@ class Timeline:
     error_cycle: int = 0
 
     def issue_order(self) -> list[int]:
-        """Instruction indices in issue order (same cycle: load, exec, store)."""
+        """Instruction indices in issue order (same cycle: load, exec, store, vector)."""
         return sorted(self.issue, key=lambda pc: (self.issue[pc], UNITS.index(self.units[pc])))
 
 
@@ -79,13 +86,13 @@ class _Model:
         self.n = config.array_size
         self.out = Timeline()
         self.queues: dict[str, deque[int]] = {u: deque() for u in UNITS}
-        self.tokens = dict.fromkeys(("ld2ex", "ex2ld", "ex2st", "st2ex"), 0)
+        self.tokens = dict.fromkeys(sorted(set(TOKENS.values())), 0)
         self.pushes: list[tuple[int, int, str]] = []  # (cycle, pc, counter)
         self.next_pc = 0
         self.dispatched = -1  # the last cycle the dispatcher dispatched in
         self.halted = False
         self.halt_cycle = 0
-        self.busy_until = {"load": 0, "store": 0}  # LOAD/STORE unit free from this cycle
+        self.busy_until = {"load": 0, "store": 0, "vector": 0}  # unit free from this cycle
         self.port_free = 0  # the DRAM port is free from this cycle
         self.exec_next = 0  # EXEC issues at most one instruction per cycle
         self.stream_free = 0  # the previous MATMUL's rows have all entered the array
@@ -93,6 +100,10 @@ class _Model:
         self.preload_pending = False  # a PRELOAD has issued since the last MATMUL
         self.swap_clear = 0  # the last weight swap has reached every PE (issue + N)
         self.last_complete = 0
+        # Instruction fetch (docs/isa.md, "Instruction fetch"): word p's fetch starts at
+        # fetch_start[p] and it can dispatch from fetch_start[p] + fetch_beats.
+        self.fetch_beats = -(-WORD_BYTES // config.fetch_port_bytes)
+        self.fetch_start: list[int] = []
 
     def run(self) -> Timeline:
         """Step from event to event until HALT drains, an error, or a deadlock."""
@@ -142,12 +153,17 @@ class _Model:
         return self.program[pc].unit if pc < len(self.program) else None
 
     def _dispatch(self, cycle: int) -> None:
-        if self.halted or cycle < self._dispatch_ready():
+        if self.halted:
             return
         pc = self.next_pc
         if pc == len(self.program):
-            self._stop(self.fault or MachineError(ErrorCode.ILLEGAL_OPCODE, pc,
-                                                  "the program has no HALT"), cycle)
+            # An unfetchable word stops the dispatcher as soon as it turns to it; a bad word
+            # once it has arrived and could dispatch.
+            if cycle >= self._dispatch_ready():
+                self._stop(self.fault or MachineError(ErrorCode.ILLEGAL_OPCODE, pc,
+                                                      "the program has no HALT"), cycle)
+            return
+        if cycle < self._dispatch_ready():
             return
         unit = self._target(pc)
         if unit is None:  # HALT
@@ -160,8 +176,27 @@ class _Model:
         self.dispatched = cycle
         self.next_pc += 1
 
-    def _dispatch_ready(self) -> int:
+    def _previous_ready(self) -> int:
         return self.out.dispatch[self.next_pc - 1] + 1 if self.next_pc else 0
+
+    def _arrival(self, pc: int) -> int:
+        """The first cycle word `pc` is in the prefetch buffer. A fetch takes a buffer slot when
+        it starts; a dispatch frees one for the next cycle (docs/isa.md, "Instruction fetch")."""
+        while len(self.fetch_start) <= pc:
+            p = len(self.fetch_start)
+            start = self.fetch_start[-1] + self.fetch_beats if p else 0
+            if p >= self.config.fetch_buffer_words:
+                start = max(start, self.out.dispatch[p - self.config.fetch_buffer_words] + 1)
+            self.fetch_start.append(start)
+        return self.fetch_start[pc] + self.fetch_beats
+
+    def _dispatch_ready(self) -> int:
+        """The first cycle the dispatcher can act on its next word."""
+        unfetchable = (self.next_pc == len(self.program) and self.fault is not None
+                       and self.fault.code == ErrorCode.FETCH_RANGE)
+        if unfetchable:
+            return self._previous_ready()
+        return max(self._previous_ready(), self._arrival(self.next_pc))
 
     def _structural(self, unit: str, pc: int) -> int:
         """The first cycle the unit's resources allow instruction `pc` to issue (tokens aside)."""
@@ -178,7 +213,7 @@ class _Model:
         return ready
 
     def _tokens_ok(self, unit: str, instruction: Instruction) -> bool:
-        return all(self.tokens[TOKENS[unit, f]] for f in ("pop_prev", "pop_next")
+        return all(self.tokens[TOKENS[unit, f]] for f in POPS
                    if instruction.get(f) and (unit, f) in TOKENS)
 
     def _uses_port(self, instruction: Instruction) -> bool:
@@ -194,11 +229,11 @@ class _Model:
         if self._uses_port(instruction) and self.port_free > cycle:
             return False
         self.queues[unit].popleft()
-        for flag in ("pop_prev", "pop_next"):
+        for flag in POPS:
             if instruction.get(flag):
                 self.tokens[TOKENS[unit, flag]] -= 1
         end = self._occupy(unit, instruction, cycle)
-        for flag in ("push_prev", "push_next"):
+        for flag in PUSHES:
             if instruction.get(flag):
                 heapq.heappush(self.pushes, (end, pc, TOKENS[unit, flag]))
         self.out.issue[pc], self.out.complete[pc] = cycle, end
@@ -209,12 +244,19 @@ class _Model:
     def _occupy(self, unit: str, instruction: Instruction, t: int) -> int:
         """Apply the timing rules of an instruction issuing at `t`; return its completion E."""
         name, counters, n = instruction.op.name, self.out.counters, self.n
-        if unit != "exec":
-            end = t + 1 + (beats(instruction, self.config.dram_port_bytes)
-                           if name != "sync" else 0)
+        if unit == "vector":
+            end = t + 1 + (instruction["count"] * instruction["group"] if name == "vector" else 0)
             self.busy_until[unit] = end
+            counters.busy_vector += end - t
+            return end
+        if unit != "exec":
+            moved = beats(instruction, self.config.dram_port_bytes) if name != "sync" else 0
+            end = t + 1 + moved
             if self._uses_port(instruction):
                 self.port_free = end
+            if instruction.get("transpose"):
+                end = _transpose_end(local_rows(instruction), moved, t, n)
+            self.busy_until[unit] = end
             if unit == "load":
                 counters.busy_load += end - t
             else:
@@ -265,7 +307,8 @@ class _Model:
             return False
         if self.halted:
             return True
-        return self._queue_full(self.next_pc)
+        return (self.next_pc < len(self.program) and self._arrival(self.next_pc) <= cycle
+                and self._queue_full(self.next_pc))
 
     def _queue_full(self, pc: int) -> bool:
         """Instruction `pc` goes to a queue that is full (the dispatcher must wait)."""
@@ -275,7 +318,7 @@ class _Model:
     def _deadlock(self, cycle: int) -> None:
         unit = next(u for u in UNITS if self._blocked(u, cycle))
         pc = self.queues[unit][0]
-        missing = [TOKENS[unit, f] for f in ("pop_prev", "pop_next")
+        missing = [TOKENS[unit, f] for f in POPS
                    if self.program[pc].get(f) and not self.tokens[TOKENS[unit, f]]]
         self._stop(MachineError(ErrorCode.DEADLOCK, pc,
                                 f"the {unit} unit waits for a {missing[0]} token that never comes"),
@@ -297,3 +340,16 @@ class _Model:
             elif self._uses_port(self.program[pc]) and self.port_free > cycle:
                 setattr(counters, f"stall_dram_{unit}",
                         getattr(counters, f"stall_dram_{unit}") + span)
+
+
+def _transpose_end(rows: int, moved: int, t: int, n: int) -> int:
+    """E of a transposing LOAD of `rows` local rows and `moved` beats issuing at t (docs/isa.md,
+    "Transposing loads"): each block of N local rows is written, N scratchpad rows one a cycle,
+    after its last beat and after the previous block's writes. A full block's beats take at
+    least N cycles, so only the last block can wait for the one before it."""
+    per_row = moved // rows
+    blocks = -(-rows // n)
+    write = t + rows * per_row + 1
+    if blocks > 1:
+        write = max(write, t + (blocks - 1) * n * per_row + 1 + n)
+    return write + n

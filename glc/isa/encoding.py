@@ -1,4 +1,4 @@
-"""Instructions as values, and their 256-bit encoding (the layout in glc/isa/fields.py).
+"""Instructions as values, and their 512-bit encoding (the layout in glc/isa/fields.py).
 
 `encode`/`decode` are exact inverses on every encodable instruction. Whether an instruction is
 *legal* for a configuration (counts >= 1, run <= N, ...) is a separate question, answered by
@@ -13,12 +13,15 @@ from pathlib import Path
 
 from glc.errors import GlcError
 from glc.isa.fields import (
+    ALL_FLAGS,
     BY_CODE,
     BY_NAME,
     LEVELS,
     OPCODE_BITS,
     UNIT_FLAGS,
     UNITS,
+    VEC_FLAGS,
+    VECTOR_OPS,
     WORD_BYTES,
     Opcode,
 )
@@ -40,7 +43,7 @@ class Instruction:
         the assembler checks user input itself and reports it with a location).
         """
         op = BY_NAME[name]
-        unknown = set(values) - {f.name for f in op.fields}
+        unknown = set(values) - op.index.keys()
         if unknown:
             raise ValueError(f"{name} has no field(s) {sorted(unknown)}")
         result = []
@@ -59,23 +62,18 @@ class Instruction:
         return f"Instruction({self.op.name}: {', '.join(shown)})"
 
     def __getitem__(self, name: str) -> int:
-        for f, value in zip(self.op.fields, self.values, strict=True):
-            if f.name == name:
-                return value
-        raise KeyError(name)
+        return self.values[self.op.index[name]]
 
     def get(self, name: str, default: int = 0) -> int:
         """The field's value, or `default` if the opcode has no such field (e.g. a flag)."""
-        try:
-            return self[name]
-        except KeyError:
-            return default
+        position = self.op.index.get(name)
+        return default if position is None else self.values[position]
 
     @property
     def unit(self) -> str | None:
         """The unit whose queue this instruction goes to (None for HALT)."""
         if self.op.name == "sync":
-            return UNITS[self["unit"]] if self["unit"] < len(UNITS) else None
+            return UNITS[self["unit"]]
         return self.op.unit
 
 
@@ -89,7 +87,7 @@ class DecodeError(ValueError):
 
 
 def encode(instruction: Instruction) -> int:
-    """The instruction as a 256-bit integer (docs/isa.md, "Instruction format")."""
+    """The instruction as a 512-bit integer (docs/isa.md, "Instruction format")."""
     word = instruction.op.code
     for f, value in zip(instruction.op.fields, instruction.values, strict=True):
         word |= (value & ((1 << f.width) - 1)) << f.lsb
@@ -97,7 +95,7 @@ def encode(instruction: Instruction) -> int:
 
 
 def decode(word: int) -> Instruction:
-    """The instruction a 256-bit word encodes; DecodeError if it is not one."""
+    """The instruction a 512-bit word encodes; DecodeError if it is not one."""
     code = word & ((1 << OPCODE_BITS) - 1)
     op = BY_CODE.get(code)
     if op is None:
@@ -132,25 +130,32 @@ def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
             return f"the runs of one row ({run}·{math.prod(counts[:inner])}) exceed N={array_size}"
         if name == "store" and instruction["raw"] and instruction["shift"]:
             return "shift must be 0 when raw"
+        if name == "load" and instruction["acc"] and instruction["transpose"]:
+            return "a transposing LOAD writes the scratchpad, not the accumulator"
     elif name == "matmul" and instruction["rows"] == 0:
         return "rows is 0"
+    elif name == "vector":
+        if instruction["op"] >= len(VECTOR_OPS):
+            return f"op={instruction['op']} is not a vector operation"
+        for field in ("count", "group"):
+            if instruction[field] == 0:
+                return f"{field} is 0"
     elif name == "sync":
         unit = instruction.unit
-        if unit is None:
-            return f"unit={instruction['unit']} is not a unit"
-        wrong = [f for f in UNIT_FLAGS["exec"] if instruction[f] and f not in UNIT_FLAGS[unit]]
+        wrong = [f for f in (*ALL_FLAGS, *VEC_FLAGS) if instruction[f]
+                 and f not in UNIT_FLAGS[unit]]
         if wrong:
             return f"the {unit} unit has no {wrong[0]} token"
     return None
 
 
 def to_bytes(words: list[int]) -> bytes:
-    """The .bin image: consecutive 32-byte little-endian words (docs/isa.md, "Binary images")."""
+    """The .bin image: consecutive 64-byte little-endian words (docs/isa.md, "Binary images")."""
     return b"".join(w.to_bytes(WORD_BYTES, "little") for w in words)
 
 
 def to_hex(words: list[int]) -> str:
-    """The .hex image for $readmemh: one word per line, 64 hex digits, most significant first."""
+    """The .hex image for $readmemh: one word per line, 128 hex digits, most significant first."""
     return "".join(f"{w:0{2 * WORD_BYTES}x}\n" for w in words)
 
 

@@ -7,12 +7,14 @@ format"); the encoder, decoder, assembler and disassembler all derive from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
-WORD_BITS = 256
+WORD_BITS = 512
 WORD_BYTES = WORD_BITS // 8
 OPCODE_BITS = 4
 LEVELS = 4  # loop levels of the transfer pattern (docs/isa.md, LOAD and STORE)
-UNITS = ("load", "exec", "store")
+UNITS = ("load", "exec", "store", "vector")
+VECTOR_OPS = ("add", "max", "mul")  # VECTOR's `op` field (docs/isa.md, VECTOR)
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class Field:
         return ((1 << self.width) - 1) << self.lsb
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Opcode:
     """An opcode: its number, mnemonic, the unit whose queue it goes to, and its fields."""
 
@@ -59,12 +61,14 @@ class Opcode:
 
     def field(self, name: str) -> Field:
         """The field called `name` (KeyError if the opcode has none)."""
-        for f in self.fields:
-            if f.name == name:
-                return f
-        raise KeyError(name)
+        return self.fields[self.index[name]]
 
-    @property
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Each field's position in `fields` (instructions store values in that order)."""
+        return {f.name: i for i, f in enumerate(self.fields)}
+
+    @cached_property
     def mask(self) -> int:
         """Every assigned bit, opcode included; the rest must be zero (ILLEGAL_FIELD)."""
         bits = (1 << OPCODE_BITS) - 1
@@ -74,8 +78,9 @@ class Opcode:
 
 
 def _flags(*names: str) -> tuple[Field, ...]:
-    # The token flags sit at fixed bits [7:4]; only the ones towards existing units are fields.
-    positions = {"pop_prev": 4, "pop_next": 5, "push_prev": 6, "push_next": 7}
+    # The token flags sit at fixed bits [9:4]; only the ones towards existing units are fields.
+    positions = {"pop_prev": 4, "pop_next": 5, "push_prev": 6, "push_next": 7,
+                 "pop_vec": 8, "push_vec": 9}
     return tuple(Field(n, positions[n], 1, flag=True) for n in names)
 
 
@@ -83,63 +88,80 @@ def _transfer(first: tuple[Field, ...]) -> tuple[Field, ...]:
     """The transfer pattern shared by LOAD and STORE (docs/isa.md), after the op-specific bits."""
     levels = []
     for k in range(LEVELS):
-        base = 67 + 37 * k
+        base = 104 + 64 * k
         levels += [
-            Field(f"count{k}", base, 11, default=1),
-            Field(f"stride{k}", base + 11, 20, signed=True),
-            Field(f"ycoef{k}", base + 31, 3),
-            Field(f"xcoef{k}", base + 34, 3),
+            Field(f"count{k}", base, 16, default=1),
+            Field(f"stride{k}", base + 16, 32, signed=True),
+            Field(f"ycoef{k}", base + 48, 8),
+            Field(f"xcoef{k}", base + 56, 8),
         ]
     return (
         *first,
-        Field("inner", 16, 3),
-        Field("run", 19, 8),
-        Field("row", 27, 16),
-        Field("dram", 43, 24, wrap=True),
+        Field("xrun", 19, 1, flag=True),
+        Field("inner", 40, 3),
+        Field("run", 48, 8),
+        Field("row", 56, 16),
+        Field("dram", 72, 32, wrap=True),
         *levels,
-        Field("y0", 215, 10, signed=True),
-        Field("x0", 225, 10, signed=True),
-        Field("ylim", 235, 10),
-        Field("xlim", 245, 10),
+        Field("y0", 360, 16, signed=True),
+        Field("x0", 376, 16, signed=True),
+        Field("ylim", 392, 16),
+        Field("xlim", 408, 16),
     )
 
 
 ALL_FLAGS = ("pop_prev", "pop_next", "push_prev", "push_next")
+VEC_FLAGS = ("pop_vec", "push_vec")  # LOAD's and STORE's tokens to and from the vector unit
 
 OPCODES: tuple[Opcode, ...] = (
     Opcode("load", 1, "load", (
-        *_flags("pop_next", "push_next"),
-        *_transfer((Field("acc", 8, 1, flag=True),)),
+        *_flags("pop_next", "push_next", *VEC_FLAGS),
+        *_transfer((Field("acc", 16, 1, flag=True), Field("transpose", 18, 1, flag=True),
+                    Field("pad", 32, 8, signed=True))),
     )),
     Opcode("store", 2, "store", (
-        *_flags("pop_prev", "push_prev"),
-        *_transfer((Field("raw", 8, 1, flag=True), Field("relu", 9, 1, flag=True),
-                    Field("shift", 10, 5))),
+        *_flags("pop_prev", "push_prev", *VEC_FLAGS),
+        *_transfer((Field("raw", 16, 1, flag=True), Field("relu", 17, 1, flag=True),
+                    Field("shift", 20, 5))),
     )),
     Opcode("preload", 3, "exec", (
         *_flags(*ALL_FLAGS),
-        Field("row", 16, 16),
+        Field("row", 32, 16),
     )),
     Opcode("matmul", 4, "exec", (
         *_flags(*ALL_FLAGS),
-        Field("accumulate", 8, 1, flag=True),
-        Field("sp", 16, 16),
-        Field("acc", 32, 16),
-        Field("rows", 48, 16, default=1),
+        Field("accumulate", 16, 1, flag=True),
+        Field("sp", 32, 16),
+        Field("acc", 48, 16),
+        Field("rows", 64, 16, default=1),
     )),
     Opcode("sync", 5, None, (
-        *_flags(*ALL_FLAGS),
-        Field("unit", 8, 2, names=UNITS),
+        *_flags(*ALL_FLAGS, *VEC_FLAGS),
+        Field("unit", 16, 2, names=UNITS),
     )),
     Opcode("halt", 6, None, ()),
+    Opcode("vector", 7, "vector", (
+        *_flags(*ALL_FLAGS),
+        Field("op", 16, 2, names=VECTOR_OPS),
+        Field("accumulate", 18, 1, flag=True),
+        Field("src_acc", 19, 1, flag=True),
+        Field("src", 32, 16),
+        Field("dst", 48, 16),
+        Field("count", 64, 16, default=1),
+        Field("group", 80, 16, default=1),
+        Field("ostride", 96, 16),
+        Field("gstride", 112, 16),
+    )),
 )
 
 BY_NAME = {op.name: op for op in OPCODES}
 BY_CODE = {op.code: op for op in OPCODES}
 
-# The flags each unit may carry: the chain is LOAD -> EXEC -> STORE (docs/isa.md, tokens).
+# The flags each unit may carry: the chains LOAD -> EXEC -> STORE and LOAD -> VECTOR -> STORE
+# (docs/isa.md, tokens).
 UNIT_FLAGS = {
-    "load": ("pop_next", "push_next"),
+    "load": ("pop_next", "push_next", *VEC_FLAGS),
     "exec": ALL_FLAGS,
-    "store": ("pop_prev", "push_prev"),
+    "store": ("pop_prev", "push_prev", *VEC_FLAGS),
+    "vector": ALL_FLAGS,
 }

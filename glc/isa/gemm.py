@@ -19,9 +19,10 @@ model predicts faster.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-from glc.errors import DoesNotFit, GlcError
+from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
@@ -86,6 +87,7 @@ class Im2colRows:
                 f"y0={y0}, x0={x0}, ylim={self.h}, xlim={self.w}")
 
 
+@functools.lru_cache(maxsize=256)
 def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
@@ -93,7 +95,8 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
-    "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster).
+    "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster). Memoised: the
+    extraction's costing and the lowering ask for the same schedules.
     """
     n = config.array_size
     if m < 1 or k % n or n_out % n or not k or not n_out:
@@ -105,23 +108,13 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
                        f"{config.name}")
-    best, lengths = None, []
+    best = None
     for plan in plans:
         text = _Emitter(m, k, n_out, n, plan, source, output).text()
-        # A schedule must fit the instruction memory: counted, not assembled (assembling tens of
-        # thousands of lines to be refused took seconds per candidate kernel).
-        lengths.append(sum(1 for line in text.splitlines()
-                           if line and not line.startswith((";", "."))))
-        if lengths[-1] > config.imem_words:
-            continue
         program = assemble(text, config)
         cycles = predict(program.instructions(), config).counters.cycles if len(plans) > 1 else 0
         if best is None or cycles < best[0]:
             best = (cycles, text, plan)
-    if best is None:
-        raise DoesNotFit(f"gemm {m}x{k}x{n_out}: its shortest schedule has {min(lengths)} "
-                         f"instructions; {config.name}'s instruction memory holds "
-                         f"{config.imem_words}")
     return best[1], best[2]
 
 
@@ -167,6 +160,33 @@ def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel:
                         source, order)
 
 
+def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
+              ) -> tuple[list[tuple[int, int, int]], dict[int, list[tuple[int, int]]]]:
+    """The steps (block, k tile, output tile) in exec order, and which load step brings each A
+    slice (block, k tile): the schedule's shape, shared by the emitter and the analytic cost
+    model (glc/cost/kernel.py)."""
+    tiles_k, tiles_j, blocks = k // n, n_out // n, m // layout.block_rows
+    if layout.order == "k-outer":
+        steps = [(mb, kk, j) for mb in range(blocks) for kk in range(tiles_k)
+                 for j in range(tiles_j)]
+    else:
+        steps = [(mb, kk, j) for mb in range(blocks) for j in range(tiles_j)
+                 for kk in range(tiles_k)]
+    # k-outer: slice a = mb·K/N + kk shares a buffer with slice a − 2, so it loads at the
+    # earliest step whose buffer-free token (from step s − D) proves slice a − 2's last step
+    # done. j-outer: with the block's first pass (step (mb, kk, 0) = mb·J·K/N + kk).
+    slice_step: dict[int, list[tuple[int, int]]] = {}
+    for mb in range(blocks):
+        for kk in range(tiles_k):
+            if layout.order == "k-outer":
+                a = mb * tiles_k + kk
+                at = min(max(0, (a - 1) * tiles_j - 1 + layout.weight_buffers), a * tiles_j)
+            else:
+                at = mb * tiles_j * tiles_k + kk
+            slice_step.setdefault(at, []).append((mb, kk))
+    return steps, slice_step
+
+
 class _Emitter:
     def __init__(self, m, k, n_out, n, layout: GemmLayout, source, output):
         self.m, self.k, self.n_out, self.n, self.layout = m, k, n_out, n, layout
@@ -174,24 +194,7 @@ class _Emitter:
         self.raw, self.relu, self.shift = output
         self.tiles_k, self.tiles_j = k // n, n_out // n
         self.blocks = m // layout.block_rows
-        kt, jt, blocks = range(self.tiles_k), range(self.tiles_j), range(self.blocks)
-        if layout.order == "k-outer":
-            self.steps = [(mb, kk, j) for mb in blocks for kk in kt for j in jt]
-        else:
-            self.steps = [(mb, kk, j) for mb in blocks for j in jt for kk in kt]
-        # Which load step brings each A slice (mb, kk). k-outer: slice a = mb·K/N + kk shares a
-        # buffer with slice a − 2, so it loads at the earliest step whose buffer-free token
-        # (from step s − D) proves slice a − 2's last step done. j-outer: with the first pass.
-        self.slice_step: dict[int, list[tuple[int, int]]] = {}
-        for mb in blocks:
-            for kk in kt:
-                if layout.order == "k-outer":
-                    a = mb * self.tiles_k + kk
-                    at = min(max(0, (a - 1) * self.tiles_j - 1 + layout.weight_buffers),
-                             a * self.tiles_j)
-                else:
-                    at = self.steps.index((mb, kk, 0))
-                self.slice_step.setdefault(at, []).append((mb, kk))
+        self.steps, self.slice_step = step_plan(m, k, n_out, n, layout)
 
     def text(self) -> str:
         """The program: loads emitted D−1 steps ahead of the exec step that uses them, so every

@@ -1,6 +1,7 @@
 """The ISA simulator: executes a program bit-exactly on numpy arrays (docs/isa.md, semantics).
 
-The dispatcher decodes words in order until HALT, the cycle model (glc/isa/cycles.py) decides
+The host places the image in DRAM, the dispatcher decodes the words it fetches from there in
+order until HALT, the cycle model (glc/isa/cycles.py) decides
 when each instruction issues, and the instructions execute whole, vectorised, in that order, so
 errors come out in the order the hardware meets them and deadlocks are the model's.
 """
@@ -11,13 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glc.errors import Span
+from glc.errors import GlcError, Span
 from glc.hwconfig import HwConfig
 from glc.isa.asm import format_instruction
 from glc.isa.cycles import Timeline, schedule
-from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason
+from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason, to_bytes
+from glc.isa.fields import VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.isa.transfer import element_bytes, expand, local_rows
+from glc.isa.transfer import element_bytes, expand, local_rows, written_rows
 
 
 def requantize(x: np.ndarray, shift: int) -> np.ndarray:
@@ -43,11 +45,33 @@ class Result:
 
 
 def run(words: list[int], config: HwConfig, dram: np.ndarray | bytes | None = None,
-        spans: list[Span] | None = None) -> Result:
-    """Execute a program image. `dram` is the initial DRAM (zero-extended to `dram_bytes`);
-    `spans` locate each word in its source for error messages. Raises MachineError on an error.
+        spans: list[Span] | None = None, base: int | None = None) -> Result:
+    """Execute a program image. `dram` is the initial DRAM (zero-extended to `dram_bytes`); the
+    host writes the image into it at byte address `base` (default: `program_base`) and starts
+    the machine there. `spans` locate each word in its source for error messages. Raises
+    MachineError on an error.
     """
-    return _Machine(config, dram, spans or []).run(words)
+    return _Machine(config, dram, spans or []).run(words, program_base(config, len(words))
+                                                   if base is None else base)
+
+
+def program_base(config: HwConfig, words: int) -> int:
+    """Where the host puts an image of `words` instructions by default: the highest
+    64-byte-aligned address at which it ends inside DRAM, clear of data placed from address 0."""
+    return max(0, (config.dram_bytes - words * WORD_BYTES) // WORD_BYTES * WORD_BYTES)
+
+
+def place_image(dram: np.ndarray, words: list[int], base: int) -> None:
+    """Write `words` into `dram` at `base` as the host does before it starts the machine
+    (docs/isa.md, "Instruction fetch"); a GlcError if it does not fit or overlaps data."""
+    image = np.frombuffer(to_bytes(words), dtype=np.uint8)
+    if base % WORD_BYTES or base < 0 or base + image.size > dram.size:
+        raise GlcError(f"a program image of {len(words)} words at DRAM {base} does not fit "
+                       f"{WORD_BYTES}-byte aligned in {dram.size} bytes of DRAM")
+    if dram[base:base + image.size].any():
+        raise GlcError(f"the program image at DRAM {base} … {base + image.size - 1} overlaps "
+                       "the program's data")
+    dram[base:base + image.size] = image
 
 
 class _Machine:
@@ -69,9 +93,10 @@ class _Machine:
         self.weights = np.zeros((n, n), dtype=np.int8)
         self.swap_pending = False
 
-    def run(self, words: list[int]) -> Result:
+    def run(self, words: list[int], base: int) -> Result:
         """Decode, schedule, execute in issue order; raise the first error the machine meets."""
-        program, fault = self._decode(words)
+        place_image(self.dram, words, base)
+        program, fault = self._decode(base)
         timeline = schedule(program, self.config, fault)
         for pc in timeline.issue_order():
             try:
@@ -85,11 +110,18 @@ class _Machine:
             raise self._error(error.code, error.pc, error.detail, program[error.pc])
         return Result(self.dram, self.sp, self.acc, timeline.counters, timeline)
 
-    def _decode(self, words: list[int]) -> tuple[list[Instruction], MachineError | None]:
-        """Decode in dispatch order up to HALT; the first bad word becomes the stream's fault."""
+    def _decode(self, base: int) -> tuple[list[Instruction], MachineError | None]:
+        """Decode the words the dispatcher fetches from DRAM at `base`, in order, up to HALT;
+        the first bad or unfetchable word becomes the stream's fault."""
         program: list[Instruction] = []
-        for pc in range(self.config.imem_words):
-            word = words[pc] if pc < len(words) else 0
+        pc = 0
+        while True:
+            address = base + pc * WORD_BYTES
+            if address + WORD_BYTES > self.config.dram_bytes:
+                return program, self._error(ErrorCode.FETCH_RANGE, pc,
+                                            f"word {pc} at DRAM {address} lies outside "
+                                            f"0 … {self.config.dram_bytes - 1}", None)
+            word = int.from_bytes(self.dram[address:address + WORD_BYTES].tobytes(), "little")
             try:
                 instruction = decode(word)
             except DecodeError as error:
@@ -100,8 +132,7 @@ class _Machine:
             program.append(instruction)
             if instruction.op.name == "halt":
                 return program, None
-        return program, self._error(ErrorCode.IMEM_RANGE, self.config.imem_words,
-                                    "ran past the end of instruction memory without HALT", None)
+            pc += 1
 
     def _error(self, code: ErrorCode, pc: int, detail: str, instruction: Instruction | None,
                text: str = "") -> MachineError:
@@ -122,6 +153,8 @@ class _Machine:
             self.swap_pending = True
         elif name == "matmul":
             self._matmul(instruction)
+        elif name == "vector":
+            self._vector(instruction)
 
     def _matmul(self, instruction: Instruction) -> None:
         sp, acc, rows = instruction["sp"], instruction["acc"], instruction["rows"]
@@ -136,49 +169,86 @@ class _Machine:
         else:
             self.acc[acc:acc + rows] = product
 
+    def _vector(self, instruction: Instruction) -> None:
+        """Fold `group` source rows into each of `count` ACC rows (docs/isa.md, VECTOR)."""
+        source, label, code = ((self.acc, "accumulator", ErrorCode.ACC_RANGE)
+                               if instruction["src_acc"]
+                               else (self.sp, "scratchpad", ErrorCode.SP_RANGE))
+        count, group, dst = instruction["count"], instruction["group"], instruction["dst"]
+        rows = (instruction["src"] + instruction["ostride"] * np.arange(count)[:, None]
+                + instruction["gstride"] * np.arange(group))
+        last = int(rows.max())
+        if last >= source.shape[0]:
+            raise _Fault(code, f"{label} row {last} exceeds its {source.shape[0]} rows")
+        _check_rows(dst, count, self.acc, ErrorCode.ACC_RANGE, "accumulator")
+        fold = VECTOR_FOLDS[VECTOR_OPS[instruction["op"]]]
+        # Outputs are made in order (docs/isa.md, VECTOR): where accumulator sources overlap the
+        # rows written, output i reads what outputs before it wrote, so go row by row.
+        overlap = instruction["src_acc"] and bool(((rows >= dst) & (rows < dst + count)).any())
+        batches = [np.arange(i, i + 1) for i in range(count)] if overlap else [np.arange(count)]
+        for batch in batches:
+            result = fold(source[rows[batch]].astype(np.int64), axis=1)  # [outputs, N]
+            if instruction["accumulate"]:
+                result = fold(np.stack([self.acc[dst + batch].astype(np.int64), result]), axis=0)
+            # add and mul wrap modulo 2^32 like the accumulator: keep the low 32 bits.
+            self.acc[dst + batch] = _wrap32(result)
+
     def _transfer_checks(self, instruction: Instruction, memory: np.ndarray, code: ErrorCode,
                          label: str):
         """Range-check a LOAD/STORE and return its runs (docs/isa.md, "Range checks")."""
-        _check_rows(instruction["row"], local_rows(instruction), memory, code, label)
+        _check_rows(instruction["row"], written_rows(instruction, self.config.array_size),
+                    memory, code, label)
         runs = expand(instruction)
-        size = instruction["run"] * element_bytes(instruction)
-        outside = runs.inside & (runs.address + size > self.config.dram_bytes)
+        width = element_bytes(instruction)
+        # Only in-bounds elements touch DRAM: the end of the last one must lie inside it.
+        ends = runs.address[:, None] + width * (1 + np.arange(instruction["run"]))
+        outside = runs.inside & (ends > self.config.dram_bytes)
         if outside.any():
-            first = int(runs.address[np.argmax(outside)])
+            run, element = np.unravel_index(np.argmax(outside), outside.shape)
+            first = int(runs.address[run]) + width * int(element)
             raise _Fault(ErrorCode.DRAM_RANGE,
-                         f"run at DRAM {first} … {first + size - 1} is outside "
+                         f"element at DRAM {first} … {first + width - 1} is outside "
                          f"0 … {self.config.dram_bytes - 1}")
-        return runs, size
+        return runs, width
 
     def _load(self, instruction: Instruction) -> None:
         to_acc = instruction["acc"]
         memory = self.acc if to_acc else self.sp
         label = "accumulator" if to_acc else "scratchpad"
         code = ErrorCode.ACC_RANGE if to_acc else ErrorCode.SP_RANGE
-        runs, size = self._transfer_checks(instruction, memory, code, label)
-        run = instruction["run"]
-        block = np.zeros((local_rows(instruction), self.config.array_size), dtype=memory.dtype)
-        inside = runs.inside
-        raw = self.dram[runs.address[inside, None] + np.arange(size)]
-        values = raw.view("<i4") if to_acc else raw.view(np.int8)
-        block[runs.row[inside, None], runs.column[inside, None] + np.arange(run)] = values
+        runs, width = self._transfer_checks(instruction, memory, code, label)
+        run, n = instruction["run"], self.config.array_size
+        block = np.zeros((local_rows(instruction), n), dtype=memory.dtype)
+        # Every element of a run starts as the pad value; in-bounds ones are read from DRAM.
+        values = np.full(runs.inside.shape, instruction["pad"], dtype=memory.dtype)
+        run_at, element = np.nonzero(runs.inside)
+        raw = self.dram[(runs.address[run_at] + width * element)[:, None] + np.arange(width)]
+        values[run_at, element] = raw.view("<i4")[:, 0] if to_acc else raw.view(np.int8)[:, 0]
+        block[runs.row[:, None], runs.column[:, None] + np.arange(run)] = values
         row = instruction["row"]
+        if instruction["transpose"]:
+            # Blocks of N local rows, each written transposed into N scratchpad rows.
+            blocks = -(-block.shape[0] // n)
+            padded = np.zeros((blocks * n, n), dtype=block.dtype)
+            padded[:block.shape[0]] = block
+            block = padded.reshape(blocks, n, n).transpose(0, 2, 1).reshape(blocks * n, n)
         memory[row:row + block.shape[0]] = block
 
     def _store(self, instruction: Instruction) -> None:
-        runs, size = self._transfer_checks(instruction, self.acc, ErrorCode.ACC_RANGE,
-                                           "accumulator")
+        runs, width = self._transfer_checks(instruction, self.acc, ErrorCode.ACC_RANGE,
+                                            "accumulator")
         run, row = instruction["run"], instruction["row"]
-        inside = runs.inside
-        values = self.acc[row + runs.row[inside, None], runs.column[inside, None] + np.arange(run)]
+        values = self.acc[row + runs.row[:, None], runs.column[:, None] + np.arange(run)]
         if instruction["relu"]:
             values = np.maximum(values, 0)
         if instruction["raw"]:
-            data = values.astype("<i4").view(np.uint8)
+            data = values.astype("<i4")
         else:
-            data = requantize(values, instruction["shift"]).view(np.uint8)
-        _write_in_order(self.dram, (runs.address[inside, None] + np.arange(size)).ravel(),
-                        data.ravel())
+            data = requantize(values, instruction["shift"])
+        run_at, element = np.nonzero(runs.inside)
+        data = data[run_at, element].view(np.uint8).reshape(-1, width)
+        index = (runs.address[run_at] + width * element)[:, None] + np.arange(width)
+        _write_in_order(self.dram, index.ravel(), data.ravel())
 
 
 class _Fault(Exception):
@@ -195,6 +265,14 @@ def _write_in_order(memory: np.ndarray, index: np.ndarray, data: np.ndarray) -> 
     are written in loop order), which numpy's fancy assignment does not promise."""
     last = index.size - 1 - np.unique(index[::-1], return_index=True)[1]
     memory[index[last]] = data[last]
+
+
+def _wrap32(values: np.ndarray) -> np.ndarray:
+    """int64 → int32 modulo 2^32 (two's complement), as the accumulator wraps."""
+    return values.astype(np.int32)
+
+
+VECTOR_FOLDS = {"add": np.sum, "max": np.max, "mul": np.prod}
 
 
 def _check_rows(first: int, count: int, memory: np.ndarray, code: ErrorCode, label: str) -> None:

@@ -21,7 +21,7 @@ class ErrorCode(IntEnum):
     DRAM_RANGE = 3
     SP_RANGE = 4
     ACC_RANGE = 5
-    IMEM_RANGE = 6
+    FETCH_RANGE = 6
     DEADLOCK = 7
     TOKEN_OVERFLOW = 8
 
@@ -46,9 +46,11 @@ class Counters:
     busy_load: int = 0
     busy_exec: int = 0
     busy_store: int = 0
+    busy_vector: int = 0
     stall_token_load: int = 0
     stall_token_exec: int = 0
     stall_token_store: int = 0
+    stall_token_vector: int = 0
     stall_dram_load: int = 0
     stall_dram_store: int = 0
     macs: int = 0

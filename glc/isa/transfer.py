@@ -1,5 +1,5 @@
 """The transfer pattern of LOAD and STORE: four nested strided loops of runs with virtual
-coordinates for zero padding (docs/isa.md, "LOAD and STORE: the transfer pattern").
+coordinates for padding (docs/isa.md, "LOAD and STORE: the transfer pattern").
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from glc.isa.encoding import Instruction
 from glc.isa.fields import LEVELS
 
-ADDRESS_BITS = 24  # the `dram` field's width: addresses are computed modulo 2**24
+ADDRESS_BITS = 32  # the `dram` field's width: addresses are computed modulo 2**32
 
 
 def element_bytes(instruction: Instruction) -> int:
@@ -37,12 +37,20 @@ def beats(instruction: Instruction, port_bytes: int) -> int:
     return math.prod(counts(instruction)) * -(-run_bytes // port_bytes)
 
 
+def written_rows(instruction: Instruction, array_size: int) -> int:
+    """Local rows a LOAD writes: its local rows, or whole N-row blocks when it transposes."""
+    rows = local_rows(instruction)
+    if instruction.get("transpose"):
+        return -(-rows // array_size) * array_size
+    return rows
+
+
 @dataclass(frozen=True)
 class Runs:
     """Every run of a transfer, in execution order (level 3 outermost)."""
 
-    address: np.ndarray  # int64 DRAM byte address of each run (mod 2**24)
-    inside: np.ndarray  # bool: the run's virtual coordinates are within the bounds
+    address: np.ndarray  # int64 DRAM byte address of each run (mod 2**32)
+    inside: np.ndarray  # bool [runs, run]: each element's virtual coordinates are in bounds
     row: np.ndarray  # int64 local row of each run, relative to the `row` field
     column: np.ndarray  # int64 first column of each run
 
@@ -72,14 +80,20 @@ def expand(instruction: Instruction) -> Runs:
         else:
             row = row + index * outer_scale
             outer_scale *= levels[k]
-    inside = np.ones(shape, dtype=bool)
+    run = instruction["run"]
+    y, x = y.reshape(-1, 1), x.reshape(-1, 1)
+    # With `xrun` element j of a run sits at x + j and is bounds-checked alone; otherwise the
+    # run is in or out as a whole.
+    if instruction["xrun"]:
+        x = x + np.arange(run, dtype=np.int64)
+    inside = np.ones((y.shape[0], run), dtype=bool)
     if instruction["ylim"]:
         inside &= (y >= 0) & (y < instruction["ylim"])
     if instruction["xlim"]:
         inside &= (x >= 0) & (x < instruction["xlim"])
     return Runs(
         address=(address % (1 << ADDRESS_BITS)).ravel(),
-        inside=inside.ravel(),
+        inside=inside,
         row=row.ravel(),
         column=(run_index * instruction["run"]).ravel(),
     )

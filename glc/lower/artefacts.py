@@ -53,7 +53,8 @@ def manifest(program: Program) -> dict:
             k = step.kernel
             body = len(k.instructions) - 1  # its HALT is the image's
             steps.append({"kind": "kernel", "name": step.name, "words": [offset, body],
-                          "m": k.m, "k": k.k, "n_out": k.n_out, "raw": k.raw, "relu": k.relu,
+                          "unit": k.kind, "m": k.m, "k": k.k, "n_out": k.n_out, "raw": k.raw,
+                          "relu": k.relu,
                           "shift": k.shift, "inputs": step.inputs, "output": step.output,
                           "predicted_cycles": k.predicted_cycles(program.config),
                           "ideal_cycles": k.ideal_cycles(program.config.array_size),
@@ -138,7 +139,8 @@ def read(outdir: Path) -> Program:
                 first, count = step["words"]
                 kernel = Kernel(step["term"], step["m"], step["k"], step["n_out"], step["raw"],
                                 step["relu"], step["shift"],
-                                [*(decode(w) for w in words[first:first + count]), HALT])
+                                [*(decode(w) for w in words[first:first + count]), HALT],
+                                kind=step["unit"])
                 program.steps.append(KernelStep(step["name"], kernel, step["inputs"],
                                                 step["output"]))
             else:
@@ -176,10 +178,10 @@ def _verify(outdir: Path, files: object) -> None:
 def _view_json(view: View) -> dict:
     return {"buffer": view.buffer, "offset": view.offset,
             "groups": [[[d.size, d.stride, list(d.coefs)] for d in g] for g in view.groups],
-            "coords": [list(c) for c in view.coords]}
+            "coords": [list(c) for c in view.coords], "fill": view.fill}
 
 
 def _view_from_json(data: dict) -> View:
     return View(data["buffer"], data["offset"],
                 tuple(tuple(Digit(s, st, tuple(c)) for s, st, c in g) for g in data["groups"]),
-                tuple(tuple(c) for c in data["coords"]))
+                tuple(tuple(c) for c in data["coords"]), data["fill"])

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
 
 from glc.egraph.egraph import EGraph, ENode
 from glc.egraph.extract import build_term, tree_costs
@@ -58,11 +57,8 @@ HOST_OP = 4.0
 FUSED = ("relu", "requantize")
 # Access operators that are views (docs/lowering.md, "Address patterns"): zero padding only.
 VIEWS = frozenset(COMMUTING) | {"symbol", "access-tensor"}
-# The costing lowers with the whole 24-bit address space: whether the tensors fit the configured
-# DRAM is the real lowering's to report (the costing cannot know what else the program places).
-ADDRESS_SPACE = 1 << 24
 # A systolic node the array cannot run (non-int8 operands, or a kernel the lowering refuses, e.g.
-# more weight tiles than the instruction memory holds) costs the host estimate of its product
+# one whose tiles the scratchpad cannot hold) costs the host estimate of its product
 # less this: above every kernel that runs, below the un-tensorised product, so the tensorised
 # spelling still wins (an oversized program fails in the lowering, saying why, rather than
 # silently running on the host; a float one is a host step either way).
@@ -74,7 +70,6 @@ class CycleCost:
 
     def __init__(self, config: HwConfig):
         self.config = config
-        self._costing = replace(config, dram_bytes=ADDRESS_SPACE)
         self._kernels: dict[tuple, float] = {}
         self._nodes: dict[ENode, float] = {}  # per e-graph state: the passes of an extraction
         self.deadline: float | None = None
@@ -129,14 +124,16 @@ class CycleCost:
         key = _signature(term, env)
         if key not in self._kernels:
             try:
-                program = lower(term, env, self._costing)
-                figures = program.figures()
+                # On the real DRAM: a candidate whose own tensors do not fit is refused before
+                # its schedule is estimated (a network's layer on n4 would take minutes); one
+                # that fits alone may still not fit beside the rest, the real lowering's to say.
+                program = lower(term, env, self.config, build=False)
                 # A host copy of an operand the DMA cannot walk is host work the cycle count
                 # leaves out (docs/lowering.md, "Address patterns"): charged here.
-                cycles = figures["predicted_cycles"] + sum(
+                cycles = program.estimated_cycles() + sum(
                     host_cost(math.prod(program.buffers[s.output].shape))
                     for s in program.host_steps if s.copy)
-                if figures["host_steps"] or figures["kernels"] != 1:
+                if any(not s.copy for s in program.host_steps) or len(program.kernels) != 1:
                     cycles = refused
             except GlcError:
                 cycles = refused

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.interp import interpret
 from glc.isa import simulator
+from glc.isa.fields import WORD_BYTES
+from glc.isa.simulator import program_base
 from glc.isa.status import Counters
 from glc.lower.image import schedule
 from glc.lower.program import Buffer, HostStep, Program
@@ -74,16 +76,24 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             write_buffer(dram, program.buffers[run.output], result)
             continue
         words, size = run.words, config.dram_bytes
+        # The host writes the image above the data (docs/isa.md, "Instruction fetch") and takes
+        # the space back after the run.
+        base = program_base(config, len(words))
+        if base < program.dram_bytes:
+            raise DoesNotFit(f"the data ({program.dram_bytes} bytes) and an image of "
+                             f"{len(words)} instructions ({WORD_BYTES * len(words)} bytes) need "
+                             f"more than the {size} bytes of {config.name}'s DRAM")
         if engine == "isa":
-            machine = simulator.run(words, config, dram[:size])
+            machine = simulator.run(words, config, dram[:size], base=base)
             dram[:size], counter = machine.dram, machine.counters
         else:
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 
             watchdog = max_cycles or 10 * run.predicted_cycles(config) + 10_000
-            sim = run_program(config, words, dram[:size], max_cycles=watchdog)
+            sim = run_program(config, words, dram[:size], base=base, max_cycles=watchdog)
             sim.raise_for_status(", ".join(s.name for s in run.steps))
             dram[:size], counter = sim.dram, sim.counters
+        dram[base:base + WORD_BYTES * len(words)] = 0
         counters.append(counter)
     result = _read_view(dram, program, program.output).astype(program.output_dtype)
     return Outcome(result, dram, engine, counters)

@@ -28,7 +28,11 @@ HALT = Instruction.make("halt")
 _COUNTERS = {"ld2ex": (("load", "push_next"), ("exec", "pop_prev")),
              "ex2ld": (("exec", "push_prev"), ("load", "pop_next")),
              "ex2st": (("exec", "push_next"), ("store", "pop_prev")),
-             "st2ex": (("store", "push_prev"), ("exec", "pop_next"))}
+             "st2ex": (("store", "push_prev"), ("exec", "pop_next")),
+             "ld2vu": (("load", "push_vec"), ("vector", "pop_prev")),
+             "vu2ld": (("vector", "push_prev"), ("load", "pop_vec")),
+             "vu2st": (("vector", "push_next"), ("store", "pop_vec")),
+             "st2vu": (("store", "push_vec"), ("vector", "pop_next"))}
 
 
 @dataclass
@@ -80,7 +84,7 @@ def balanced(instructions: list[Instruction]) -> bool:
 
 def schedule(program: Program) -> list[Image | HostStep]:
     """The program's runs in order: host steps, and images of consecutive kernels (joined while
-    they balance and fit the instruction memory)."""
+    they balance: the machine streams an image of any length from DRAM)."""
     out: list[Image | HostStep] = []
     for step in program.steps:
         if isinstance(step, HostStep):
@@ -88,8 +92,7 @@ def schedule(program: Program) -> list[Image | HostStep]:
             continue
         last = out[-1] if out else None
         if isinstance(last, Image) and balanced(step.kernel.instructions) and \
-                balanced(last.instructions) and len(last.instructions) + len(BARRIER) + \
-                len(step.kernel.instructions) - 1 <= program.config.imem_words:
+                balanced(last.instructions):
             last.steps.append(step)
         else:
             out.append(Image([step]))

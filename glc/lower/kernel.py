@@ -19,15 +19,15 @@ MATMUL then accumulates.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from glc.errors import DoesNotFit
+from glc.cost.kernel import Estimate, estimate
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_program
-from glc.lower.transfer import Target, Unexpressible, transfers
+from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
 from glc.lower.view import Digit, View, merge
 
 Range = tuple[int, int]  # (first index, count)
@@ -35,7 +35,9 @@ Range = tuple[int, int]  # (first index, count)
 
 @dataclass
 class Kernel:
-    """An accelerator kernel: C = A·B (M×K·K×Nₒ) with the fused output conversion."""
+    """An accelerator kernel with its fused output conversion: C = A·B (M×K·K×Nₒ) on the array
+    (``kind`` "matmul"), or M outputs each folding K values on the vector unit ("fold",
+    glc/lower/fold.py; Nₒ = 1)."""
 
     label: str  # the term it implements, for the assembly's comments
     m: int
@@ -46,33 +48,36 @@ class Kernel:
     shift: int
     instructions: list[Instruction]
     bias: bool = False  # the accumulator starts from a bias loaded from DRAM
+    kind: str = "matmul"
+    estimated: int = 0  # the analytic model's cycles (glc/cost/kernel.py); 0: not estimated
+    _cycles: dict[HwConfig, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def words(self) -> list[int]:
         return [encode(i) for i in self.instructions]
 
     def ideal_cycles(self, n: int) -> int:
-        """⌈M·K·Nₒ / N²⌉ (architecture.md, "The limit we measure against")."""
+        """⌈M·K·Nₒ / N²⌉ on the array (architecture.md, "The limit we measure against"); a
+        fold's ⌈M·K / N⌉: the vector unit folds one N-wide row a cycle."""
+        if self.kind == "fold":
+            return -(-self.m * self.k // n)
         return -(-self.m * self.k * self.n_out // (n * n))
 
     def predicted_cycles(self, config: HwConfig) -> int:
-        """The cycle model's count (glc.isa.cycles), the cost a later extraction can use."""
-        return predict(self.instructions, config).counters.cycles
+        """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;
+        memoised per configuration (the instructions do not change once built)."""
+        if config not in self._cycles:
+            self._cycles[config] = predict(self.instructions, config).counters.cycles
+        return self._cycles[config]
 
     def header(self) -> str:
         """Assembly comments: the term it implements and the product it computes."""
         comment = "".join(f"; {line}\n" for line in self.label.splitlines())
         mode = "int32" if self.raw else f"int8, relu={int(self.relu)}, shift={self.shift}"
+        if self.kind == "fold":
+            return f"{comment}; vector fold: {self.m} outputs of {self.k} rows, stored {mode}\n"
         return (f"{comment}; C = A·B{' + bias' if self.bias else ''}: {self.m}x{self.k} · "
                 f"{self.k}x{self.n_out}, stored {mode}\n")
-
-
-class OperandUnexpressible(Exception):
-    """Operand ``which`` ("a" or "b") has a view the transfers cannot walk."""
-
-    def __init__(self, which: str, reason: str):
-        super().__init__(f"operand {which}: {reason}")
-        self.which = which
 
 
 def tiles(sizes: list[int], n: int) -> list[Range]:
@@ -135,31 +140,60 @@ def transposed(view: View) -> View:
     return replace(view, groups=view.groups[::-1])
 
 
-def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
-                 shift: int, config: HwConfig, bias: Target | None = None) -> Kernel:
-    """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
-    B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims."""
-    n = config.array_size
-    a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
-    m = a.view.dims[0] if a_matrix else 1
+@dataclass(frozen=True)
+class Shape:
+    """A product's tiling: A's and B's views over one K digit sequence, the K and Nₒ tiles."""
+
+    a: Target
+    b: Target
+    m: int
+    k: int
+    n_out: int
+    k_tiles: list[Range]
+    o_tiles: list[Range]
+
+
+def shape(a: Target, b: Target, n: int) -> Shape:
+    """The tiling of C = A·B on an N×N array. A's view is ((M),(K)) or ((),(K)), B's
+    ((),(K,Nₒ))."""
+    m = a.view.dims[0] if len(a.view.groups) == 2 else 1
     k, n_out = b.view.dims
     a_view, b_view = shared_k(a.view, b.view)
-    a, b = replace(a, view=a_view), replace(b, view=b_view)
-    k_tiles = tiles([d.size for d in a_view.groups[-1]], n)
-    o_tiles = tiles([d.size for d in merge(b_view.groups[1])], n)
+    return Shape(replace(a, view=a_view), replace(b, view=b_view), m, k, n_out,
+                 tiles([d.size for d in a_view.groups[-1]], n),
+                 tiles([d.size for d in merge(b_view.groups[1])], n))
+
+
+def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
+                    config: HwConfig, bias: Target | None = None) -> Estimate:
+    """The analytic model's cycles for build_kernel's kernel (glc/cost/kernel.py) and the step
+    order they are for: with a bias, k-outer (it keeps a block's output tiles in distinct
+    accumulator rows, so the bias can be loaded into all of them first, see _bias_loads)."""
+    tiling = shape(a, b, config.array_size)
+    orders = ("k-outer",) if bias is not None else ("k-outer", "j-outer")
+    return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, bias, tiling.k_tiles,
+                    tiling.o_tiles, orders)
+
+
+def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
+                 shift: int, config: HwConfig, bias: Target | None = None,
+                 order: str | None = None) -> Kernel:
+    """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
+    B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims;
+    ``order`` the step order (default: the one kernel_estimate predicts faster)."""
+    n = config.array_size
+    a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
+    if order is None:
+        order = kernel_estimate(a, b, c, raw, relu, shift, config, bias).order
+    tiling = shape(a, b, n)
+    a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
+    k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
-    # Every weight tile is at least a PRELOAD and a MATMUL: refuse before generating a schedule
-    # the instruction memory cannot hold (gemm.py would build and assemble it first).
-    if 2 * len(k_tiles) * len(o_tiles) > config.imem_words:
-        raise DoesNotFit(f"{len(k_tiles) * len(o_tiles)} weight tiles need more than the "
-                       f"{config.imem_words} instructions of {config.name}'s memory")
     # The canonical layout only names tiles (its addresses are decoded below, never used), so
-    # it may exceed the real DRAM: give gemm.py the whole 24-bit address space to lay it out in.
-    canonical = replace(config, dram_bytes=1 << 24)
-    # With a bias, k-outer: it keeps a block's output tiles in distinct accumulator rows, so
-    # the bias can be loaded into all of them first (see _bias_loads).
+    # it may exceed the real DRAM: give gemm.py the whole 32-bit address space to lay it out in.
+    canonical = replace(config, dram_bytes=1 << 32)
     text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift,
-                                order="auto" if bias is None else "k-outer")
+                                order=order)
     out: list[Instruction] = []
     bias_loads: list[Instruction] = []
     stored: set[int] = set()

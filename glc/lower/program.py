@@ -24,7 +24,8 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access, ComputeKind
-from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, transposed
+from glc.lower.fold import Fold, build_fold_kernel
+from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, kernel_estimate, transposed
 from glc.lower.transfer import Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
@@ -93,6 +94,7 @@ class Program:
     steps: list[KernelStep | HostStep] = field(default_factory=list)
     output: View | None = None
     output_dtype: str = ""
+    _figures: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def kernels(self) -> list[KernelStep]:
@@ -107,9 +109,27 @@ class Program:
         """The end of the highest tensor (DRAM and the host memory beyond it)."""
         return max((b.address + b.nbytes for b in self.buffers.values()), default=0)
 
+    @property
+    def dram_bytes(self) -> int:
+        """The end of the tensors in the accelerator's DRAM: the program images go above it."""
+        return max((b.address + b.nbytes for b in self.buffers.values()
+                    if b.address < self.config.dram_bytes), default=0)
+
+    def estimated_cycles(self) -> int:
+        """The analytic model's cycles summed over the kernels (a fold, not estimated
+        analytically, by the instruction-level model): the cost extraction compares."""
+        return sum(k.estimated or k.predicted_cycles(self.config)
+                   for k in (s.kernel for s in self.kernels))
+
     def figures(self) -> dict:
-        """instructions and predicted cycles (over the images the kernels run as), ideal cycles
-        (summed over kernels), host steps (counted, and each named with its operator)."""
+        """instructions and predicted cycles (over the images the kernels run as, the
+        instruction-level model once per image), ideal cycles (summed over kernels), host steps
+        (counted, and each named with its operator). Computed once."""
+        if self._figures is None:
+            self._figures = self._compute_figures()
+        return dict(self._figures)
+
+    def _compute_figures(self) -> dict:
         from glc.lower.image import Image, schedule  # images are made of this module's steps
 
         n = self.config.array_size
@@ -131,8 +151,10 @@ def _describe(term: Term) -> str:
     return term.op
 
 
-def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
+def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool = True) -> Program:
     """Lower an extracted term for ``config``; a GlcError if its tensors do not fit DRAM.
+    Without ``build`` the systolic kernels are chosen and costed by the analytic model but get
+    no instructions (what the extraction's costing needs: ``Program.estimated_cycles``).
 
     The walks over the term are iterative, but a kernel whose operand is another kernel's result
     materialises that one first, by recursion (``_materialise`` → ``_kernel`` → ``_operand``):
@@ -142,7 +164,7 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig) -> Program:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * nested)
     try:
-        return _Lowerer(term, env, config).run()
+        return _Lowerer(term, env, config, build).run()
     except RecursionError:
         raise GlcError(f"the lowering cannot follow {nested} kernels nested in each other's "
                        "operands", term.span) from None
@@ -161,8 +183,8 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
 
 
 class _Lowerer:
-    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig):
-        self.term, self.config = term, config
+    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
+        self.term, self.config, self.build = term, config, build
         self.types = check(term, env)
         self.uses = Counter(id(a) for node in walk(term) for a in node.args)
         symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
@@ -315,10 +337,94 @@ class _Lowerer:
                     while self.types[id(add.args[0])].name != "elementwise-add":
                         add = add.args[1]
                     self.unfused.add(id(add))
+            if id(node) not in self.in_dram and self._fold_plan(node) is not None:
+                folded = self._fold(node)
+                if folded is not None:
+                    self.in_dram[id(node)] = folded
             if id(node) not in self.in_dram:
                 name = self._host(node)
                 self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
         return self.in_dram[id(node)]
+
+    # --- folds on the vector unit -------------------------------------------------------------
+
+    def _fold_plan(self, node: Term):
+        """(op, operands, folded dims, result dims, relu, shift) when ``node`` is a fold the
+        vector unit runs (glc/lower/fold.py) under at most one relu and one requantize, each used
+        only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
+        access-pair of views (or over the first item dim of one view), or a relu/requantize of
+        a view itself (a fold of one row); operands int8 or int32, all of one dtype."""
+        relu, shift, current = False, None, node
+        while current.op == "compute":
+            kind: ComputeKind = self.types[id(current.args[0])]
+            # The STORE applies relu, then requantize; the two commute (requantize is monotone
+            # and keeps 0), so either may be the outer one.
+            if kind.name == "relu" and not relu:
+                relu = True
+            elif kind.name == "requantize" and shift is None and kind.param < 32:
+                shift = kind.param
+            else:
+                break
+            if self.uses[id(current.args[1])] > 1:
+                return None
+            current = current.args[1]
+        kind = self.types[id(current.args[0])] if current.op == "compute" else None
+        name = kind.name if kind is not None else "copy"
+        if name == "copy" and not relu and shift is None:
+            return None
+        operand = current.args[1] if kind is not None else current
+        ty = self.types[id(operand)]
+        folded: tuple[int, ...] = ()
+        operands = (operand,)
+        if name in ("reduce-max", "reduce-sum"):
+            folded = tuple(range(len(ty.shape), len(ty.dims)))
+        elif name in ("elementwise-add", "elementwise-mul"):
+            if operand.op == "access-pair" and self.uses[id(operand)] == 1:
+                operands = operand.args
+            else:
+                folded = (len(ty.shape),)
+        elif name != "copy":
+            return None
+        dtypes = {self.types[id(o)].dtype for o in operands}
+        if len(dtypes) != 1 or dtypes - {"int8", "int32"} or \
+                self.types[id(node)].dtype not in ("int8", "int32") or \
+                not all(self._affine(o) for o in operands):
+            return None
+        dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
+        op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
+        return op, operands, folded, dims, relu, shift
+
+    def _fold(self, node: Term) -> View | None:
+        """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
+        an operand or the buffers cannot hold a fold (then it is a host step)."""
+        op, operands, folded, dims, relu, shift = self._fold_plan(node)
+        rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
+        targets = {}
+        for which, operand in zip("ab", operands, strict=False):
+            view = view_of(operand, self.types, self._materialise)
+            buffer = self._to_dram(view.buffer)
+            kept = [g for k, g in enumerate(view.groups) if k not in folded]
+            row_digits = [d for g in kept[:-1] for d in g] + \
+                [d for k in folded for d in view.groups[k]]
+            matrix = replace(view, groups=(tuple(row_digits), tuple(kept[-1]) if kept else ()))
+            targets[which] = Target(matrix, buffer.address, np.dtype(buffer.dtype).itemsize)
+        wide = self.types[id(operands[0])].dtype == "int32"
+        result_dtype = self.types[id(node)].dtype
+        raw = result_dtype == "int32"
+        self._check_fits(targets, dims, raw)
+        group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
+        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide)
+        out = self._fresh("fold")
+        c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
+        try:
+            kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
+                                       self.config)
+        except (OperandUnexpressible, DoesNotFit):
+            return None
+        self._allocate(out, Access(dims, (), result_dtype), dram=True)
+        inputs = sorted({t.view.buffer for t in targets.values()})
+        self.program.steps.append(KernelStep(out, kernel, inputs, out))
+        return row_major(out, dims)
 
     # --- steps ------------------------------------------------------------------------------
 
@@ -340,17 +446,19 @@ class _Lowerer:
         dtype = "int32" if raw else "int8"
         while True:
             self._check_fits(targets, dims, raw)
-            built, failures = [], []
+            found, failures = [], []
             for swap in (False, True):
                 try:
-                    built.append((self._orient(self._label(node), targets, dims, swap, raw,
-                                               relu, shift or 0), swap))
+                    oriented = self._orient(targets, dims, swap, raw)
+                    a, b, c, bias_target = oriented
+                    found.append((kernel_estimate(a, b, c, raw, relu, shift or 0, self.config,
+                                                  bias_target), oriented, swap))
                 except (OperandUnexpressible, GlcError) as error:
                     if isinstance(error, OperandUnexpressible) and error.which == "bias":
                         raise _Unfused from None
                     failures.append(error)
-            if built:
-                kernel, swap = min(built, key=lambda b: b[0].predicted_cycles(self.config))
+            if found:
+                estimate, oriented, swap = min(found, key=lambda f: f[0].cycles)
                 break
             error = failures[0]
             if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
@@ -359,6 +467,16 @@ class _Lowerer:
                     GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}")
             operand = systolic.args[2 if error.which == "a" else 3]
             targets[error.which] = self._operand(operand, copy=True)
+        a, b, c, bias_target = oriented
+        label = self._label(node)
+        if self.build:
+            kernel = build_kernel(label, a, b, c, raw, relu, shift or 0, self.config,
+                                  bias_target, estimate.order)
+        else:  # costing: the analytic figure, no instructions
+            m = a.view.dims[0] if len(a.view.groups) == 2 else 1
+            kernel = Kernel(label, m, *b.view.dims, raw, relu, shift or 0, [],
+                            bias_target is not None)
+        kernel.estimated = estimate.cycles
         name = self._fresh("kernel")
         out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype), dram=True)
         inputs = sorted({t.view.buffer for t in targets.values()})
@@ -376,21 +494,20 @@ class _Lowerer:
 
         return print_term(rebuild(node, named))
 
-    def _orient(self, label: str, targets: dict[str, Target], dims: tuple[int, ...],
-                swap: bool, raw: bool, relu: bool, shift: int) -> Kernel:
-        """The kernel for C = A·B, or with ``swap`` for Cᵀ = Bᵀ·Aᵀ: the other operand
-        stationary, which may walk DRAM far better (e.g. im2col rows of an NHWC image). C is
-        stored row-major either way (Cᵀ's rows), at the next free address."""
+    def _orient(self, targets: dict[str, Target], dims: tuple[int, ...], swap: bool,
+                raw: bool) -> tuple[Target, Target, Target, Target | None]:
+        """The operands (A, B, C, bias) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
+        operand stationary, which may walk DRAM far better (e.g. im2col rows of an NHWC image).
+        C is stored row-major either way (Cᵀ's rows), at the next free address."""
         a, b, bias = targets["a"], targets["b"], targets.get("bias")
         esize = 4 if raw else 1
         if not swap:
-            c = Target(row_major("C", dims), self.top, esize)
-            return build_kernel(label, a, b, c, raw, relu, shift, self.config, bias)
+            return a, b, Target(row_major("C", dims), self.top, esize), bias
         if len(a.view.groups) != 2:
             raise GlcError("a vector operand is not swapped")
         c = Target(row_major("C", dims[::-1]), self.top, esize)
         flip = [None if t is None else replace(t, view=transposed(t.view)) for t in (b, a, bias)]
-        return build_kernel(label, flip[0], flip[1], c, raw, relu, shift, self.config, flip[2])
+        return flip[0], flip[1], c, flip[2]
 
     def _check_fits(self, targets: dict[str, Target], dims: tuple[int, ...], raw: bool) -> None:
         """Before scheduling: everything a kernel touches must lie in DRAM."""
@@ -428,8 +545,9 @@ class _Lowerer:
         views: dict[str, View] = {}
 
         def in_dram(t: Term) -> Term | None:
-            if not (t.op == "symbol" or (t is not node and (id(t) in self.in_dram or
-                                                            self._fusion(t) is not None))):
+            if not (t.op == "symbol" or (t is not node and (
+                    id(t) in self.in_dram or self._fusion(t) is not None
+                    or self._fold_plan(t) is not None))):
                 return None
             view = self._materialise(t)
             buffer = self.program.buffers[view.buffer]

@@ -25,6 +25,14 @@ class Unexpressible(Exception):
     """A box the transfer pattern cannot express (too many levels or bounds, fields too wide)."""
 
 
+class OperandUnexpressible(Exception):
+    """Operand ``which`` ("a" or "b") has a view the transfers cannot walk."""
+
+    def __init__(self, which: str, reason: str):
+        super().__init__(f"operand {which}: {reason}")
+        self.which = which
+
+
 @dataclass(frozen=True)
 class Box:
     """Per digit of a dim: the first index and the count."""
@@ -135,6 +143,8 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
     for axis, c in zip("yx", active, strict=False):
         values[f"{axis}0"] = origins[c]
         values[f"{axis}lim"] = view.coords[c][1]
+    if active and view.fill:
+        values["pad"] = view.fill  # the padding's value (a LOAD field; an int8 or ACC's int32)
     _check(values)
     return [values]
 

@@ -36,12 +36,14 @@ class Digit:
 @dataclass(frozen=True)
 class View:
     """Element [i…] of the view is ``buffer.flat[offset + Σ stride·i]`` where every coordinate is
-    within its bounds, else zero. ``groups`` are the logical dims, each a tuple of digits."""
+    within its bounds, else ``fill`` (0 for zero padding, the dtype's minimum for min padding: a
+    LOAD's pad value). ``groups`` are the logical dims, each a tuple of digits."""
 
     buffer: str
     offset: int
     groups: tuple[tuple[Digit, ...], ...]
     coords: tuple[tuple[int, int], ...]  # (origin, limit) per coordinate
+    fill: int = 0
 
     @property
     def dims(self) -> tuple[int, ...]:
@@ -134,15 +136,17 @@ def _slice(v: View, ty: Access, k: int, lo: int, hi: int) -> View:
 
 
 def _pad(v: View, ty: Access, kind: str, k: int, before: int, after: int) -> View:
-    if kind != "zero-padding":
-        raise NotAffine("only zero padding is a LOAD's zero fill")
+    fill = 0 if kind == "zero-padding" else int(np.iinfo(ty.dtype).min) \
+        if np.dtype(ty.dtype).kind == "i" else None
+    if fill is None or (v.coords and fill != v.fill):
+        raise NotAffine("a LOAD pads with one integer value")
     d = _single(v, k)
     # A new coordinate: the index on the unpadded axis, valid in 0 … size−1.
     coords = tuple((o - before * c, lim) for (o, lim), c in zip(v.coords, d.coefs, strict=True))
     coords += ((-before, d.size),)
     groups = [tuple(Digit(x.size, x.stride, x.coefs + (0,)) for x in g) for g in v.groups]
     groups[k] = (Digit(d.size + before + after, d.stride, d.coefs + (1,)),)
-    return View(v.buffer, v.offset - before * d.stride, tuple(groups), coords)
+    return View(v.buffer, v.offset - before * d.stride, tuple(groups), coords, fill)
 
 
 def _windows(v: View, ty: Access, filters, strides) -> View:
@@ -220,5 +224,5 @@ def gather(view: View, flat: np.ndarray) -> np.ndarray:
     for c, (_, limit) in enumerate(view.coords):
         valid &= (coords[c] >= 0) & (coords[c] < limit)
     values = flat[np.where(valid, address, 0)]
-    values = np.where(valid, values, np.zeros((), flat.dtype)).astype(flat.dtype)
+    values = np.where(valid, values, np.array(view.fill, flat.dtype)).astype(flat.dtype)
     return values.reshape(view.dims)

@@ -1,12 +1,13 @@
 """The cocotb test that runs one program on ``sim_top`` (loaded by the simulator, not imported
 by glc).
 
-No per-cycle Python: instruction memory and DRAM are already filled from files (plusargs read
-by the RTL), the clock is cocotb's C++ clock, and the test only holds reset, then awaits ``done``
-(raised by the program, by an error, or by the RTL watchdog at ``max_cycles``) with a simulated
-time limit as a second guard. It then writes the status and counters as JSON; the RTL has
-already dumped DRAM. It also times the run from reset to done, the model's own speed.
-Settings come from the environment: GLC_MAX_CYCLES, GLC_RESULT.
+No per-cycle Python: DRAM, with the program image in it, is already filled from a file (a
+plusarg read by the RTL), the clock is cocotb's C++ clock, and the test only sets the program's
+base address, holds reset, then awaits ``done`` (raised by the program, by an error, or by the
+RTL watchdog at ``max_cycles``) with a simulated time limit as a second guard. It then writes
+the status and counters as JSON; the RTL has already dumped the pages it wrote. It also times
+the run from reset to done, the model's own speed.
+Settings come from the environment: GLC_MAX_CYCLES, GLC_RESULT, GLC_PROGRAM_BASE.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ async def run_to_done(dut):
     """Reset, run until done or the watchdog, record status and counters."""
     max_cycles = int(os.environ["GLC_MAX_CYCLES"])
     dut.max_cycles.value = max_cycles
+    dut.program_base.value = int(os.environ["GLC_PROGRAM_BASE"])
     dut.rst.value = 1
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
     await ClockCycles(dut.clk, RESET_CYCLES)

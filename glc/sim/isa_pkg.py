@@ -10,17 +10,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glc.isa.fields import ALL_FLAGS, BY_NAME, LEVELS, OPCODE_BITS, OPCODES, UNITS, WORD_BITS
+from glc.isa.fields import (
+    ALL_FLAGS,
+    BY_NAME,
+    LEVELS,
+    OPCODE_BITS,
+    OPCODES,
+    UNITS,
+    VEC_FLAGS,
+    VECTOR_OPS,
+    WORD_BITS,
+)
 from glc.isa.status import ErrorCode
 
 PACKAGE = Path(__file__).resolve().parents[2] / "hw" / "isa_pkg.sv"
+FLAGS = (*ALL_FLAGS, *VEC_FLAGS)  # every token flag, at the same bits in every opcode
 
 
 def _transfer_names() -> set[str]:
     """The fields LOAD and STORE share at the same positions: the transfer pattern."""
     load = {f.name: f for f in BY_NAME["load"].fields}
     store = {f.name: f for f in BY_NAME["store"].fields}
-    return {name for name, f in load.items() if store.get(name) == f} - set(ALL_FLAGS)
+    return {name for name, f in load.items() if store.get(name) == f} - set(FLAGS)
 
 
 def _level_bits() -> int:
@@ -54,14 +65,19 @@ def render() -> str:
     lines += ["", "    // Bits each opcode assigns; the rest must be 0 (ILLEGAL_FIELD)."]
     for op in OPCODES:
         lines.append(f"    localparam logic [WORD_W-1:0] MASK_{op.name.upper()} = "
-                     f"{WORD_BITS}'h{op.mask:064x};")
+                     f"{WORD_BITS}'h{op.mask:0{WORD_BITS // 4}x};")
     lines += ["", "    // Token flags: the same bits in every opcode that has them."]
-    flags = BY_NAME["matmul"]
-    for name in ALL_FLAGS:
-        lines.append(f"    localparam int FLAG_{name.upper()} = {flags.field(name).lsb};")
+    for name in FLAGS:
+        holder = next(op for op in OPCODES if name in (f.name for f in op.fields))
+        lines.append(f"    localparam int FLAG_{name.upper()} = {holder.field(name).lsb};")
     lines += ["", "    // SYNC's unit field values, and the queue each unit reads."]
     for index, unit in enumerate(UNITS):
         lines.append(f"    localparam int UNIT_{unit.upper()} = {index};")
+    lines.append(f"    localparam int UNITS = {len(UNITS)};")
+    lines += ["", "    // VECTOR's op field values."]
+    for index, name in enumerate(VECTOR_OPS):
+        lines.append(f"    localparam int VOP_{name.upper()} = {index};")
+    lines.append(f"    localparam int VOPS = {len(VECTOR_OPS)};")
     lines += ["", "    // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of",
               "    // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0."]
     shared = _transfer_names()
@@ -71,7 +87,7 @@ def render() -> str:
     emitted: set[str] = set()
     for op in OPCODES:
         for f in op.fields:
-            if f.name in ALL_FLAGS or f.name in upper_levels:
+            if f.name in FLAGS or f.name in upper_levels:
                 continue
             transfer = op.name in ("load", "store") and f.name in shared
             name = f"{'XFER' if transfer else op.name.upper()}_{f.name.upper()}"

@@ -208,7 +208,7 @@ def test_verbose_run_prints_each_compile_stage_then_the_simulation():
     assert result.exit_code == 0, result.output
     stages = [line.split(":")[0] for line in result.stderr.splitlines()]
     assert stages == ["compile", "saturate", "extract", "lower", "simulate"]
-    assert "predicted_cycles 482" in result.stderr and "cycles 482" in result.stdout
+    assert "predicted_cycles 483" in result.stderr and "cycles 483" in result.stdout
 
 
 @pytest.mark.parametrize("command", ["interp", "run"])

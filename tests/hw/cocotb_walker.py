@@ -1,5 +1,6 @@
 """cocotb tests of the DMA address generation (transfer_walker): nested strided loops, beats
-of P bytes, zero-padding bounds, rows and columns, against the transfer pattern's definition."""
+of P bytes, padding bounds per run or per element (xrun), rows and columns, against the transfer
+pattern's definition (glc/isa/transfer.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,17 @@ from tbutil import env_int
 from glc.isa.encoding import Instruction, encode
 from glc.isa.transfer import element_bytes, expand
 
-FIELDS = ("beat_addr", "in_bounds", "row_index", "column", "row_first", "row_last", "last")
+FIELDS = ("beat_addr", "elem_lo", "elem_hi", "row_index", "column", "row_first", "row_last",
+          "last")
+
+
+def element_range(inside: np.ndarray) -> tuple[int, int]:
+    """The in-bounds elements of a run as [lo, hi) ((0, 0) when none): always contiguous."""
+    where = np.flatnonzero(inside)
+    if not where.size:
+        return 0, 0
+    assert where[-1] - where[0] + 1 == where.size, "in-bounds elements are contiguous"
+    return int(where[0]), int(where[-1]) + 1
 
 
 def expected_beats(instruction: Instruction, port: int) -> list[tuple[int, ...]]:
@@ -28,7 +39,7 @@ def expected_beats(instruction: Instruction, port: int) -> list[tuple[int, ...]]
         for b in range(per_run):
             last_beat = b == per_run - 1
             beats.append((
-                (int(runs.address[i]) + b * port) % (1 << 24), bool(runs.inside[i]),
+                (int(runs.address[i]) + b * port) % (1 << 32), *element_range(runs.inside[i]),
                 int(runs.row[i]), int(runs.column[i]),
                 i % inner == 0 and b == 0, i % inner == inner - 1 and last_beat,
                 i == runs.address.size - 1 and last_beat,
@@ -65,8 +76,7 @@ class TB:
             beats.append(tuple(int(getattr(dut, name).value) for name in FIELDS))
             await RisingEdge(dut.clk)
             await Timer(1, unit="ns")
-        return [(b[0], bool(b[1]), b[2], b[3], bool(b[4]), bool(b[5]), bool(b[6]))
-                for b in beats]
+        return [(*b[:5], bool(b[5]), bool(b[6]), bool(b[7])) for b in beats]
 
 
 @cocotb.test()
@@ -77,10 +87,22 @@ async def padding_runs_are_out_of_bounds(dut):
     load = Instruction.make("load", run=1, dram=100, count0=6, stride0=1, xcoef0=1, x0=-1,
                             xlim=4, inner=1)
     beats = await tb.walk(load)
-    assert [b[1] for b in beats] == [False, True, True, True, True, False]
+    assert [b[1:3] for b in beats] == [(0, 0), (0, 1), (0, 1), (0, 1), (0, 1), (0, 0)]
     assert [b[0] for b in beats] == [100 + i for i in range(6)]
-    assert [b[3] for b in beats] == list(range(6))  # one row, runs side by side
-    assert beats[-1][5] and beats[-1][6]
+    assert [b[4] for b in beats] == list(range(6))  # one row, runs side by side
+    assert beats[-1][6] and beats[-1][7]
+
+
+@cocotb.test()
+async def xrun_bounds_each_element(dut):
+    """Runs of 4 elements from x = -2 in steps of 3 against xlim = 5 (ISA v2 A1, xrun)."""
+    tb = TB(dut)
+    await tb.reset()
+    load = Instruction.make("load", run=4, dram=1000, count0=3, stride0=3, xcoef0=3, x0=-2,
+                            xlim=5, xrun=1, inner=1)
+    beats = await tb.walk(load)
+    # x of the runs: -2 (elements at -2 … 1), 1 (1 … 4), 4 (4 … 7)
+    assert [b[1:3] for b in beats] == [(2, 4), (0, 4), (0, 1)]
 
 
 @cocotb.test()
@@ -97,7 +119,8 @@ async def nested_strided_loops_match_the_transfer_pattern(dut):
         wide = bool(rng.integers(0, 2))
         per_row = math.prod(counts[:inner])
         run = int(rng.integers(1, n // per_row + 1))
-        fields = {"inner": inner, "run": run, "dram": int(rng.integers(0, 1 << 24)),
+        fields = {"inner": inner, "run": run, "dram": int(rng.integers(0, 1 << 32)),
+                  "xrun": int(rng.integers(0, 2)),
                   "y0": int(rng.integers(-2, 2)), "x0": int(rng.integers(-2, 2)),
                   "ylim": int(rng.integers(0, 4)), "xlim": int(rng.integers(0, 4))}
         for k in range(4):

@@ -8,9 +8,14 @@ import math
 from glc.isa.fields import UNITS
 
 TOKEN = {("load", "pop_next"): "ex2ld", ("load", "push_next"): "ld2ex",
+         ("load", "pop_vec"): "vu2ld", ("load", "push_vec"): "ld2vu",
          ("exec", "pop_prev"): "ld2ex", ("exec", "pop_next"): "st2ex",
          ("exec", "push_prev"): "ex2ld", ("exec", "push_next"): "ex2st",
-         ("store", "pop_prev"): "ex2st", ("store", "push_prev"): "st2ex"}
+         ("store", "pop_prev"): "ex2st", ("store", "push_prev"): "st2ex",
+         ("store", "pop_vec"): "vu2st", ("store", "push_vec"): "st2vu",
+         ("vector", "pop_prev"): "ld2vu", ("vector", "pop_next"): "st2vu",
+         ("vector", "push_prev"): "vu2ld", ("vector", "push_next"): "vu2st"}
+PUSHES = ("push_prev", "push_next", "push_vec")
 
 
 def _beats(ins, port):
@@ -20,22 +25,46 @@ def _beats(ins, port):
 
 
 def _pops(unit, ins):
-    return [TOKEN[unit, f] for f in ("pop_prev", "pop_next") if ins.get(f)]
+    return [TOKEN[unit, f] for f in ("pop_prev", "pop_next", "pop_vec") if ins.get(f)]
 
 
-def reference_schedule(program, config, limit=100_000):
-    """(dispatch, issue, complete, counters dict, (error name, pc, cycle) or None)."""
+def _transpose_writes(ins, t, n, port):
+    """The cycle after a transposing LOAD's last SP row write, block by block, literally."""
+    counts = [ins[f"count{k}"] for k in range(4)]
+    rows = math.prod(counts[ins["inner"]:])
+    per_row = _beats(ins, port) // rows
+    write_end = None
+    for block in range(-(-rows // n)):
+        last_beat = t + min((block + 1) * n, rows) * per_row
+        start = last_beat + 1 if write_end is None else max(last_beat + 1, write_end)
+        write_end = start + n
+    return write_end
+
+
+def reference_schedule(program, config, limit=100_000, unfetchable=False):
+    """(dispatch, issue, complete, counters dict, (error name, pc, cycle) or None).
+
+    `unfetchable`: the word after the program lies outside DRAM (FETCH_RANGE), else it is a
+    bad word that faults once it has arrived."""
     n, port, depth = config.array_size, config.dram_port_bytes, config.queue_depth
+    fetch_beats = math.ceil(64 / config.fetch_port_bytes)
     unit_of = [ins.unit for ins in program]
     d, t, e = {}, {}, {}
+    fetch = []  # start cycle of each fetched word
+    port_until = {}  # transposing loads release the port before they complete
     queue = {u: [] for u in UNITS}
-    tokens = dict.fromkeys(("ld2ex", "ex2ld", "ex2st", "st2ex"), 0)
+    tokens = dict.fromkeys(sorted(set(TOKEN.values())), 0)
     stalls = {f"stall_token_{u}": 0 for u in UNITS} | {"stall_dram_load": 0, "stall_dram_store": 0}
     pc, halted = 0, False
     for c in range(limit):
+        # the fetcher: engine free, a buffer slot free (dispatches before this cycle count)
+        engine_free = not fetch or c >= fetch[-1] + fetch_beats
+        held = len(fetch) - sum(1 for q in d if d[q] < c)
+        if engine_free and held < config.fetch_buffer_words:
+            fetch.append(c)
         for p, end in e.items():  # pushes of instructions completing now
             if end == c:
-                for flag in ("push_prev", "push_next"):
+                for flag in PUSHES:
                     if program[p].get(flag):
                         counter = TOKEN[unit_of[p], flag]
                         if tokens[counter] == 255:
@@ -43,7 +72,10 @@ def reference_schedule(program, config, limit=100_000):
                         tokens[counter] += 1
         # dispatch (sees queue entries freed before this cycle)
         dispatched = False
-        if not halted and (pc == 0 or c >= d[pc - 1] + 1):
+        turn = not halted and (pc == 0 or c >= d[pc - 1] + 1)
+        if turn and pc >= len(program) and unfetchable:
+            return d, t, e, stalls, ("FAULT", pc, c)
+        if turn and pc < len(fetch) and c >= fetch[pc] + fetch_beats:
             if pc >= len(program):
                 return d, t, e, stalls, ("FAULT", pc, c)
             u = unit_of[pc]
@@ -56,7 +88,8 @@ def reference_schedule(program, config, limit=100_000):
                     queue[u].append(pc)
                 pc += 1
         issued = dict.fromkeys(UNITS, False)
-        port_busy = any(t[p] <= c < e[p] for p in t if program[p].op.name in ("load", "store"))
+        port_busy = any(t[p] <= c < port_until.get(p, e[p]) for p in t
+                        if program[p].op.name in ("load", "store"))
         blocked = {}
         for u in UNITS:
             if not queue[u]:
@@ -83,15 +116,20 @@ def reference_schedule(program, config, limit=100_000):
             if u == "exec":
                 e[h] = {"preload": c + n, "matmul": c + ins.get("rows") + 2 * n - 1}.get(
                     ins.op.name, c + 1)
+            elif u == "vector":
+                e[h] = c + 1 + (ins["count"] * ins["group"] if ins.op.name == "vector" else 0)
             else:
                 e[h] = c + 1 + (_beats(ins, port) if ins.op.name != "sync" else 0)
+                if ins.get("transpose"):
+                    port_until[h] = e[h]
+                    e[h] = _transpose_writes(ins, c, n, port)
             if ins.op.name in ("load", "store"):
                 port_busy = True
             issued[u] = True
         if halted and not any(queue.values()):
             last = max(e.values(), default=0)
             for p, end in e.items():  # the pushes still to come
-                for flag in ("push_prev", "push_next"):
+                for flag in PUSHES:
                     if end > c and program[p].get(flag):
                         tokens[TOKEN[unit_of[p], flag]] += 1
                         if tokens[TOKEN[unit_of[p], flag]] > 255:
@@ -100,7 +138,8 @@ def reference_schedule(program, config, limit=100_000):
             return d, t, e, counters, None
         in_flight = any(t[p] <= c < e[p] for p in t) or any(issued.values())
         all_waiting = all(not queue[u] or u in blocked for u in UNITS)
-        stuck = halted or (pc < len(program) and unit_of[pc] is not None
+        arrived = pc < len(fetch) and c >= fetch[pc] + fetch_beats
+        stuck = halted or (pc < len(program) and arrived and unit_of[pc] is not None
                            and len(queue[unit_of[pc]]) >= depth)
         if not in_flight and all_waiting and blocked and stuck and not dispatched:
             first = next(u for u in UNITS if u in blocked)

@@ -12,7 +12,7 @@ from glc.hwconfig import load_config
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict, schedule
 from glc.isa.encoding import Instruction
-from glc.isa.fields import UNIT_FLAGS
+from glc.isa.fields import UNIT_FLAGS, UNITS
 from glc.isa.gemm import gemm_program
 from glc.isa.status import ErrorCode, MachineError
 
@@ -33,24 +33,27 @@ def test_the_documented_example_program():
     halt
     """
     t = _timeline(text)
-    # load 0: issues d+1 = 1, 8 beats -> E = 1 + 1 + 8 = 10; load 1: 10 .. 10 + 1 + 4 = 15;
-    # preload at 15 (its token), E = 19; matmul at 19, E = 19 + 8 + 2·4 − 1 = 34;
-    # store at 34: 8 rows of 16 bytes = 32 beats, E = 34 + 1 + 32 = 67.
-    assert [t.issue[pc] for pc in range(5)] == [1, 10, 15, 19, 34]
-    assert [t.complete[pc] for pc in range(5)] == [10, 15, 19, 34, 67]
+    # word 0 is fetched in cycle 0 and dispatches in 1 (every later word one cycle after it);
+    # load 0: issues d+1 = 2, 8 beats -> E = 2 + 1 + 8 = 11; load 1: 11 .. 11 + 1 + 4 = 16;
+    # preload at 16 (its token), E = 20; matmul at 20, E = 20 + 8 + 2·4 − 1 = 35;
+    # store at 35: 8 rows of 16 bytes = 32 beats, E = 35 + 1 + 32 = 68.
+    assert [t.dispatch[pc] for pc in range(6)] == [1, 2, 3, 4, 5, 6]
+    assert [t.issue[pc] for pc in range(5)] == [2, 11, 16, 20, 35]
+    assert [t.complete[pc] for pc in range(5)] == [11, 16, 20, 35, 68]
     c = t.counters
-    assert (c.cycles, c.busy_load, c.busy_exec, c.busy_store) == (67, 14, 8, 33)
-    # preload waits from 3 (dispatched in 2) to 15; the store from 5 to 34
+    assert (c.cycles, c.busy_load, c.busy_exec, c.busy_store) == (68, 14, 8, 33)
+    # preload waits from 4 (dispatched in 3) to 16; the store from 6 to 35
     assert (c.stall_token_exec, c.stall_token_store) == (12, 29)
     assert c.macs == 16 * 8
 
 
 @pytest.mark.parametrize(("rows", "issues", "cycles"), [
-    # second preload: after the first swap has spread (5 + N = 9), done at 13;
-    # 12 rows >= 2N: the second matmul follows the first one's rows without a bubble (5 + 12)
-    (12, [1, 5, 9, 17], 17 + 12 + 7),
-    # 4 rows < 2N: it waits for the preload (13)
-    (4, [1, 5, 9, 13], 13 + 4 + 7),
+    # (every issue one cycle after v1's: word 0 arrives from DRAM in cycle 1)
+    # second preload: after the first swap has spread (6 + N = 10), done at 14;
+    # 12 rows >= 2N: the second matmul follows the first one's rows without a bubble (6 + 12)
+    (12, [2, 6, 10, 18], 18 + 12 + 7),
+    # 4 rows < 2N: it waits for the preload (14)
+    (4, [2, 6, 10, 14], 14 + 4 + 7),
 ])
 def test_back_to_back_matmuls_stream_while_the_next_weights_preload(rows, issues, cycles):
     t = _timeline(f"preload row=0\nmatmul rows={rows}\npreload row=0\nmatmul rows={rows}\nhalt")
@@ -66,10 +69,10 @@ def test_load_wins_the_dram_port_and_the_store_stalls():
     load row=4, run=N, count0=2, stride0=N
     halt
     """)
-    # load 0 holds the port for [1, 6); at 6 load 2 and the store both could go: the load wins
-    # ([6, 9)), the store goes at 9 and takes 1 + 4 beats.
-    assert [t.issue[pc] for pc in range(3)] == [1, 9, 6]
-    assert t.counters.cycles == 14
+    # load 0 holds the port for [2, 7); at 7 load 2 and the store both could go: the load wins
+    # ([7, 10)), the store goes at 10 and takes 1 + 4 beats.
+    assert [t.issue[pc] for pc in range(3)] == [2, 10, 7]
+    assert t.counters.cycles == 15
     assert (t.counters.stall_dram_store, t.counters.stall_dram_load) == (7, 0)
     assert (t.counters.busy_load, t.counters.busy_store) == (8, 5)
 
@@ -83,18 +86,18 @@ def test_a_full_queue_stalls_the_dispatcher():
     load row=0, run=N, count0=1
     halt
     """, shallow)
-    # instruction 1 waits for a slot: load 0 issues in 1, so 1 dispatches in 2; instruction 3
-    # waits for instruction 1 to issue (10, when load 0 completes) and dispatches in 11.
-    assert [t.dispatch[pc] for pc in range(5)] == [0, 2, 3, 11, 12]
-    assert [t.complete[pc] for pc in range(4)] == [10, 12, 5, 14]
-    assert t.counters.cycles == 14
+    # instruction 1 waits for a slot: load 0 issues in 2, so 1 dispatches in 3; instruction 3
+    # waits for instruction 1 to issue (11, when load 0 completes) and dispatches in 12.
+    assert [t.dispatch[pc] for pc in range(5)] == [1, 3, 4, 12, 13]
+    assert [t.complete[pc] for pc in range(4)] == [11, 13, 6, 15]
+    assert t.counters.cycles == 15
 
 
 def test_a_dispatcher_stuck_behind_a_blocked_queue_is_a_deadlock():
     shallow = dataclasses.replace(N4, queue_depth=1)
     program = assemble("load row=0, run=N, pop_next\nload row=0, run=N\nhalt", shallow)
     t = schedule(program.instructions(), shallow)
-    assert (t.error.code, t.error.pc, t.error_cycle) == (ErrorCode.DEADLOCK, 0, 1)
+    assert (t.error.code, t.error.pc, t.error_cycle) == (ErrorCode.DEADLOCK, 0, 2)
     with pytest.raises(MachineError, match="DEADLOCK"):
         predict(program.instructions(), shallow)
 
@@ -115,21 +118,25 @@ def _programs(draw):
     """Short random programs over every opcode and flag (faults and deadlocks included)."""
     program = []
     for _ in range(draw(st.integers(1, 14))):
-        kind = draw(st.sampled_from(["load", "store", "preload", "matmul", "sync"]))
+        kind = draw(st.sampled_from(["load", "store", "preload", "matmul", "sync", "vector"]))
         if kind == "sync":
-            unit = draw(st.integers(0, 2))
-            legal = UNIT_FLAGS[("load", "exec", "store")[unit]]
+            unit = draw(st.integers(0, 3))
+            legal = UNIT_FLAGS[UNITS[unit]]
             flags = {f: 1 for f in legal if draw(st.booleans())}
             program.append(Instruction.make("sync", unit=unit, **flags))
             continue
-        unit = {"load": "load", "store": "store"}.get(kind, "exec")
+        unit = {"load": "load", "store": "store", "vector": "vector"}.get(kind, "exec")
         flags = {f: 1 for f in UNIT_FLAGS[unit] if draw(st.integers(0, 3)) == 0}
         if kind in ("load", "store"):
             wide = "acc" if kind == "load" else "raw"
             fields = {wide: draw(st.integers(0, 1)), "run": draw(st.integers(1, 4)),
                       "count0": draw(st.integers(1, 5)), "count2": draw(st.integers(1, 2))}
+            if kind == "load" and not fields["acc"]:
+                fields["transpose"] = draw(st.integers(0, 1))
         elif kind == "matmul":
             fields = {"rows": draw(st.integers(1, 12))}
+        elif kind == "vector":
+            fields = {"count": draw(st.integers(1, 4)), "group": draw(st.integers(1, 3))}
         else:
             fields = {}
         program.append(Instruction.make(kind, **flags, **fields))
@@ -137,9 +144,12 @@ def _programs(draw):
 
 
 @settings(max_examples=300, deadline=None)
-@given(_programs(), st.integers(1, 3), st.sampled_from([1, 4, 6]))
-def test_event_model_equals_a_cycle_by_cycle_reading_of_the_rules(program, depth, port):
-    config = dataclasses.replace(N4, queue_depth=depth, dram_port_bytes=port)
+@given(_programs(), st.integers(1, 3), st.sampled_from([1, 4, 6]), st.sampled_from([1, 2, 8]),
+       st.sampled_from([64, 16]))
+def test_event_model_equals_a_cycle_by_cycle_reading_of_the_rules(program, depth, port, buffer,
+                                                                   fetch_port):
+    config = dataclasses.replace(N4, queue_depth=depth, dram_port_bytes=port,
+                                 fetch_buffer_words=buffer, fetch_port_bytes=fetch_port)
     timeline = schedule(program, config)
     dispatch, issue, complete, counters, error = reference_schedule(program, config)
     if error is not None:
@@ -150,3 +160,40 @@ def test_event_model_equals_a_cycle_by_cycle_reading_of_the_rules(program, depth
     assert (timeline.dispatch, timeline.issue, timeline.complete) == (dispatch, issue, complete)
     got = timeline.counters.as_dict()
     assert {k: got[k] for k in counters} == counters
+
+
+@pytest.mark.parametrize(("rows", "inner_runs", "complete"), [
+    # 8 local rows of 1 beat, N = 4: blocks end at beats 4 and 8 (cycles 6, 10); block 0 writes
+    # [7, 11), block 1 [11, 15): E = 15
+    (8, 1, 15),
+    # 6 local rows: block 1 (2 rows) ends at cycle 8 but waits for block 0's writes (to 11)
+    (6, 1, 15),
+    # 3 local rows, one block: last beat 5, writes [6, 10)
+    (3, 1, 10),
+    # 8 rows of 2 runs (2 beats a row): blocks end at 10 and 18; writes [11, 15), [19, 23)
+    (8, 2, 23),
+])
+def test_a_transposing_load_writes_each_block_after_its_last_beat(rows, inner_runs, complete):
+    t = _timeline(f"load transpose, inner=1, run=2, count0={inner_runs}, count1={rows}\n"
+                  "store raw, row=0, run=N, count0=1\nhalt")
+    assert t.issue[0] == 2
+    assert t.complete[0] == complete
+    # the port is free after the last beat: the store issues then, not at the load's E
+    assert t.issue[1] == 2 + 1 + rows * inner_runs
+
+
+def test_a_vector_instruction_takes_a_cycle_per_source_row():
+    t = _timeline("vector op=max, count=3, group=4, push_next\n"
+                  "vector op=add, count=1, group=2\n"
+                  "store raw, row=0, run=N, count0=1, pop_vec\nhalt")
+    # 12 source rows: E = 2 + 1 + 12; the store (its token at 15) moves 16 bytes in 4 beats
+    assert [t.issue[pc] for pc in range(3)] == [2, 15, 15]
+    assert [t.complete[pc] for pc in range(3)] == [15, 18, 20]
+    assert t.counters.busy_vector == 13 + 3
+
+
+def test_a_narrow_fetch_port_and_a_small_buffer_pace_the_dispatcher():
+    slow = dataclasses.replace(N4, fetch_port_bytes=16, fetch_buffer_words=1)
+    t = _timeline("sync unit=exec\nsync unit=exec\nsync unit=exec\nhalt", slow)
+    # 4 cycles a word; one slot: word p+1's fetch starts the cycle after word p dispatches
+    assert [t.dispatch[pc] for pc in range(4)] == [4, 9, 14, 19]

@@ -1,5 +1,5 @@
 """Faults built in Python that the shared .s programs cannot express compactly: token overflow,
-running off the instruction memory, SYNC flags, the first instruction's error location."""
+running off the program or DRAM, SYNC flags, the first instruction's error location."""
 
 import numpy as np
 import pytest
@@ -30,15 +30,29 @@ def test_256_unconsumed_tokens_overflow_the_counter():
 def test_255_unconsumed_tokens_are_fine():
     push = encode(Instruction.make("sync", unit=1, push_next=1))
     result = simulator.run([push] * 255 + [encode(Instruction.make("halt"))], N4)
-    # Dispatch-bound: the last SYNC dispatches in cycle 254, issues in 255, completes in 256.
-    assert result.counters.cycles == 256
+    # Dispatch-bound: the last SYNC dispatches in cycle 255, issues in 256, completes in 257.
+    assert result.counters.cycles == 257
 
 
-def test_running_past_instruction_memory_is_imem_range():
-    small = N4.__class__(**{**N4.__dict__, "imem_words": 3})
+def test_running_past_the_end_of_dram_is_fetch_range():
     nop = encode(Instruction.make("sync", unit=0))
-    error = _run([nop] * 3, small)
-    assert (error.code, error.pc) == (ErrorCode.IMEM_RANGE, 3)
+    with pytest.raises(MachineError) as caught:
+        simulator.run([nop] * 3, N4, base=N4.dram_bytes - 3 * 64)
+    assert (caught.value.code, caught.value.pc) == (ErrorCode.FETCH_RANGE, 3)
+
+
+def test_running_past_the_program_into_zeroed_dram_is_an_illegal_opcode():
+    nop = encode(Instruction.make("sync", unit=0))
+    with pytest.raises(MachineError) as caught:
+        simulator.run([nop] * 3, N4, base=0)
+    assert (caught.value.code, caught.value.pc) == (ErrorCode.ILLEGAL_OPCODE, 3)
+
+
+def test_an_image_over_the_programs_data_is_refused():
+    dram = np.zeros(N4.dram_bytes, dtype=np.uint8)
+    dram[100] = 1
+    with pytest.raises(GlcError, match="overlaps the program's data"):
+        simulator.run([encode(Instruction.make("halt"))] * 4, N4, dram, base=64)
 
 
 def test_a_sync_flag_towards_a_missing_unit_is_an_illegal_field():

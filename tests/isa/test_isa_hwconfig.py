@@ -9,7 +9,8 @@ from glc.hwconfig import load_config
 def test_n16_and_n4_are_the_documented_machines():
     n16, n4 = load_config("n16"), load_config("n4")
     assert (n16.array_size, n16.scratchpad_rows, n16.accumulator_rows) == (16, 16384, 4096)
-    assert (n16.dram_bytes, n16.dram_port_bytes, n16.imem_words) == (1 << 20, 16, 4096)
+    assert (n16.dram_bytes, n16.dram_port_bytes) == (64 << 20, 16)
+    assert (n16.fetch_buffer_words, n16.fetch_port_bytes) == (32, 64)
     assert (n4.array_size, n4.dram_port_bytes) == (4, 4)
     assert n16.verilog_parameters()["ARRAY_SIZE"] == 16
 
@@ -17,7 +18,8 @@ def test_n16_and_n4_are_the_documented_machines():
 def test_a_path_loads_like_a_name(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text("array_size = 8\nscratchpad_rows = 64\naccumulator_rows = 32\n"
-                    "dram_bytes = 4096\ndram_port_bytes = 8\nimem_words = 16\nqueue_depth = 2\n")
+                    "dram_bytes = 4096\ndram_port_bytes = 8\nfetch_buffer_words = 16\n"
+                    "fetch_port_bytes = 64\nqueue_depth = 2\n")
     config = load_config(path)
     assert (config.array_size, config.queue_depth, config.name) == (8, 2, "mine")
 
@@ -30,7 +32,8 @@ def test_a_path_loads_like_a_name(tmp_path):
 ])
 def test_bad_configs_name_the_file(tmp_path, text, message):
     good = {"array_size": 8, "scratchpad_rows": 64, "accumulator_rows": 32, "dram_bytes": 4096,
-            "dram_port_bytes": 8, "imem_words": 16, "queue_depth": 2}
+            "dram_port_bytes": 8, "fetch_buffer_words": 16, "fetch_port_bytes": 64,
+            "queue_depth": 2}
     key = text.split("=")[0].strip()
     lines = [f"{k} = {v}" for k, v in good.items() if k != key]
     path = tmp_path / "bad.toml"

@@ -84,14 +84,29 @@ def test_random_im2col_kernel_matches_the_interpreter(seed):
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
 
 
-def test_an_operand_that_is_no_view_is_copied_by_the_host_and_counted():
+def _padded_operand(padding: str) -> tuple:
     rng = np.random.default_rng(7)
     arrays = {"a": rng.integers(-128, 128, (5, 6)).astype(np.int8),
               "b": rng.integers(-128, 128, (8, 3)).astype(np.int8)}
-    # min-padding fills with -128: no LOAD zero fill can make it, so the host materialises it.
-    term = parse_term("(systolic-array 8 3 (access (access-pad (access-tensor a) min-padding 1 0 2)"
-                      " 1) (access (access-tensor b) 0))")
-    program = lower(term, env_types(arrays), load_config("n4"))
+    term = parse_term(f"(systolic-array 8 3 (access {padding} 1) (access (access-tensor b) 0))")
+    return term, arrays, lower(term, env_types(arrays), load_config("n4"))
+
+
+def test_a_min_padded_operand_is_loaded_with_the_pad_value():
+    # min-padding fills with -128: the LOAD's pad value (docs/isa.md, LOAD), no host copy.
+    term, arrays, program = _padded_operand("(access-pad (access-tensor a) min-padding 1 0 2)")
+    figures = program.figures()
+    assert (figures["kernels"], figures["host_copies"], figures["host_steps"]) == (1, 0, 0)
+    pads = {i["pad"] for i in program.kernels[0].kernel.instructions if i.op.name == "load"}
+    assert -128 in pads
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
+
+
+def test_an_operand_that_is_no_view_is_copied_by_the_host_and_counted():
+    # zero padding, then min padding: one LOAD pads with one value, so the host materialises it.
+    term, arrays, program = _padded_operand(
+        "(access-pad (access-pad (access-tensor a) zero-padding 0 1 0) min-padding 1 0 2)")
     figures = program.figures()
     assert (figures["kernels"], figures["host_copies"], figures["host_steps"]) == (1, 1, 0)
     expected, _ = interpret(term, arrays)
@@ -137,13 +152,15 @@ def test_a_bias_is_added_in_the_accumulator(seed):
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
 
 
-def test_a_bias_stays_a_host_step_when_the_schedule_reuses_accumulator_rows():
-    # 600 rows of 22 outputs: more tiles than n4's 256 accumulator rows hold at once.
+def test_a_bias_is_a_fold_when_the_schedule_reuses_accumulator_rows():
+    # 600 rows of 22 outputs: more tiles than n4's 256 accumulator rows hold at once, so the
+    # bias cannot start the accumulator: the add is a fold on the vector unit over the result.
     term, arrays = _dense_bias(2, m_range=(600, 601))
     program = lower(term, env_types(arrays), load_config("n4"))
     figures = program.figures()
-    assert (figures["kernels"], figures["host_steps"]) == (1, 1)
+    assert (figures["kernels"], figures["host_steps"]) == (2, 0)
     assert not program.kernels[0].kernel.bias
+    assert [s.kernel.kind for s in program.kernels] == ["matmul", "fold"]
     expected, _ = interpret(term, arrays)
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
 

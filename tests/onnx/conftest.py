@@ -19,10 +19,6 @@ from glc.interp import interpret  # noqa: E402
 from glc.onnx.importer import import_model  # noqa: E402
 from glc.onnx.zoo import quantize  # noqa: E402
 
-# n16 with the largest DRAM the config allows: whole networks' weights outgrow 1 MiB until the
-# 32-bit DRAM addresses of issue 9 land.
-BIG_DRAM = Path(__file__).with_name("n16-16mib.toml")
-
 
 def float_model(nodes, inputs, output, initializers, opset=13):
     """A float32 model of ``nodes``; ``inputs`` and ``output`` are (name, dims) pairs."""

@@ -10,7 +10,6 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import BIG_DRAM
 
 from glc.cli import main
 from glc.onnx.zoo import make
@@ -33,7 +32,7 @@ def test_zoo_model_runs_bit_exact_on_the_isa(tmp_path, name, options):
     imported = runner.invoke(main, ["import", str(model), "-o", str(folder)])
     assert imported.exit_code == 0, imported.output
     result = tmp_path / "result.npy"
-    run = runner.invoke(main, ["run", str(folder), "--engine", "isa", "--config", str(BIG_DRAM),
+    run = runner.invoke(main, ["run", str(folder), "--engine", "isa", "--config", "n16",
                                "-o", str(result), "--json"])
     assert run.exit_code == 0, run.output
     figures = json.loads(run.output)

@@ -1,4 +1,4 @@
-; An illegal opcode (7) after a legal instruction: stops with ILLEGAL_OPCODE at instruction 1.
+; An illegal opcode (8) after a legal instruction: stops with ILLEGAL_OPCODE at instruction 1.
 sync unit=load
-.word 7
+.word 8
 halt

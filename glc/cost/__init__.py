@@ -1,0 +1,1 @@
+"""Cost models: what extraction and the lowering choose by (issue 10)."""

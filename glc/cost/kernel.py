@@ -1,0 +1,184 @@
+"""The analytic cost of a systolic kernel: gemm.py's schedule as tile operations.
+
+``estimate`` predicts the cycles of the kernel glc/lower/kernel.py builds for C = A·B (+ bias)
+without building it: the blocking gemm.py would choose (``_plan``), its steps and the load step
+of each A slice (``step_plan``), and per tile the instructions and DRAM beats of the transfers
+the operand's view needs (glc/lower/transfer.py), run through the tile-level pipeline model
+(glc/cost/pipeline.py). Tile costs are memoised per tile, kernel estimates per signature (the
+operands' views and the config), so extraction and every choice of the lowering (orientation,
+step order) cost a candidate once.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+
+from glc.cost.pipeline import Dma, Op, run
+from glc.errors import GlcError
+from glc.hwconfig import HwConfig
+from glc.isa.gemm import GemmLayout, MatrixRows, _plan, step_plan
+from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
+
+ORDERS = ("k-outer", "j-outer")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A kernel's predicted cycles, the step order they are for, and its ideal and limit."""
+
+    cycles: int
+    order: str
+
+
+def dma(target: Target, rows, cols, fields: dict[str, int], port: int, which: str) -> Dma:
+    """The instructions and beats of moving one tile of operand ``which`` (transfer.py's
+    transfers); OperandUnexpressible when its view cannot be walked, as build_kernel says."""
+    try:
+        found = transfers(target, rows, cols, 0, fields)
+    except Unexpressible as error:
+        raise OperandUnexpressible(which, str(error)) from None
+    wide = fields.get("acc") or fields.get("raw")
+    beats = 0
+    for values in found:
+        runs = math.prod(values.get(f"count{k}", 1) for k in range(4))
+        beats += runs * -(-values["run"] * (4 if wide else 1) // port)
+    return Dma(len(found), beats)
+
+
+class _Tiles:
+    """The tile costs of one kernel, memoised per tile."""
+
+    def __init__(self, a: Target, b: Target, c: Target, bias: Target | None, mode: dict,
+                 k_tiles, o_tiles, config: HwConfig):
+        self.a, self.b, self.c, self.bias, self.mode = a, b, c, bias, mode
+        self.k_tiles, self.o_tiles = k_tiles, o_tiles
+        self.port = config.dram_port_bytes
+        self.a_matrix = len(a.view.groups) == 2
+        self.c_matrix = len(c.view.groups) == 2
+
+    @functools.cache  # noqa: B019 (one instance per estimate)
+    def load_a(self, first: int, count: int, kk: int) -> Dma:
+        rows = (first, count) if self.a_matrix else None
+        return dma(self.a, rows, self.k_tiles[kk], {}, self.port, "a")
+
+    @functools.cache  # noqa: B019
+    def load_b(self, kk: int, j: int) -> Dma:
+        return dma(self.b, self.k_tiles[kk], self.o_tiles[j], {}, self.port, "b")
+
+    @functools.cache  # noqa: B019
+    def store(self, first: int, count: int, j: int) -> Dma:
+        rows = (first, count) if self.c_matrix else None
+        return dma(self.c, rows, self.o_tiles[j], self.mode, self.port, "c")
+
+    def load_bias(self, first: int, count: int, j: int) -> Dma:
+        rows = (first, count) if self.c_matrix else None
+        return dma(self.bias, rows, self.o_tiles[j], {"acc": 1}, self.port, "bias")
+
+
+def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles,
+             bias: bool) -> list[Op]:
+    """gemm.py's program for the layout as tile operations, in its program order."""
+    steps, slice_step = step_plan(m, k, n_out, n, layout)
+    depth, chunks, rows = layout.weight_buffers, layout.chunks, layout.block_rows
+    blocks, tiles_j = m // rows, n_out // n
+    chunk = rows // chunks
+    total = len(steps)
+    ops: list[Op] = []
+    if bias:  # the bias LOADs of every stored tile run first (kernel.py, _bias_loads)
+        found = Dma(0, 0)
+        for mb, kk, j in steps:
+            if kk == k // n - 1:
+                for c in range(chunks):
+                    found = found + tiles.load_bias(mb * rows + c * chunk, chunk, j)
+        ops.append(Op("load", "dma", found.instructions, found.beats))
+
+    def load_step(s: int) -> None:
+        mb, kk, j = steps[s]
+        weights = tiles.load_b(kk, j)
+        if s == 0:
+            ops.append(Op("load", "dma", weights.instructions, weights.beats))
+            for c in range(chunks):
+                found = tiles.load_a(c * chunk, chunk, 0)
+                ops.append(Op("load", "dma", found.instructions, found.beats,
+                              pushes=("ld2ex",)))
+            return
+        pop = ("ex2ld",) if s >= depth else ()
+        for slice_mb, slice_kk in slice_step.get(s, []):
+            found = tiles.load_a(slice_mb * rows, rows, slice_kk)
+            ops.append(Op("load", "dma", found.instructions, found.beats, pops=pop))
+            pop = ()
+        ops.append(Op("load", "dma", weights.instructions, weights.beats, pops=pop,
+                      pushes=("ld2ex",)))
+
+    def exec_step(s: int) -> None:
+        mb, kk, j = steps[s]
+        if layout.order == "k-outer":
+            wait, frees = mb >= layout.acc_slots, mb + layout.acc_slots < blocks
+        else:
+            tile = mb * tiles_j + j
+            wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
+        last_k = kk == k // n - 1
+        ops.append(Op("exec", "preload", 1, n, pops=("ld2ex",)))
+        for c in range(chunks):
+            pops = (("ld2ex",) if s == 0 and c else ()) + \
+                (("st2ex",) if c == 0 and kk == 0 and wait else ())
+            pushes = (("ex2ld",) if c == chunks - 1 and s + depth < total else ()) + \
+                (("ex2st",) if last_k else ())
+            ops.append(Op("exec", "matmul", 1, chunk, pops=pops, pushes=pushes))
+        if last_k:
+            for c in range(chunks):
+                found = tiles.store(mb * rows + c * chunk, chunk, j)
+                ops.append(Op("store", "dma", found.instructions, found.beats,
+                              pops=("ex2st",),
+                              pushes=("st2ex",) if c == chunks - 1 and frees else ()))
+
+    ahead = depth - 1
+    for s in range(min(ahead, total)):
+        load_step(s)
+    for s in range(total):
+        if s + ahead < total:
+            load_step(s + ahead)
+        exec_step(s)
+    return ops
+
+
+def estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
+             config: HwConfig, bias: Target | None, k_tiles, o_tiles,
+             orders=ORDERS) -> Estimate:
+    """The predicted cycles of build_kernel's kernel for these operands (views already shared
+    over K, ``k_tiles``/``o_tiles`` its tiles), the fastest of ``orders``. Memoised per
+    signature: the views and element sizes (not which tensors they are or where they lie: a
+    tile's beats do not depend on its address), the output conversion, the config."""
+    def placed(t: Target | None) -> Target | None:
+        return None if t is None else replace(t, address=0, view=replace(t.view, buffer=""))
+
+    return _estimate(placed(a), placed(b), placed(c), raw, relu, shift, config, placed(bias),
+                     tuple(k_tiles), tuple(o_tiles), tuple(orders))
+
+
+@functools.lru_cache(maxsize=4096)
+def _estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
+              config: HwConfig, bias: Target | None, k_tiles, o_tiles, orders) -> Estimate:
+    n = config.array_size
+    m = a.view.dims[0] if len(a.view.groups) == 2 else 1
+    k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
+    mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
+    tiles = _Tiles(a, b, c, bias, mode, k_tiles, o_tiles, config)
+    canonical = replace(config, dram_bytes=1 << 32)
+    best = None
+    for order in orders:
+        layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw)
+        if layout is None:
+            continue
+        if bias is not None and m // layout.block_rows > layout.acc_slots:
+            raise OperandUnexpressible("bias", "the schedule reuses accumulator rows")
+        ops = gemm_ops(m, k_pad, o_pad, n, layout, tiles, bias is not None)
+        cycles = run(ops, config)
+        if best is None or cycles < best.cycles:
+            best = Estimate(cycles, order)
+    if best is None:
+        raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
+    return best
+

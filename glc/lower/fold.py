@@ -1,0 +1,121 @@
+"""A fold on the vector unit as an accelerator kernel: pooling, reductions, elementwise pairs.
+
+The vector unit folds ``group`` local rows into one accumulator row, elementwise over the N
+columns (docs/isa.md, VECTOR). A fold node's result is laid out as a matrix whose last dim is the
+columns (N outputs side by side) and whose other dims are the rows; each output row's operand
+elements are local rows: for one operand, the folded indices of that row, innermost (a max
+pool's window taps, a reduce-sum's item); for a pair, one row of each operand. The operand views
+are transfers like a product's (glc/lower/transfer.py: windows, padding with the view's fill,
+strides are address patterns), so a pool gathers its windows in the LOAD.
+
+Tiles of output rows × N columns alternate between two halves of the local memories: LOADs
+(int8 operands into the scratchpad, int32 ones into the accumulator), one VECTOR, STOREs (with the
+fused relu/requantize), ordered by the vector tokens (ld2vu, vu2ld, vu2st, st2vu) so the next
+tile's loads and the previous tile's stores overlap the fold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from glc.errors import DoesNotFit
+from glc.hwconfig import HwConfig
+from glc.isa.encoding import Instruction
+from glc.isa.fields import VECTOR_OPS
+from glc.lower.kernel import Kernel, OperandUnexpressible
+from glc.lower.transfer import Target, Unexpressible, transfers
+
+MAX_FIELD = (1 << 16) - 1  # VECTOR's count and group, a transfer's count (docs/isa.md)
+
+
+@dataclass(frozen=True)
+class Fold:
+    """``op`` over ``group`` indices of each operand (a pair: two operands, group 1), for a
+    result of ``rows`` × ``cols``; each operand is a matrix view whose rows are the result's
+    rows with the folded indices innermost and whose columns are the result's columns."""
+
+    op: str
+    operands: tuple[Target, ...]
+    group: int
+    rows: int
+    cols: int
+    wide: bool  # int32 operands: folded from the accumulator
+
+    @property
+    def per_row(self) -> int:
+        """Local rows each output row folds."""
+        return self.group * len(self.operands)
+
+
+def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
+                      config: HwConfig) -> Kernel:
+    """The kernel computing ``fold`` into ``c`` (a row-major matrix view of the result)."""
+    if fold.op not in VECTOR_OPS:
+        raise ValueError(f"no vector operation {fold.op}")
+    n = config.array_size
+    per_row = fold.per_row
+    # Two halves of the source memory and of the accumulator rows written; int32 operands share
+    # the accumulator with the results: four quarters.
+    if fold.wide:
+        source_half = out_half = config.accumulator_rows // 4
+        out_base = 2 * source_half
+    else:
+        source_half, out_half, out_base = config.scratchpad_rows // 2, \
+            config.accumulator_rows // 2, 0
+    rows = min(fold.rows, source_half // per_row, out_half, MAX_FIELD // per_row)
+    if rows < 1:
+        raise DoesNotFit(f"a fold of {per_row} rows per output needs more than the "
+                         f"{source_half} local rows of half a buffer on {config.name}")
+    tiles = [(r, min(rows, fold.rows - r), col, min(n, fold.cols - col))
+             for col in range(0, fold.cols, n) for r in range(0, fold.rows, rows)]
+    loads = [_loads(fold, tile, index % 2 * source_half, index, len(tiles))
+             for index, tile in enumerate(tiles)]
+    out: list[Instruction] = [*loads[0], *(loads[1] if len(tiles) > 1 else [])]
+    for index, (r0, count, col, width) in enumerate(tiles):
+        later = index + 2 < len(tiles)
+        dst = out_base + index % 2 * out_half
+        out.append(Instruction.make(
+            "vector", op=VECTOR_OPS.index(fold.op), src_acc=int(fold.wide),
+            src=index % 2 * source_half, dst=dst,
+            count=count, group=per_row,
+            ostride=fold.group if len(fold.operands) == 1 else 1,
+            gstride=1 if len(fold.operands) == 1 else count,
+            pop_prev=1, pop_next=int(index >= 2), push_prev=int(later), push_next=1))
+        stores = _transfers(c, (r0, count), (col, width), dst,
+                            {"raw": int(raw), "relu": int(relu), "shift": shift}, "c")
+        out += _flagged("store", stores, first={"pop_vec": 1}, last={"push_vec": int(later)})
+        if later:
+            out += loads[index + 2]
+    out.append(Instruction.make("halt"))
+    return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
+                  kind="fold")
+
+
+def _loads(fold: Fold, tile, base: int, index: int, total: int) -> list[Instruction]:
+    """The LOADs of one tile's operands into the source rows from ``base``: a pair's second
+    operand after the first one's rows."""
+    r0, count, col, width = tile
+    fields = []
+    for slot, operand in enumerate(fold.operands):
+        fields += _transfers(operand, (r0 * fold.group, count * fold.group), (col, width),
+                             base + slot * count * fold.group, {"acc": int(fold.wide)},
+                             "ab"[slot])
+    return _flagged("load", fields, first={"pop_vec": int(index >= 2)}, last={"push_vec": 1})
+
+
+def _transfers(target: Target, rows, cols, local_row: int, mode: dict[str, int],
+               which: str) -> list[dict[str, int]]:
+    try:
+        return transfers(target, rows, cols, local_row, mode)
+    except Unexpressible as error:
+        raise OperandUnexpressible(which, str(error)) from None
+
+
+def _flagged(name: str, fields: list[dict[str, int]], first: dict[str, int],
+             last: dict[str, int]) -> list[Instruction]:
+    """The instructions, the token pops on the first and the pushes on the last."""
+    out = []
+    for index, values in enumerate(fields):
+        flags = {**(first if index == 0 else {}), **(last if index == len(fields) - 1 else {})}
+        out.append(Instruction.make(name, **values, **flags))
+    return out

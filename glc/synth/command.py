@@ -1,0 +1,37 @@
+"""The `glc synth` command: synthesize the accelerator with Yosys and, for the ECP5, place and
+route it with nextpnr (wired into glc/cli.py through COMMANDS)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from glc.hwconfig import load_config
+from glc.synth.flow import TARGETS, format_report, synthesize
+
+
+@click.command()
+@click.option("--config", "config_name", default="ecp5n16", show_default=True,
+              help="Hardware configuration: a name in hw/configs/ or a .toml path.")
+@click.option("--target", type=click.Choice(TARGETS), default="ecp5-85f", show_default=True,
+              help="ecp5-85f: Yosys's synth_ecp5 and nextpnr on an LFE5U-85F; generic: "
+                   "Yosys's technology-independent synth (LUTs, no place-and-route).")
+@click.option("--out", "outdir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the logs, netlist and reports go (default build/synth/CONFIG-TARGET).")
+@click.option("--seed", default=1, show_default=True, help="nextpnr's placement seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the figures.")
+def synth(config_name: str, target: str, outdir: Path | None, seed: int, as_json: bool) -> None:
+    """Synthesize the accelerator core for CONFIG; print LUTs, flip-flops, DSPs and block RAMs
+    against the LFE5U-85F's totals, and the Fmax nextpnr reports."""
+    config = load_config(config_name)
+    workdir = outdir or Path("build") / "synth" / f"{config.name}-{target}"
+    report = synthesize(config, target, workdir, seed=seed)
+    if as_json:
+        click.echo(json.dumps(report.to_dict()))
+    else:
+        click.echo(format_report(report))
+
+
+COMMANDS = [synth]

@@ -1,0 +1,200 @@
+"""Synthesis (Yosys) and, for the ECP5, place-and-route (nextpnr) of the accelerator core.
+
+What is synthesized is ``accelerator`` (hw/accelerator.sv) and the modules under it: the DRAM
+model, the simulation top and the cycle watchdog (hw/sim_*.sv, hw/dram_model.sv) are simulation
+only. The core's ports (DRAM data and fetch ports, status, counters) are left unconnected to pins:
+nextpnr places it out of context, as a block inside a larger FPGA design would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from glc.errors import GlcError
+from glc.hwconfig import HwConfig
+from glc.sim.build import HW, design_sources
+from glc.synth.tools import require_tool
+
+TOP = "accelerator"
+# The simulation-only files: they model what lies outside the chip.
+SIM_ONLY = ("sim_top", "sim_system", "dram_model")
+TARGETS = ("ecp5-85f", "generic")
+# The LFE5U-85F's resources (Lattice ECP5 family data sheet, FPGA-DS-02012, table 1.1): LUT4s and
+# flip-flops (two of each per slice), 18x18 multipliers and 18 Kb block RAMs (EBR).
+DEVICE = {"lut": 83_640, "ff": 83_640, "dsp": 156, "bram": 208}
+# Yosys cell names counted as each resource on the ECP5; on the generic target LUTs are $lut
+# cells and flip-flops Yosys's internal $*dff* cells.
+ECP5_CELLS = {"lut": ("LUT4",), "dsp": ("MULT18X18D",), "bram": ("DP16KD",)}
+# Log lines that mean the design is not what was intended.
+BAD_LOG = (re.compile(r"latch", re.I), re.compile(r"multiple conflicting drivers", re.I),
+           re.compile(r"is used but has no driver", re.I))
+
+
+@dataclass
+class SynthReport:
+    """Resources, Fmax and tool times of one synthesis run."""
+
+    config: str
+    target: str
+    used: dict[str, int]
+    available: dict[str, int] = field(default_factory=lambda: dict(DEVICE))
+    fmax_mhz: float | None = None
+    synth_seconds: float = 0.0
+    pnr_seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def fits(self) -> bool:
+        """Every resource within the device's totals."""
+        return all(self.used[key] <= self.available[key] for key in self.used)
+
+    def to_dict(self) -> dict:
+        """The report as plain data (``glc synth --json``)."""
+        return asdict(self) | {"fits": self.fits()}
+
+
+def sources() -> list[Path]:
+    """The synthesized SystemVerilog files, packages first."""
+    return [path for path in design_sources()
+            if path.parent == HW and path.stem not in SIM_ONLY]
+
+
+def _read_design(config: HwConfig, workdir: Path) -> list[str]:
+    """Yosys commands that read the design (elaboration deferred until the configured parameters
+    are set) and elaborate it. Paths are relative to ``workdir``, where the tools run: YoWASP's
+    sandbox sees the working directory and its parents by relative path, and hides the real
+    /tmp."""
+    files = " ".join(os.path.relpath(path, workdir) for path in sources())
+    params = " ".join(f"-set {key} {value}" for key, value in config.verilog_parameters().items())
+    return [f"read_verilog -defer -sv {files}", f"chparam {params} {TOP}",
+            f"hierarchy -check -top {TOP}",
+            # Forget the file-scope package import: techmap reads its own Verilog libraries,
+            # which would otherwise each warn that the package is gone.
+            "design -reset-vlog"]
+
+
+def yosys_script(config: HwConfig, target: str, workdir: Path) -> str:
+    """The Yosys commands: read and elaborate, synthesize for ``target``, write the netlist
+    (netlist.json, for nextpnr) and the cell statistics (stat.json)."""
+    lines = _read_design(config, workdir)
+    if target == "ecp5-85f":
+        # One MAC per 18x18 multiplier while they last; past that, all in LUTs (Yosys maps every
+        # multiply alike, and two int8 products cannot share an 18x18 multiplier).
+        nodsp = " -nodsp" if config.array_size ** 2 > DEVICE["dsp"] else ""
+        lines.append(f"synth_ecp5 -top {TOP}{nodsp} -json netlist.json")
+    else:
+        lines.append(f"synth -top {TOP} -flatten")
+    lines.append("tee -q -o stat.json stat -json")
+    return "\n".join(lines) + "\n"
+
+
+def elaborate(config: HwConfig, workdir: Path) -> subprocess.CompletedProcess:
+    """Read and elaborate the whole design with Yosys (no synthesis): the check that Yosys
+    accepts the RTL. The log is ``workdir/elaborate.log``."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    script = "\n".join([*_read_design(config, workdir), "proc", "check -assert"]) + "\n"
+    return run_yosys_script(script, workdir, "elaborate")
+
+
+def run_yosys_script(script: str, workdir: Path, name: str) -> subprocess.CompletedProcess:
+    """Run the Yosys commands ``script`` in ``workdir`` as NAME.ys, logging to NAME.log."""
+    (workdir / f"{name}.ys").write_text(script)
+    return subprocess.run([require_tool("yosys"), "-q", "-l", f"{name}.log", "-s", f"{name}.ys"],
+                          cwd=workdir, capture_output=True, text=True, check=False)
+
+
+def bad_log_lines(log: str) -> list[str]:
+    """The Yosys log's lines about latches (``proc_dlatch``'s "Latch inferred for signal", an
+    error in an always_comb; not its "No latch inferred"), multiple drivers and undriven nets."""
+    return [line for line in log.splitlines()
+            if "Latch inferred for signal" in line
+            or (line.startswith("Warning") and any(p.search(line) for p in BAD_LOG))]
+
+
+def count_cells(stat: dict, target: str) -> dict[str, int]:
+    """LUTs, flip-flops, DSPs and block RAMs from Yosys's ``stat -json`` of the top module."""
+    cells: dict[str, int] = stat["design"]["num_cells_by_type"]
+    if target == "ecp5-85f":
+        used = {key: sum(cells.get(name, 0) for name in names)
+                for key, names in ECP5_CELLS.items()}
+        used["ff"] = sum(count for name, count in cells.items()
+                         if name.startswith("TRELLIS_FF"))
+        # A distributed-RAM primitive takes LUTs of its slice.
+        used["lut"] += 2 * cells.get("TRELLIS_DPR16X4", 0)
+        return used
+    return {"lut": sum(count for name, count in cells.items() if name == "$lut"),
+            "ff": sum(count for name, count in cells.items() if "dff" in name),
+            "dsp": sum(count for name, count in cells.items() if name == "$mul"),
+            "bram": sum(count for name, count in cells.items() if name.startswith("$mem"))}
+
+
+def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True,
+               seed: int = 1) -> SynthReport:
+    """Synthesize ``config`` for ``target`` in ``workdir`` (logs, netlist and reports stay there);
+    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false)."""
+    if target not in TARGETS:
+        raise GlcError(f"unknown target {target!r} ({', '.join(TARGETS)})")
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    result = run_yosys_script(yosys_script(config, target, workdir), workdir, "synth")
+    synth_seconds = time.monotonic() - started
+    log = (workdir / "synth.log").read_text(errors="replace") \
+        if (workdir / "synth.log").exists() else ""
+    if result.returncode != 0:
+        errors = [line for line in log.splitlines() if "ERROR" in line] or [result.stderr]
+        raise GlcError(f"yosys failed: {errors[-1].strip()}", str(workdir / "synth.log"))
+    report = SynthReport(config=config.name, target=target,
+                         used=count_cells(json.loads((workdir / "stat.json").read_text()), target),
+                         synth_seconds=round(synth_seconds, 1), warnings=bad_log_lines(log))
+    if target == "ecp5-85f" and pnr:
+        _place_and_route(report, workdir, seed)
+    return report
+
+
+def _place_and_route(report: SynthReport, workdir: Path, seed: int) -> None:
+    """nextpnr-ecp5 on the LFE5U-85F, out of context; fills in Fmax and nextpnr's counts."""
+    pnr_report = workdir / "pnr.json"
+    started = time.monotonic()
+    result = subprocess.run(
+        [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
+         "--json", "netlist.json", "--report", "pnr.json", "--seed", str(seed),
+         "--timing-allow-fail", "--log", "pnr.log", "-q"],
+        cwd=workdir, capture_output=True, text=True, check=False)
+    report.pnr_seconds = round(time.monotonic() - started, 1)
+    if result.returncode != 0 or not pnr_report.exists():
+        log = (workdir / "pnr.log").read_text(errors="replace") \
+            if (workdir / "pnr.log").exists() else result.stderr
+        errors = [line for line in log.splitlines() if "ERROR" in line] or [log[-300:]]
+        raise GlcError(f"nextpnr failed: {errors[-1].strip()}", str(workdir / "pnr.log"))
+    data = json.loads(pnr_report.read_text())
+    clocks = data.get("fmax", {})
+    if clocks:
+        report.fmax_mhz = round(min(clock["achieved"] for clock in clocks.values()), 1)
+    usage = data.get("utilization", {})
+    for key, cell in (("lut", "TRELLIS_COMB"), ("ff", "TRELLIS_FF"), ("dsp", "MULT18X18D"),
+                      ("bram", "DP16KD")):
+        if cell in usage:
+            report.used[key] = usage[cell]["used"]
+            report.available[key] = usage[cell]["available"]
+
+
+def format_report(report: SynthReport) -> str:
+    """The human-readable report: one line per resource against the device, then Fmax."""
+    names = {"lut": "LUTs", "ff": "flip-flops", "dsp": "DSPs (MULT18X18D)",
+             "bram": "block RAMs (DP16KD)"}
+    lines = [f"{report.config} on {report.target} (LFE5U-85F totals)"]
+    for key, label in names.items():
+        used, total = report.used[key], report.available[key]
+        lines.append(f"  {label:22} {used:>8} / {total:<8} {100 * used / total:5.1f} %")
+    if report.fmax_mhz is not None:
+        lines.append(f"  Fmax                   {report.fmax_mhz:8.1f} MHz")
+    lines.append(f"  synthesis {report.synth_seconds} s, place-and-route {report.pnr_seconds} s,"
+                 f" {'fits' if report.fits() else 'DOES NOT FIT'}")
+    lines.extend(f"  {warning}" for warning in report.warnings)
+    return "\n".join(lines)

@@ -1,0 +1,194 @@
+// The VECTOR unit (ISA v2 B, docs/isa.md "VECTOR"): executes its queue in order, one
+// instruction at a time, beside the array. VECTOR folds `group` source rows into each of `count`
+// accumulator rows:
+//   for i = 0 … count-1: r = op-fold over j of S[src + i·ostride + j·gstride]   (int32 lanes)
+//                        ACC[dst+i] = accumulate ? op(ACC[dst+i], r) : r
+// with op add (wrapping), max (signed) or mul (wrapping); S is the scratchpad (int8,
+// sign-extended) or, with src_acc, the accumulator. Issuing at t it addresses one source row per
+// cycle in t+1 … t+count·group; E = t + 1 + count·group. The memories read synchronously, so
+// the folding runs one cycle behind the addresses: output i is written at the end of the cycle
+// after its group's last row (its last one at the end of E, before anything issuing at E reads
+// the accumulator in E+1), and a later output still sees an earlier one. SYNC
+// completes in t + 1. It pops ld2vu (prev) and st2vu (next), pushes vu2ld (prev) and vu2st
+// (next); it never touches DRAM.
+// The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
+// module header (`module m import p::*; #(`), and the ports use its widths.
+/* verilator lint_off IMPORTSTAR */
+import isa_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+module vector_unit #(
+    // N: lanes per row
+    parameter int N = 16,
+    // scratchpad rows, for SP_RANGE
+    parameter int SP_ROWS = 16384,
+    // accumulator rows, for ACC_RANGE
+    parameter int ACC_ROWS = 4096
+) (
+    input  logic               clk,
+    input  logic               rst,
+    input  logic               stop,          // the machine has stopped: issue nothing
+    // queue head
+    input  logic               head_valid,
+    // The queue carries whole instruction words; this unit reads VECTOR and SYNC.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic [WORD_W-1:0]  head_word,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  logic [31:0]        head_pc,
+    output logic               issue,
+    // tokens: pop ld2vu (prev) and st2vu (next) at issue, push vu2ld / vu2st at completion
+    input  logic               prev_token_ok,
+    input  logic               next_token_ok,
+    output logic               pop_prev,
+    output logic               pop_next,
+    output logic               push_prev,
+    output logic               push_next,
+    output logic [31:0]        push_pc,
+    // source rows: a scratchpad read port and an accumulator read port
+    output logic [15:0]        sp_row,
+    input  logic [N-1:0][7:0]  sp_data,
+    output logic [15:0]        src_row,
+    input  logic [N-1:0][31:0] src_data,
+    // the output row: read (for accumulate) and written
+    output logic               acc_we,
+    output logic [15:0]        acc_row,
+    output logic [15:0]        acc_old_row,   // the row whose old value arrives next cycle
+    input  logic [N-1:0][31:0] acc_old,
+    output logic [N-1:0][31:0] acc_data,
+    // status for the counters and the deadlock rule
+    output logic               in_progress,
+    output logic               busy,
+    output logic               stall_token,
+    output logic               error,
+    output logic [ERR_W-1:0]   error_code,
+    output logic [31:0]        error_pc
+);
+    logic is_vector, is_sync, free, tokens_ok, ready, bad_src, bad_dst;
+    logic [15:0] f_src, f_dst, f_count, f_group, f_ostride, f_gstride;
+    assign is_vector = head_valid && head_word[OPCODE_W-1:0] == OP_VECTOR;
+    assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
+    assign f_src     = head_word[VECTOR_SRC_LSB +: VECTOR_SRC_W];
+    assign f_dst     = head_word[VECTOR_DST_LSB +: VECTOR_DST_W];
+    assign f_count   = head_word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W];
+    assign f_group   = head_word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W];
+    assign f_ostride = head_word[VECTOR_OSTRIDE_LSB +: VECTOR_OSTRIDE_W];
+    assign f_gstride = head_word[VECTOR_GSTRIDE_LSB +: VECTOR_GSTRIDE_W];
+
+    logic                active_q, src_acc_q, accumulate_q, push_prev_q, push_next_q;
+    logic [1:0]          op_q;
+    logic [15:0]         left_q, j_q, group_q, ostride_q, gstride_q;
+    logic [31:0]         out_base_q, row_q, dst_q, pc_q;
+    logic [N-1:0][31:0]  fold_q;
+    logic                push_prev_r, push_next_r;
+
+    // Range checks at issue (the fields are unsigned, so the last output's last row is the
+    // highest source row).
+    logic [63:0] last_src;
+    assign last_src  = 64'(f_src) + 64'(f_count - 16'd1) * 64'(f_ostride)
+                     + 64'(f_group - 16'd1) * 64'(f_gstride);
+    assign bad_src   = is_vector && last_src >= (head_word[VECTOR_SRC_ACC_LSB]
+                                                 ? 64'(ACC_ROWS) : 64'(SP_ROWS));
+    assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS;
+    assign free      = !active_q && !stop;
+    assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
+                    && (!head_word[FLAG_POP_NEXT] || next_token_ok);
+    assign ready     = free && tokens_ok && (is_vector || is_sync);
+    assign issue     = ready && !bad_src && !bad_dst;
+    assign pop_prev  = issue && head_word[FLAG_POP_PREV];
+    assign pop_next  = issue && head_word[FLAG_POP_NEXT];
+    assign error      = ready && (bad_src || bad_dst);
+    assign error_code = bad_src && !head_word[VECTOR_SRC_ACC_LSB] ? ERR_SP_RANGE : ERR_ACC_RANGE;
+    assign error_pc   = head_pc;
+
+    function automatic logic [31:0] combine(input logic [1:0] op, input logic [31:0] a,
+                                            input logic [31:0] b);
+        case (op)
+            2'(VOP_MAX): combine = signed'(a) > signed'(b) ? a : b;
+            2'(VOP_MUL): combine = a * b;
+            default:     combine = a + b;
+        endcase
+    endfunction
+
+    // The rows addressed this cycle: the source row and the output row's old value.
+    logic group_end, last;
+    assign sp_row      = 16'(row_q);
+    assign src_row     = 16'(row_q);
+    assign acc_old_row = 16'(dst_q);
+    assign group_end   = j_q == group_q - 16'd1;
+    assign last        = group_end && left_q == 16'd1;
+
+    // One cycle later, when they arrive: the source row folded into the group so far; at the
+    // group's end, into ACC.
+    logic               fold_valid_q, fold_first_q, fold_end_q;
+    logic [15:0]        fold_dst_q;
+    logic [N-1:0][31:0] value, folded;
+    always_ff @(posedge clk) begin
+        fold_valid_q <= !rst && active_q;
+        fold_first_q <= j_q == '0;
+        fold_end_q   <= group_end;
+        fold_dst_q   <= 16'(dst_q);
+    end
+    always_comb begin
+        value = '0;
+        folded = '0;
+        acc_data = '0;
+        // Skipped while idle: the simulator then spends no time on this unit.
+        if (fold_valid_q) for (int n = 0; n < N; n++) begin
+            value[n]    = src_acc_q ? src_data[n] : 32'(signed'(sp_data[n]));
+            folded[n]   = fold_first_q ? value[n] : combine(op_q, fold_q[n], value[n]);
+            acc_data[n] = accumulate_q ? combine(op_q, acc_old[n], folded[n]) : folded[n];
+        end
+    end
+    assign acc_we  = fold_valid_q && fold_end_q;
+    assign acc_row = fold_dst_q;
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            active_q    <= 1'b0;
+            push_prev_r <= 1'b0;
+            push_next_r <= 1'b0;
+        end else begin
+            push_prev_r <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
+                        || (active_q && last && push_prev_q);
+            push_next_r <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
+                        || (active_q && last && push_next_q);
+            if (issue && is_vector) begin
+                active_q <= 1'b1;
+                op_q         <= head_word[VECTOR_OP_LSB +: 2];
+                accumulate_q <= head_word[VECTOR_ACCUMULATE_LSB];
+                src_acc_q    <= head_word[VECTOR_SRC_ACC_LSB];
+                left_q       <= f_count;
+                group_q      <= f_group;
+                ostride_q    <= f_ostride;
+                gstride_q    <= f_gstride;
+                j_q          <= '0;
+                out_base_q   <= 32'(f_src);
+                row_q        <= 32'(f_src);
+                dst_q        <= 32'(f_dst);
+                pc_q         <= head_pc;
+                push_prev_q  <= head_word[FLAG_PUSH_PREV];
+                push_next_q  <= head_word[FLAG_PUSH_NEXT];
+            end else if (active_q) begin
+                if (group_end) begin
+                    j_q        <= '0;
+                    left_q     <= left_q - 16'd1;
+                    dst_q      <= dst_q + 32'd1;
+                    out_base_q <= out_base_q + 32'(ostride_q);
+                    row_q      <= out_base_q + 32'(ostride_q);
+                    if (last) active_q <= 1'b0;
+                end else begin
+                    j_q   <= j_q + 16'd1;
+                    row_q <= row_q + 32'(gstride_q);
+                end
+            end
+        end
+        if (fold_valid_q) fold_q <= folded;
+        if (issue && is_sync) push_pc <= head_pc;
+        else if (active_q && last) push_pc <= pc_q;
+    end
+
+    assign push_prev   = push_prev_r;
+    assign push_next   = push_next_r;
+    assign in_progress = active_q;
+    assign busy        = issue || active_q;
+    assign stall_token = head_valid && free && !tokens_ok;
+endmodule

@@ -1,0 +1,65 @@
+"""The accelerator core through Yosys and nextpnr-ecp5 on a Lattice LFE5U-85F (glc synth):
+resources, Fmax, tool times and the throughput they give.
+
+`GOPS` = 2·N²·Fmax·efficiency, with the efficiency the cycle model predicts for the int8
+256×256×256 GEMM (`gemm256-int8`, the isa section's schedule) on that configuration: the RTL
+matches the model's cycles exactly. Every configuration with a recorded baseline
+(hw/baselines/synth.json) is checked against it: the section fails when a design no longer fits
+or its Fmax falls more than 5 % below the recorded one. A configuration with no recorded entry
+gets this run's figures recorded (delete its entry to re-record, with the reason in the commit).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from benchmarks.isa import schedule
+from glc.hwconfig import load_config
+from glc.isa.asm import assemble
+from glc.isa.cycles import predict
+from glc.synth.baseline import check_baseline, load_baseline, record
+from glc.synth.flow import synthesize
+
+SECTION = "synth"
+TITLE = "synthesis and place-and-route on an LFE5U-85F (Yosys, nextpnr-ecp5)"
+
+# n4: the small test array; ecp5n16: the 16x16 array sized for the device.
+CONFIGS = ["n4", "ecp5n16"]
+LABELS = {"lut": "LUTs", "ff": "FFs", "dsp": "DSPs", "bram": "BRAMs"}
+BUILD = Path(__file__).resolve().parents[2] / "build" / "synth"
+
+
+def run() -> list[dict]:
+    """One row per configuration; exits with the regressions after the table is printed."""
+    rows, problems = [], []
+    baseline = load_baseline()
+    for name in CONFIGS:
+        config = load_config(name)
+        report = synthesize(config, "ecp5-85f", BUILD / f"{name}-ecp5-85f")
+        text, _, ideal = schedule("gemm", (256, 256, 256), "int8", config)
+        cycles = predict(assemble(text, config).instructions(), config).counters.cycles
+        efficiency = ideal / cycles
+        n = config.array_size
+        fmax = report.fmax_mhz or 0.0
+        rows.append({
+            "config": name,
+            "N": n,
+            **{label: f"{report.used[key]} / {report.available[key]}"
+               for key, label in LABELS.items()},
+            "Fmax MHz": fmax,
+            "synth s": report.synth_seconds,
+            "P&R s": report.pnr_seconds,
+            "gemm256-int8 efficiency": round(efficiency, 3),
+            "GOPS": round(2 * n * n * fmax * efficiency / 1000, 2),
+            "log warnings": len(report.warnings),
+        })
+        if name in baseline:
+            problems += [f"{name}: {line}" for line in check_baseline(report, baseline[name])]
+        else:
+            record(report)
+        problems += [f"{name}: {line}" for line in report.warnings]
+    if problems:
+        print("\n".join([*map(str, rows), "synthesis regressions:", *problems]), file=sys.stderr)
+        sys.exit(1)
+    return rows
