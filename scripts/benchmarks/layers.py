@@ -51,6 +51,7 @@ def run(rtl: bool = False) -> list[dict]:
             made = write(folder, layer, layout, np.random.default_rng(seed))
             found.append(measure(layer, layout, folder, made["output"], config,
                                  rtl and name in RTL_SAMPLE))
+            print(f"layers: {found[-1]}", file=sys.stderr, flush=True)  # an hour: show progress
     return found + headline(found)
 
 
