@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from glc.cost.limit import KernelLimit, efficiency, kernel_limit
-from glc.ir.term import Term, walk
+from glc.egraph.rewrite import match_term
+from glc.ir.term import Term, leaf, rebuild, walk
 from glc.lower.program import COMMUTING, HostStep, Program
 from glc.syntax.reader import parse_term
 
@@ -88,8 +89,9 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
     bound: dict[str, Term] = {}
     for row, step in zip(rows, program.steps, strict=True):
-        pattern = step.term if isinstance(step, HostStep) else parse_term(step.kernel.label)
-        match = next((t for t in nodes if _unify(pattern, t, bound, inputs)), None)
+        pattern = _pattern(step.term if isinstance(step, HostStep)
+                           else parse_term(step.kernel.label), inputs)
+        match = next((t for t in nodes if _unify(pattern, t, bound)), None)
         if match is None:
             continue
         bound[step.output] = match
@@ -134,24 +136,18 @@ def _classes(egraph, term: Term) -> dict[int, int | None]:
     return found
 
 
-def _unify(pattern: Term, term: Term, bound: dict[str, Term], inputs: set[str]) -> bool:
-    """Whether ``term`` is ``pattern`` with each symbol that names no input standing for a
-    sub-term (the same one wherever it recurs; for an earlier step's buffer, its node)."""
-    fresh: dict[str, Term] = {}
-    stack = [(pattern, term)]
-    while stack:
-        p, t = stack.pop()
-        if p.op == "symbol" and p.value not in inputs:
-            known = bound.get(p.value, fresh.get(p.value))
-            if known is None:
-                fresh[p.value] = t
-            elif known is not t and known != t:
-                return False
-            continue
-        if p.op != t.op or p.value != t.value or len(p.args) != len(t.args):
-            return False
-        stack.extend(zip(p.args, t.args, strict=True))
-    return True
+def _unify(pattern: Term, term: Term, bound: dict[str, Term]) -> bool:
+    """Whether ``term`` is ``pattern`` (its buffers as pattern variables), each earlier step's
+    buffer standing for that step's node."""
+    found = match_term(pattern, term)
+    return found is not None and all(bound.get(name, t) is t or bound[name] == t
+                                     for name, t in found.items())
+
+
+def _pattern(term: Term, inputs: set[str]) -> Term:
+    """``term`` with each symbol that names no program input (a buffer) as a pattern variable."""
+    return rebuild(term, lambda t: leaf("var", t.value)
+                   if t.op == "symbol" and t.value not in inputs else None)
 
 
 def onnx_nodes(path: Path) -> dict[str, str]:
