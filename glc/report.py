@@ -109,8 +109,9 @@ def _owners(egraph, source) -> dict[int, str]:
     """E-class → the define it belongs to: a define's own class first, then the classes of the
     nodes of its expression short of the other defines it uses (the first define wins)."""
     classes = _classes(egraph, source.body)
-    for term in source.defines.values():
-        classes.update(_classes(egraph, term))
+    for term in source.defines.values():  # a define the result does not use
+        if id(term) not in classes:
+            classes.update(_classes(egraph, term))
     defined = {id(term): name for name, term in source.defines.items()}
     owners = {classes[id(t)]: name for name, t in source.defines.items()
               if classes[id(t)] is not None}
