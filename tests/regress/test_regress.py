@@ -156,6 +156,18 @@ def test_table_names_the_columns_the_engines_and_ends_in_the_summary(monkeypatch
     assert lines[-1] == "1 passed, 0 failed"
 
 
+def test_json_rows_carry_the_roofline_limit_and_its_efficiency(tmp_path):
+    copy_program("maxpool2x2-int8", tmp_path)
+    status, report, _ = regress_json(tmp_path)
+    (row,) = report["rows"]
+    # A 2x2/2 max pool of 3x7x7 int8 (min-padded to 8x8) on the vector unit: 48 outputs of 4
+    # rows, 16 a cycle; the 147 pixels read once and the 48 results written once, 16 bytes a
+    # cycle.
+    ideal, limit = -(-48 * 4 // 16), max(-(-48 * 4 // 16), -(-(147 + 48) // 16))
+    assert (row["ideal_cycles"], row["roofline_cycles"]) == (ideal, limit)
+    assert row["roofline_efficiency"] == round(limit / row["cycles"], 4)
+
+
 @pytest.mark.rtl
 def test_one_small_program_on_the_rtl_meets_its_n4_baseline():
     result = glc("regress", PROGRAMS, "--config", "n4", "--engine", "rtl", "-k", "dense-int8",
