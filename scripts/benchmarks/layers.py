@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +24,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from layer_suite import Gemm, blocks, program_name, rows, write  # noqa: E402
 
-from glc.compiler import compile_program  # noqa: E402
+from benchmarks.networks import compile_timed  # noqa: E402
 from glc.cost.limit import efficiency  # noqa: E402
 from glc.hwconfig import load_config  # noqa: E402
-from glc.inputs import load  # noqa: E402
 from glc.report import kernel_limits, limit_figures  # noqa: E402
-from glc.rewrites import DEFAULT, select  # noqa: E402
 
 SECTION = "layers"
 TITLE = "layer suite: real networks' layers at their real shapes (N = 16), against both limits"
@@ -59,11 +56,7 @@ def measure(layer, layout: str, folder: Path, expected: np.ndarray, config,
             on_rtl: bool = False) -> dict:
     """Compile one row (timed), its limits and predicted cycles; with ``on_rtl``, run it on the
     RTL and check its result and cycles."""
-    bundle = load(folder)
-    start = time.perf_counter()
-    compiled = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
-    seconds = time.perf_counter() - start
-    program = compiled.lowered
+    bundle, program, seconds = compile_timed(folder, config)
     figures = program.figures()
     predicted = figures["predicted_cycles"]
     limits = limit_figures(kernel_limits(program), predicted)

@@ -97,12 +97,17 @@ def _write(folder: Path, made: dict) -> None:
         np.save(folder / f"{symbol}.npy", array)
 
 
-def _measure(name: str, folder: Path, expected: np.ndarray, config) -> dict:
+def compile_timed(folder: Path, config):
+    """The program folder loaded and compiled for ``config`` with the default rules: the
+    bundle, the lowered program and the compile seconds."""
     bundle = load(folder)
     start = time.perf_counter()
     compiled = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
-    seconds = time.perf_counter() - start
-    program = compiled.lowered
+    return bundle, compiled.lowered, time.perf_counter() - start
+
+
+def _measure(name: str, folder: Path, expected: np.ndarray, config) -> dict:
+    bundle, program, seconds = compile_timed(folder, config)
     figures = program.figures()
     start = time.perf_counter()
     outcome = execute(program, bundle.arrays, "rtl")
