@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from glc.cost.kernel import Estimate, estimate
+from glc.cost.limit import compute_ideal
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
@@ -57,11 +58,8 @@ class Kernel:
         return [encode(i) for i in self.instructions]
 
     def ideal_cycles(self, n: int) -> int:
-        """⌈M·K·Nₒ / N²⌉ on the array (architecture.md, "The limit we measure against"); a
-        fold's ⌈M·K / N⌉: the vector unit folds one N-wide row a cycle."""
-        if self.kind == "fold":
-            return -(-self.m * self.k // n)
-        return -(-self.m * self.k * self.n_out // (n * n))
+        """The compute ideal on an N×N array (glc/cost/limit.py)."""
+        return compute_ideal(self.kind, self.m, self.k, self.n_out, n)
 
     def predicted_cycles(self, config: HwConfig) -> int:
         """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;
