@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from glc.cost.pipeline import Dma, Op, run
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
+from glc.isa.cycles import _transpose_end
 from glc.isa.gemm import GemmLayout, MatrixRows, _plan, step_plan
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
 
@@ -32,19 +33,26 @@ class Estimate:
     order: str
 
 
-def dma(target: Target, rows, cols, fields: dict[str, int], port: int, which: str) -> Dma:
-    """The instructions and beats of moving one tile of operand ``which`` (transfer.py's
-    transfers); OperandUnexpressible when its view cannot be walked, as build_kernel says."""
+def dma(target: Target, rows, cols, fields: dict[str, int], port: int, which: str,
+        room: int | None = None, n: int = 0) -> Dma:
+    """The instructions, beats and tail of moving one tile of operand ``which`` (transfer.py's
+    transfers, writing at most ``room`` local rows, N = ``n``); OperandUnexpressible when its
+    view cannot be walked, as build_kernel says."""
     try:
-        found = transfers(target, rows, cols, 0, fields)
+        found = transfers(target, rows, cols, 0, fields, room)
     except Unexpressible as error:
         raise OperandUnexpressible(which, str(error)) from None
     wide = fields.get("acc") or fields.get("raw")
-    beats = 0
+    total = Dma(0, 0)
     for values in found:
-        runs = math.prod(values.get(f"count{k}", 1) for k in range(4))
-        beats += runs * -(-values["run"] * (4 if wide else 1) // port)
-    return Dma(len(found), beats)
+        counts = [values.get(f"count{k}", 1) for k in range(4)]
+        moved = math.prod(counts) * -(-values["run"] * (4 if wide else 1) // port)
+        tail = 0
+        if values.get("transpose"):
+            local_rows = math.prod(counts[values["inner"]:])
+            tail = _transpose_end(local_rows, moved, 0, n) - (1 + moved)
+        total = total + Dma(1, moved, tail)
+    return total
 
 
 class _Tiles:
@@ -54,18 +62,19 @@ class _Tiles:
                  k_tiles, o_tiles, config: HwConfig):
         self.a, self.b, self.c, self.bias, self.mode = a, b, c, bias, mode
         self.k_tiles, self.o_tiles = k_tiles, o_tiles
-        self.port = config.dram_port_bytes
+        self.port, self.n = config.dram_port_bytes, config.array_size
         self.a_matrix = len(a.view.groups) == 2
         self.c_matrix = len(c.view.groups) == 2
 
     @functools.cache  # noqa: B019 (one instance per estimate)
     def load_a(self, first: int, count: int, kk: int) -> Dma:
         rows = (first, count) if self.a_matrix else None
-        return dma(self.a, rows, self.k_tiles[kk], {}, self.port, "a")
+        return dma(self.a, rows, self.k_tiles[kk], {}, self.port, "a", count, self.n)
 
     @functools.cache  # noqa: B019
     def load_b(self, kk: int, j: int) -> Dma:
-        return dma(self.b, self.k_tiles[kk], self.o_tiles[j], {}, self.port, "b")
+        return dma(self.b, self.k_tiles[kk], self.o_tiles[j], {}, self.port, "b", self.n,
+                   self.n)
 
     @functools.cache  # noqa: B019
     def store(self, first: int, count: int, j: int) -> Dma:
@@ -98,19 +107,20 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
         mb, kk, j = steps[s]
         weights = tiles.load_b(kk, j)
         if s == 0:
-            ops.append(Op("load", "dma", weights.instructions, weights.beats))
+            ops.append(Op("load", "dma", weights.instructions, weights.beats, tail=weights.tail))
             for c in range(chunks):
                 found = tiles.load_a(c * chunk, chunk, 0)
                 ops.append(Op("load", "dma", found.instructions, found.beats,
-                              pushes=("ld2ex",)))
+                              pushes=("ld2ex",), tail=found.tail))
             return
         pop = ("ex2ld",) if s >= depth else ()
         for slice_mb, slice_kk in slice_step.get(s, []):
             found = tiles.load_a(slice_mb * rows, rows, slice_kk)
-            ops.append(Op("load", "dma", found.instructions, found.beats, pops=pop))
+            ops.append(Op("load", "dma", found.instructions, found.beats, pops=pop,
+                          tail=found.tail))
             pop = ()
         ops.append(Op("load", "dma", weights.instructions, weights.beats, pops=pop,
-                      pushes=("ld2ex",)))
+                      pushes=("ld2ex",), tail=weights.tail))
 
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]

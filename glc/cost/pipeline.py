@@ -23,13 +23,19 @@ from glc.hwconfig import HwConfig
 
 @dataclass(frozen=True)
 class Dma:
-    """The cost of moving one tile: its LOAD or STORE instructions and their DRAM beats."""
+    """The cost of moving one tile: its LOAD or STORE instructions, their DRAM beats, and the
+    ``tail`` of cycles its unit stays busy after the port is released (a transposing LOAD
+    writing its last block, docs/isa.md "Timing")."""
 
     instructions: int
     beats: int
+    tail: int = 0
 
     def __add__(self, other: Dma) -> Dma:
-        return Dma(self.instructions + other.instructions, self.beats + other.beats)
+        """One after the other on a unit: the first's tail keeps the unit, and so (taken as
+        held) the port, before the second starts."""
+        return Dma(self.instructions + other.instructions,
+                   self.beats + self.tail + other.beats, other.tail)
 
     @property
     def cycles(self) -> int:
@@ -47,6 +53,7 @@ class Op:
     length: int  # dma: beats; matmul: rows; vector: rows read (count·group)
     pops: tuple[str, ...] = ()
     pushes: tuple[str, ...] = ()
+    tail: int = 0  # dma: cycles the unit stays busy after releasing the port (Dma.tail)
 
 
 def run(ops: list[Op], config: HwConfig) -> int:
@@ -110,8 +117,8 @@ def run(ops: list[Op], config: HwConfig) -> int:
         for counter in op.pops:
             popped[counter] = popped.get(counter, 0) + 1
         if op.kind == "dma":
-            end = t + op.instructions + op.length
-            port = free[unit] = end
+            port = t + op.instructions + op.length
+            end = free[unit] = port + op.tail
             stale.update(("load", "store"))
         elif op.kind == "preload":
             exec_next, preload_done, pending = t + 1, t + n, True

@@ -250,9 +250,10 @@ def _accumulating(ins: Instruction) -> Instruction:
 
 def _retarget(which: str, target: Target, rows: Range | None, cols: Range, ins: Instruction,
               mode: dict[str, int]) -> list[Instruction]:
-    """The transfers replacing ``ins``: its pops on the first, its pushes on the last."""
+    """The transfers replacing ``ins``: its pops on the first, its pushes on the last. They
+    write no local row ``ins`` does not (a transposing LOAD writes whole N-row blocks)."""
     try:
-        values = transfers(target, rows, cols, ins["row"], mode)
+        values = transfers(target, rows, cols, ins["row"], mode, ins["count0"])
     except Unexpressible as error:
         raise OperandUnexpressible(which, str(error)) from None
     name = ins.op.name

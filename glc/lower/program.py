@@ -25,8 +25,9 @@ from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access, ComputeKind
 from glc.lower.fold import Fold, build_fold_kernel
-from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, kernel_estimate, transposed
-from glc.lower.transfer import Target
+from glc.lower.kernel import Kernel, build_kernel, transposed
+from glc.lower.schedule import search
+from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
 
@@ -446,37 +447,29 @@ class _Lowerer:
         dtype = "int32" if raw else "int8"
         while True:
             self._check_fits(targets, dims, raw)
-            found, failures = [], []
-            for swap in (False, True):
-                try:
-                    oriented = self._orient(targets, dims, swap, raw)
-                    a, b, c, bias_target = oriented
-                    found.append((kernel_estimate(a, b, c, raw, relu, shift or 0, self.config,
-                                                  bias_target), oriented, swap))
-                except (OperandUnexpressible, GlcError) as error:
-                    if isinstance(error, OperandUnexpressible) and error.which == "bias":
-                        raise _Unfused from None
-                    failures.append(error)
-            if found:
-                estimate, oriented, swap = min(found, key=lambda f: f[0].cycles)
+            try:
+                chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config)
                 break
-            error = failures[0]
-            if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
-                    self._is_row_major(targets[error.which]):
-                raise error if isinstance(error, GlcError) else \
-                    GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}")
-            operand = systolic.args[2 if error.which == "a" else 3]
-            targets[error.which] = self._operand(operand, copy=True)
-        a, b, c, bias_target = oriented
+            except (OperandUnexpressible, GlcError) as error:
+                if isinstance(error, OperandUnexpressible) and error.which == "bias":
+                    raise _Unfused from None
+                if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
+                        self._is_row_major(targets[error.which]):
+                    raise error if isinstance(error, GlcError) else \
+                        GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}") from None
+                operand = systolic.args[2 if error.which == "a" else 3]
+                targets[error.which] = self._operand(operand, copy=True)
         label = self._label(node)
         if self.build:
-            kernel = build_kernel(label, a, b, c, raw, relu, shift or 0, self.config,
-                                  bias_target, estimate.order)
+            kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
+                                  self.config, chosen.bias, chosen.order)
         else:  # costing: the analytic figure, no instructions
+            a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1
-            kernel = Kernel(label, m, *b.view.dims, raw, relu, shift or 0, [],
-                            bias_target is not None)
-        kernel.estimated = estimate.cycles
+            kernel = Kernel(label, m, *chosen.b.view.dims, raw, relu, shift or 0, [],
+                            chosen.bias is not None)
+        kernel.estimated = chosen.cycles
+        swap = chosen.swap
         name = self._fresh("kernel")
         out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype), dram=True)
         inputs = sorted({t.view.buffer for t in targets.values()})
@@ -493,21 +486,6 @@ class _Lowerer:
             return None
 
         return print_term(rebuild(node, named))
-
-    def _orient(self, targets: dict[str, Target], dims: tuple[int, ...], swap: bool,
-                raw: bool) -> tuple[Target, Target, Target, Target | None]:
-        """The operands (A, B, C, bias) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
-        operand stationary, which may walk DRAM far better (e.g. im2col rows of an NHWC image).
-        C is stored row-major either way (Cᵀ's rows), at the next free address."""
-        a, b, bias = targets["a"], targets["b"], targets.get("bias")
-        esize = 4 if raw else 1
-        if not swap:
-            return a, b, Target(row_major("C", dims), self.top, esize), bias
-        if len(a.view.groups) != 2:
-            raise GlcError("a vector operand is not swapped")
-        c = Target(row_major("C", dims[::-1]), self.top, esize)
-        flip = [None if t is None else replace(t, view=transposed(t.view)) for t in (b, a, bias)]
-        return flip[0], flip[1], c, flip[2]
 
     def _check_fits(self, targets: dict[str, Target], dims: tuple[int, ...], raw: bool) -> None:
         """Before scheduling: everything a kernel touches must lie in DRAM."""

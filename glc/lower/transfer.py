@@ -11,8 +11,9 @@ and the two bounded coordinates the virtual y and x with their limits (zero padd
 
 from __future__ import annotations
 
+import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from glc.isa.fields import BY_NAME, LEVELS
 from glc.lower.view import Digit, View, merge
@@ -70,18 +71,57 @@ def single_box(group: tuple[Digit, ...], start: int, count: int) -> Box | None:
 
 @dataclass(frozen=True)
 class Target:
-    """Where a transfer's data lives: the view, the tensor's DRAM address, its element size."""
+    """Where a transfer's data lives: the view, the tensor's DRAM address, its element size;
+    ``transpose`` N when its tiles are loaded by transposing N×N blocks (0: as they lie)."""
 
     view: View
     address: int
     element: int  # bytes per element in DRAM
+    transpose: int = 0
 
 
 def transfers(target: Target, rows: tuple[int, int] | None, cols: tuple[int, int],
-              local_row: int, fields: dict[str, int]) -> list[dict[str, int]]:
+              local_row: int, fields: dict[str, int], room: int | None = None
+              ) -> list[dict[str, int]]:
     """The field values of the LOAD/STORE instructions moving rows [r, r+count) × columns
     [c, c+count) of a matrix view (``rows`` None: a vector view, one local row) to local rows
-    from ``local_row``. ``fields`` are the opcode's own (acc, raw, relu, shift)."""
+    from ``local_row``. ``fields`` are the opcode's own (acc, raw, relu, shift). A target that
+    transposes loads its rows in pieces of N (``_transposed``), writing no local row at or past
+    ``room`` (default: the tile's rows)."""
+    if target.transpose and rows is not None:
+        return _transposed(target, rows, cols, local_row, fields,
+                           rows[1] if room is None else room)
+    return _plain(target, rows, cols, local_row, fields)
+
+
+def _transposed(target: Target, rows: tuple[int, int], cols: tuple[int, int], local_row: int,
+                fields: dict[str, int], room: int) -> list[dict[str, int]]:
+    """The tile as transposing LOADs (docs/isa.md, "Transposing LOAD"): each piece of N rows is
+    one LOAD of the transposed view (its local rows the tile's columns, its runs along the
+    tile's rows, so a tile whose columns are strided in DRAM but whose rows are contiguous moves
+    in runs) writing one N×N block transposed. A piece the block cannot take (it would write
+    past ``room``, or its transposed box is not one instruction) is loaded as it lies."""
+    n = target.transpose
+    flipped = Target(replace(target.view, groups=target.view.groups[::-1]), target.address,
+                     target.element)
+    out = []
+    first, count = rows
+    for start in range(0, count, n):
+        piece = (first + start, min(n, count - start))
+        found = None
+        if start + n <= room:
+            with contextlib.suppress(Unexpressible):
+                found = _plain(flipped, cols, piece, local_row + start,
+                               dict(fields, transpose=1))
+        if found is None or len(found) != 1:
+            found = _plain(target, piece, cols, local_row + start, fields)
+        out += found
+    return out
+
+
+def _plain(target: Target, rows: tuple[int, int] | None, cols: tuple[int, int],
+           local_row: int, fields: dict[str, int]) -> list[dict[str, int]]:
+    """The tile's transfers as its elements lie: one instruction per box of its rows."""
     view = target.view
     row_group = merge(view.groups[0]) if rows is not None else ()
     col_group = merge(view.groups[-1])
@@ -120,11 +160,16 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
               if _may_leave(origins[c], limit, [(d.coefs[c], n) for d, _, n in digits])]
     walking = [k for k, (_, _, n) in enumerate(digits) if n > 1]
     inner = [k for k in walking if k >= n_rows]
-    run = 1
+    run, x_axis = 1, None
     if inner:
         d, _, n = digits[inner[-1]]
-        if d.stride == 1 and all(d.coefs[c] == 0 for c in active):
+        bounded = [c for c in active if d.coefs[c]]
+        if d.stride == 1 and not bounded:
             run, inner = n, inner[:-1]
+        elif d.stride == 1 and len(bounded) == 1 and d.coefs[bounded[0]] == 1:
+            # xrun: the run walks x one element at a time, each element checked on its own
+            # (docs/isa.md, LOAD and STORE), so a run of pixels may straddle a padded border.
+            run, inner, x_axis = n, inner[:-1], bounded[0]
     outer = [k for k in walking if k < n_rows]
     too_big = any(digits[k][2] > MAX_COUNT for k in outer)
     if len(inner) + len(outer) > LEVELS or len(active) > 2 or too_big:
@@ -135,12 +180,18 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
     levels = [digits[k] for k in reversed(inner)] + [digits[k] for k in reversed(outer)]
     values = dict(fields, inner=len(inner), run=run, row=local_row,
                   dram=target.address + offset * target.element)
+    if x_axis is None:
+        axes = dict(zip("yx", active, strict=False))
+    else:
+        values["xrun"] = 1
+        others = [c for c in active if c != x_axis]
+        axes = {"x": x_axis, **({"y": others[0]} if others else {})}
     for level, (d, _, n) in enumerate(levels):
         values[f"count{level}"] = n
         values[f"stride{level}"] = d.stride * target.element
-        for axis, c in zip("yx", active, strict=False):
+        for axis, c in axes.items():
             values[f"{axis}coef{level}"] = d.coefs[c]
-    for axis, c in zip("yx", active, strict=False):
+    for axis, c in axes.items():
         values[f"{axis}0"] = origins[c]
         values[f"{axis}lim"] = view.coords[c][1]
     if active and view.fill:

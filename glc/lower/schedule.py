@@ -1,0 +1,98 @@
+"""The schedule search: how one systolic node runs, chosen by the analytic cost model.
+
+A node C = A·B can run in several ways that compute the same values (docs/lowering.md, "The
+schedule search"):
+
+- the **orientation**: C = A·B with B stationary, or Cᵀ = Bᵀ·Aᵀ with A stationary (C stored
+  transposed, the node's value a transposed view of it);
+- the **layout change** of each operand: its tiles loaded as they lie, or by transposing LOADs
+  (docs/isa.md, "Transposing LOAD"), which turn a tile whose rows are contiguous in DRAM but
+  whose columns are strided (weights stored out×in, K of Q·Kᵀ, an NCHW image's pixels) into
+  runs;
+- the **step order** (gemm.py's k-outer or j-outer), and with it the block of A rows that stays
+  and the operand that stays (k-outer keeps a block's output tiles in the accumulator, j-outer
+  the block's A in the scratchpad).
+
+Every candidate is costed by the analytic tile-level model (glc/cost/kernel.py, memoised per
+signature and config) and the fastest kept; no rule picks a schedule by hand. A candidate whose
+operand the transfers cannot walk, or whose buffers do not fit, is skipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from glc.errors import GlcError
+from glc.hwconfig import HwConfig
+from glc.lower.kernel import kernel_estimate, transposed
+from glc.lower.transfer import OperandUnexpressible, Target
+from glc.lower.view import merge, row_major
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The chosen way to run a node: the operands as A, B, C (and the bias) of the kernel
+    built, whether C holds the node's value transposed, the step order and predicted cycles."""
+
+    a: Target
+    b: Target
+    c: Target
+    bias: Target | None
+    swap: bool
+    order: str
+    cycles: int
+
+
+def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_address: int,
+           raw: bool) -> tuple[Target, Target, Target, Target | None]:
+    """The operands (A, B, C, bias) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
+    operand stationary. C is stored row-major either way (Cᵀ's rows) at ``c_address``."""
+    a, b, bias = targets["a"], targets["b"], targets.get("bias")
+    esize = 4 if raw else 1
+    if not swap:
+        return a, b, Target(row_major("C", dims), c_address, esize), bias
+    if len(a.view.groups) != 2:
+        raise GlcError("a vector operand is not swapped")
+    c = Target(row_major("C", dims[::-1]), c_address, esize)
+    flip = [None if t is None else replace(t, view=transposed(t.view)) for t in (b, a, bias)]
+    return flip[0], flip[1], c, flip[2]
+
+
+def _layouts(target: Target, n: int) -> tuple[Target, ...]:
+    """The operand as it lies and, when its rows are contiguous in DRAM (a stride-1 innermost
+    row digit: the only case a transposing LOAD moves in runs), loaded transposed."""
+    rows = merge(target.view.groups[0]) if len(target.view.groups) == 2 else ()
+    if rows and rows[-1].stride == 1:
+        return target, replace(target, transpose=n)
+    return (target,)
+
+
+def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
+           shift: int, c_address: int, config: HwConfig) -> Schedule:
+    """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations,
+    the operands' layouts and the step orders. Raises the first candidate's error when none
+    can be built (an operand no transfer walks: the caller copies it; a bias the schedule
+    cannot add: it stays a host step)."""
+    n = config.array_size
+    best: Schedule | None = None
+    failures: list[Exception] = []
+    for swap in (False, True):
+        try:
+            a, b, c, bias = orient(targets, dims, swap, c_address, raw)
+        except GlcError as error:
+            failures.append(error)
+            continue
+        for a_layout, b_layout in itertools.product(_layouts(a, n), _layouts(b, n)):
+            try:
+                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, config, bias)
+            except (OperandUnexpressible, GlcError) as error:
+                failures.append(error)
+                continue
+            if best is None or found.cycles < best.cycles:
+                best = Schedule(a_layout, b_layout, c, bias, swap, found.order, found.cycles)
+    if best is None:
+        bias_error = [e for e in failures
+                      if isinstance(e, OperandUnexpressible) and e.which == "bias"]
+        raise (bias_error or failures)[0]
+    return best
