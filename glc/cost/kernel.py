@@ -12,6 +12,7 @@ step order) cost a candidate once.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, replace
 
@@ -27,10 +28,11 @@ ORDERS = ("k-outer", "j-outer")
 
 @dataclass(frozen=True)
 class Estimate:
-    """A kernel's predicted cycles, the step order they are for, and its ideal and limit."""
+    """A kernel's predicted cycles and the step order and block of A rows they are for."""
 
     cycles: int
     order: str
+    block_rows: int  # the block of A rows (gemm.py's Mb)
 
 
 def dma(target: Target, rows, cols, fields: dict[str, int], port: int, which: str,
@@ -156,7 +158,7 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
 
 def estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
              config: HwConfig, bias: Target | None, k_tiles, o_tiles,
-             orders=ORDERS) -> Estimate:
+             orders=ORDERS, block_rows: int = 0) -> Estimate:
     """The predicted cycles of build_kernel's kernel for these operands (views already shared
     over K, ``k_tiles``/``o_tiles`` its tiles), the fastest of ``orders``. Memoised per
     signature: the views and element sizes (not which tensors they are or where they lie: a
@@ -165,12 +167,13 @@ def estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
         return None if t is None else replace(t, address=0, view=replace(t.view, buffer=""))
 
     return _estimate(placed(a), placed(b), placed(c), raw, relu, shift, config, placed(bias),
-                     tuple(k_tiles), tuple(o_tiles), tuple(orders))
+                     tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows)
 
 
 @functools.lru_cache(maxsize=4096)
 def _estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
-              config: HwConfig, bias: Target | None, k_tiles, o_tiles, orders) -> Estimate:
+              config: HwConfig, bias: Target | None, k_tiles, o_tiles, orders,
+              block_rows: int) -> Estimate:
     n = config.array_size
     m = a.view.dims[0] if len(a.view.groups) == 2 else 1
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
@@ -179,16 +182,97 @@ def _estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int
     canonical = replace(config, dram_bytes=1 << 32)
     best = None
     for order in orders:
-        layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw)
+        layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows)
         if layout is None:
             continue
         if bias is not None and m // layout.block_rows > layout.acc_slots:
             raise OperandUnexpressible("bias", "the schedule reuses accumulator rows")
-        ops = gemm_ops(m, k_pad, o_pad, n, layout, tiles, bias is not None)
-        cycles = run(ops, config)
+        cycles = _extrapolated(m // layout.block_rows, len(k_tiles), len(o_tiles), layout,
+                               tiles, bias is not None, config)
         if best is None or cycles < best.cycles:
-            best = Estimate(cycles, order)
+            best = Estimate(cycles, order, layout.block_rows)
     if best is None:
         raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     return best
 
+
+
+class _Selected:
+    """The tiles of a kernel cut down to chosen blocks, K tiles and output tiles: index i of a
+    dim of the small kernel is tile ``select[i]`` of the real one."""
+
+    def __init__(self, tiles: _Tiles, rows: int, blocks, k_tiles, o_tiles):
+        self.tiles, self.rows = tiles, rows
+        self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
+
+    def _row(self, first: int) -> int:
+        block, offset = divmod(first, self.rows)
+        return self.blocks[block] * self.rows + offset
+
+    def load_a(self, first: int, count: int, kk: int) -> Dma:
+        return self.tiles.load_a(self._row(first), count, self.k_tiles[kk])
+
+    def load_b(self, kk: int, j: int) -> Dma:
+        return self.tiles.load_b(self.k_tiles[kk], self.o_tiles[j])
+
+    def store(self, first: int, count: int, j: int) -> Dma:
+        return self.tiles.store(self._row(first), count, self.o_tiles[j])
+
+    def load_bias(self, first: int, count: int, j: int) -> Dma:
+        return self.tiles.load_bias(self._row(first), count, self.o_tiles[j])
+
+
+# Tiles of a dim run before the rest is extrapolated: 2 for the blocks of A rows and the middle
+# loop of the steps; the innermost loop starts at 8 and doubles until the run is in its steady
+# state (e.g. at N = 16 a j-outer tile's int32 STORE hides behind its K steps only from 4 on).
+OUTER_SAMPLE, INNER_SAMPLE = 2, 8
+STEADY = 0.002  # two successive increments within this fraction: the steady state
+WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no steady state)
+
+
+def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
+                  bias: bool, config: HwConfig) -> int:
+    """The cycles of the whole schedule from small ones, so the cost does not grow with the
+    kernel. A dim of d tiles (blocks of A rows, K tiles, output tiles) longer than its sample
+    s + 1 is run with s of them (the first s − 1 and the last) and with s + 1 (the first s and
+    the last), and the cycles extrapolated linearly, T(d) = T(s+1) + (d − s − 1)·(T(s+1) −
+    T(s)): each middle tile adds what the s-th adds, which holds in the pipeline's steady state
+    (the middle tiles move the same beats). The innermost loop of the steps (K for j-outer,
+    the output tiles for k-outer) decides the regime (is a tile's STORE hidden behind its
+    steps?), so its sample grows until one more tile adds what the previous one added. Over
+    several dims the extrapolation is multilinear (2 runs per extrapolated dim)."""
+    n = config.array_size
+    sizes = (blocks, tiles_k, tiles_j)
+    inner = 1 if layout.order == "j-outer" else 2
+
+    def cycles(select) -> int:
+        small = _Selected(tiles, layout.block_rows, *select)
+        return run(gemm_ops(len(select[0]) * layout.block_rows, len(select[1]) * n,
+                            len(select[2]) * n, n, layout, small, bias), config)
+
+    def first(size: int, s: int) -> list[int]:
+        return list(range(size)) if size <= s + 1 else [*range(s - 1), size - 1]
+
+    if math.prod(sizes) <= WHOLE:
+        return cycles([list(range(size)) for size in sizes])
+    samples = [OUTER_SAMPLE] * 3
+    samples[inner] = INNER_SAMPLE
+    while samples[inner] + 2 < sizes[inner]:  # grow the inner sample to the steady state
+        s = samples[inner]
+        probe = [first(size, OUTER_SAMPLE) for size in sizes]
+        runs = []
+        for length in (s, s + 1, s + 2):
+            probe[inner] = [*range(length - 1), sizes[inner] - 1]
+            runs.append(cycles(probe))
+        if abs((runs[2] - runs[1]) - (runs[1] - runs[0])) <= STEADY * (runs[2] - runs[1]):
+            break
+        samples[inner] = 2 * s
+    choices = []
+    for size, s in zip(sizes, samples, strict=True):
+        if size <= s + 1:
+            choices.append([(1, list(range(size)))])
+        else:  # the weights of T(s+1) and T(s) in T(d)
+            choices.append([(size - s, [*range(s), size - 1]),
+                            (-(size - s - 1), [*range(s - 1), size - 1])])
+    return sum(wb * wk * wj * cycles((sb, sk, sj))
+               for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices))

@@ -91,12 +91,13 @@ class Im2colRows:
 def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
-                 order: str = "auto") -> tuple[str, GemmLayout]:
+                 order: str = "auto", block_rows: int = 0) -> tuple[str, GemmLayout]:
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
-    "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster). Memoised: the
-    extraction's costing and the lowering ask for the same schedules.
+    "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster); `block_rows`, if
+    not 0, caps the block of A rows (a schedule search may prefer smaller blocks). Memoised:
+    the extraction's costing and the lowering ask for the same schedules.
     """
     n = config.array_size
     if m < 1 or k % n or n_out % n or not k or not n_out:
@@ -104,7 +105,8 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     source = source or MatrixRows(k)
     output = (raw, relu, shift)
     orders = ("k-outer", "j-outer") if order == "auto" else (order,)
-    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw) for o in orders) if p]
+    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows)
+                         for o in orders) if p]
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
                        f"{config.name}")
@@ -119,8 +121,9 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
 
 
 def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
-          raw: bool) -> GemmLayout | None:
-    """The blocking of one step order: the largest block of A rows whose buffers fit."""
+          raw: bool, cap: int = 0) -> GemmLayout | None:
+    """The blocking of one step order: the largest block of A rows (at most ``cap``, if not 0)
+    whose buffers fit."""
     n = config.array_size
     tiles_k, tiles_j = k // n, n_out // n
     buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
@@ -128,7 +131,7 @@ def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
     c_end = a_bytes + k * n_out + m * n_out * (4 if raw else 1)
     if c_end > config.dram_bytes:
         raise GlcError(f"gemm {m}x{k}x{n_out} does not fit in {config.dram_bytes} bytes of DRAM")
-    for rows in range(min(m, 2047 * source.granule), 0, -1):
+    for rows in range(min(m, 2047 * source.granule, cap or m), 0, -1):
         if m % rows or rows % source.granule:
             continue
         if order == "k-outer":

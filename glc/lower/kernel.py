@@ -96,13 +96,14 @@ def tiles(sizes: list[int], n: int) -> list[Range]:
     return min(found, key=len)
 
 
-def shared_k(a: View, b: View) -> tuple[View, View]:
+def shared_k(a: View, b: View, inner: int | None = None) -> tuple[View, View]:
     """A's columns and B's rows over one digit sequence, in the order the kernel walks K.
 
     K is summed over, so any order of its indices gives the same product, as long as A and B
     agree: refine both digit sequences to the same sizes (a digit of s·t splits into s and t),
-    then move a digit A reads contiguously (stride 1, unbounded) innermost, so A's K tiles load
-    as runs (e.g. the channels of an NHWC window). Raises OperandUnexpressible("a") when the
+    then move refined digit ``inner`` innermost (it sets the K tiles: e.g. the channels of an
+    NHWC window, or of one tap of an NCHW one); by default a digit A reads contiguously (stride
+    1, unbounded), so A's K tiles load as runs. Raises OperandUnexpressible("a") when the
     sequences have no common refinement (materialising A makes one)."""
     first, second = list(merge(a.groups[-1])), list(merge(b.groups[0]))
     fine_a: list[Digit] = []
@@ -119,9 +120,11 @@ def shared_k(a: View, b: View) -> tuple[View, View]:
             raise OperandUnexpressible("a", "A's and B's K dims split differently")
         fine_a.insert(0, x)
         fine_b.insert(0, y)
-    contiguous = [i for i, d in enumerate(fine_a) if d.stride == 1 and not any(d.coefs)]
-    if contiguous:
-        order = [i for i in range(len(fine_a)) if i != contiguous[-1]] + [contiguous[-1]]
+    if inner is None:
+        contiguous = [i for i, d in enumerate(fine_a) if d.stride == 1 and not any(d.coefs)]
+        inner = contiguous[-1] if contiguous else None
+    if inner is not None:
+        order = [i for i in range(len(fine_a)) if i != inner] + [inner]
         fine_a, fine_b = [fine_a[i] for i in order], [fine_b[i] for i in order]
     return (replace(a, groups=a.groups[:-1] + (tuple(fine_a),)),
             replace(b, groups=(tuple(fine_b),) + b.groups[1:]))
@@ -151,39 +154,48 @@ class Shape:
     o_tiles: list[Range]
 
 
-def shape(a: Target, b: Target, n: int) -> Shape:
-    """The tiling of C = A·B on an N×N array. A's view is ((M),(K)) or ((),(K)), B's
-    ((),(K,Nₒ))."""
+def k_digits(a: Target, b: Target) -> int:
+    """How many digits K has once A's and B's are refined to one sequence (shared_k)."""
+    return len(shared_k(a.view, b.view)[0].groups[-1])
+
+
+def shape(a: Target, b: Target, n: int, k_inner: int | None = None) -> Shape:
+    """The tiling of C = A·B on an N×N array, K digit ``k_inner`` innermost (shared_k). A's
+    view is ((M),(K)) or ((),(K)), B's ((),(K,Nₒ))."""
     m = a.view.dims[0] if len(a.view.groups) == 2 else 1
     k, n_out = b.view.dims
-    a_view, b_view = shared_k(a.view, b.view)
+    a_view, b_view = shared_k(a.view, b.view, k_inner)
     return Shape(replace(a, view=a_view), replace(b, view=b_view), m, k, n_out,
                  tiles([d.size for d in a_view.groups[-1]], n),
                  tiles([d.size for d in merge(b_view.groups[1])], n))
 
 
 def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
-                    config: HwConfig, bias: Target | None = None) -> Estimate:
+                    config: HwConfig, bias: Target | None = None,
+                    k_inner: int | None = None, block_rows: int = 0) -> Estimate:
     """The analytic model's cycles for build_kernel's kernel (glc/cost/kernel.py) and the step
     order they are for: with a bias, k-outer (it keeps a block's output tiles in distinct
     accumulator rows, so the bias can be loaded into all of them first, see _bias_loads)."""
-    tiling = shape(a, b, config.array_size)
+    tiling = shape(a, b, config.array_size, k_inner)
     orders = ("k-outer",) if bias is not None else ("k-outer", "j-outer")
     return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, bias, tiling.k_tiles,
-                    tiling.o_tiles, orders)
+                    tiling.o_tiles, orders, block_rows)
 
 
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
                  shift: int, config: HwConfig, bias: Target | None = None,
-                 order: str | None = None) -> Kernel:
+                 order: str | None = None, k_inner: int | None = None,
+                 block_rows: int = 0) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims;
-    ``order`` the step order (default: the one kernel_estimate predicts faster)."""
+    ``order`` the step order (default: the one kernel_estimate predicts faster), ``k_inner``
+    the K digit walked innermost (shared_k), ``block_rows`` a cap on the block of A rows."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
-        order = kernel_estimate(a, b, c, raw, relu, shift, config, bias).order
-    tiling = shape(a, b, n)
+        order = kernel_estimate(a, b, c, raw, relu, shift, config, bias, k_inner,
+                                block_rows).order
+    tiling = shape(a, b, n, k_inner)
     a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
     k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
@@ -191,7 +203,7 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     # it may exceed the real DRAM: give gemm.py the whole 32-bit address space to lay it out in.
     canonical = replace(config, dram_bytes=1 << 32)
     text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift,
-                                order=order)
+                                order=order, block_rows=block_rows)
     out: list[Instruction] = []
     bias_loads: list[Instruction] = []
     stored: set[int] = set()

@@ -462,7 +462,8 @@ class _Lowerer:
         label = self._label(node)
         if self.build:
             kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
-                                  self.config, chosen.bias, chosen.order)
+                                  self.config, chosen.bias, chosen.order, chosen.k_inner,
+                                  chosen.block_rows)
         else:  # costing: the analytic figure, no instructions
             a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1

@@ -9,9 +9,12 @@ schedule search"):
   (docs/isa.md, "Transposing LOAD"), which turn a tile whose rows are contiguous in DRAM but
   whose columns are strided (weights stored out×in, K of Q·Kᵀ, an NCHW image's pixels) into
   runs;
-- the **step order** (gemm.py's k-outer or j-outer), and with it the block of A rows that stays
-  and the operand that stays (k-outer keeps a block's output tiles in the accumulator, j-outer
-  the block's A in the scratchpad).
+- the **K order**: which of K's digits is walked innermost, which sets the K tiles (16
+  channels of one tap, or one channel's taps, for an NCHW convolution);
+- the **step order** (gemm.py's k-outer or j-outer), and with it the operand that stays
+  (k-outer keeps a block's output tiles in the accumulator, j-outer the block's A in the
+  scratchpad);
+- the **block of A rows** (the M tile): the largest that fits, or a half, a quarter … of it.
 
 Every candidate is costed by the analytic tile-level model (glc/cost/kernel.py, memoised per
 signature and config) and the fastest kept; no rule picks a schedule by hand. A candidate whose
@@ -25,9 +28,11 @@ from dataclasses import dataclass, replace
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.lower.kernel import kernel_estimate, transposed
+from glc.lower.kernel import k_digits, kernel_estimate, transposed
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import merge, row_major
+
+BLOCK_DIVISORS = (2, 4, 8, 16)  # the smaller blocks of A rows tried (_smaller_blocks)
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,8 @@ class Schedule:
     bias: Target | None
     swap: bool
     order: str
+    k_inner: int | None  # the K digit walked innermost (glc/lower/kernel.py, shared_k)
+    block_rows: int  # the block of A rows (gemm.py's Mb)
     cycles: int
 
 
@@ -83,16 +90,44 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
         except GlcError as error:
             failures.append(error)
             continue
-        for a_layout, b_layout in itertools.product(_layouts(a, n), _layouts(b, n)):
+        try:
+            inners = [None, *range(k_digits(a, b))]
+        except OperandUnexpressible as error:
+            failures.append(error)
+            continue
+        for a_layout, b_layout, k_inner in itertools.product(_layouts(a, n), _layouts(b, n),
+                                                             inners):
             try:
-                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, config, bias)
+                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, config, bias,
+                                        k_inner)
             except (OperandUnexpressible, GlcError) as error:
                 failures.append(error)
                 continue
             if best is None or found.cycles < best.cycles:
-                best = Schedule(a_layout, b_layout, c, bias, swap, found.order, found.cycles)
+                best = Schedule(a_layout, b_layout, c, bias, swap, found.order, k_inner,
+                                found.block_rows, found.cycles)
     if best is None:
         bias_error = [e for e in failures
                       if isinstance(e, OperandUnexpressible) and e.which == "bias"]
         raise (bias_error or failures)[0]
+    return _smaller_blocks(best, raw, relu, shift, config)
+
+
+def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
+                    config: HwConfig) -> Schedule:
+    """The best schedule with its block of A rows cut to a half, a quarter … (gemm.py takes the
+    largest block that fits; a smaller one lets a block's STOREs overlap the next block's
+    compute, at the cost of reloading the weights once more per block)."""
+    for divisor in BLOCK_DIVISORS:
+        cap = best.block_rows // divisor
+        if cap < config.array_size:
+            break
+        try:
+            found = kernel_estimate(best.a, best.b, best.c, raw, relu, shift, config, best.bias,
+                                    best.k_inner, cap)
+        except (OperandUnexpressible, GlcError):
+            continue
+        if found.cycles < best.cycles:
+            best = replace(best, order=found.order, block_rows=found.block_rows,
+                           cycles=found.cycles)
     return best

@@ -119,7 +119,9 @@ def test_simulate_of_a_folder_that_was_not_compiled_is_one_line(tmp_path):
 
 
 # architecture.md, "The limit we measure against": its two workloads are corpus programs.
-TARGETS = {"gemm256-int8": 0.95, "conv2d-nhwc64-int8": 0.85}
+# attention-qkt-int8 reads K row-major (K^T's columns strided): transposing LOADs make it
+# DMA-bound only by its int32 result (64 KiB against 8 KiB of operands), as with K^T stored.
+TARGETS = {"gemm256-int8": 0.95, "conv2d-nhwc64-int8": 0.85, "attention-qkt-int8": 0.75}
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))

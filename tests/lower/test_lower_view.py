@@ -4,6 +4,8 @@ elements into the scratchpad (random shapes)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -99,3 +101,62 @@ def test_loads_of_each_tile_fill_the_scratchpad_with_the_view(template, seed):
         expected = np.zeros((count, n), np.int8)
         expected[:, :size] = matrix[rows:rows + count, first:first + size]
         assert np.array_equal(machine.scratchpad[:count], expected)
+
+
+def _scratchpad(loads, config, dram) -> np.ndarray:
+    words = [encode(Instruction.make("load", **f)) for f in loads]
+    return simulator.run(words + [encode(Instruction.make("halt"))], config, dram).scratchpad
+
+
+@pytest.mark.parametrize("template", [_im2col, _transposed])
+@pytest.mark.parametrize("seed", range(8))
+def test_transposing_loads_of_each_tile_fill_the_scratchpad_with_the_view(template, seed):
+    """The same tiles through a target that transposes: whole N-row pieces as transposing
+    LOADs, the rest as they lie, never a row past the tile's."""
+    config = load_config("n4")
+    n = config.array_size
+    term, arrays, view = _case(template, seed)
+    matrix = gather(view, arrays["t"].reshape(-1))
+    dram = np.zeros(1024, np.uint8)
+    dram[96:96 + arrays["t"].size] = arrays["t"].reshape(-1).view(np.uint8)
+    count = matrix.shape[0]
+    for first, size in tiles([d.size for d in merge(view.groups[1])], n):
+        loads = transfers(Target(view, 96, 1, transpose=n), (0, count), (first, size), 0, {})
+        assert all(f["row"] + n <= count for f in loads if f.get("transpose"))
+        expected = np.zeros((count, n), np.int8)
+        expected[:, :size] = matrix[:, first:first + size]
+        assert np.array_equal(_scratchpad(loads, config, dram)[:count], expected)
+
+
+def test_a_tile_strided_along_its_columns_loads_in_runs_by_transposing():
+    """K^T of a row-major K (Q·K^T): each column of a tile is strided, each row contiguous.
+    As it lies a tile is N² one-element runs; transposed, one LOAD of N runs of N."""
+    config = load_config("n4")
+    n = config.array_size
+    keys = np.arange(8 * 12, dtype=np.int8).reshape(8, 12)  # 8 keys of 12
+    view = replace(row_major("k", (8, 12)), groups=row_major("k", (8, 12)).groups[::-1])
+    dram = keys.reshape(-1).view(np.uint8).copy()
+    for transpose, runs in ((0, n * n), (n, n)):
+        loads = transfers(Target(view, 0, 1, transpose), (4, n), (0, n), 0, {})
+        assert sum(np.prod([f.get(f"count{k}", 1) for k in range(4)]) for f in loads) == runs
+        assert np.array_equal(_scratchpad(loads, config, dram)[:n], keys.T[4:4 + n, :n])
+
+
+def test_a_padded_nchw_window_row_is_one_run_with_per_element_bounds():
+    """A 3-tap row of a padded NCHW window crosses the border at the image's edge: one xrun
+    run of 3 (each element checked against x) instead of 3 runs of one."""
+    config = load_config("n4")
+    text = ("(access-flatten (access (access-squeeze (access-windows (access (access-pad "
+            "(access-pad (access-tensor t) zero-padding 2 1 1) zero-padding 3 1 1) 1) "
+            "(shape 1 3 3) (shape 1 1 1)) 1) 3))")
+    term = parse_term(text)
+    image = np.arange(1, 26, dtype=np.int8).reshape(1, 1, 5, 5)
+    types = check(term, env_types({"t": image}))
+    view = view_of(term, types, lambda t: row_major("t", image.shape) if t.op == "symbol"
+                   else None)
+    loads = transfers(Target(view, 0, 1), (0, 5), (0, 3), 0, {})  # the image's first row
+    assert all(f["run"] == 3 and f.get("xrun") for f in loads)
+    dram = image.reshape(-1).view(np.uint8).copy()
+    expected = np.zeros((5, config.array_size), np.int8)
+    expected[:, :3] = gather(view, image.reshape(-1))[:5, :3]
+    assert np.array_equal(_scratchpad(loads, config, dram)[:5], expected)
