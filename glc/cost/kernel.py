@@ -222,57 +222,51 @@ class _Selected:
         return self.tiles.load_bias(self._row(first), count, self.o_tiles[j])
 
 
-# Tiles of a dim run before the rest is extrapolated: 2 for the blocks of A rows and the middle
-# loop of the steps; the innermost loop starts at 8 and doubles until the run is in its steady
-# state (e.g. at N = 16 a j-outer tile's int32 STORE hides behind its K steps only from 4 on).
-OUTER_SAMPLE, INNER_SAMPLE = 2, 8
-STEADY = 0.002  # two successive increments within this fraction: the steady state
+SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; _extrapolated)
 WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no steady state)
 
 
 def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
                   bias: bool, config: HwConfig) -> int:
-    """The cycles of the whole schedule from small ones, so the cost does not grow with the
-    kernel. A dim of d tiles (blocks of A rows, K tiles, output tiles) longer than its sample
-    s + 1 is run with s of them (the first s − 1 and the last) and with s + 1 (the first s and
-    the last), and the cycles extrapolated linearly, T(d) = T(s+1) + (d − s − 1)·(T(s+1) −
-    T(s)): each middle tile adds what the s-th adds, which holds in the pipeline's steady state
-    (the middle tiles move the same beats). The innermost loop of the steps (K for j-outer,
-    the output tiles for k-outer) decides the regime (is a tile's STORE hidden behind its
-    steps?), so its sample grows until one more tile adds what the previous one added. Over
-    several dims the extrapolation is multilinear (2 runs per extrapolated dim)."""
+    """The cycles of the whole schedule from short runs, so the cost does not grow with the
+    kernel. A *periodic* dim of d tiles is run with s of them (the first s − 1 and the last)
+    and with s + 1, and the cycles extrapolated linearly, T(d) = T(s+1) + (d − s − 1)·(T(s+1)
+    − T(s)): each middle tile adds what the s-th adds. That holds where every middle period
+    meets the same neighbours and the short run is in the long one's regime:
+
+    - the blocks of A rows (a block's STOREs overlap the next block, the same for each);
+    - j-outer's output tiles (a tile's STORE overlaps the next tile's K steps, run whole);
+    - k-outer's K tiles when there is one block (its STOREs come after the last); with several,
+      a block's STOREs hide behind the whole next block, so K runs whole;
+    - then k-outer's output tiles: a block's STOREs and steps both grow with them, and a K
+      tile's A slice is hidden once its steps outlast it, so s is taken that long.
+
+    Over several dims the extrapolation is multilinear (2 runs per sampled dim)."""
     n = config.array_size
     sizes = (blocks, tiles_k, tiles_j)
-    inner = 1 if layout.order == "j-outer" else 2
-
-    def cycles(select) -> int:
-        small = _Selected(tiles, layout.block_rows, *select)
-        return run(gemm_ops(len(select[0]) * layout.block_rows, len(select[1]) * n,
-                            len(select[2]) * n, n, layout, small, bias), config)
-
-    def first(size: int, s: int) -> list[int]:
-        return list(range(size)) if size <= s + 1 else [*range(s - 1), size - 1]
-
-    if math.prod(sizes) <= WHOLE:
-        return cycles([list(range(size)) for size in sizes])
-    samples = [OUTER_SAMPLE] * 3
-    samples[inner] = INNER_SAMPLE
-    while samples[inner] + 2 < sizes[inner]:  # grow the inner sample to the steady state
-        s = samples[inner]
-        probe = [first(size, OUTER_SAMPLE) for size in sizes]
-        runs = []
-        for length in (s, s + 1, s + 2):
-            probe[inner] = [*range(length - 1), sizes[inner] - 1]
-            runs.append(cycles(probe))
-        if abs((runs[2] - runs[1]) - (runs[1] - runs[0])) <= STEADY * (runs[2] - runs[1]):
-            break
-        samples[inner] = 2 * s
+    rows = layout.block_rows
+    samples: list[int | None] = [None, None, None]  # None: run whole
+    if math.prod(sizes) > WHOLE:
+        samples[0] = SAMPLE
+        if layout.order == "j-outer":
+            samples[2] = SAMPLE
+        elif blocks == 1:
+            samples[1] = SAMPLE
+        else:
+            slice_cycles = tiles.load_a(0, rows, 0).cycles
+            weight_cycles = tiles.load_b(0, 0).cycles
+            steps = -(-slice_cycles // (rows - weight_cycles)) if rows > weight_cycles else 1
+            samples[2] = max(SAMPLE, 2 * steps)
     choices = []
     for size, s in zip(sizes, samples, strict=True):
-        if size <= s + 1:
+        if s is None or size <= s + 1:
             choices.append([(1, list(range(size)))])
         else:  # the weights of T(s+1) and T(s) in T(d)
             choices.append([(size - s, [*range(s), size - 1]),
                             (-(size - s - 1), [*range(s - 1), size - 1])])
-    return sum(wb * wk * wj * cycles((sb, sk, sj))
-               for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices))
+    total = 0
+    for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
+        small = _Selected(tiles, rows, sb, sk, sj)
+        total += wb * wk * wj * run(gemm_ops(len(sb) * rows, len(sk) * n, len(sj) * n, n,
+                                             layout, small, bias), config)
+    return total

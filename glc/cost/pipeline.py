@@ -39,8 +39,9 @@ class Dma:
 
     @property
     def cycles(self) -> int:
-        """Port cycles: one set-up cycle per instruction, one per beat (docs/isa.md)."""
-        return self.instructions + self.beats
+        """Unit cycles: one set-up cycle per instruction, one per beat, the tail
+        (docs/isa.md)."""
+        return self.instructions + self.beats + self.tail
 
 
 @dataclass(frozen=True)
