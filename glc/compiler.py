@@ -31,8 +31,8 @@ from glc.ir.check import result_type
 from glc.ir.term import Term, leaf, tree_size, walk
 from glc.ir.types import Access
 from glc.lower.cost import CycleCost
+from glc.lower.lowering import lower
 from glc.lower.program import Program as Lowered
-from glc.lower.program import lower
 from glc.rewrites.cost import tensorised
 from glc.syntax.printer import print_term
 from glc.syntax.reader import Program

@@ -38,7 +38,8 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
 from glc.ir.types import Access, ComputeKind
-from glc.lower.program import COMMUTING, SYSTOLIC, lower
+from glc.lower.fusion import COMMUTING, SYSTOLIC
+from glc.lower.lowering import lower
 from glc.lower.view import NotAffine, row_major, view_of
 
 # Per node, so that among equal-cycle terms the one with fewer nodes wins; far below one cycle,
@@ -167,8 +168,8 @@ class CycleCost:
         return _fresh(eg, f"operand_{which}", eg.type_of(cid), env)
 
     def _chain(self, eg: EGraph, cid: int, converts: bool) -> bool:
-        """Whether the class holds what the lowering fuses into one kernel (program.py,
-        ``_fusion``): relu/requantize (if ``converts``) over views over an int8 systolic node,
+        """Whether the class holds what the lowering fuses into one kernel (glc/lower/fusion.py,
+        ``Absorb.fusion``): relu/requantize (if ``converts``) over views over an int8 systolic node,
         or over a bias add to one."""
         key = (eg.find(cid), converts)
         if key not in self._chains:
@@ -216,7 +217,7 @@ class CycleCost:
     def _bias(self, eg: EGraph, pair_class: int) -> tuple[ENode, int] | None:
         """(systolic node, bias class) when the class holds ``(access-pair X B)`` or
         ``(access-pair B X)`` with X an int8 systolic node seen through re-splits and B an int32
-        tensor of its dims (program.py, ``_bias_pair``); else None."""
+        tensor of its dims (glc/lower/fusion.py, ``Absorb.bias_pair``); else None."""
         for op, _, kids in eg.classes[eg.find(pair_class)].nodes:
             if op != "access-pair":
                 continue

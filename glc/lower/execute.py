@@ -61,7 +61,7 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     if engine not in ENGINES:
         raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
     config = program.config
-    # DRAM, then the host's memory for the tensors only host steps touch (program.py).
+    # DRAM, then the host's memory for the tensors only host steps touch (lowering.py).
     dram = np.zeros(max(config.dram_bytes, program.memory_bytes), dtype=np.uint8)
     for name in program.inputs:
         if name not in arrays:

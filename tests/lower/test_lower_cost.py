@@ -27,7 +27,7 @@ from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower.cost import CycleCost
 from glc.lower.execute import execute
-from glc.lower.program import lower
+from glc.lower.lowering import lower
 from glc.rewrites import select
 from glc.syntax.reader import parse_program, parse_term
 

@@ -12,7 +12,7 @@ from glc.interp import env_types, interpret
 from glc.isa.encoding import Instruction
 from glc.lower.execute import execute
 from glc.lower.image import Image, balanced, schedule
-from glc.lower.program import lower
+from glc.lower.lowering import lower
 from glc.syntax.reader import parse_term
 
 # Three layers, each reading the previous one's int8 result from DRAM.

@@ -11,7 +11,7 @@ from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
 from glc.isa.cycles import predict
 from glc.lower.execute import execute
-from glc.lower.program import lower, predicted_cycles
+from glc.lower.lowering import lower, predicted_cycles
 from glc.syntax.printer import print_term
 from glc.syntax.reader import parse_term
 

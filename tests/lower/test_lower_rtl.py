@@ -16,7 +16,7 @@ from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.lower.execute import execute
 from glc.lower.image import Image, schedule
-from glc.lower.program import lower
+from glc.lower.lowering import lower
 from glc.rewrites import DEFAULT, select
 
 pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent

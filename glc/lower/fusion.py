@@ -1,0 +1,147 @@
+"""What one kernel can absorb, over the terms the lowering walks (docs/lowering.md, "Fusion").
+
+A systolic-array node over int8 operands becomes a kernel together with an int32 bias the
+accumulator starts from and a relu and/or ``(requantize k)`` the STORE applies, through any
+data-moving operators between them (both act elementwise and keep 0, so they commute with every
+view); a reduce or elementwise node over views is a fold of the vector unit, with the same
+conversions. ``Absorb`` answers, for one checked term, which nodes join which kernel; the
+lowering (glc/lower/lowering.py) builds them. The extraction's cost (glc/lower/cost.py) asks
+the same questions of e-classes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from glc.ir.term import Term, walk
+from glc.ir.types import ComputeKind
+from glc.lower.view import NotAffine, View, row_major, view_of
+
+SYSTOLIC = ("systolic-array", "systolic-array-with-blocking")
+# Data-moving operators a relu or requantize commutes with (zero padding only: both keep 0).
+COMMUTING = ("access", "access-transpose", "access-reshape", "access-flatten", "access-squeeze",
+             "access-insert-axis", "access-slice", "access-broadcast", "access-windows",
+             "access-pad")
+
+
+class Absorb:
+    """The absorption rule over one term, its types checked (``types``: node id → type)."""
+
+    def __init__(self, term: Term, types: dict[int, object]):
+        self.types = types
+        self.uses = Counter(id(a) for node in walk(term) for a in node.args)
+
+    def affine(self, node: Term, over: Term | None = None) -> bool:
+        """Whether ``node`` is a view (of ``over``, if given), without materialising anything
+        to find out."""
+        def base(t: Term) -> View | None:
+            return row_major("?", self.types[id(t)].dims) if over in (None, t) else None
+
+        try:
+            view_of(node, self.types, base)
+        except NotAffine:
+            return False
+        return True
+
+    def fusion(self, node: Term, unfused: frozenset[int] | set[int] = frozenset()):
+        """(systolic node, relu, requantize shift, bias, views) when ``node`` is an int8
+        systolic array plus at most an int32 bias (``elementwise-add`` of an ``access-pair``),
+        under at most one relu and one requantize, each used only there (the kernel adds the
+        bias in the accumulator, the STORE converts), else None. Between the relu/requantize and
+        the array may lie data-moving operators (``views``, their topmost node): relu and
+        requantize act elementwise and keep 0, so they commute with every view."""
+        relu, shift, bias, current = False, None, None, node
+        while current.op == "compute":
+            kind: ComputeKind = self.types[id(current.args[0])]
+            if kind.name == "relu" and not relu and bias is None:
+                relu = True
+            elif kind.name == "requantize" and shift is None and kind.param < 32 and \
+                    bias is None:
+                shift = kind.param
+            elif kind.name == "elementwise-add" and id(current) not in unfused:
+                found = self.bias_pair(current.args[1])
+                if found is None:
+                    return None
+                current, bias = found
+                break
+            else:
+                return None
+            current = current.args[1]
+            if self.uses[id(current)] > 1:
+                return None
+        views = current if bias is None and (relu or shift is not None) else None
+        while views is not None and current.op in COMMUTING and (
+                current.op != "access-pad" or current.args[1].value == "zero-padding"):
+            current = current.args[0]
+            if self.uses[id(current)] > 1:
+                return None
+        if current.op not in SYSTOLIC:
+            return None
+        a, b = (self.types[id(x)] for x in current.args[2:])
+        if a.dtype != "int8" or b.dtype != "int8":
+            return None
+        if views is current:
+            views = None
+        elif views is not None and not self.affine(views, over=current):
+            return None
+        return current, relu, shift, bias, views
+
+    def bias_pair(self, pair: Term) -> tuple[Term, Term] | None:
+        """(systolic node, bias) for ``(access-pair X B)`` or ``(access-pair B X)``, X a systolic
+        array seen through re-splits only, B an int32 tensor of its dims."""
+        if pair.op != "access-pair" or self.uses[id(pair)] > 1:
+            return None
+        for first, other in (pair.args, pair.args[::-1]):
+            while first.op == "access" and self.uses[id(first)] == 1:
+                first = first.args[0]
+            if first.op in SYSTOLIC and self.uses[id(first)] == 1 and \
+                    self.types[id(other)].dtype == "int32" and \
+                    self.types[id(other)].dims == self.types[id(first)].dims:
+                return first, other
+        return None
+
+    def fold_plan(self, node: Term):
+        """(op, operands, folded dims, result dims, relu, shift) when ``node`` is a fold the
+        vector unit runs (glc/lower/fold.py) under at most one relu and one requantize, each used
+        only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
+        access-pair of views (or over the first item dim of one view), or a relu/requantize of
+        a view itself (a fold of one row); operands int8 or int32, all of one dtype."""
+        relu, shift, current = False, None, node
+        while current.op == "compute":
+            kind: ComputeKind = self.types[id(current.args[0])]
+            # The STORE applies relu, then requantize; the two commute (requantize is monotone
+            # and keeps 0), so either may be the outer one.
+            if kind.name == "relu" and not relu:
+                relu = True
+            elif kind.name == "requantize" and shift is None and kind.param < 32:
+                shift = kind.param
+            else:
+                break
+            if self.uses[id(current.args[1])] > 1:
+                return None
+            current = current.args[1]
+        kind = self.types[id(current.args[0])] if current.op == "compute" else None
+        name = kind.name if kind is not None else "copy"
+        if name == "copy" and not relu and shift is None:
+            return None
+        operand = current.args[1] if kind is not None else current
+        ty = self.types[id(operand)]
+        folded: tuple[int, ...] = ()
+        operands = (operand,)
+        if name in ("reduce-max", "reduce-sum"):
+            folded = tuple(range(len(ty.shape), len(ty.dims)))
+        elif name in ("elementwise-add", "elementwise-mul"):
+            if operand.op == "access-pair" and self.uses[id(operand)] == 1:
+                operands = operand.args
+            else:
+                folded = (len(ty.shape),)
+        elif name != "copy":
+            return None
+        dtypes = {self.types[id(o)].dtype for o in operands}
+        if len(dtypes) != 1 or dtypes - {"int8", "int32"} or \
+                self.types[id(node)].dtype not in ("int8", "int32") or \
+                not all(self.affine(o) for o in operands):
+            return None
+        dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
+        op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
+        return op, operands, folded, dims, relu, shift

@@ -1,0 +1,317 @@
+"""The lowering: an extracted term → a Program (memory plan, kernels, host steps).
+
+Walks the term from its root. A systolic-array node with what it absorbs (glc/lower/fusion.py:
+an int32 bias the accumulator starts from, a relu and/or ``(requantize k)`` the STORE applies)
+becomes an accelerator kernel run the way the schedule search picks (glc/lower/schedule.py),
+its operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or
+whose view the transfers cannot walk, is first materialised into DRAM by a host *copy*. A fold
+the vector unit runs becomes a fold kernel (glc/lower/fold.py). Every other node is computed by
+a host step: the interpreter on the sub-term, with the kernels' results read from DRAM. The
+result is read back through its view (a transpose or reshape of a kernel's result costs
+nothing). Every tensor gets an address: the memory plan."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
+
+from glc.errors import DoesNotFit, GlcError
+from glc.hwconfig import HwConfig
+from glc.ir.check import check
+from glc.ir.term import Term, leaf, rebuild, walk
+from glc.ir.types import Access
+from glc.lower.fold import Fold, build_fold_kernel
+from glc.lower.fusion import SYSTOLIC, Absorb
+from glc.lower.kernel import Kernel, build_kernel, transposed
+from glc.lower.program import Buffer, HostStep, KernelStep, Program
+from glc.lower.schedule import search
+from glc.lower.transfer import OperandUnexpressible, Target
+from glc.lower.view import NotAffine, View, row_major, view_of
+from glc.syntax.printer import print_term
+
+ALIGN = 64  # bytes: every tensor starts on a DRAM port beat boundary (P ≤ 64 in hw/configs)
+FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
+
+
+def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool = True) -> Program:
+    """Lower an extracted term for ``config``; a GlcError if its tensors do not fit DRAM.
+    Without ``build`` the systolic kernels are chosen and costed by the analytic model but get
+    no instructions (what the extraction's costing needs: ``Program.estimated_cycles``).
+
+    The walks over the term are iterative, but a kernel whose operand is another kernel's result
+    materialises that one first, by recursion (``_materialise`` → ``_kernel`` → ``_operand``):
+    the recursion limit is raised by a few frames per systolic node for the call, so a chain of
+    thousands of kernels lowers, and exhausting even that is a GlcError at the term."""
+    nested = sum(node.op in SYSTOLIC for node in walk(term))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * nested)
+    try:
+        return _Lowerer(term, env, config, build).run()
+    except RecursionError:
+        raise GlcError(f"the lowering cannot follow {nested} kernels nested in each other's "
+                       "operands", term.span) from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+class _Unfused(Exception):
+    """The bias of a fused node cannot be added in the accumulator."""
+
+
+def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) -> int:
+    """The cycle model's count for ``term`` lowered on ``config``, summed over its kernels: the
+    hardware cost an extraction can compare candidate terms by (host steps cost 0 here)."""
+    return lower(term, env, config).figures()["predicted_cycles"]
+
+
+class _Lowerer:
+    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
+        self.term, self.config, self.build = term, config, build
+        self.types = check(term, env)
+        self.rule = Absorb(term, self.types)
+        symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
+        self.program = Program(config, {}, symbols)
+        self.top = 0  # the next free DRAM address
+        self.host_top = -(-config.dram_bytes // ALIGN) * ALIGN  # ... in the host's memory
+        self.env = env
+        self.in_dram: dict[int, View] = {}
+        self.unfused: set[int] = set()  # bias adds that could not join their kernel
+
+    def run(self) -> Program:
+        root = self.term
+        self.program.output = None
+        if self.rule.fusion(root, self.unfused) is None and self.rule.affine(root):
+            # A kernel's result stored transposed may be no view of it any more.
+            with contextlib.suppress(NotAffine):
+                self.program.output = view_of(root, self.types, self._materialise)
+        if self.program.output is None:
+            self.program.output = self._materialise(root)
+        self.program.output_dtype = self.types[id(root)].dtype
+        # An input read only for its shape ((get-access-shape x), (shape-of x)) takes no memory.
+        self.program.inputs = [s for s in self.program.inputs if s in self.program.buffers]
+        return self.program
+
+    # --- the memory plan ---------------------------------------------------------------------
+
+    def _allocate(self, name: str, ty: Access, dram: bool = False) -> str:
+        """The next free address: in DRAM for what a kernel touches (its result, a host copy of
+        its operand), else in the host's memory beyond DRAM, whence a kernel's first use moves it
+        (``_to_dram``). So only what the accelerator touches takes DRAM, in the order the kernels
+        need it: a large input only host steps read costs none of it."""
+        top = self.top if dram else self.host_top
+        buffer = Buffer(name, ty.dims, ty.dtype, top)
+        self.program.buffers[name] = buffer
+        end = -(-(buffer.address + buffer.nbytes) // ALIGN) * ALIGN
+        if dram:
+            self.top = end
+        else:
+            self.host_top = end
+        return name
+
+    def _to_dram(self, name: str) -> Buffer:
+        """The buffer ``name``, moved into DRAM if it lies in the host's memory. Safe: no kernel
+        has used its address yet, and host steps and inputs find it by name."""
+        buffer = self.program.buffers[name]
+        if buffer.address >= self.config.dram_bytes:
+            self._allocate(name, Access(buffer.shape, (), buffer.dtype), dram=True)
+        return self.program.buffers[name]
+
+    def _fresh(self, stem: str) -> str:
+        """A new buffer name: the stem numbered among its own kind (kernel1, host1, copy1)."""
+        count = 1
+        name = f"{stem}{count}"
+        while name in self.program.buffers:
+            count += 1
+            name = f"{stem}{count}"
+        return name
+
+    # --- which nodes become what ---------------------------------------------------------------
+
+    def _materialise(self, node: Term) -> View:
+        """``node``'s value in DRAM (a view of the buffer holding it), emitting the steps that
+        compute it."""
+        if node.op == "symbol":
+            if node.value not in self.program.buffers:
+                self._allocate(node.value, self.env[node.value])
+            return row_major(node.value, self.program.buffers[node.value].shape)
+        if id(node) not in self.in_dram:
+            fused = self.rule.fusion(node, self.unfused)
+            if fused:
+                systolic, relu, shift, bias, views = fused
+                try:
+                    result = self._kernel(node, systolic, relu, shift, bias)
+                    if views is not None:  # the data movement over the converted result
+                        result = view_of(views, self.types,
+                                         lambda t: result if t is systolic else None)
+                    self.in_dram[id(node)] = result
+                    return result
+                except _Unfused:  # the bias add stays on the host, over the product's kernel
+                    add = node
+                    while self.types[id(add.args[0])].name != "elementwise-add":
+                        add = add.args[1]
+                    self.unfused.add(id(add))
+            if id(node) not in self.in_dram and self.rule.fold_plan(node) is not None:
+                folded = self._fold(node)
+                if folded is not None:
+                    self.in_dram[id(node)] = folded
+            if id(node) not in self.in_dram:
+                name = self._host(node)
+                self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
+        return self.in_dram[id(node)]
+
+    # --- folds on the vector unit -------------------------------------------------------------
+
+    def _fold(self, node: Term) -> View | None:
+        """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
+        an operand or the buffers cannot hold a fold (then it is a host step)."""
+        op, operands, folded, dims, relu, shift = self.rule.fold_plan(node)
+        rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
+        targets = {}
+        for which, operand in zip("ab", operands, strict=False):
+            view = view_of(operand, self.types, self._materialise)
+            buffer = self._to_dram(view.buffer)
+            kept = [g for k, g in enumerate(view.groups) if k not in folded]
+            row_digits = [d for g in kept[:-1] for d in g] + \
+                [d for k in folded for d in view.groups[k]]
+            matrix = replace(view, groups=(tuple(row_digits), tuple(kept[-1]) if kept else ()))
+            targets[which] = Target(matrix, buffer.address, np.dtype(buffer.dtype).itemsize)
+        wide = self.types[id(operands[0])].dtype == "int32"
+        result_dtype = self.types[id(node)].dtype
+        raw = result_dtype == "int32"
+        self._check_fits(targets, dims, raw)
+        group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
+        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide)
+        out = self._fresh("fold")
+        c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
+        try:
+            kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
+                                       self.config)
+        except (OperandUnexpressible, DoesNotFit):
+            return None
+        self._allocate(out, Access(dims, (), result_dtype), dram=True)
+        inputs = sorted({t.view.buffer for t in targets.values()})
+        self.program.steps.append(KernelStep(out, kernel, inputs, out))
+        return row_major(out, dims)
+
+    # --- steps ------------------------------------------------------------------------------
+
+    def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None,
+                bias: Term | None) -> View:
+        """A kernel for the systolic node (its bias added in the accumulator, its relu and
+        requantize fused into the STORE); its result is the view returned: row-major, or
+        transposed when the kernel computes Cᵀ."""
+        targets = {}
+        for which, operand in zip("ab", systolic.args[2:], strict=True):
+            targets[which] = self._operand(operand, copy=False)
+        if bias is not None:
+            if not self.rule.affine(bias):
+                raise _Unfused
+            view = view_of(bias, self.types, self._materialise)
+            targets["bias"] = Target(view, self._to_dram(view.buffer).address, 4)
+        raw = shift is None
+        dims = self.types[id(systolic)].dims
+        dtype = "int32" if raw else "int8"
+        while True:
+            self._check_fits(targets, dims, raw)
+            try:
+                chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config)
+                break
+            except (OperandUnexpressible, GlcError) as error:
+                if isinstance(error, OperandUnexpressible) and error.which == "bias":
+                    raise _Unfused from None
+                if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
+                        self._is_row_major(targets[error.which]):
+                    raise error if isinstance(error, GlcError) else \
+                        GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}") from None
+                operand = systolic.args[2 if error.which == "a" else 3]
+                targets[error.which] = self._operand(operand, copy=True)
+        label = self._label(node)
+        if self.build:
+            kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
+                                  self.config, chosen.bias, chosen.order, chosen.k_inner,
+                                  chosen.block_rows)
+        else:  # costing: the analytic figure, no instructions
+            a = chosen.a
+            m = a.view.dims[0] if len(a.view.groups) == 2 else 1
+            kernel = Kernel(label, m, *chosen.b.view.dims, raw, relu, shift or 0, [],
+                            chosen.bias is not None)
+        kernel.estimated = chosen.cycles
+        swap = chosen.swap
+        name = self._fresh("kernel")
+        out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype), dram=True)
+        inputs = sorted({t.view.buffer for t in targets.values()})
+        self.program.steps.append(KernelStep(out, kernel, inputs, out))
+        stored = row_major(out, self.program.buffers[out].shape)
+        return transposed(stored) if swap else stored
+
+    def _label(self, node: Term) -> str:
+        """The node as Glenside text for the assembly's comments, the tensors already in DRAM
+        (earlier kernels' and host steps' results) by their buffer names."""
+        def named(t: Term) -> Term | None:
+            if t is not node and id(t) in self.in_dram:
+                return leaf("symbol", self.in_dram[id(t)].buffer)
+            return None
+
+        return print_term(rebuild(node, named))
+
+    def _check_fits(self, targets: dict[str, Target], dims: tuple[int, ...], raw: bool) -> None:
+        """Before scheduling: everything a kernel touches must lie in DRAM."""
+        ends = {}
+        for target in targets.values():
+            buffer = self.program.buffers[target.view.buffer]
+            ends[buffer.name] = buffer.address + buffer.nbytes
+        ends["its result"] = self.top + int(np.prod(dims)) * (4 if raw else 1)
+        name, end = max(ends.items(), key=lambda item: item[1])
+        if end > self.config.dram_bytes:
+            raise DoesNotFit(f"the accelerator's tensors need {end} bytes of DRAM ({name} ends "
+                           f"there); {self.config.name} has {self.config.dram_bytes}")
+
+    def _is_row_major(self, target: Target) -> bool:
+        buffer = self.program.buffers[target.view.buffer]
+        return target.view == row_major(buffer.name, buffer.shape)
+
+    def _operand(self, operand: Term, copy: bool) -> Target:
+        """A kernel operand as a DRAM target: its view, or a host copy of its value."""
+        view = None
+        if not copy and self.rule.affine(operand):
+            # Over a kernel's result stored transposed it may be none: copied instead.
+            with contextlib.suppress(NotAffine):
+                view = view_of(operand, self.types, self._materialise)
+        if view is None:
+            view = row_major(self._host(operand, copy=True), self.types[id(operand)].dims)
+        buffer = self._to_dram(view.buffer)
+        if buffer.dtype != "int8":
+            raise GlcError(f"a systolic operand is {buffer.dtype} in DRAM, not int8")
+        return Target(view, buffer.address, 1)
+
+    def _host(self, node: Term, copy: bool = False) -> str:
+        """A host step computing ``node`` from the DRAM values of its kernel and input leaves;
+        returns the buffer it writes."""
+        views: dict[str, View] = {}
+
+        def in_dram(t: Term) -> Term | None:
+            if not (t.op == "symbol" or (t is not node and (
+                    id(t) in self.in_dram or self.rule.fusion(t, self.unfused) is not None
+                    or self.rule.fold_plan(t) is not None))):
+                return None
+            view = self._materialise(t)
+            buffer = self.program.buffers[view.buffer]
+            symbol = view.buffer
+            if view != row_major(buffer.name, buffer.shape):
+                symbol = f"{view.buffer}_view{len(views)}"
+            views[symbol] = view
+            new = leaf("symbol", symbol)
+            split = len(self.types[id(t)].shape)
+            if split < len(view.dims):  # a symbol is all shape: keep t's item dims
+                new = Term("access", (new, leaf("int", split)))
+            return new
+
+        body = rebuild(node, in_dram)
+        out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
+                             dram=copy)
+        self.program.steps.append(HostStep(out, body, views, out, copy))
+        return out
