@@ -39,7 +39,15 @@ def dma(target: Target, rows, cols, fields: dict[str, int], port: int, which: st
         room: int | None = None, n: int = 0) -> Dma:
     """The instructions, beats and tail of moving one tile of operand ``which`` (transfer.py's
     transfers, writing at most ``room`` local rows, N = ``n``); OperandUnexpressible when its
-    view cannot be walked, as build_kernel says."""
+    view cannot be walked, as build_kernel says. Memoised per tile: the candidates of a
+    schedule search share most of their tiles."""
+    return _dma(target, rows, cols, tuple(sorted(fields.items())), port, which, room, n)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _dma(target: Target, rows, cols, field_items: tuple, port: int, which: str,
+         room: int | None, n: int) -> Dma:
+    fields = dict(field_items)
     try:
         found = transfers(target, rows, cols, 0, fields, room)
     except Unexpressible as error:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.lower.kernel import k_digits, kernel_estimate, transposed
+from glc.lower.kernel import k_digits, kernel_estimate, shared_k, transposed
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import merge, row_major
 
@@ -75,6 +75,16 @@ def _layouts(target: Target, n: int) -> tuple[Target, ...]:
     return (target,)
 
 
+def _k_orders(a: Target, b: Target) -> list[int | None]:
+    """The K orders worth costing: each refined digit innermost, and the default (shared_k),
+    one per distinct order (a digit that is already innermost, or the default's choice, is
+    the same kernel)."""
+    found: dict[tuple, int | None] = {}
+    for inner in (None, *range(k_digits(a, b))):
+        found.setdefault(shared_k(a.view, b.view, inner)[0].groups[-1], inner)
+    return list(found.values())
+
+
 def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
            shift: int, c_address: int, config: HwConfig) -> Schedule:
     """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations,
@@ -91,7 +101,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
             failures.append(error)
             continue
         try:
-            inners = [None, *range(k_digits(a, b))]
+            inners = _k_orders(a, b)
         except OperandUnexpressible as error:
             failures.append(error)
             continue
