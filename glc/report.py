@@ -17,7 +17,8 @@ from pathlib import Path
 from glc.cost.limit import KernelLimit, efficiency, kernel_limit
 from glc.egraph.rewrite import match_term
 from glc.ir.term import Term, leaf, rebuild, walk
-from glc.lower.program import COMMUTING, HostStep, Program
+from glc.lower.fusion import COMMUTING
+from glc.lower.program import HostStep, Program
 from glc.syntax.reader import parse_term
 
 # glc import's comment above a node's defines (glc/onnx/translate.py).
