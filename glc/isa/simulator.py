@@ -14,6 +14,7 @@ import numpy as np
 
 from glc.errors import GlcError, Span
 from glc.hwconfig import HwConfig
+from glc.isa import linear
 from glc.isa.asm import format_instruction
 from glc.isa.cycles import Timeline, schedule
 from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason, to_bytes
@@ -243,6 +244,12 @@ class _Machine:
             values = np.maximum(values, 0)
         if instruction["raw"]:
             data = values.astype("<i4")
+        elif instruction["linear"]:
+            # Each element's multiplier is its column's in ACC row `qrow`, as float32 bits.
+            _check_rows(instruction["qrow"], 1, self.acc, ErrorCode.ACC_RANGE, "accumulator")
+            columns = runs.column[:, None] + np.arange(run)
+            multipliers = self.acc[instruction["qrow"]].view(np.uint32)[columns]
+            data = linear.requantize_linear(values, multipliers, instruction["zero"])
         else:
             data = requantize(values, instruction["shift"])
         run_at, element = np.nonzero(runs.inside)
