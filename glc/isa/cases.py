@@ -111,9 +111,10 @@ SPECIAL_MULTIPLIERS = [0x7F800000, 0xFF800001, 0x00000001, 0x7F7FFFFF, 0x8080000
                        0x3F000000, 0xBF000000]
 
 
-def _linear(x: np.ndarray, bits: np.ndarray, zero: int) -> np.ndarray:
-    # ONNX's requantization in float32 (the interpreter's contract, glc/ir/quantized.py); an
-    # exponent field of 255 acts as an infinite multiplier of its sign (docs/isa.md).
+def linear_reference(x: np.ndarray, bits: np.ndarray, zero: int) -> np.ndarray:
+    """STORE `linear` by its definition: ONNX's requantization in numpy float32 (the
+    interpreter's contract, glc/ir/quantized.py), for the multipliers whose bits are `bits`;
+    an exponent field of 255 acts as an infinite multiplier of its sign (docs/isa.md)."""
     infinite = (bits >> 23 & 0xFF) == 0xFF
     finite = np.where(infinite, 0, bits).astype(np.uint32).view(np.float32)
     out = requantize_linear(x, np.broadcast_to(finite, x.shape), zero).astype(np.int64)
@@ -143,10 +144,10 @@ def _store_linear(s, n, rng, dram):
                          ("X", x.astype("<i4"))):
         _put(dram, s[name], values)
     product = np.maximum(a.astype(np.int64) @ w.astype(np.int64) + bias, 0)
-    special = _linear(x, scales[2], s["ZC"])
+    special = linear_reference(x, scales[2], s["ZC"])
     halves = np.stack([special[:, :n // 2], special[:, n // 2:2 * (n // 2)]])
-    return [(s["OUT1"], _bytes(_linear(product, scales[0], s["ZA"]), "i1")),
-            (s["OUT2"], _bytes(_linear(x, scales[1], s["ZB"]), "i1")),
+    return [(s["OUT1"], _bytes(linear_reference(product, scales[0], s["ZA"]), "i1")),
+            (s["OUT2"], _bytes(linear_reference(x, scales[1], s["ZB"]), "i1")),
             (s["OUT3"], _bytes(halves, "i1"))]
 
 
