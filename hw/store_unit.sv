@@ -60,7 +60,9 @@ module store_unit #(
 );
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
     logic raw_q, relu_q, push_q, push_prev_q, push_vec_q, push_vec_r;
-    logic is_linear, linear_q, setup_q, qrow_fits;
+    logic is_linear, linear_q, qrows_q, setup_q, qrow_fits;
+    // With `qrows`, the local row's index mod N chooses the multiplier: counted per row.
+    logic [$clog2(N)-1:0] qindex_q;
     logic [4:0] shift_q;
     logic signed [7:0] zero_q;
     logic [N-1:0][31:0] multiplier_q;
@@ -142,7 +144,7 @@ module store_unit #(
         );
         requantize_linear u_linear (
             .x   (raw[n]),
-            .m   (multiplier_q[n]),
+            .m   (qrows_q ? multiplier_q[qindex_q] : multiplier_q[n]),
             .zero(zero_q),
             .q   (linear[n])
         );
@@ -190,6 +192,7 @@ module store_unit #(
             relu_q      <= head_word[STORE_RELU_LSB];
             shift_q     <= head_word[STORE_SHIFT_LSB +: STORE_SHIFT_W];
             linear_q    <= is_linear;
+            qrows_q     <= head_word[STORE_QROWS_LSB];
             zero_q      <= head_word[STORE_ZERO_LSB +: STORE_ZERO_W];
             word_q      <= head_word;
             base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
@@ -198,6 +201,9 @@ module store_unit #(
             push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
         if (setup_q) multiplier_q <= acc_data;
+        if (issue && is_store) qindex_q <= '0;
+        else if (walk_active && walk_row_last)
+            qindex_q <= 32'(qindex_q) == N - 1 ? '0 : qindex_q + $clog2(N)'(1);
     end
 
     assign busy        = issue || walk_active || setup_q;

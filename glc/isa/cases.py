@@ -148,6 +148,8 @@ def _store_linear(s, n, rng, dram):
     halves = np.stack([special[:, :n // 2], special[:, n // 2:2 * (n // 2)]])
     return [(s["OUT1"], _bytes(linear_reference(product, scales[0], s["ZA"]), "i1")),
             (s["OUT2"], _bytes(linear_reference(x, scales[1], s["ZB"]), "i1")),
+            (s["OUT4"], _bytes(linear_reference(x, scales[1][np.arange(r) % n, None], s["ZB"]),
+                               "i1")),
             (s["OUT3"], _bytes(halves, "i1"))]
 
 

@@ -245,9 +245,13 @@ class _Machine:
         if instruction["raw"]:
             data = values.astype("<i4")
         elif instruction["linear"]:
-            # Each element's multiplier is its column's in ACC row `qrow`, as float32 bits.
+            # An element's multiplier is in ACC row `qrow` (float32 bits): in the element's
+            # column, or with `qrows` in column (local row mod N).
             _check_rows(instruction["qrow"], 1, self.acc, ErrorCode.ACC_RANGE, "accumulator")
             columns = runs.column[:, None] + np.arange(run)
+            if instruction["qrows"]:
+                columns = np.broadcast_to(runs.row[:, None] % self.config.array_size,
+                                          columns.shape)
             multipliers = self.acc[instruction["qrow"]].view(np.uint32)[columns]
             data = linear.requantize_linear(values, multipliers, instruction["zero"])
         else:

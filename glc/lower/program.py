@@ -24,6 +24,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access, ComputeKind
+from glc.lower import linear
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, kernel_estimate, transposed
 from glc.lower.transfer import Target
@@ -300,6 +301,11 @@ class _Lowerer:
             return None
         return current, relu, shift, bias, views
 
+    def _linear(self, node: Term) -> linear.LinearPlan | None:
+        """The plan when ``node`` is a ``requantize-linear`` one kernel computes (its STOREs
+        requantizing, glc/lower/linear.py), else None."""
+        return linear.match(node, self.types, self.uses, lambda t: t.op in SYSTOLIC)
+
     def _bias_pair(self, pair: Term) -> tuple[Term, Term] | None:
         """(systolic node, bias) for ``(access-pair X B)`` or ``(access-pair B X)``, X a systolic
         array seen through re-splits only, B an int32 tensor of its dims."""
@@ -321,6 +327,10 @@ class _Lowerer:
             if node.value not in self.program.buffers:
                 self._allocate(node.value, self.env[node.value])
             return row_major(node.value, self.program.buffers[node.value].shape)
+        if id(node) not in self.in_dram and (plan := self._linear(node)) is not None:
+            with contextlib.suppress(_Unfused):
+                self.in_dram[id(node)] = self._kernel(node, plan.systolic, plan.relu, None,
+                                                      plan.bias, plan)
         if id(node) not in self.in_dram:
             fused = self._fusion(node)
             if fused:
@@ -429,19 +439,23 @@ class _Lowerer:
     # --- steps ------------------------------------------------------------------------------
 
     def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None,
-                bias: Term | None) -> View:
+                bias: Term | None, plan: linear.LinearPlan | None = None) -> View:
         """A kernel for the systolic node (its bias added in the accumulator, its relu and
-        requantize fused into the STORE); its result is the view returned: row-major, or
-        transposed when the kernel computes Cᵀ."""
+        requantize — or with ``plan`` ONNX's requantization — fused into the STORE); its result
+        is the view returned: row-major, or transposed when the kernel computes Cᵀ."""
         targets = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             targets[which] = self._operand(operand, copy=False)
-        if bias is not None:
-            if not self._affine(bias):
+        for which, term in (("bias", bias), ("m", plan and plan.multipliers)):
+            if term is None:
+                continue
+            if not self._affine(term):
                 raise _Unfused
-            view = view_of(bias, self.types, self._materialise)
-            targets["bias"] = Target(view, self._to_dram(view.buffer).address, 4)
-        raw = shift is None
+            view = view_of(term, self.types, self._materialise)
+            if plan is not None:  # over the layer's dims: pulled back to the array's
+                view = linear.pulled_back(view, self.types[id(term)], plan.chain, self.types)
+            targets[which] = Target(view, self._to_dram(view.buffer).address, 4)
+        raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
         while True:
@@ -451,15 +465,21 @@ class _Lowerer:
                 try:
                     oriented = self._orient(targets, dims, swap, raw)
                     a, b, c, bias_target = oriented
+                    if plan is not None:
+                        self._requantization(targets["m"], swap, plan)
                     found.append((kernel_estimate(a, b, c, raw, relu, shift or 0, self.config,
                                                   bias_target), oriented, swap))
                 except (OperandUnexpressible, GlcError) as error:
                     if isinstance(error, OperandUnexpressible) and error.which == "bias":
                         raise _Unfused from None
+                    if isinstance(error, OperandUnexpressible) and error.which == "m":
+                        continue  # the other orientation may put the channels in C's columns
                     failures.append(error)
             if found:
                 estimate, oriented, swap = min(found, key=lambda f: f[0].cycles)
                 break
+            if plan is not None and not failures:
+                raise _Unfused  # no orientation has the multipliers along C's columns
             error = failures[0]
             if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
                     self._is_row_major(targets[error.which]):
@@ -470,8 +490,14 @@ class _Lowerer:
         a, b, c, bias_target = oriented
         label = self._label(node)
         if self.build:
-            kernel = build_kernel(label, a, b, c, raw, relu, shift or 0, self.config,
-                                  bias_target, estimate.order)
+            try:
+                kernel = build_kernel(label, a, b, c, raw, relu, shift or 0, self.config,
+                                      bias_target, estimate.order,
+                                      plan and self._requantization(targets["m"], swap, plan))
+            except (OperandUnexpressible, GlcError):
+                if plan is None:
+                    raise
+                raise _Unfused from None
         else:  # costing: the analytic figure, no instructions
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1
             kernel = Kernel(label, m, *b.view.dims, raw, relu, shift or 0, [],
@@ -482,7 +508,16 @@ class _Lowerer:
         inputs = sorted({t.view.buffer for t in targets.values()})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         stored = row_major(out, self.program.buffers[out].shape)
-        return transposed(stored) if swap else stored
+        result = transposed(stored) if swap else stored
+        if plan is not None and plan.chain is not None:  # the layer's view of the result
+            result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
+        return result
+
+    def _requantization(self, m: Target, swap: bool, plan: linear.LinearPlan) -> linear.Linear:
+        """The kernel's requantization, its multipliers oriented like C."""
+        found = linear.Linear(replace(m, view=transposed(m.view)) if swap else m, plan.zero)
+        found.check()
+        return found
 
     def _label(self, node: Term) -> str:
         """The node as Glenside text for the assembly's comments, the tensors already in DRAM
@@ -547,6 +582,7 @@ class _Lowerer:
         def in_dram(t: Term) -> Term | None:
             if not (t.op == "symbol" or (t is not node and (
                     id(t) in self.in_dram or self._fusion(t) is not None
+                    or self._linear(t) is not None
                     or self._fold_plan(t) is not None))):
                 return None
             view = self._materialise(t)

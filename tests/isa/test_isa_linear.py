@@ -101,6 +101,7 @@ def _store(**fields) -> Instruction:
     (dict(linear=1, shift=3), "raw and shift must be 0"),
     (dict(zero=-3), "without linear"),
     (dict(qrow=2), "without linear"),
+    (dict(qrows=1), "without linear"),
 ])
 def test_linear_field_rules(fields, reason):
     assert reason in illegal_reason(_store(**fields), 4)
