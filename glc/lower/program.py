@@ -470,16 +470,17 @@ class _Lowerer:
                     found.append((kernel_estimate(a, b, c, raw, relu, shift or 0, self.config,
                                                   bias_target), oriented, swap))
                 except (OperandUnexpressible, GlcError) as error:
-                    if isinstance(error, OperandUnexpressible) and error.which == "bias":
+                    if isinstance(error, OperandUnexpressible) and error.which == "bias" and \
+                            plan is None:
                         raise _Unfused from None
-                    if isinstance(error, OperandUnexpressible) and error.which == "m":
-                        continue  # the other orientation may put the channels in C's columns
+                    if isinstance(error, OperandUnexpressible) and error.which in ("bias", "m"):
+                        continue  # requantize-linear: the other orientation may do
                     failures.append(error)
             if found:
                 estimate, oriented, swap = min(found, key=lambda f: f[0].cycles)
                 break
             if plan is not None and not failures:
-                raise _Unfused  # no orientation has the multipliers along C's columns
+                raise _Unfused  # neither orientation takes the bias or the multipliers
             error = failures[0]
             if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
                     self._is_row_major(targets[error.which]):
