@@ -1,4 +1,4 @@
-"""ONNX's requantization (``requantize-linear``) fused into a product kernel's STORE.
+"""ONNX's requantization (``requantize-linear``) fused into a kernel's STORE.
 
 A quantized conv or dense layer is ``(requantize-linear (compute elementwise-add (access-pair X
 B)) M z)``: X the int32 product, seen through data-moving operators (a conv's NCHW transpose of
@@ -11,7 +11,9 @@ kernel's orientation.
 
 The bias and the multipliers are given over the layer's dims; the kernel needs them over the
 array's. The operators between are bijective (transpose, reshape, flatten, squeeze, insert-axis,
-re-split), so each operand is pulled back through their inverses (``pulled_back``).
+re-split), so each operand is pulled back through their inverses (``pulled_back``). A fold on
+the vector unit (glc/lower/fold.py: a global average pool's sum plus its bias) requantizes the
+same way, by column.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.ir.check import check
 from glc.ir.term import Term, walk
 from glc.ir.types import Access, ComputeKind
@@ -157,7 +159,7 @@ class Linear:
         where the kernel's own rows end. A store's rows split at most once more than N does."""
         rows = 2 * -(-m // n) if self.by_rows else len(o_tiles)
         if 2 * rows > accumulator_rows:
-            raise GlcError(f"{rows} multiplier rows do not fit beside the kernel's "
+            raise DoesNotFit(f"{rows} multiplier rows do not fit beside the kernel's "
                            f"{accumulator_rows} accumulator rows")
         self.table_row = accumulator_rows - rows
         return rows
@@ -166,11 +168,15 @@ class Linear:
         """A STORE of C's ``rows`` (None: C is a vector) in output tile ``tile`` as (rows,
         fields) pieces: one piece by column; runs of at most N rows with ``qrows``."""
         if not self.by_rows:
-            return [(rows, self._fields(("column", tile)))]
+            return [(rows, self.column(tile))]
         first, count = rows
         return [((r, min(n, first + count - r)),
                  {**self._fields((r, min(n, first + count - r))), "qrows": 1})
                 for r in range(first, first + count, n)]
+
+    def column(self, tile: int) -> dict[str, int]:
+        """The STORE fields for output tile ``tile`` (its N columns) by column."""
+        return self._fields(("column", tile))
 
     def _fields(self, key) -> dict[str, int]:
         row = self.table.setdefault(key, self.table_row + len(self.table))

@@ -364,14 +364,19 @@ class _Lowerer:
         only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
         access-pair of views (or over the first item dim of one view), or a relu/requantize of
         a view itself (a fold of one row); operands int8 or int32, all of one dtype."""
-        relu, shift, current = False, None, node
+        relu, shift, current, requant = False, None, node, None
+        if node.op == "requantize-linear":  # the STORE's `linear`, over any of the below
+            if self.uses[id(node.args[0])] > 1:
+                return None
+            requant, current = node, node.args[0]
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
             # The STORE applies relu, then requantize; the two commute (requantize is monotone
             # and keeps 0), so either may be the outer one.
             if kind.name == "relu" and not relu:
                 relu = True
-            elif kind.name == "requantize" and shift is None and kind.param < 32:
+            elif kind.name == "requantize" and shift is None and kind.param < 32 and \
+                    requant is None:
                 shift = kind.param
             else:
                 break
@@ -380,7 +385,7 @@ class _Lowerer:
             current = current.args[1]
         kind = self.types[id(current.args[0])] if current.op == "compute" else None
         name = kind.name if kind is not None else "copy"
-        if name == "copy" and not relu and shift is None:
+        if name == "copy" and not relu and shift is None and requant is None:
             return None
         operand = current.args[1] if kind is not None else current
         ty = self.types[id(operand)]
@@ -402,12 +407,12 @@ class _Lowerer:
             return None
         dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
         op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
-        return op, operands, folded, dims, relu, shift
+        return op, operands, folded, dims, relu, shift, requant
 
     def _fold(self, node: Term) -> View | None:
         """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
         an operand or the buffers cannot hold a fold (then it is a host step)."""
-        op, operands, folded, dims, relu, shift = self._fold_plan(node)
+        op, operands, folded, dims, relu, shift, requant = self._fold_plan(node)
         rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
         targets = {}
         for which, operand in zip("ab", operands, strict=False):
@@ -421,18 +426,35 @@ class _Lowerer:
         wide = self.types[id(operands[0])].dtype == "int32"
         result_dtype = self.types[id(node)].dtype
         raw = result_dtype == "int32"
+        requantization = None
+        if requant is not None:
+            if not dims or not self._affine(requant.args[1]):
+                return None
+            view = view_of(requant.args[1], self.types, self._materialise)
+            matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
+                                           view.groups[-1]))
+            requantization = linear.Linear(
+                Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
+            try:
+                requantization.check()
+            except OperandUnexpressible:
+                return None
+            if requantization.by_rows:  # a fold's STOREs requantize by column only
+                return None
+            targets["m"] = requantization.multipliers
         self._check_fits(targets, dims, raw)
+        multipliers = targets.pop("m", None)
         group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
         fold = Fold(op, tuple(targets.values()), group, rows, cols, wide)
         out = self._fresh("fold")
         c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
         try:
             kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
-                                       self.config)
+                                       self.config, requantization)
         except (OperandUnexpressible, DoesNotFit):
             return None
         self._allocate(out, Access(dims, (), result_dtype), dram=True)
-        inputs = sorted({t.view.buffer for t in targets.values()})
+        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         return row_major(out, dims)
 

@@ -61,6 +61,26 @@ def _dense_chain():
                         "w2": weights(rng, 10, 24), "b2": rng.normal(0, 0.1, 10)})
 
 
+def _pool_head():
+    """ResNet's head: a conv, the global average pool (a fold on the vector unit, requantized
+    in its STOREs), the classifier."""
+    rng = np.random.default_rng(3)
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1])
+    relu = helper.make_node("Relu", ["c"], ["r"])
+    pool = helper.make_node("GlobalAveragePool", ["r"], ["p"])
+    flat = helper.make_node("Flatten", ["p"], ["f"], axis=1)
+    dense = helper.make_node("Gemm", ["f", "w2", "b2"], ["y"], transB=1)
+    return float_model([conv, relu, pool, flat, dense], [("x", [1, 6, 5, 5])], ("y", None),
+                       {"w": weights(rng, 12, 6, 1, 1), "w2": weights(rng, 7, 12),
+                        "b2": rng.normal(0, 0.1, 7)})
+
+
+@pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
+def test_global_pool_requantizes_on_the_vector_unit(tmp_path, options):
+    figures = _run(_pool_head(), tmp_path, "n4", options)
+    assert _host_operators(figures) <= EDGES, figures["host"]
+
+
 @pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
 @pytest.mark.parametrize("config", ["n4", "n16"])
 def test_quantized_conv_is_one_kernel_bit_exact(tmp_path, options, config):
@@ -77,10 +97,11 @@ def test_quantized_dense_chain_is_kernels_only(tmp_path, options):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("make", [_conv_relu, _dense_chain], ids=["conv", "dense"])
+@pytest.mark.parametrize("make", [_conv_relu, _dense_chain, _pool_head],
+                         ids=["conv", "dense", "pool"])
 def test_quantized_layers_on_the_rtl_equal_onnxruntime(tmp_path, make):
     # Per-channel multipliers with uint8 activations: the conv's STOREs go by row (qrows), the
-    # dense layers' by column; the RTL's cycles are the model's.
+    # dense layers' and the pool's by column; the RTL's cycles are the model's.
     options = dict(activations="uint8", form="QOperator", per_channel=True)
     figures = _run(make(), tmp_path, "n4", options, engine="rtl")
     assert figures["match"] is True and figures["engine"] == "rtl"
