@@ -31,7 +31,7 @@ module requantize_linear (
         kept  = value >> shift;
         below = value & ((48'd1 << shift) - 48'd1);
         half  = shift == 6'd0 ? 48'd0 : 48'd1 << (shift - 6'd1);
-        return kept + 48'(shift != 6'd0 && (below > half || (below == half && kept[0])));
+        round_shift = kept + 48'(shift != 6'd0 && (below > half || (below == half && kept[0])));
     endfunction
 
     always_comb begin
