@@ -3,11 +3,12 @@
 A quantized conv or dense layer is ``(requantize-linear (compute elementwise-add (access-pair X
 B)) M z)``: X the int32 product, seen through data-moving operators (a conv's NCHW transpose of
 the array's result), B the int32 bias, M the float32 multipliers, z the zero point. The kernel
-adds the bias in the accumulator and its STOREs requantize (docs/isa.md, STORE ``linear``): each
-output tile of N columns takes its multipliers from an accumulator row the kernel loads first
-from M's tensor in DRAM, the zero point is a STORE field. So M must be constant along the rows
-of C — per tensor, or per output channel with the channels as C's columns, which decides the
-kernel's orientation.
+adds the bias in the accumulator and its STOREs requantize (docs/isa.md, STORE ``linear``) with
+multipliers from accumulator rows the kernel loads first from M's tensor in DRAM, the zero point
+a STORE field. M may vary along one of C's dims: along its columns (per tensor, or per channel
+with the channels as C's columns) each output tile's STOREs take one row of multipliers by
+column; along its rows (the channels as C's rows) each STORE is cut into runs of at most N rows,
+each taking its own row of multipliers by local row (``qrows``).
 
 The bias and the multipliers are given over the layer's dims; the kernel needs them over the
 array's. The operators between are bijective (transpose, reshape, flatten, squeeze, insert-axis,
