@@ -106,7 +106,9 @@ def _split_blocks(text: str) -> dict[str, str]:
     for chunk in text.split("\n## ")[1:]:
         name = chunk.split(":", 1)[0].strip()
         body = "## " + chunk.rstrip() + "\n"
-        if stamp and stamp not in body:
+        # The fresh run's one stamp line goes under each of its tables; a recorded block keeps
+        # its own date.
+        if stamp and "\nMeasured " not in body:
             body += f"\n{stamp}\n"
         blocks[name] = body
     return blocks

@@ -78,11 +78,15 @@ def test_the_conv_reference_equals_scalar_loops(tmp_path, depthwise):
     assert np.array_equal(made["output"], np.clip(rounded, -128, 127).astype(np.int8))
 
 
-def test_a_product_past_the_element_limit_is_written_in_column_blocks():
+def test_a_product_whose_pairs_pass_the_element_limit_is_one_checked_program(tmp_path):
+    # BERT's FFN: 128×3072×2×768 pairs (> 2^28), never materialised, so glc checks it whole.
     ffn = next(layer for layer in suite.LAYERS if layer.name.startswith("FFN up"))
-    count = suite.blocks(ffn)
-    assert count > 1 and ffn.n % count == 0
-    assert 2 * ffn.m * ffn.k * ffn.n // count <= 1 << 28 < 2 * ffn.m * ffn.k * ffn.n
+    assert 2 * ffn.m * ffn.k * ffn.n > 1 << 28
+    folder = tmp_path / suite.program_name(ffn, "w-out-in")
+    suite.write(folder, ffn, "w-out-in", np.random.default_rng(1))
+    result = CliRunner().invoke(main, ["check", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split() == [f"(({ffn.m},{ffn.n}),())", "int8"]
 
 
 @pytest.mark.parametrize("name,layout", [("Q.K^T 128x64x128", "w-out-in"),

@@ -3,7 +3,7 @@
 A systolic-array node over int8 operands becomes a kernel together with an int32 bias the
 accumulator starts from and a relu and/or ``(requantize k)`` the STORE applies, through any
 data-moving operators between them (both act elementwise and keep 0, so they commute with every
-view); a reduce or elementwise node over views is a fold of the vector unit, with the same
+view), or ONNX's ``requantize-linear`` the STORE applies (glc/lower/linear.py); a reduce or elementwise node over views is a fold of the vector unit, with the same
 conversions. ``Absorb`` answers, for one checked term, which nodes join which kernel; the
 lowering (glc/lower/lowering.py) builds them. The extraction's cost (glc/lower/cost.py) asks
 the same questions of e-classes.
@@ -15,6 +15,7 @@ from collections import Counter
 
 from glc.ir.term import Term, walk
 from glc.ir.types import ComputeKind
+from glc.lower import linear
 from glc.lower.view import NotAffine, View, row_major, view_of
 
 SYSTOLIC = ("systolic-array", "systolic-array-with-blocking")
@@ -86,6 +87,11 @@ class Absorb:
             return None
         return current, relu, shift, bias, views
 
+    def linear_plan(self, node: Term) -> linear.LinearPlan | None:
+        """The plan when ``node`` is a ``requantize-linear`` one kernel computes (its STOREs
+        requantizing, glc/lower/linear.py), else None."""
+        return linear.match(node, self.types, self.uses, lambda t: t.op in SYSTOLIC)
+
     def bias_pair(self, pair: Term) -> tuple[Term, Term] | None:
         """(systolic node, bias) for ``(access-pair X B)`` or ``(access-pair B X)``, X a systolic
         array seen through re-splits only, B an int32 tensor of its dims."""
@@ -101,19 +107,25 @@ class Absorb:
         return None
 
     def fold_plan(self, node: Term):
-        """(op, operands, folded dims, result dims, relu, shift) when ``node`` is a fold the
-        vector unit runs (glc/lower/fold.py) under at most one relu and one requantize, each used
-        only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
-        access-pair of views (or over the first item dim of one view), or a relu/requantize of
-        a view itself (a fold of one row); operands int8 or int32, all of one dtype."""
-        relu, shift, current = False, None, node
+        """(op, operands, folded dims, result dims, relu, shift, requantize-linear node) when
+        ``node`` is a fold the vector unit runs (glc/lower/fold.py) under at most one relu and
+        one requantize (or one ``requantize-linear`` outermost), each used only there:
+        reduce-max/-sum over the items of a view, elementwise-add/-mul over an access-pair of
+        views (or over the first item dim of one view), or a relu/requantize of a view itself
+        (a fold of one row); operands int8 or int32, all of one dtype."""
+        relu, shift, current, requant = False, None, node, None
+        if node.op == "requantize-linear":  # the STORE's `linear`, over any of the below
+            if self.uses[id(node.args[0])] > 1:
+                return None
+            requant, current = node, node.args[0]
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
             # The STORE applies relu, then requantize; the two commute (requantize is monotone
             # and keeps 0), so either may be the outer one.
             if kind.name == "relu" and not relu:
                 relu = True
-            elif kind.name == "requantize" and shift is None and kind.param < 32:
+            elif kind.name == "requantize" and shift is None and kind.param < 32 and \
+                    requant is None:
                 shift = kind.param
             else:
                 break
@@ -122,7 +134,7 @@ class Absorb:
             current = current.args[1]
         kind = self.types[id(current.args[0])] if current.op == "compute" else None
         name = kind.name if kind is not None else "copy"
-        if name == "copy" and not relu and shift is None:
+        if name == "copy" and not relu and shift is None and requant is None:
             return None
         operand = current.args[1] if kind is not None else current
         ty = self.types[id(operand)]
@@ -144,4 +156,4 @@ class Absorb:
             return None
         dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
         op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
-        return op, operands, folded, dims, relu, shift
+        return op, operands, folded, dims, relu, shift, requant

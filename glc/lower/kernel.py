@@ -28,6 +28,7 @@ from glc.isa.asm import assemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_program
+from glc.lower.linear import Linear
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
 from glc.lower.view import Digit, View, merge
 
@@ -185,11 +186,13 @@ def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shif
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
                  shift: int, config: HwConfig, bias: Target | None = None,
                  order: str | None = None, k_inner: int | None = None,
-                 block_rows: int = 0) -> Kernel:
+                 block_rows: int = 0, linear: Linear | None = None) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims;
     ``order`` the step order (default: the one kernel_estimate predicts faster), ``k_inner``
-    the K digit walked innermost (shared_k), ``block_rows`` a cap on the block of A rows."""
+    the K digit walked innermost (shared_k), ``block_rows`` a cap on the block of A rows;
+    ``linear`` ONNX's requantization in the STOREs (glc/lower/linear.py), its table in the
+    accumulator's top rows."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
@@ -202,6 +205,9 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     # The canonical layout only names tiles (its addresses are decoded below, never used), so
     # it may exceed the real DRAM: give gemm.py the whole 32-bit address space to lay it out in.
     canonical = replace(config, dram_bytes=1 << 32)
+    if linear is not None:
+        table = linear.reserve(m, o_tiles, n, config.accumulator_rows)
+        canonical = replace(canonical, accumulator_rows=linear.table_row)
     text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift,
                                 order=order, block_rows=block_rows)
     out: list[Instruction] = []
@@ -221,7 +227,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
             first, rest = divmod((ins["dram"] - layout.c) // esize, o_pad)
             rows = (first, ins["count0"]) if c_matrix else None
             mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
-            new = _retarget("c", c, rows, o_tiles[rest // n], ins, mode)
+            pieces = linear.pieces(rows, rest // n, n) if linear is not None else None
+            new = _retarget("c", c, rows, o_tiles[rest // n], ins, mode, pieces)
             if bias is not None:
                 bias_loads += _bias_loads(bias, rows, o_tiles[rest // n], ins, stored)
         else:
@@ -230,6 +237,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
         out += new
     if bias is not None:
         out = bias_loads + [_accumulating(i) for i in out]
+    if linear is not None:
+        out = linear.loads(o_tiles, table) + out
     return Kernel(label, m, k, n_out, raw, relu, shift, out, bias is not None)
 
 
@@ -261,11 +270,16 @@ def _accumulating(ins: Instruction) -> Instruction:
 
 
 def _retarget(which: str, target: Target, rows: Range | None, cols: Range, ins: Instruction,
-              mode: dict[str, int]) -> list[Instruction]:
-    """The transfers replacing ``ins``: its pops on the first, its pushes on the last. They
-    write no local row ``ins`` does not (a transposing LOAD writes whole N-row blocks)."""
+              mode: dict[str, int], pieces=None) -> list[Instruction]:
+    """The transfers replacing ``ins``: its pops on the first, its pushes on the last;
+    ``pieces`` split its rows, each (rows, extra fields) (glc/lower/linear.py). They write no
+    local row ``ins`` does not (a transposing LOAD writes whole N-row blocks)."""
     try:
-        values = transfers(target, rows, cols, ins["row"], mode, ins["count0"])
+        values = []
+        for part, extra in pieces or [(rows, {})]:
+            skip = part[0] - rows[0] if part is not None else 0
+            values += transfers(target, part, cols, ins["row"] + skip, {**mode, **extra},
+                                ins["count0"] - skip)
     except Unexpressible as error:
         raise OperandUnexpressible(which, str(error)) from None
     name = ins.op.name

@@ -24,6 +24,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
+from glc.lower import linear
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel, transposed
@@ -138,6 +139,10 @@ class _Lowerer:
             if node.value not in self.program.buffers:
                 self._allocate(node.value, self.env[node.value])
             return row_major(node.value, self.program.buffers[node.value].shape)
+        if id(node) not in self.in_dram and (plan := self.rule.linear_plan(node)) is not None:
+            with contextlib.suppress(_Unfused):
+                self.in_dram[id(node)] = self._kernel(node, plan.systolic, plan.relu, None,
+                                                      plan.bias, plan)
         if id(node) not in self.in_dram:
             fused = self.rule.fusion(node, self.unfused)
             if fused:
@@ -168,7 +173,7 @@ class _Lowerer:
     def _fold(self, node: Term) -> View | None:
         """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
         an operand or the buffers cannot hold a fold (then it is a host step)."""
-        op, operands, folded, dims, relu, shift = self.rule.fold_plan(node)
+        op, operands, folded, dims, relu, shift, requant = self.rule.fold_plan(node)
         rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
         targets = {}
         for which, operand in zip("ab", operands, strict=False):
@@ -182,43 +187,70 @@ class _Lowerer:
         wide = self.types[id(operands[0])].dtype == "int32"
         result_dtype = self.types[id(node)].dtype
         raw = result_dtype == "int32"
+        requantization = None
+        if requant is not None:
+            if not dims or not self.rule.affine(requant.args[1]):
+                return None
+            view = view_of(requant.args[1], self.types, self._materialise)
+            matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
+                                           view.groups[-1]))
+            requantization = linear.Linear(
+                Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
+            try:
+                requantization.check()
+            except OperandUnexpressible:
+                return None
+            if requantization.by_rows:  # a fold's STOREs requantize by column only
+                return None
+            targets["m"] = requantization.multipliers
         self._check_fits(targets, dims, raw)
+        multipliers = targets.pop("m", None)
         group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
         fold = Fold(op, tuple(targets.values()), group, rows, cols, wide)
         out = self._fresh("fold")
         c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
         try:
             kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
-                                       self.config)
+                                       self.config, requantization)
         except (OperandUnexpressible, DoesNotFit):
             return None
         self._allocate(out, Access(dims, (), result_dtype), dram=True)
-        inputs = sorted({t.view.buffer for t in targets.values()})
+        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         return row_major(out, dims)
 
     # --- steps ------------------------------------------------------------------------------
 
     def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None,
-                bias: Term | None) -> View:
+                bias: Term | None, plan: linear.LinearPlan | None = None) -> View:
         """A kernel for the systolic node (its bias added in the accumulator, its relu and
-        requantize fused into the STORE); its result is the view returned: row-major, or
-        transposed when the kernel computes Cᵀ."""
+        requantize — or with ``plan`` ONNX's requantization — fused into the STORE); its result
+        is the view returned: row-major, or transposed when the kernel computes Cᵀ."""
         targets = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             targets[which] = self._operand(operand, copy=False)
-        if bias is not None:
-            if not self.rule.affine(bias):
+        for which, term in (("bias", bias), ("m", plan and plan.multipliers)):
+            if term is None:
+                continue
+            if not self.rule.affine(term):
                 raise _Unfused
-            view = view_of(bias, self.types, self._materialise)
-            targets["bias"] = Target(view, self._to_dram(view.buffer).address, 4)
-        raw = shift is None
+            view = view_of(term, self.types, self._materialise)
+            if plan is not None:  # over the layer's dims: pulled back to the array's
+                view = linear.pulled_back(view, self.types[id(term)], plan.chain, self.types)
+            targets[which] = Target(view, self._to_dram(view.buffer).address, 4)
+        swaps = (False, True)
+        if plan is not None:  # the orientations whose STOREs can take the multipliers
+            swaps = tuple(s for s in swaps if self._requantization(targets["m"], s, plan))
+            if not swaps:
+                raise _Unfused
+        raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
         while True:
             self._check_fits(targets, dims, raw)
             try:
-                chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config)
+                chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config,
+                                swaps)
                 break
             except (OperandUnexpressible, GlcError) as error:
                 if isinstance(error, OperandUnexpressible) and error.which == "bias":
@@ -231,9 +263,15 @@ class _Lowerer:
                 targets[error.which] = self._operand(operand, copy=True)
         label = self._label(node)
         if self.build:
-            kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
-                                  self.config, chosen.bias, chosen.order, chosen.k_inner,
-                                  chosen.block_rows)
+            requantization = plan and self._requantization(targets["m"], chosen.swap, plan)
+            try:
+                kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
+                                      self.config, chosen.bias, chosen.order, chosen.k_inner,
+                                      chosen.block_rows, requantization)
+            except (OperandUnexpressible, GlcError):
+                if plan is None:
+                    raise
+                raise _Unfused from None
         else:  # costing: the analytic figure, no instructions
             a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1
@@ -246,7 +284,21 @@ class _Lowerer:
         inputs = sorted({t.view.buffer for t in targets.values()})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         stored = row_major(out, self.program.buffers[out].shape)
-        return transposed(stored) if swap else stored
+        result = transposed(stored) if swap else stored
+        if plan is not None and plan.chain is not None:  # the layer's view of the result
+            result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
+        return result
+
+    def _requantization(self, m: Target, swap: bool,
+                        plan: linear.LinearPlan) -> linear.Linear | None:
+        """The kernel's requantization, its multipliers oriented like C; None if its STOREs
+        cannot read them in that orientation."""
+        found = linear.Linear(replace(m, view=transposed(m.view)) if swap else m, plan.zero)
+        try:
+            found.check()
+        except OperandUnexpressible:
+            return None
+        return found
 
     def _label(self, node: Term) -> str:
         """The node as Glenside text for the assembly's comments, the tensors already in DRAM
@@ -296,6 +348,7 @@ class _Lowerer:
         def in_dram(t: Term) -> Term | None:
             if not (t.op == "symbol" or (t is not node and (
                     id(t) in self.in_dram or self.rule.fusion(t, self.unfused) is not None
+                    or self.rule.linear_plan(t) is not None
                     or self.rule.fold_plan(t) is not None))):
                 return None
             view = self._materialise(t)

@@ -86,15 +86,16 @@ def _k_orders(a: Target, b: Target) -> list[int | None]:
 
 
 def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
-           shift: int, c_address: int, config: HwConfig) -> Schedule:
-    """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations,
-    the operands' layouts and the step orders. Raises the first candidate's error when none
+           shift: int, c_address: int, config: HwConfig,
+           swaps: tuple[bool, ...] = (False, True)) -> Schedule:
+    """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations
+    (``swaps``: those allowed), the operands' layouts and the step orders. Raises the first candidate's error when none
     can be built (an operand no transfer walks: the caller copies it; a bias the schedule
     cannot add: it stays a host step)."""
     n = config.array_size
     best: Schedule | None = None
     failures: list[Exception] = []
-    for swap in (False, True):
+    for swap in swaps:
         try:
             a, b, c, bias = orient(targets, dims, swap, c_address, raw)
         except GlcError as error:

@@ -4,8 +4,7 @@ shape, in the layouts users write, compiled and costed against both limits (glc/
 Per row: MACs (from the layer's shapes), the compute ideal and the roofline limit (sums over the
 program's kernels), the cycle model's predicted cycles, efficiency against each (a row whose
 kernels do not perform all its MACs, the rest computed by host steps in numpy, counts as 0),
-host steps and copies, compile seconds. BERT's FFN products are written in column blocks
-(scripts/layer_suite.py, ``blocks``): as one product glc's checker refuses them.
+host steps and copies, compile seconds.
 With ``--rtl`` a sample of rows also runs on the Verilator RTL: its result must equal the
 independently computed output and its cycles the prediction. The last two rows are the
 headline: the MAC-weighted efficiency (Σ MACs·efficiency / Σ MACs) and the worst layer.
@@ -22,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from layer_suite import Gemm, blocks, program_name, rows, write  # noqa: E402
+from layer_suite import program_name, rows, write  # noqa: E402
 
 from benchmarks.networks import compile_timed  # noqa: E402
 from glc.cost.limit import efficiency  # noqa: E402
@@ -69,8 +68,6 @@ def measure(layer, layout: str, folder: Path, expected: np.ndarray, config,
            "eff(limit)": limits["roofline_efficiency"] if whole else 0.0,
            "host steps": figures["host_steps"] + figures["host_copies"],
            "compile s": round(seconds, 2)}
-    if isinstance(layer, Gemm) and blocks(layer) > 1:
-        row["layer"] += f" ({blocks(layer)} blocks)"
     if on_rtl:
         from glc.lower.execute import execute
 
