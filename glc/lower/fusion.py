@@ -3,10 +3,11 @@
 A systolic-array node over int8 operands becomes a kernel together with an int32 bias the
 accumulator starts from and a relu and/or ``(requantize k)`` the STORE applies, through any
 data-moving operators between them (both act elementwise and keep 0, so they commute with every
-view), or ONNX's ``requantize-linear`` the STORE applies (glc/lower/linear.py); a reduce or elementwise node over views is a fold of the vector unit, with the same
-conversions. ``Absorb`` answers, for one checked term, which nodes join which kernel; the
-lowering (glc/lower/lowering.py) builds them. The extraction's cost (glc/lower/cost.py) asks
-the same questions of e-classes.
+view), or ONNX's ``requantize-linear`` the STORE applies (glc/lower/linear.py); a reduce or
+elementwise node over views is a fold of the vector unit, with the same conversions. ``Absorb``
+answers, for one checked term, which nodes join which kernel; the lowering
+(glc/lower/lowering.py) builds them. The extraction's cost (glc/lower/cost.py) asks the same
+questions of e-classes.
 """
 
 from __future__ import annotations

@@ -89,9 +89,9 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
            shift: int, c_address: int, config: HwConfig,
            swaps: tuple[bool, ...] = (False, True)) -> Schedule:
     """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations
-    (``swaps``: those allowed), the operands' layouts and the step orders. Raises the first candidate's error when none
-    can be built (an operand no transfer walks: the caller copies it; a bias the schedule
-    cannot add: it stays a host step)."""
+    (``swaps``: those allowed), the operands' layouts and the step orders. Raises the first
+    candidate's error when none can be built (an operand no transfer walks: the caller copies
+    it; a bias the schedule cannot add: it stays a host step)."""
     n = config.array_size
     best: Schedule | None = None
     failures: list[Exception] = []

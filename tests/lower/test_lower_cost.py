@@ -36,7 +36,7 @@ N16 = load_config("n16")
 N4 = load_config("n4")
 
 # relu under a transpose under a requantize: the STORE applies relu and requantize only when
-# both lie above the views over the array (glc/lower/program.py, _fusion), i.e. spelt
+# both lie above the views over the array (glc/lower/fusion.py, Absorb.fusion), i.e. spelt
 # requantize(relu(transpose(product))), which the layout rules add to the e-graph.
 INTERLEAVED = """(input x (shape 24 40) int8)
 (input w (shape 48 40) int8)
