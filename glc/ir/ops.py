@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
+from glc.ir import normalize
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -345,6 +346,9 @@ OPS: dict[str, Op] = {op.name: op for op in (
        lambda out, w, d, sx, zx, sy, zy, offset: q.average_pool_linear(w, d, sx, zx, sy, zy,
                                                                        offset),
        "onnxruntime's QLinearAveragePool over int8 windows W with divisors D"),
+    Op("lrn", ("access", "int", "number", "number", "number"), normalize.infer_lrn,
+       lambda out, x, size, alpha, beta, bias: normalize.lrn(x, size, alpha, beta, bias),
+       "ONNX LRN over the channels of an NCHW float32 tensor (onnxruntime's kernel)"),
     Op("access-shape", ("shape", "shape"), lambda s, i: AccessShape(s.dims, i.dims),
        doc="a literal access shape"),
     Op("get-access-shape", ("access",), lambda a: AccessShape(a.shape, a.item),

@@ -405,11 +405,6 @@ def _qlinear_concat(t, node, attrs) -> None:
     t.bind(node, Quantized(t.b.define(node.output[0], expr), tuple(dims), y_scale, y_zero))
 
 
-def _batch_norm(t, node, attrs) -> None:
-    raise t.error(node, "a BatchNormalization not folded into its convolution: run "
-                        "onnxruntime.quantization.quant_pre_process before quantizing")
-
-
 TABLE = {
     "Conv": _conv,
     "QLinearConv": _qlinear_conv,
@@ -433,5 +428,4 @@ TABLE = {
     "QLinearConcat": _qlinear_concat,
     "Dropout": _identity,
     "Identity": _identity,
-    "BatchNormalization": _batch_norm,
 }

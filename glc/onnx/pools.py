@@ -1,13 +1,15 @@
 """AveragePool and QLinearAveragePool: onnxruntime's QLinearAveragePool kernel, which dequantizes,
 sums in float32, divides by the window's count and quantizes with the zero point added before
-rounding (docs/language.md, ``average-pool-linear``). The window is taken over the input padded
-with its zero point (which dequantizes to 0.0, so the float sum is unchanged); the divisor of each
-output pixel is computed here, as the kernel counts it."""
+rounding (docs/language.md, ``average-pool-linear``), except for a window that is the whole
+unpadded map, which the kernel hands to its integer global average pool. The window is taken over
+the input padded with its zero point (which dequantizes to 0.0, so the float sum is unchanged);
+the divisor of each output pixel is computed here, as the kernel counts it."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from glc.onnx.layers import qglobal_pool
 from glc.onnx.program import Quantized, broadcast, literal
 
 
@@ -38,6 +40,9 @@ def qaverage_pool(t, node, attrs, x: Quantized, y_scale: float, y_zero: int, off
     strides = list(attrs.get("strides", [1, 1]))
     pads = list(attrs.get("pads", [0, 0, 0, 0]))
     n, c, h, w = x.dims
+    if kernel == [h, w] and not any(pads):  # the kernel's own fallback: the integer global pool
+        qglobal_pool(t, node, x, y_scale, y_zero)
+        return
     out = []
     for size, k, s, lo, hi in ((h, kernel[0], strides[0], pads[0], pads[2]),
                                (w, kernel[1], strides[1], pads[1], pads[3])):
@@ -72,7 +77,10 @@ def _average_pool(t, node, attrs) -> None:
     out = t.requantized_output(node)
     if out is None:
         raise t.error(node, "a float AveragePool is not supported (its output must be quantized)")
-    qaverage_pool(t, node, attrs, t.quantized(node, 0), *out, _offset(t, q, 2))
+    # onnxruntime's x86 graph optimizer turns every int8 QuantizeLinear/DequantizeLinear pair of
+    # a QDQ model into uint8 (QDQS8ToU8Transformer) before fusing the QLinearAveragePool, whose
+    # rint(a + zero) then rounds in uint8 either way: measured, tests/onnx/test_import_pools.py.
+    qaverage_pool(t, node, attrs, t.quantized(node, 0), *out, 128)
     t.values[q.output[0]] = t.values[node.output[0]]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from glc.errors import GlcError
-from glc.onnx import layers, pools
+from glc.onnx import floats, layers, pools
 from glc.onnx.graph import Graph, attributes
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import scale_of, unsupported, zero_point
@@ -185,4 +185,5 @@ TABLE = {
     "DequantizeLinear": _dequantize,
     **layers.TABLE,
     **pools.TABLE,
+    **floats.TABLE,
 }

@@ -5,8 +5,8 @@ inputs and quantized by onnxruntime's static quantizer. No download.
 The light models hold every weight as a ``ConstantOfShape`` of 0.02 (so every layer's output would
 be degenerate); ``random_weights`` replaces each by a seeded random initializer of that shape. At a
 resolution below 224 the layers whose size is fixed by 224 are adapted: an ``AveragePool`` whose
-kernel covers the last feature map becomes a ``GlobalAveragePool`` and a ``Gemm``'s weight gets the
-flattened size the smaller map gives (recorded in docs/onnx.md).
+kernel covers the last feature map (at any resolution) becomes a ``GlobalAveragePool`` and a
+``Gemm``'s weight gets the flattened size the smaller map gives (recorded in docs/onnx.md).
 """
 
 from __future__ import annotations
@@ -112,9 +112,13 @@ def _adapt_node(graph, index, node, shapes, inits, rng) -> bool:
     if not source or not all(source):
         return False
     if node.op_type == "AveragePool":
-        kernel = next(helper.get_attribute_value(a) for a in node.attribute
-                      if a.name == "kernel_shape")
-        if any(k > s for k, s in zip(kernel, source[2:], strict=True)):
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        kernel, pads = attrs["kernel_shape"], attrs.get("pads", [0] * 4)
+        # A kernel as large as the map (ResNet-50's 7×7 at 224) pools it whole too; as a
+        # GlobalAveragePool onnxruntime's quantizer quantizes it, where an AveragePool after a
+        # float Sum would stay float.
+        if any(k > s for k, s in zip(kernel, source[2:], strict=True)) or (
+                list(kernel) == source[2:] and not any(pads)):
             graph.node[index].CopyFrom(helper.make_node(
                 "GlobalAveragePool", [node.input[0]], list(node.output), name=node.name))
             return True

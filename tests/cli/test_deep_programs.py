@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from glc.cli import main
 from glc.compiler import MAX_NODES, compile_program
+from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.interp import interpret
-from glc.errors import GlcError
 from glc.ir.term import walk
 from glc.lower.execute import execute
 from glc.rewrites import DEFAULT, select

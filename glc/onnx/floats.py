@@ -1,0 +1,62 @@
+"""Float layers a quantized model keeps between a DequantizeLinear and a QuantizeLinear, written as
+float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
+which no convolution precedes to fold it into) and LRN. Each is listed among the import's host ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glc.onnx.program import Constant, Float, broadcast, literal
+
+
+def _host(t, node) -> None:
+    t.b.host_ops.append(f"{node.name or node.output[0]} ({node.op_type})")
+
+
+def _float_constant(t, node, index: int) -> np.ndarray:
+    value = t.value(node, index)
+    if not isinstance(value, Constant):
+        raise t.error(node, f"input {index + 1} must be a constant")
+    return np.asarray(value.value, np.float32)
+
+
+def _batch_norm(t, node, attrs) -> None:
+    """Inference BatchNormalization as onnxruntime's kernel computes it: per channel
+    ``s = scale / sqrt(var + eps)`` and ``b = B - mean · s`` (float32, here), then ``x · s + b``
+    (float32, in the program)."""
+    x = t.as_float(node, 0)
+    scale, bias, mean, var = (_float_constant(t, node, i) for i in range(1, 5))
+    eps = np.float32(attrs.get("epsilon", 1e-5))
+    inv_std = np.float32(1) / np.sqrt(var + eps)
+    s = (inv_std * scale).astype(np.float32)
+    b = (bias - mean * s).astype(np.float32)
+    c = x.dims[1]
+    shape = (1, c) + (1,) * (len(x.dims) - 2)
+    hint = node.output[0]
+    sn = t.b.tensor(hint + "_scale", s.reshape(shape))
+    bn = t.b.tensor(hint + "_shift", b.reshape(shape))
+    scaled = (f"(compute elementwise-mul (access-pair (access-tensor {x.name}) "
+              f"{broadcast(sn, x.dims)}))")
+    _host(t, node)
+    name = t.b.define(hint, f"(compute elementwise-add (access-pair {scaled} "
+                            f"{broadcast(bn, x.dims)}))")
+    t.bind(node, Float(name, x.dims))
+
+
+def _lrn(t, node, attrs) -> None:
+    x = t.as_float(node, 0)
+    if len(x.dims) != 4:
+        raise t.error(node, f"only NCHW inputs are supported, got dims {x.dims}")
+    _host(t, node)
+    name = t.b.define(node.output[0], f"(lrn (access-tensor {x.name}) {int(attrs['size'])} "
+                                      f"{literal(attrs.get('alpha', 1e-4))} "
+                                      f"{literal(attrs.get('beta', 0.75))} "
+                                      f"{literal(attrs.get('bias', 1.0))})")
+    t.bind(node, Float(name, x.dims))
+
+
+TABLE = {
+    "BatchNormalization": _batch_norm,
+    "LRN": _lrn,
+}
