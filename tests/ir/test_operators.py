@@ -50,6 +50,14 @@ CASES = [
     ("(requantize-linear (compute elementwise-add (access-pair (access-tensor m) "
      "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -2) 0)", (2, 3), (), "int8",
      np.array([[2, 0, 8], [12, 18, 12]], dtype=np.int8)),
+    # rows of m less 1, times 0.5: sums -0.5 and 0.0, divided by each row's max (3, 5), by 0.25,
+    # plus -3: -3.67 and -3
+    ("(average-pool-linear (access m 1) (dequantize-linear (compute reduce-max (access m 1)) "
+     "1.0 0) 0.5 1 0.25 -3 0)", (2,), (), "int8", np.array([-4, -3], dtype=np.int8)),
+    # size 1, alpha 1, beta 1, bias 1: x · (1 + x²)^-1, rounded twice in float32
+    ("(lrn (dequantize-linear (access-reshape (access-tensor x) (access-shape (shape 1 2 3 4) "
+     "(shape))) 0.5 0) 1 1.0 1.0 1.0)", (1, 2, 3, 4), (), "float32",
+     (X / 2).astype(np.float32) * (1 / (1 + (X / 2).astype(np.float32) ** 2))),
     ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
      np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
     ("(access-pad (access f 0) min-padding 1 0 1)", (), (2, 4), "float64",
