@@ -1,12 +1,14 @@
 """Float layers a quantized model keeps between a DequantizeLinear and a QuantizeLinear, written as
 float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
-which no convolution precedes to fold it into) and LRN. Each is listed among the import's host ops.
-"""
+which no convolution precedes to fold it into), Mul and Add of an activation and a broadcast
+constant (DenseNet's Caffe2-style scale and shift), and LRN. Each is listed among the import's host
+ops."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from glc.onnx import layers
 from glc.onnx.program import Constant, Float, broadcast, literal
 
 
@@ -44,6 +46,40 @@ def _batch_norm(t, node, attrs) -> None:
     t.bind(node, Float(name, x.dims))
 
 
+def _with_constant(t, node, compute: str) -> bool:
+    """``x op c`` in float32 for an activation x and a constant c that broadcasts to x's dims
+    (one rounding per element, as onnxruntime's elementwise kernels); False if neither input
+    is a constant."""
+    values = [t.value(node, i) for i in range(len(node.input))]
+    constants = [i for i, v in enumerate(values) if isinstance(v, Constant)]
+    if len(values) != 2 or len(constants) != 1:
+        return False
+    x = t.as_float(node, 1 - constants[0])
+    c = np.asarray(values[constants[0]].value, np.float32)
+    if c.ndim > len(x.dims) or np.broadcast_shapes(c.shape, x.dims) != tuple(x.dims):
+        raise t.error(node, f"a constant of dims {c.shape} does not broadcast to {x.dims}")
+    c = c.reshape((1,) * (len(x.dims) - c.ndim) + c.shape)
+    name = t.b.tensor(node.output[0] + "_c", c)
+    pair = f"(access-tensor {x.name}) {broadcast(name, x.dims)}"
+    if constants[0] == 0:  # keep the operands' order: float addition and product commute
+        pair = f"{broadcast(name, x.dims)} (access-tensor {x.name})"
+    _host(t, node)
+    t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
+                       x.dims))
+    return True
+
+
+def _mul(t, node, attrs) -> None:
+    if not _with_constant(t, node, "elementwise-mul"):
+        raise t.error(node, "only a product with a constant is supported")
+
+
+def _add(t, node, attrs) -> None:
+    """An Add with a constant here; of activations, the residual sum (glc/onnx/layers.py)."""
+    if not _with_constant(t, node, "elementwise-add"):
+        layers.TABLE["Add"](t, node, attrs)
+
+
 def _lrn(t, node, attrs) -> None:
     x = t.as_float(node, 0)
     if len(x.dims) != 4:
@@ -56,7 +92,9 @@ def _lrn(t, node, attrs) -> None:
     t.bind(node, Float(name, x.dims))
 
 
-TABLE = {
+TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that one
+    "Add": _add,
+    "Mul": _mul,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
 }

@@ -63,3 +63,24 @@ def test_dropout_is_the_identity(tmp_path):
     out, expected = imported(float_model(nodes, [("x", [1, 3, 9, 9])], ("y", None),
                                          {"wa": inits["wa"], "ratio": np.array(0.5)}), tmp_path)
     assert np.array_equal(out, expected) and np.any(out != 0)
+
+
+@pytest.mark.parametrize("options", FORMS[:3], ids=FORM_IDS[:3])  # QOperator's QLinearMul: not yet
+def test_scale_and_shift_by_constants_match_onnxruntime(tmp_path, options):
+    # DenseNet's light model spells a BatchNormalization after a Concat as a Mul and an Add of
+    # (C, 1, 1) constants (after a Concat no conv can absorb them); the Add's constant comes
+    # first, to keep the operands' order.
+    rng = np.random.default_rng(4)
+    convs, inits = _two_convs(rng)
+    nodes = convs + [helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+                     helper.make_node("Mul", ["c", "scale"], ["m"]),
+                     helper.make_node("Add", ["shift", "m"], ["s"]),
+                     helper.make_node("Relu", ["s"], ["r"]),
+                     helper.make_node("Conv", ["r", "w2"], ["y"], kernel_shape=[1, 1])]
+    inits.update({"scale": rng.uniform(0.5, 1.5, (11, 1, 1)),
+                  "shift": rng.normal(0, 0.3, (11, 1, 1)), "w2": weights(rng, 4, 11, 1, 1)})
+    out, expected = imported(float_model(nodes, [("x", [1, 3, 9, 9])], ("y", None), inits),
+                             tmp_path, **options)
+    assert np.array_equal(out, expected)
+    text = (tmp_path / "program" / "model.gls").read_text()
+    assert "(Mul)" in text and "(Add)" in text
