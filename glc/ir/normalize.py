@@ -1,8 +1,11 @@
-"""Float normalisations that quantized networks keep on the host, with onnxruntime's CPU kernels'
-arithmetic (docs/language.md, "Float host operators"): ``lrn`` (AlexNet, ZFNet, Inception v1) and
-``layer-norm`` (transformers). Each is float32 throughout, in the kernel's order."""
+"""Normalisations that quantized networks keep on the host, with onnxruntime's CPU kernels'
+arithmetic (docs/language.md, "Float host operators"): ``lrn`` (AlexNet, ZFNet, Inception v1),
+``layer-norm`` and ``softmax-linear`` (transformers). Each computes in float32 in the kernel's
+order."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -42,3 +45,61 @@ def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.
         scale[:, ch] = scale[:, ch - 1] + step * squares[:, ch + size - 1]
         scale[:, ch] += -step * squares[:, ch - 1]
     return (x * np.power(scale, np.float32(-beta))).astype(np.float32)
+
+
+def infer_layer_norm(a: Access, scale: Access, bias: Access, eps) -> Access:
+    """``(layer-norm A scale bias eps)``: A float32, scale and bias float32 of A's last dim."""
+    _float32(a)
+    for arg, t in ((1, scale), (2, bias)):
+        if t.dtype != "float32" or t.dims != a.dims[-1:]:
+            raise ShapeError(f"needs float32 of the last dim ({a.dims[-1]}), got "
+                             f"{fmt_dims(t.dims)} {t.dtype}", arg=arg)
+    return Access(a.dims, (), "float32")
+
+
+def layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """ONNX LayerNormalization over the last axis as onnxruntime's kernel computes it: the sums
+    of x and x² in float32 from the first element on, ``mean = Σx / n``,
+    ``d = sqrt(Σx² / n - mean² + eps)``, then ``(x - mean) / d · scale + bias``."""
+    n = x.shape[-1]
+    total = np.zeros(x.shape[:-1], np.float32)
+    squares = np.zeros(x.shape[:-1], np.float32)
+    for h in range(n):
+        total += x[..., h]
+        squares += x[..., h] * x[..., h]
+    mean = (total / np.float32(n))[..., None]
+    d = np.sqrt(squares / np.float32(n) - mean[..., 0] * mean[..., 0] + np.float32(eps))
+    return ((x - mean) / d[..., None] * scale + bias).astype(np.float32)
+
+
+def infer_softmax_linear(a: Access, sx, sy, zy, offset) -> Access:
+    """``(softmax-linear A sx sy zy offset)``: A int8, the softmax over its last dim."""
+    if a.dtype != "int8":
+        raise ShapeError(f"needs an int8 tensor, got {a.dtype}", arg=0)
+    if offset not in (0, 128):
+        raise ShapeError(f"needs an offset of 0 (int8) or 128 (uint8), got {offset}", arg=4)
+    return Access(a.dims, (), "int8")
+
+
+def softmax_linear(x: np.ndarray, sx: float, sy: float, zy: int, offset: int) -> np.ndarray:
+    """onnxruntime's QLinearSoftmax (com.microsoft, its CPU kernel): a 256-entry table of
+    float32(exp((i - 255 + shift) · sx)) in double, ``shift = max(0, log(FLT_MAX / n) - 5) / sx``
+    so that n entries cannot overflow; per row, the table is indexed by each value's distance
+    below the row's maximum, summed in float32 in order, and ``rint(e · floor(1 / sy) / Σ) + zy``
+    is the result, in the model's own type (``offset`` 128: uint8 carried as int8), where the
+    int8 kernel wraps past 127 as its cast does."""
+    n = x.shape[-1]
+    shift = max(0.0, math.log(float(np.float32(np.finfo(np.float32).max) / np.float32(n)))
+                - 5.0) / float(np.float32(sx))
+    table = np.array([math.exp((i - 255 + shift) * float(np.float32(sx))) for i in range(256)],
+                     np.float32)
+    distance = x.max(axis=-1, keepdims=True).astype(np.int32) - x.astype(np.int32)
+    values = table[255 - distance]
+    total = np.zeros(x.shape[:-1], np.float32)
+    for h in range(n):
+        total += values[..., h]
+    scale = np.float32(math.floor(np.float32(1) / np.float32(sy)))
+    q = np.rint(values * scale / total[..., None]).astype(np.int64) + (zy + offset)
+    if offset:  # uint8: saturate at 255
+        return (np.minimum(q, 255) - offset).astype(np.int8)
+    return np.where(q > 255, 255, q).astype(np.int64).astype(np.uint8).view(np.int8)

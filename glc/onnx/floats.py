@@ -92,9 +92,28 @@ def _lrn(t, node, attrs) -> None:
     t.bind(node, Float(name, x.dims))
 
 
+def _layer_norm(t, node, attrs) -> None:
+    x = t.as_float(node, 0)
+    if attrs.get("axis", -1) % len(x.dims) != len(x.dims) - 1:
+        raise t.error(node, "attribute axis: only the last axis is supported")
+    if attrs.get("stash_type", 1) != 1 or len(node.output) > 1 and any(node.output[1:]):
+        raise t.error(node, "the mean and inverse deviation outputs are not supported")
+    n = x.dims[-1]
+    scale = _float_constant(t, node, 1).reshape(n)
+    bias = (_float_constant(t, node, 2).reshape(n) if len(node.input) > 2 and node.input[2]
+            else np.zeros(n, np.float32))
+    hint = node.output[0]
+    sn, bn = t.b.tensor(hint + "_scale", scale), t.b.tensor(hint + "_shift", bias)
+    _host(t, node)
+    name = t.b.define(hint, f"(layer-norm (access-tensor {x.name}) (access-tensor {sn}) "
+                            f"(access-tensor {bn}) {literal(attrs.get('epsilon', 1e-5))})")
+    t.bind(node, Float(name, x.dims))
+
+
 TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that one
     "Add": _add,
     "Mul": _mul,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
+    "LayerNormalization": _layer_norm,
 }

@@ -1,4 +1,5 @@
-"""MatMul of two activations (attention's Q·Kᵀ and P·V), QDQ and QLinearMatMul: onnxruntime sums
+"""Attention's operators: QLinearSoftmax (a host step, ``softmax-linear``: onnxruntime's table
+kernel), and MatMul of two activations (Q·Kᵀ and P·V), QDQ and QLinearMatMul: onnxruntime sums
 ``(a - za)(b - zb)`` in int32 and requantizes like a dense layer. The accelerator multiplies int8
 ``a·b``; the zero points come off as data-dependent terms, all int32:
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from glc.onnx.layers import bind_absorbed, qdense, requantize_sum
-from glc.onnx.program import Constant, Quantized, broadcast, shape
+from glc.onnx.program import Constant, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier
 
 
@@ -74,7 +75,26 @@ def _qlinear_matmul(t, node, attrs) -> None:
     qmatmul(t, node, x, Quantized(b.name, b.dims, *t.qparams(node, 4, 5)), y_scale, y_zero)
 
 
+def _qlinear_softmax(t, node, attrs) -> None:
+    """com.microsoft QLinearSoftmax: X, x scale, x zero, y scale, y zero (opset 13 and later:
+    over one axis, the last here)."""
+    x = t.quantized(node, 0)
+    if attrs.get("opset", 13) < 13:
+        raise t.error(node, "attribute opset below 13 (softmax over flattened axes) is not "
+                            "supported")
+    if attrs.get("axis", -1) % len(x.dims) != len(x.dims) - 1:
+        raise t.error(node, "attribute axis: only the last axis is supported")
+    x_scale, _ = t.qparams(node, 1, 2)
+    y_scale, y_zero = t.qparams(node, 3, 4)
+    offset = 128 if t.constant(node, 4).dtype == np.uint8 else 0
+    t.b.host_ops.append(f"{node.name or node.output[0]} (QLinearSoftmax)")
+    name = t.b.define(node.output[0], f"(softmax-linear (access-tensor {x.name}) "
+                                      f"{literal(x_scale)} {literal(y_scale)} {y_zero} {offset})")
+    t.bind(node, Quantized(name, x.dims, y_scale, y_zero))
+
+
 TABLE = {
     "MatMul": _matmul,
     "QLinearMatMul": _qlinear_matmul,
+    "QLinearSoftmax": _qlinear_softmax,
 }
