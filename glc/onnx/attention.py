@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from glc.onnx import layers
 from glc.onnx.layers import bind_absorbed, qdense, requantize_sum
-from glc.onnx.program import Constant, Quantized, broadcast, literal, shape
+from glc.onnx.program import Constant, Dequantized, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier
 
 
@@ -75,26 +76,44 @@ def _qlinear_matmul(t, node, attrs) -> None:
     qmatmul(t, node, x, Quantized(b.name, b.dims, *t.qparams(node, 4, 5)), y_scale, y_zero)
 
 
+def qsoftmax(t, node, attrs, x: Quantized, y_scale: float, y_zero: int, offset: int) -> None:
+    """``node``'s QLinearSoftmax of ``x`` over its last axis (``softmax-linear``)."""
+    if attrs.get("axis", -1) % len(x.dims) != len(x.dims) - 1:
+        raise t.error(node, "attribute axis: only the last axis is supported")
+    t.b.host_ops.append(f"{node.name or node.output[0]} ({node.op_type})")
+    name = t.b.define(node.output[0], f"(softmax-linear (access-tensor {x.name}) "
+                                      f"{literal(x.scale)} {literal(y_scale)} {y_zero} {offset})")
+    t.bind(node, Quantized(name, x.dims, y_scale, y_zero))
+
+
 def _qlinear_softmax(t, node, attrs) -> None:
     """com.microsoft QLinearSoftmax: X, x scale, x zero, y scale, y zero (opset 13 and later:
-    over one axis, the last here)."""
-    x = t.quantized(node, 0)
+    over one axis)."""
     if attrs.get("opset", 13) < 13:
         raise t.error(node, "attribute opset below 13 (softmax over flattened axes) is not "
                             "supported")
-    if attrs.get("axis", -1) % len(x.dims) != len(x.dims) - 1:
-        raise t.error(node, "attribute axis: only the last axis is supported")
-    x_scale, _ = t.qparams(node, 1, 2)
-    y_scale, y_zero = t.qparams(node, 3, 4)
+    x = t.quantized(node, 0)
+    x = Quantized(x.name, x.dims, *t.qparams(node, 1, 2))
     offset = 128 if t.constant(node, 4).dtype == np.uint8 else 0
-    t.b.host_ops.append(f"{node.name or node.output[0]} (QLinearSoftmax)")
-    name = t.b.define(node.output[0], f"(softmax-linear (access-tensor {x.name}) "
-                                      f"{literal(x_scale)} {literal(y_scale)} {y_zero} {offset})")
-    t.bind(node, Quantized(name, x.dims, y_scale, y_zero))
+    qsoftmax(t, node, attrs, x, *t.qparams(node, 3, 4), offset)
+
+
+def _softmax(t, node, attrs) -> None:
+    """QDQ: a Softmax between a DequantizeLinear and a lone QuantizeLinear is what onnxruntime
+    fuses into QLinearSoftmax, after its x86 optimizer turned the int8 pairs into uint8 (as for
+    AveragePool, glc/onnx/pools.py); any other Softmax is float (glc/onnx/layers.py)."""
+    q = t.graph.only_consumer(node.output[0])
+    if not isinstance(t.value(node, 0), Dequantized) or q is None or \
+            q.op_type != "QuantizeLinear":
+        layers.TABLE["Softmax"](t, node, attrs)
+        return
+    qsoftmax(t, node, attrs, t.quantized(node, 0), *t.requantized_output(node), 128)
+    bind_absorbed(t, node)
 
 
 TABLE = {
     "MatMul": _matmul,
     "QLinearMatMul": _qlinear_matmul,
     "QLinearSoftmax": _qlinear_softmax,
+    "Softmax": _softmax,
 }

@@ -31,10 +31,11 @@ def _run(tmp_path, model):
     return np.load(result), np.load(folder / "output.npy")
 
 
-@pytest.mark.parametrize("activations", ["int8", "uint8"])
-def test_encoder_layer_is_bit_exact_up_to_its_last_residual(tmp_path, activations):
+@pytest.mark.parametrize("form,activations", [("QOperator", "int8"), ("QOperator", "uint8"),
+                                              ("QDQ", "int8"), ("QDQ", "uint8")])
+def test_encoder_layer_is_bit_exact_up_to_its_last_residual(tmp_path, form, activations):
     model = quantize(encoder_layer(seed=1, final_norm=False), tmp_path / "encoder.onnx",
-                     form="QOperator", activations=activations)
+                     form=form, activations=activations)
     out, expected = _run(tmp_path, model)
     assert out.shape == (8, 16) and np.array_equal(out, expected)
 
