@@ -48,7 +48,7 @@ from glc.run import (
     summary,
 )
 from glc.sim.commands import COMMANDS as SIM_COMMANDS
-from glc.syntax.printer import print_term
+from glc.syntax.printer import print_dag, print_term
 from glc.synth.command import COMMANDS as SYNTH_COMMANDS
 
 
@@ -310,7 +310,7 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     if as_json:
         _emit_json(result.figures())
     else:
-        click.echo(print_term(result.term))
+        click.echo(print_dag(result.term))
 
 
 engine_option = click.option("--engine", type=click.Choice(ENGINE_CHOICES),

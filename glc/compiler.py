@@ -14,7 +14,6 @@ runs with the original inputs, and ``egraph.dot``.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,20 +27,20 @@ from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.inputs import Bundle
 from glc.ir.check import result_type
-from glc.ir.term import Term, leaf, tree_size, walk
+from glc.ir.term import Term, dag_size, walk
 from glc.ir.types import Access
 from glc.lower.cost import CycleCost
 from glc.lower.lowering import lower
 from glc.lower.program import Program as Lowered
 from glc.rewrites.cost import tensorised
-from glc.syntax.printer import print_term
+from glc.syntax.printer import print_dag
 from glc.syntax.reader import Program
 
 EXTRACTORS = {"exact": exact, "greedy": greedy}
-# The compiled program's terms are printed as text (the extracted term, host steps in the
-# manifest), where a sub-term shared by defines is written at each use: past this many nodes
-# that text is refused rather than written for minutes (docs/frontend.md, "Limits").
-MAX_TREE_NODES = 1_000_000
+# Every stage walks the program's distinct nodes (terms are hash-consed DAGs, printed with a
+# define per shared sub-term): past this many, compile refuses the program rather than run for
+# minutes (docs/frontend.md, "Limits").
+MAX_NODES = 1_000_000
 EMITS = ("extracted", "egraph")
 COSTS = ("cycles", "nodes")
 
@@ -93,7 +92,7 @@ class CompileResult:
         the extraction's own figures."""
         x = self.extraction
         lowered = self.lowered.figures() if self.lowered is not None else {}
-        return {**self.report.to_json(), "extracted": print_term(self.term),
+        return {**self.report.to_json(), "extracted": print_dag(self.term),
                 "extractor": x.method, "cost": x.dag_cost, "optimal": x.optimal,
                 "extract_seconds": round(x.seconds, 6), **lowered}
 
@@ -103,11 +102,13 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
                     cost: CostFunction | None = None, extractor: str = "exact",
                     extract_time_limit: float = 30.0,
                     config: HwConfig | None = None,
-                    progress: Callable[[str], None] | None = None) -> CompileResult:
+                    progress: Callable[[str], None] | None = None,
+                    max_nodes: int = MAX_NODES) -> CompileResult:
     """Compile a program (or a loaded bundle, whose input types are the default ``env``);
     with ``config``, lower the extracted term for that accelerator too. The default ``cost`` is
     the cycles predicted on ``config``, or the node count without one. ``progress`` is told
-    each stage as it starts (the CLI's status line)."""
+    each stage as it starts (the CLI's status line). A program or extracted term of more than
+    ``max_nodes`` distinct nodes is refused."""
     say = progress or (lambda stage: None)
     program = source.program if isinstance(source, Bundle) else source
     if env is None:
@@ -115,7 +116,7 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
             raise ValueError("give the input types (env) with a bare Program")
         env = source.env
     result_type(program.body, env)
-    _fits_as_text(program.body, program.body)
+    _fits(program.body, program.body, max_nodes)
     say("compile: saturating")
     egraph = EGraph(env)
     root = egraph.add_term(program.body)
@@ -134,7 +135,7 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
         extraction.method += (f" ({cost.estimated} systolic nodes past the time limit "
                               "costed as refused)")
     say("compile: lowering")
-    _fits_as_text(extraction.term, program.body)
+    _fits(extraction.term, program.body, max_nodes)
     try:
         lowered = lower(extraction.term, env, config) if config is not None else None
     except GlcError as error:  # located: at the program, as the e-graph keeps no spans
@@ -144,12 +145,12 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     return CompileResult(program, env, egraph, egraph.find(root), report, extraction, lowered)
 
 
-def _fits_as_text(term: Term, source: Term) -> None:
-    """A GlcError at ``source`` if ``term`` prints to more than MAX_TREE_NODES nodes."""
-    size = tree_size(term)
-    if size > MAX_TREE_NODES:
-        raise GlcError(f"the program is {size} nodes once its shared defines are written out "
-                       f"at each use; glc compiles at most {MAX_TREE_NODES}", source.span)
+def _fits(term: Term, source: Term, max_nodes: int) -> None:
+    """A GlcError at ``source`` if ``term`` has more than ``max_nodes`` distinct nodes."""
+    size = dag_size(term)
+    if size > max_nodes:
+        raise GlcError(f"the program has {size} distinct nodes; glc compiles at most "
+                       f"{max_nodes}", source.span)
 
 
 def parse_emit(text: str) -> list[str]:
@@ -183,22 +184,11 @@ def program_text(term: Term, env: Mapping[str, Access]) -> str:
     """A .gls program for an extracted term: an input declaration per tensor it reads, a
     ``define`` per access sub-term it uses more than once (so a shared node is printed once,
     as the DAG extractor counted it), then the result expression."""
-    order = walk(term)
-    uses = Counter(id(arg) for node in order for arg in node.args)
-    symbols = list(dict.fromkeys(n.value for n in order if n.op == "symbol"))
+    symbols = list(dict.fromkeys(n.value for n in walk(term) if n.op == "symbol"))
     lines = []
     for name in symbols:
         ty = env[name]
         dims = "".join(f" {d}" for d in ty.dims)
         lines.append(f"(input {name} (shape{dims}) {ty.dtype})")
-    names = (f"shared{k}" for k in range(1, len(order) + 1) if f"shared{k}" not in symbols)
-    replaced: dict[int, Term] = {}
-    for node in order:
-        new = node.with_args(tuple(replaced[id(a)] for a in node.args))
-        if uses[id(node)] > 1 and node.args and node.op not in ("shape", "list", "literal"):
-            name = next(names)
-            lines.append(f"(define {name} {print_term(new)})")
-            new = leaf("symbol", name)
-        replaced[id(node)] = new
-    lines.append(print_term(replaced[id(term)]))
+    lines.append(print_dag(term, taken=symbols))
     return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
+from glc.ir import normalize
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -340,6 +341,21 @@ OPS: dict[str, Op] = {op.name: op for op in (
        lambda out, x, s, z: q.quantize_linear(x, s, z), "ONNX QuantizeLinear to int8"),
     Op("dequantize-linear", ("access", "number", "number"), q.infer_dequantize,
        lambda out, x, s, z: q.dequantize_linear(x, s, z), "ONNX DequantizeLinear to float32"),
+    Op("average-pool-linear", ("access", "access", "number", "number", "number", "number",
+                               "number"), q.infer_average_pool,
+       lambda out, w, d, sx, zx, sy, zy, offset: q.average_pool_linear(w, d, sx, zx, sy, zy,
+                                                                       offset),
+       "onnxruntime's QLinearAveragePool over int8 windows W with divisors D"),
+    Op("lrn", ("access", "int", "number", "number", "number"), normalize.infer_lrn,
+       lambda out, x, size, alpha, beta, bias: normalize.lrn(x, size, alpha, beta, bias),
+       "ONNX LRN over the channels of an NCHW float32 tensor (onnxruntime's kernel)"),
+    Op("layer-norm", ("access", "access", "access", "number"), normalize.infer_layer_norm,
+       lambda out, x, scale, bias, eps: normalize.layer_norm(x, scale, bias, eps),
+       "ONNX LayerNormalization over the last dim (onnxruntime's kernel)"),
+    Op("softmax-linear", ("access", "number", "number", "number", "number"),
+       normalize.infer_softmax_linear,
+       lambda out, x, sx, sy, zy, offset: normalize.softmax_linear(x, sx, sy, zy, offset),
+       "onnxruntime's QLinearSoftmax over the last dim of an int8 tensor"),
     Op("access-shape", ("shape", "shape"), lambda s, i: AccessShape(s.dims, i.dims),
        doc="a literal access shape"),
     Op("get-access-shape", ("access",), lambda a: AccessShape(a.shape, a.item),

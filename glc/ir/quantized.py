@@ -90,6 +90,40 @@ def dequantize_linear(q: np.ndarray, s: float, z: int) -> np.ndarray:
     return (q.astype(np.int32) - np.int32(z)).astype(np.float32) * np.float32(s)
 
 
+def infer_average_pool(w: Access, d: Access, sx: int | float, zx: int | float,
+                       sy: int | float, zy: int | float, offset: int | float) -> Access:
+    """``(average-pool-linear W D sx zx sy zy offset)``: W int8 windows (the pooled dims, then
+    the window's item dims), D float32 divisors of W's shape dims."""
+    if w.dtype != "int8" or not w.item:
+        raise ShapeError(f"needs int8 windows (an access pattern with item dims), got {w}", arg=0)
+    if d.dtype != "float32" or d.dims != w.shape:
+        raise ShapeError(f"needs float32 divisors of the windows' shape dims {fmt_dims(w.shape)},"
+                         f" got {fmt_dims(d.dims)} {d.dtype}", arg=1)
+    _scale(sx, 2)
+    _zero_point(zx, 3)
+    _scale(sy, 4)
+    _zero_point(zy, 5)
+    if offset not in (0, 128):
+        raise ShapeError(f"needs an offset of 0 (int8) or 128 (uint8), got {offset}", arg=6)
+    return Access(w.shape, (), "int8")
+
+
+def average_pool_linear(w: np.ndarray, d: np.ndarray, sx: float, zx: int, sy: float, zy: int,
+                        offset: int) -> np.ndarray:
+    """onnxruntime's QLinearAveragePool: each window's elements dequantized
+    (``float32(x - zx) · sx``), summed in float32 in row-major window order, divided by the
+    divisor D, then ``clamp(rint(a / sy + zy))`` with the zero point added *before* rounding, in
+    the model's own type (``offset`` 128: uint8 carried as int8, docs/language.md)."""
+    shape = d.shape
+    items = (w.astype(np.int32) - np.int32(zx)).astype(np.float32).reshape(*shape, -1)
+    total = np.zeros(shape, np.float32)
+    for k in range(items.shape[-1]):  # sequentially, as the kernel: a float sum's order matters
+        total += items[..., k] * np.float32(sx)
+    mean = total / d.astype(np.float32)
+    rounded = np.rint(mean / np.float32(sy) + np.float32(zy + offset)).astype(np.int64)
+    return _saturate(np.clip(rounded, -128 + offset, 127 + offset) - offset)
+
+
 def infer_pad_value(a: Access, v: int | float, k: int, before: int, after: int) -> Access:
     """``(access-pad-value A v k before after)``: v must be a value of A's dtype."""
     if k >= a.ndim:

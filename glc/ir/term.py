@@ -89,13 +89,29 @@ def rebuild(term: Term, replace: Callable[[Term], Term | None]) -> Term:
     return done[id(term)]
 
 
-def tree_size(term: Term) -> int:
-    """The node count of ``term`` with every shared sub-term counted at each use: the size of
-    its text once printed (a chain of defines that each use the previous twice doubles it)."""
-    size: dict[int, int] = {}
+def dag_size(term: Term) -> int:
+    """The number of distinct nodes of ``term``: the work of every walk over it."""
+    return len(walk(term))
+
+
+def share(term: Term) -> Term:
+    """``term`` hash-consed: structurally equal sub-terms become one object (the first met, so
+    its span), so every walk over the result visits each distinct sub-term once. Linear in the
+    DAG's size: a node is keyed by its op, value and its arguments' canonical objects."""
+    canon: dict[tuple, Term] = {}
+    done: dict[int, Term] = {}
     for node in walk(term):
-        size[id(node)] = 1 + sum(size[id(a)] for a in node.args)
-    return size[id(term)]
+        args = tuple(done[id(a)] for a in node.args)
+        # floats by their bits: 0.0 == -0.0, yet they are different literals
+        value = node.value.hex() if isinstance(node.value, float) else node.value
+        key = (node.op, type(node.value), value, tuple(id(a) for a in args))
+        found = canon.get(key)
+        if found is None:
+            found = node if all(a is b for a, b in zip(args, node.args, strict=True)) \
+                else node.with_args(args)
+            canon[key] = found
+        done[id(node)] = found
+    return done[id(term)]
 
 
 def walk(term: Term):

@@ -13,7 +13,7 @@ from glc.onnx.quant import multiplier, pool_multiplier
 # --- the quantized layers ---------------------------------------------------------------------
 
 
-def _requantize(t, hint, acc, dims, bias, m, zero) -> str:
+def requantize_sum(t, hint, acc, dims, bias, m, zero) -> str:
     """``requantize-linear`` of ``acc`` (dims ``dims``) plus the int32 ``bias`` (broadcast)."""
     b = t.b.tensor(hint + "_bias", bias.astype(np.int32))
     mm = t.b.tensor(hint + "_m", m.astype(np.float32))
@@ -74,7 +74,7 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
     correction = x.zero * w.reshape(o, -1).astype(np.int64).sum(axis=1)
     b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
     m = multiplier(x.scale, w_scale, y_scale)
-    name = _requantize(t, hint, acc, dims, b.reshape(1, o, 1, 1),
+    name = requantize_sum(t, hint, acc, dims, b.reshape(1, o, 1, 1),
                        np.broadcast_to(m, (o,)).reshape(1, o, 1, 1), y_zero)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
@@ -100,7 +100,7 @@ def _conv(t, node, attrs) -> None:
     w, w_scale = t.weights(node, 1)
     bias = _bias(t, node, 2)
     qconv(t, node, attrs, x, w, w_scale, bias, *out)
-    _bind_absorbed(t, node)
+    bind_absorbed(t, node)
 
 
 def _bias(t, node, index):
@@ -112,7 +112,7 @@ def _bias(t, node, index):
     return v.quantized[0]
 
 
-def _bind_absorbed(t, node) -> None:
+def bind_absorbed(t, node) -> None:
     q = t.graph.only_consumer(node.output[0])
     t.values[q.output[0]] = t.values[node.output[0]]
 
@@ -141,7 +141,7 @@ def qdense(t, node, x: Quantized, w_ko: np.ndarray, w_scale, bias, y_scale, y_ze
     correction = x.zero * w_ko.astype(np.int64).sum(axis=0)
     b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
     m = np.broadcast_to(multiplier(x.scale, w_scale, y_scale), (o,))
-    name = _requantize(t, hint, acc, dims, b.reshape(1, o), m.reshape(1, o), y_zero)
+    name = requantize_sum(t, hint, acc, dims, b.reshape(1, o), m.reshape(1, o), y_zero)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
@@ -156,7 +156,7 @@ def _gemm(t, node, attrs) -> None:
         w = w.T
         w_scale = w_scale
     qdense(t, node, t.quantized(node, 0), w, w_scale, _bias(t, node, 2), *out)
-    _bind_absorbed(t, node)
+    bind_absorbed(t, node)
 
 
 def _qgemm(t, node, attrs) -> None:
@@ -173,30 +173,13 @@ def _qgemm(t, node, attrs) -> None:
     qdense(t, node, x, w, w_scale, bias, *t.qparams(node, 7, 8))
 
 
-def _matmul(t, node, attrs) -> None:
-    out = t.requantized_output(node)
-    if out is None:
-        raise t.error(node, "a float MatMul is not supported (its output must be quantized)")
-    w, w_scale = t.weights(node, 1)
-    qdense(t, node, t.quantized(node, 0), w, w_scale, None, *out)
-    _bind_absorbed(t, node)
-
-
-def _qlinear_matmul(t, node, attrs) -> None:
-    x = t.quantized(node, 0)
-    x_scale, x_zero = t.qparams(node, 1, 2)
-    w, w_scale = t.qlinear_weights(node, 3)
-    y_scale, y_zero = t.qparams(node, 6, 7)
-    qdense(t, node, Quantized(x.name, x.dims, x_scale, x_zero), w, w_scale, None, y_scale, y_zero)
-
-
 def qglobal_pool(t, node, x: Quantized, y_scale, y_zero) -> None:
     """The mean over H×W: the int32 sum less zx·HW, requantized by x_scale / (y_scale·HW)."""
     hint = node.output[0]
     n, c, h, w = x.dims
     acc = t.b.define(hint + "_acc", f"(compute reduce-sum (access (access-tensor {x.name}) 2))")
     m = pool_multiplier(x.scale, y_scale, h * w)
-    out = _requantize(t, hint + "_q", acc, (n, c), np.full((1, 1), -x.zero * h * w),
+    out = requantize_sum(t, hint + "_q", acc, (n, c), np.full((1, 1), -x.zero * h * w),
                       np.full((1, 1), m, np.float32), y_zero)
     name = t.b.define(hint, f"(access-reshape (access-tensor {out}) (access-shape "
                             f"{shape((n, c, 1, 1))} (shape)))")
@@ -209,7 +192,7 @@ def _global_average_pool(t, node, attrs) -> None:
         raise t.error(node, "a float GlobalAveragePool is not supported (its output must be "
                             "quantized)")
     qglobal_pool(t, node, t.quantized(node, 0), *out)
-    _bind_absorbed(t, node)
+    bind_absorbed(t, node)
 
 
 def _qlinear_global_average_pool(t, node, attrs) -> None:
@@ -405,18 +388,11 @@ def _qlinear_concat(t, node, attrs) -> None:
     t.bind(node, Quantized(t.b.define(node.output[0], expr), tuple(dims), y_scale, y_zero))
 
 
-def _batch_norm(t, node, attrs) -> None:
-    raise t.error(node, "a BatchNormalization not folded into its convolution: run "
-                        "onnxruntime.quantization.quant_pre_process before quantizing")
-
-
 TABLE = {
     "Conv": _conv,
     "QLinearConv": _qlinear_conv,
     "Gemm": _gemm,
     "QGemm": _qgemm,
-    "MatMul": _matmul,
-    "QLinearMatMul": _qlinear_matmul,
     "GlobalAveragePool": _global_average_pool,
     "QLinearGlobalAveragePool": _qlinear_global_average_pool,
     "Add": _add,
@@ -433,5 +409,4 @@ TABLE = {
     "QLinearConcat": _qlinear_concat,
     "Dropout": _identity,
     "Identity": _identity,
-    "BatchNormalization": _batch_norm,
 }

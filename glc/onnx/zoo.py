@@ -5,8 +5,8 @@ inputs and quantized by onnxruntime's static quantizer. No download.
 The light models hold every weight as a ``ConstantOfShape`` of 0.02 (so every layer's output would
 be degenerate); ``random_weights`` replaces each by a seeded random initializer of that shape. At a
 resolution below 224 the layers whose size is fixed by 224 are adapted: an ``AveragePool`` whose
-kernel covers the last feature map becomes a ``GlobalAveragePool`` and a ``Gemm``'s weight gets the
-flattened size the smaller map gives (recorded in docs/onnx.md).
+kernel covers the last feature map (at any resolution) becomes a ``GlobalAveragePool`` and a
+``Gemm``'s weight gets the flattened size the smaller map gives (recorded in docs/onnx.md).
 """
 
 from __future__ import annotations
@@ -112,9 +112,13 @@ def _adapt_node(graph, index, node, shapes, inits, rng) -> bool:
     if not source or not all(source):
         return False
     if node.op_type == "AveragePool":
-        kernel = next(helper.get_attribute_value(a) for a in node.attribute
-                      if a.name == "kernel_shape")
-        if any(k > s for k, s in zip(kernel, source[2:], strict=True)):
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        kernel, pads = attrs["kernel_shape"], attrs.get("pads", [0] * 4)
+        # A kernel as large as the map (ResNet-50's 7×7 at 224) pools it whole too; as a
+        # GlobalAveragePool onnxruntime's quantizer quantizes it, where an AveragePool after a
+        # float Sum would stay float.
+        if any(k > s for k, s in zip(kernel, source[2:], strict=True)) or (
+                list(kernel) == source[2:] and not any(pads)):
             graph.node[index].CopyFrom(helper.make_node(
                 "GlobalAveragePool", [node.input[0]], list(node.output), name=node.name))
             return True
@@ -180,6 +184,57 @@ def quantize(model, out: Path, activations: str = "int8", form: str = "QDQ",
             activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8,
             weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=True)
     return out
+
+
+def encoder_layer(tokens: int = 8, width: int = 16, hidden: int = 32, seed: int = 0,
+                  final_norm: bool = True):
+    """A transformer encoder layer built with onnx.helper, float32 with seeded weights: one
+    attention head (q, k, v projections; softmax(q·kᵀ) · v, the 1/√width folded into q's
+    weights; an output projection), a residual sum and LayerNormalization, an MLP (Gemm, Relu,
+    Gemm), a second residual and (with ``final_norm``) LayerNormalization. Tokens are rows: x
+    is (tokens, width)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+
+    def dense(fan_in, fan_out):
+        return rng.normal(0.0, np.sqrt(2.0 / fan_in), (fan_in, fan_out)).astype(np.float32)
+
+    inits = {f"w{p}": dense(width, width) for p in "qkvo"}
+    inits["wq"] /= np.float32(np.sqrt(width))
+    inits.update({f"b{p}": rng.normal(0.0, 0.1, width) for p in "qkvo"})
+    inits.update({"w1": dense(width, hidden), "b1": rng.normal(0.0, 0.1, hidden),
+                  "w2": dense(hidden, width), "b2": rng.normal(0.0, 0.1, width)})
+    for i in "12":
+        inits[f"g{i}"] = rng.uniform(0.5, 1.5, width)
+        inits[f"s{i}"] = rng.normal(0.0, 0.1, width)
+    node = helper.make_node
+    nodes = [node("Gemm", ["x", f"w{p}", f"b{p}"], [p]) for p in "qkv"] + [
+        node("Transpose", ["k"], ["kt"], perm=[1, 0]),
+        node("MatMul", ["q", "kt"], ["scores"]),
+        node("Softmax", ["scores"], ["p"], axis=-1),
+        node("MatMul", ["p", "v"], ["a"]),
+        node("Gemm", ["a", "wo", "bo"], ["o"]),
+        node("Add", ["x", "o"], ["r1"]),
+        node("LayerNormalization", ["r1", "g1", "s1"], ["n1"], axis=-1, epsilon=1e-5),
+        node("Gemm", ["n1", "w1", "b1"], ["h"]),
+        node("Relu", ["h"], ["hr"]),
+        node("Gemm", ["hr", "w2", "b2"], ["m"]),
+        node("Add", ["n1", "m"], ["r2" if final_norm else "y"])]
+    if final_norm:
+        nodes.append(node("LayerNormalization", ["r2", "g2", "s2"], ["y"], axis=-1,
+                          epsilon=1e-5))
+    else:
+        del inits["g2"], inits["s2"]
+    graph = helper.make_graph(
+        nodes, "encoder", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [tokens, width])],
+        [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
 
 
 def make(name: str, out: Path, resolution: int = 64, seed: int = 0, **options) -> Path:

@@ -5,7 +5,10 @@ Iterative throughout: extracted terms can be deeper than Python's recursion limi
 
 from __future__ import annotations
 
-from glc.ir.term import Term, walk
+from collections import Counter
+from collections.abc import Collection
+
+from glc.ir.term import Term, leaf, walk
 
 WIDTH = 100
 DEEPEST_INDENT = 60  # past this, forms print on one line: indenting each of thousands of nested
@@ -54,6 +57,27 @@ def print_term(term: Term) -> str:
                 stack.append((arg, None if indent is None else indent + 2))
                 stack.append((" " if indent is None else "\n" + " " * (indent + 2), None))
     return "".join(out)
+
+
+def print_dag(term: Term, taken: Collection[str] = ()) -> str:
+    """A term as text in its DAG's size: a ``(define sharedK ...)`` line per access sub-term it
+    uses more than once (``print_term`` writes a shared sub-term at each use, which a residual
+    network's chain of sums doubles per block), then the result expression. The names avoid
+    ``taken`` (the tensors the text reads)."""
+    order = walk(term)
+    uses = Counter(id(arg) for node in order for arg in node.args)
+    names = (f"shared{k}" for k in range(1, len(order) + 1) if f"shared{k}" not in taken)
+    lines = []
+    replaced: dict[int, Term] = {}
+    for node in order:
+        new = node.with_args(tuple(replaced[id(a)] for a in node.args))
+        if uses[id(node)] > 1 and node.args and node.op not in ("shape", "list", "literal"):
+            name = next(names)
+            lines.append(f"(define {name} {print_term(new)})")
+            new = leaf("symbol", name)
+        replaced[id(node)] = new
+    lines.append(print_term(replaced[id(term)]))
+    return "\n".join(lines)
 
 
 def print_program(program) -> str:

@@ -22,7 +22,7 @@ from lark.exceptions import UnexpectedInput
 from glc.errors import GlcError, Span, read_text
 from glc.ir.compute import KINDS
 from glc.ir.ops import KIND_NAMES, OPS, PAD_TYPES, TOKEN_KINDS
-from glc.ir.term import Term, leaf
+from glc.ir.term import Term, leaf, share
 from glc.ir.types import DTYPES, INT_LIMIT
 
 _INT = re.compile(r"[+-]?\d+")
@@ -291,7 +291,9 @@ def parse_program(text: str, filename: str = "<input>") -> Program:
                                " must be the last form of the file", node)
     if _is_form(last, "input") or _is_form(last, "define"):
         raise reader.error("expected the result expression after the declarations", last)
-    body = reader.expr(last)
+    # Hash-consed: a sub-term written twice (or a define used twice) is one node, so every
+    # stage's walk is linear in the program's distinct nodes, not its text once expanded.
+    body = share(reader.expr(last))
     return Program(filename, body, inputs, reader.defines)
 
 

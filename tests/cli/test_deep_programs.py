@@ -12,11 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from glc.cli import main
-from glc.compiler import compile_program
+from glc.compiler import MAX_NODES, compile_program
+from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.interp import interpret
-from glc.ir.term import tree_size, walk
+from glc.ir.term import walk
 from glc.lower.execute import execute
 from glc.rewrites import DEFAULT, select
 from glc.syntax.printer import print_term
@@ -53,8 +54,8 @@ def write(tmp_path, text: str):
 
 def test_the_reader_and_printer_take_5000_nested_forms():
     program = parse_program(nested(DEPTH))
-    # x, then per level a transpose, its list and the list's two ints
-    assert len(walk(program.body)) == tree_size(program.body) == 4 * DEPTH + 1
+    # hash-consed: x, the one (list 1 0) and its two ints, then a transpose per level
+    assert len(walk(program.body)) == DEPTH + 4
     again = parse_term(print_term(program.body))
     assert again == program.body and again is not program.body  # equality is iterative too
     assert again != parse_term(print_term(program.body).replace("(list 1 0)", "(list 0 1)", 1))
@@ -121,16 +122,40 @@ def test_kernels_nested_in_kernels_lower_past_the_recursion_limit(tmp_path):
     assert np.array_equal(outcome.result, reference)
 
 
-def test_a_program_too_large_to_print_is_one_located_line(tmp_path):
-    # Each define uses the previous twice: a DAG of 60 nodes, a text of 2^60.
-    form = "(access (compute elementwise-add (access-pair {0} {0})) 1)"
+def doubling(depth: int) -> str:
+    """d_i = 2·d_(i-1) + x, each define using the previous twice: a DAG of ~10·depth nodes, a
+    tree of 2^depth."""
+    form = ("(access (compute elementwise-add (access-pair (access (compute elementwise-add "
+            "(access-pair {0} {0})) 1) (access x 1))) 1)")
     lines = ["(input x (shape 2 3) int32)", "(define d0 (access x 1))"]
-    lines += [f"(define d{i} {form.format(f'd{i - 1}')})" for i in range(1, 60)]
-    source = tmp_path / "double.gls"
-    source.write_text("\n".join(lines + ["d59"]) + "\n")
-    assert glc("check", source).exit_code == 0
-    for command in ("compile", "run"):
-        result = glc(command, source)
-        assert result.exit_code == 1 and "Traceback" not in result.output
-        (line,) = result.stderr.strip().splitlines()
-        assert line.startswith(f"{source}:61:13: error: the program is ") and "at most" in line
+    lines += [f"(define d{i} {form.format(f'd{i - 1}')})" for i in range(1, depth)]
+    return "\n".join(lines + [f"d{depth - 1}"]) + "\n"
+
+
+def test_a_program_of_2_to_the_60_tree_nodes_compiles_and_runs_as_its_dag(tmp_path):
+    folder = tmp_path / "double"
+    folder.mkdir()
+    (folder / "double.gls").write_text(doubling(60))
+    x = np.arange(6, dtype=np.int32).reshape(2, 3) - 3
+    np.save(folder / "x.npy", x)
+    result = glc("run", folder, "--engine", "isa", "-o", tmp_path / "r.npy")
+    assert result.exit_code == 0 and "match: yes" in result.stdout, result.output
+    # d_59 = (2^60 - 1)·x, which int32's wrap-around makes -x
+    assert np.array_equal(np.load(tmp_path / "r.npy"), -x)
+    compiled = glc("compile", folder, "-o", tmp_path / "out")
+    assert compiled.exit_code == 0, compiled.output
+    # printed with a define per shared sub-term: one line per level, not 2^59 copies
+    assert compiled.stdout.count("(define shared") == 59
+    assert len((tmp_path / "out" / "source.gls").read_text()) < 20_000
+
+
+def test_a_program_past_the_node_cap_is_one_located_line(tmp_path):
+    source = tmp_path / "long.gls"
+    source.write_text(nested(300))  # 300 transposes over one shared (list 1 0): 304 nodes
+    bundle = load(source)
+    assert compile_program(bundle, max_nodes=304).lowered is None
+    with pytest.raises(GlcError) as caught:
+        compile_program(bundle, max_nodes=303)
+    assert str(caught.value) == (f"{source}:2:1: error: the program has 304 distinct nodes; "
+                                 "glc compiles at most 303")
+    assert MAX_NODES == 1_000_000

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,30 @@ M = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)   # 2x3
 N = np.array([[7, 8], [9, -10], [11, 12]], dtype=np.int8)  # 3x2
 F = np.array([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]])    # 2x3 float64
 ENV = {"x": X, "m": M, "n": N, "f": F}
+
+
+def _layer_norm_row(xs, scale, bias):
+    """LayerNormalization of one row, each float32 operation rounded in turn."""
+    f = np.float32
+    total = squares = f(0)
+    for x in xs:
+        total, squares = f(total + f(x)), f(squares + f(x) * f(x))
+    mean = f(total / f(len(xs)))
+    d = f(np.sqrt(f(f(squares / f(len(xs))) - f(mean * mean))))
+    return [f(f(f(f(x) - mean) / d) * f(s)) + f(b) for x, s, b in zip(xs, scale, bias,
+                                                                          strict=True)]
+
+
+def _softmax_row(xs, sx, inv_sy, zy):
+    """QLinearSoftmax of one int8 row: exp of each distance below the maximum, from the table
+    onnxruntime builds (its shift cancels in the quotient but sets the table's rounding)."""
+    shift = max(0.0, math.log(float(np.float32(np.finfo(np.float32).max) / np.float32(len(xs))))
+                - 5.0) / sx
+    e = [np.float32(math.exp((x - max(xs) + shift) * sx)) for x in xs]
+    total = np.float32(0)
+    for v in e:
+        total = np.float32(total + v)
+    return [int(np.rint(np.float32(v * np.float32(inv_sy)) / total)) + zy for v in e]
 
 
 def run(source: str):
@@ -50,6 +76,23 @@ CASES = [
     ("(requantize-linear (compute elementwise-add (access-pair (access-tensor m) "
      "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -2) 0)", (2, 3), (), "int8",
      np.array([[2, 0, 8], [12, 18, 12]], dtype=np.int8)),
+    # each row of m normalised, scaled by the column maxima, shifted by half of them
+    ("(layer-norm (dequantize-linear (access-tensor m) 1.0 0) (dequantize-linear (compute "
+     "reduce-max (access (access-transpose (access-tensor m) (list 1 0)) 1)) 1.0 0) "
+     "(dequantize-linear (compute reduce-max (access (access-transpose (access-tensor m) "
+     "(list 1 0)) 1)) 0.5 0) 0.0)", (2, 3), (), "float32",
+     np.array([_layer_norm_row(r, [4, 5, 3], [2, 2.5, 1.5]) for r in M.tolist()],
+              dtype=np.float32)),
+    ("(softmax-linear (access-tensor m) 0.5 0.00390625 -128 0)", (2, 3), (), "int8",
+     np.array([_softmax_row(r, 0.5, 256, -128) for r in M.tolist()], dtype=np.int8)),
+    # rows of m less 1, times 0.5: sums -0.5 and 0.0, divided by each row's max (3, 5), by 0.25,
+    # plus -3: -3.67 and -3
+    ("(average-pool-linear (access m 1) (dequantize-linear (compute reduce-max (access m 1)) "
+     "1.0 0) 0.5 1 0.25 -3 0)", (2,), (), "int8", np.array([-4, -3], dtype=np.int8)),
+    # size 1, alpha 1, beta 1, bias 1: x · (1 + x²)^-1, rounded twice in float32
+    ("(lrn (dequantize-linear (access-reshape (access-tensor x) (access-shape (shape 1 2 3 4) "
+     "(shape))) 0.5 0) 1 1.0 1.0 1.0)", (1, 2, 3, 4), (), "float32",
+     (X / 2).astype(np.float32) * (1 / (1 + (X / 2).astype(np.float32) ** 2))),
     ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
      np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
     ("(access-pad (access f 0) min-padding 1 0 1)", (), (2, 4), "float64",

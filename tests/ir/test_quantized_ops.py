@@ -62,6 +62,10 @@ def test_quantized_operators_follow_the_contract_element_by_element():
      "<t>:1:18: error: quantize-linear needs a float32 operand, got int32"),
     ("(dequantize-linear (access-tensor x) -1.0 0)",
      "<t>:1:38: error: dequantize-linear needs a positive finite float32 scale"),
+    ("(average-pool-linear (access x 1) (access-tensor m) 0.5 0 0.5 0 0)",
+     "<t>:1:35: error: average-pool-linear needs float32 divisors of the windows' shape dims (2)"),
+    ("(average-pool-linear (access x 1) (dequantize-linear (compute reduce-max (access x 1)) 1.0 "
+     "0) 0.5 0 0.5 0 64)", "<t>:1:107: error: average-pool-linear needs an offset of 0 (int8) or"),
     ("(access-pad-value (access-tensor x) 300 1 1 1)",
      "<t>:1:37: error: access-pad-value needs a padding value of dtype int8, got 300"),
 ])
@@ -71,3 +75,16 @@ def test_quantized_operator_errors_are_located(text, message):
     with pytest.raises(GlcError) as error:
         check(parse_term(text, "<t>"), env)
     assert str(error.value).startswith(message)
+
+
+def test_average_pool_adds_the_zero_point_before_rounding():
+    # mean 2.5 (a tie) plus zero point 3: rint(5.5) = 6, where rint(2.5) + 3 would be 5; the
+    # second row's mean, -300, saturates; offset 128 (uint8 carried as int8) rounds in uint8.
+    text = """(input w (shape 2 2) int8)
+(input d (shape 2) float32)
+(average-pool-linear (access (access-tensor w) 1) (access-tensor d) 0.5 -1 1.0 {z} {offset})"""
+    w = np.array([[4, 5], [-128, -128]], dtype=np.int8)
+    d = np.array([2.0, 0.2], dtype=np.float32)
+    for z, offset, expected in ((3, 0, [6, -128]), (-125, 128, [-122, -128])):
+        out, ty = interpret(parse_program(text.format(z=z, offset=offset)).body, {"w": w, "d": d})
+        assert ty == Access((2,), (), "int8") and out.tolist() == expected

@@ -37,10 +37,9 @@ def _refusal(tmp_path, model, quantized=True, args=()):
 
 def test_unsupported_op_names_node_and_op(tmp_path):
     rng = np.random.default_rng(0)
-    nodes, inits = _conv_then(rng, [helper.make_node("LRN", ["y"], ["z"], size=3,
-                                                     name="norm1")])
+    nodes, inits = _conv_then(rng, [helper.make_node("Elu", ["y"], ["z"], name="elu1")])
     line = _refusal(tmp_path, float_model(nodes, [("x", [1, 3, 8, 8])], ("z", None), inits))
-    assert "node 'norm1' (LRN): this operator is not supported" in line
+    assert "node 'elu1' (Elu): this operator is not supported" in line
 
 
 def test_unsupported_attribute_names_it(tmp_path):
@@ -60,14 +59,12 @@ def test_float_model_is_refused(tmp_path):
     assert "node 'c1' (Conv): a float convolution is not supported" in line
 
 
-def test_unfolded_batch_norm_is_refused(tmp_path):
+def test_average_pool_with_auto_pad_is_refused(tmp_path):
     rng = np.random.default_rng(0)
-    bn = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["xn"], name="bn0")
-    conv = helper.make_node("Conv", ["xn", "w"], ["y"], kernel_shape=[3, 3])
-    inits = {"w": weights(rng, 4, 3, 3, 3), **{k: rng.uniform(0.5, 1.5, 3) for k in "sbmv"}}
-    line = _refusal(tmp_path, float_model([bn, conv], [("x", [1, 3, 8, 8])], ("y", None),
-                                          inits))
-    assert "node 'bn0' (BatchNormalization): a BatchNormalization not folded" in line
+    nodes, inits = _conv_then(rng, [helper.make_node(
+        "AveragePool", ["y"], ["z"], name="pool1", kernel_shape=[2, 2], auto_pad="SAME_UPPER")])
+    line = _refusal(tmp_path, float_model(nodes, [("x", [1, 3, 8, 8])], ("z", None), inits))
+    assert "node 'pool1' (AveragePool): attribute auto_pad is not supported (give pads)" in line
 
 
 @pytest.mark.parametrize("shape,message", [

@@ -1,7 +1,7 @@
 """The model zoo (glc/onnx/zoo.py): light architectures with seeded weights, quantized by
 onnxruntime at a reduced resolution, imported, compiled and run with ``glc run --engine isa``;
 the result equals onnxruntime's output bit for bit. The resolution keeps the module to minutes on
-two cores; full size belongs to scripts/bench.py."""
+two cores; full size belongs to scripts/bench.py (``--only onnx``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from glc.onnx.zoo import make
 RESOLUTION = 32
 
 ZOO = [
+    ("resnet50", dict()),  # ~25 s of CPU: its residual DAG compiled as a DAG (docs/onnx.md)
     ("squeezenet", dict()),
     ("squeezenet", dict(activations="uint8", per_channel=True)),
     ("squeezenet", dict(form="QOperator")),

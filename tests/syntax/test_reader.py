@@ -8,8 +8,8 @@ import pytest
 
 from glc.errors import GlcError
 from glc.inputs import find_program
-from glc.ir.term import walk
-from glc.syntax.printer import print_program, print_term
+from glc.ir.term import share, walk
+from glc.syntax.printer import print_dag, print_program, print_term
 from glc.syntax.reader import parse_program, parse_term, read_program
 
 PROGRAMS = sorted(p for p in (Path(__file__).parents[2] / "programs").iterdir() if p.is_dir())
@@ -107,3 +107,31 @@ def test_printer_breaks_long_forms_and_keeps_short_ones():
     text = print_term(long)
     assert "\n" in text and max(len(line) for line in text.splitlines()) <= 100
     assert parse_term(text) == long
+
+
+def test_reading_hash_conses_equal_sub_terms():
+    # Written twice, not defined: still one node, the first occurrence (its span kept).
+    program = parse_program("(input a (shape 2 3) int8)\n(access-pair (access (access-tensor a) 1)"
+                            "\n (access (access-tensor a) 1))", "p.gls")
+    left, right = program.body.args
+    assert left is right and (left.span.line, left.span.col) == (2, 14)
+    assert len(walk(program.body)) == 5  # a, access-tensor, 1, access, access-pair
+    # 0.0 and -0.0 are equal floats but different literals: not merged
+    zeros = parse_term("(access-pair (access-literal (literal 0.0)) "
+                       "(access-literal (literal -0.0)))")
+    assert share(zeros).args[0] is not share(zeros).args[1]
+
+
+def test_print_dag_writes_a_shared_sub_term_once_and_reads_back():
+    depth = 40  # d_i = d_(i-1) paired with itself: 2^40 leaves as a tree
+    body = "(access-tensor x)"
+    lines = []
+    for i in range(depth):
+        lines.append(f"(define d{i} {body})")
+        body = f"(access (access-pair d{i} d{i}) 1)"
+    text = print_dag(parse_program("(input x (shape 2) int8)\n" + "\n".join(lines) +
+                                   f"\n{body}").body, taken=["x"])
+    assert text.count("(define shared") == depth and len(text) < 100 * depth
+    again = parse_program("(input x (shape 2) int8)\n" + text)
+    assert again.body == parse_program("(input x (shape 2) int8)\n" + "\n".join(lines) +
+                                       f"\n{body}").body

@@ -1,0 +1,105 @@
+"""Normalisations that quantized networks keep on the host, with onnxruntime's CPU kernels'
+arithmetic (docs/language.md, "Float host operators"): ``lrn`` (AlexNet, ZFNet, Inception v1),
+``layer-norm`` and ``softmax-linear`` (transformers). Each computes in float32 in the kernel's
+order."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from glc.errors import ShapeError
+from glc.ir.types import Access, fmt_dims
+
+
+def _float32(a: Access, arg: int = 0) -> None:
+    if a.dtype != "float32":
+        raise ShapeError(f"needs a float32 tensor, got {a.dtype}", arg=arg)
+
+
+def infer_lrn(a: Access, size: int, alpha, beta, bias) -> Access:
+    """``(lrn A size alpha beta bias)``: A float32 NCHW, size ≥ 1."""
+    _float32(a)
+    if len(a.dims) != 4:
+        raise ShapeError(f"needs an NCHW tensor, got dims {fmt_dims(a.dims)}", arg=0)
+    if size < 1:
+        raise ShapeError(f"needs a window of at least 1 channel, got {size}", arg=1)
+    return Access(a.dims, (), "float32")
+
+
+def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
+    """ONNX LRN as onnxruntime's kernel computes it: the channel window's sum of squares is a
+    running sum (the first window summed, then per channel plus the square entering, minus the one
+    leaving, each term scaled by alpha/size first), so its roundings are the kernel's; then
+    ``x · scale^-beta`` in float32."""
+    n, c, h, w = x.shape
+    before = (size - 1) // 2
+    squares = np.zeros((n, c + size - 1, h, w), np.float32)
+    squares[:, before:before + c] = x * x
+    step = np.float32(np.float32(alpha) / np.float32(size))
+    scale = np.full(x.shape, np.float32(bias), np.float32)
+    for k in range(size):
+        scale[:, 0] += step * squares[:, k]
+    for ch in range(1, c):
+        scale[:, ch] = scale[:, ch - 1] + step * squares[:, ch + size - 1]
+        scale[:, ch] += -step * squares[:, ch - 1]
+    return (x * np.power(scale, np.float32(-beta))).astype(np.float32)
+
+
+def infer_layer_norm(a: Access, scale: Access, bias: Access, eps) -> Access:
+    """``(layer-norm A scale bias eps)``: A float32, scale and bias float32 of A's last dim."""
+    _float32(a)
+    for arg, t in ((1, scale), (2, bias)):
+        if t.dtype != "float32" or t.dims != a.dims[-1:]:
+            raise ShapeError(f"needs float32 of the last dim ({a.dims[-1]}), got "
+                             f"{fmt_dims(t.dims)} {t.dtype}", arg=arg)
+    return Access(a.dims, (), "float32")
+
+
+def layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """ONNX LayerNormalization over the last axis as onnxruntime's kernel computes it: the sums
+    of x and x² in float32 from the first element on, ``mean = Σx / n``,
+    ``d = sqrt(Σx² / n - mean² + eps)``, then ``(x - mean) / d · scale + bias``."""
+    n = x.shape[-1]
+    total = np.zeros(x.shape[:-1], np.float32)
+    squares = np.zeros(x.shape[:-1], np.float32)
+    for h in range(n):
+        total += x[..., h]
+        squares += x[..., h] * x[..., h]
+    mean = (total / np.float32(n))[..., None]
+    d = np.sqrt(squares / np.float32(n) - mean[..., 0] * mean[..., 0] + np.float32(eps))
+    return ((x - mean) / d[..., None] * scale + bias).astype(np.float32)
+
+
+def infer_softmax_linear(a: Access, sx, sy, zy, offset) -> Access:
+    """``(softmax-linear A sx sy zy offset)``: A int8, the softmax over its last dim."""
+    if a.dtype != "int8":
+        raise ShapeError(f"needs an int8 tensor, got {a.dtype}", arg=0)
+    if offset not in (0, 128):
+        raise ShapeError(f"needs an offset of 0 (int8) or 128 (uint8), got {offset}", arg=4)
+    return Access(a.dims, (), "int8")
+
+
+def softmax_linear(x: np.ndarray, sx: float, sy: float, zy: int, offset: int) -> np.ndarray:
+    """onnxruntime's QLinearSoftmax (com.microsoft, its CPU kernel): a 256-entry table of
+    float32(exp((i - 255 + shift) · sx)) in double, ``shift = max(0, log(FLT_MAX / n) - 5) / sx``
+    so that n entries cannot overflow; per row, the table is indexed by each value's distance
+    below the row's maximum, summed in float32 in order, and ``rint(e · floor(1 / sy) / Σ) + zy``
+    is the result, in the model's own type (``offset`` 128: uint8 carried as int8), where the
+    int8 kernel wraps past 127 as its cast does."""
+    n = x.shape[-1]
+    shift = max(0.0, math.log(float(np.float32(np.finfo(np.float32).max) / np.float32(n)))
+                - 5.0) / float(np.float32(sx))
+    table = np.array([math.exp((i - 255 + shift) * float(np.float32(sx))) for i in range(256)],
+                     np.float32)
+    distance = x.max(axis=-1, keepdims=True).astype(np.int32) - x.astype(np.int32)
+    values = table[255 - distance]
+    total = np.zeros(x.shape[:-1], np.float32)
+    for h in range(n):
+        total += values[..., h]
+    scale = np.float32(math.floor(np.float32(1) / np.float32(sy)))
+    q = np.rint(values * scale / total[..., None]).astype(np.int64) + (zy + offset)
+    if offset:  # uint8: saturate at 255
+        return (np.minimum(q, 255) - offset).astype(np.int8)
+    return np.where(q > 255, 255, q).astype(np.int64).astype(np.uint8).view(np.int8)

@@ -1,0 +1,119 @@
+"""Float layers a quantized model keeps between a DequantizeLinear and a QuantizeLinear, written as
+float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
+which no convolution precedes to fold it into), Mul and Add of an activation and a broadcast
+constant (DenseNet's Caffe2-style scale and shift), and LRN. Each is listed among the import's host
+ops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glc.onnx import layers
+from glc.onnx.program import Constant, Float, broadcast, literal
+
+
+def _host(t, node) -> None:
+    t.b.host_ops.append(f"{node.name or node.output[0]} ({node.op_type})")
+
+
+def _float_constant(t, node, index: int) -> np.ndarray:
+    value = t.value(node, index)
+    if not isinstance(value, Constant):
+        raise t.error(node, f"input {index + 1} must be a constant")
+    return np.asarray(value.value, np.float32)
+
+
+def _batch_norm(t, node, attrs) -> None:
+    """Inference BatchNormalization as onnxruntime's kernel computes it: per channel
+    ``s = scale / sqrt(var + eps)`` and ``b = B - mean · s`` (float32, here), then ``x · s + b``
+    (float32, in the program)."""
+    x = t.as_float(node, 0)
+    scale, bias, mean, var = (_float_constant(t, node, i) for i in range(1, 5))
+    eps = np.float32(attrs.get("epsilon", 1e-5))
+    inv_std = np.float32(1) / np.sqrt(var + eps)
+    s = (inv_std * scale).astype(np.float32)
+    b = (bias - mean * s).astype(np.float32)
+    c = x.dims[1]
+    shape = (1, c) + (1,) * (len(x.dims) - 2)
+    hint = node.output[0]
+    sn = t.b.tensor(hint + "_scale", s.reshape(shape))
+    bn = t.b.tensor(hint + "_shift", b.reshape(shape))
+    scaled = (f"(compute elementwise-mul (access-pair (access-tensor {x.name}) "
+              f"{broadcast(sn, x.dims)}))")
+    _host(t, node)
+    name = t.b.define(hint, f"(compute elementwise-add (access-pair {scaled} "
+                            f"{broadcast(bn, x.dims)}))")
+    t.bind(node, Float(name, x.dims))
+
+
+def _with_constant(t, node, compute: str) -> bool:
+    """``x op c`` in float32 for an activation x and a constant c that broadcasts to x's dims
+    (one rounding per element, as onnxruntime's elementwise kernels); False if neither input
+    is a constant."""
+    values = [t.value(node, i) for i in range(len(node.input))]
+    constants = [i for i, v in enumerate(values) if isinstance(v, Constant)]
+    if len(values) != 2 or len(constants) != 1:
+        return False
+    x = t.as_float(node, 1 - constants[0])
+    c = np.asarray(values[constants[0]].value, np.float32)
+    if c.ndim > len(x.dims) or np.broadcast_shapes(c.shape, x.dims) != tuple(x.dims):
+        raise t.error(node, f"a constant of dims {c.shape} does not broadcast to {x.dims}")
+    c = c.reshape((1,) * (len(x.dims) - c.ndim) + c.shape)
+    name = t.b.tensor(node.output[0] + "_c", c)
+    pair = f"(access-tensor {x.name}) {broadcast(name, x.dims)}"
+    if constants[0] == 0:  # keep the operands' order: float addition and product commute
+        pair = f"{broadcast(name, x.dims)} (access-tensor {x.name})"
+    _host(t, node)
+    t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
+                       x.dims))
+    return True
+
+
+def _mul(t, node, attrs) -> None:
+    if not _with_constant(t, node, "elementwise-mul"):
+        raise t.error(node, "only a product with a constant is supported")
+
+
+def _add(t, node, attrs) -> None:
+    """An Add with a constant here; of activations, the residual sum (glc/onnx/layers.py)."""
+    if not _with_constant(t, node, "elementwise-add"):
+        layers.TABLE["Add"](t, node, attrs)
+
+
+def _lrn(t, node, attrs) -> None:
+    x = t.as_float(node, 0)
+    if len(x.dims) != 4:
+        raise t.error(node, f"only NCHW inputs are supported, got dims {x.dims}")
+    _host(t, node)
+    name = t.b.define(node.output[0], f"(lrn (access-tensor {x.name}) {int(attrs['size'])} "
+                                      f"{literal(attrs.get('alpha', 1e-4))} "
+                                      f"{literal(attrs.get('beta', 0.75))} "
+                                      f"{literal(attrs.get('bias', 1.0))})")
+    t.bind(node, Float(name, x.dims))
+
+
+def _layer_norm(t, node, attrs) -> None:
+    x = t.as_float(node, 0)
+    if attrs.get("axis", -1) % len(x.dims) != len(x.dims) - 1:
+        raise t.error(node, "attribute axis: only the last axis is supported")
+    if attrs.get("stash_type", 1) != 1 or len(node.output) > 1 and any(node.output[1:]):
+        raise t.error(node, "the mean and inverse deviation outputs are not supported")
+    n = x.dims[-1]
+    scale = _float_constant(t, node, 1).reshape(n)
+    bias = (_float_constant(t, node, 2).reshape(n) if len(node.input) > 2 and node.input[2]
+            else np.zeros(n, np.float32))
+    hint = node.output[0]
+    sn, bn = t.b.tensor(hint + "_scale", scale), t.b.tensor(hint + "_shift", bias)
+    _host(t, node)
+    name = t.b.define(hint, f"(layer-norm (access-tensor {x.name}) (access-tensor {sn}) "
+                            f"(access-tensor {bn}) {literal(attrs.get('epsilon', 1e-5))})")
+    t.bind(node, Float(name, x.dims))
+
+
+TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that one
+    "Add": _add,
+    "Mul": _mul,
+    "BatchNormalization": _batch_norm,
+    "LRN": _lrn,
+    "LayerNormalization": _layer_norm,
+}
