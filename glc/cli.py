@@ -262,7 +262,6 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
 @click.option("--config", "config_name", default="n16", show_default=True,
               help="Hardware configuration (a name in hw/configs/ or a .toml path): its array "
                    "size sizes the rules.")
-@click.option("--array-size", type=int, help="Array size for the rules (overrides --config).")
 @click.option("--iter-limit", type=click.IntRange(min=0), default=Limits.iter_limit,
               show_default=True, help="Saturation: most iterations.")
 @click.option("--node-limit", type=click.IntRange(min=0), default=Limits.node_limit,
@@ -283,7 +282,7 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
 @click.pass_obj
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
              outdir: Path | None, emit: str | None, rules: str, config_name: str,
-             array_size: int | None, iter_limit: int, node_limit: int, time_limit: float,
+             iter_limit: int, node_limit: int, time_limit: float,
              extractor: str, extract_time_limit: float, cost_name: str, as_json: bool) -> None:
     """Saturate PROGRAM with the rewrite rules, extract the cheapest equivalent term and lower
     it to the accelerator; with -o, write program.s, program.bin and manifest.json too."""
@@ -292,8 +291,8 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     artefacts = parse_emit(emit or "extracted")
     bundle = load(program, inputs, shapes)
     config = load_config(config_name)
-    size = array_size if array_size is not None else config.array_size
-    result = compile_program(bundle, rules=select_rules(rules, size),
+    # One config sizes the rules, the cost and the lowering alike: they cannot disagree.
+    result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                              limits=Limits(iter_limit, node_limit, time_limit),
                              cost=cost_function(cost_name, config), extractor=extractor,
                              extract_time_limit=extract_time_limit, config=config,

@@ -17,6 +17,7 @@ from glc.syntax.reader import read_program
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 DEMOS = json.loads((PROGRAMS / "demonstrations.json").read_text())
+CONFIGS = {4: "n4", 16: "n16"}  # the configs whose array sizes the demonstrations are built for
 
 
 def glc(*args):
@@ -36,8 +37,8 @@ def test_compiled_demonstration_is_tensorised_and_interprets_equal(name, tmp_pat
         np.save(inputs / f"{symbol}.npy", array)
     out = tmp_path / "out"
     # The default extractor (exact, by integer programming) and the default cost.
-    glc("compile", source, "-o", out, "--rules", demo["rules"], "--array-size",
-        demo["array_size"], "--iter-limit", demo["iter_limit"], "--time-limit", 2)
+    glc("compile", source, "-o", out, "--rules", demo["rules"], "--config",
+        CONFIGS[demo["array_size"]], "--iter-limit", demo["iter_limit"], "--time-limit", 2)
     extracted = read_program(out / "extracted.gls")
     ops = walk(extracted.body)
     assert any(t.op == "systolic-array" for t in ops)
