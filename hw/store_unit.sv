@@ -15,6 +15,8 @@ module store_unit #(
     parameter int PORT_BYTES = 16,
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
+    // width of head_rows (transfer_rows: saturated beyond any memory)
+    parameter int ROWS_W = 17,
     // DRAM bytes, for DRAM_RANGE
     parameter longint DRAM_BYTES = 64'd1048576
 ) (
@@ -28,6 +30,7 @@ module store_unit #(
     input  logic [WORD_W-1:0]          head_word,
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
+    input  logic [ROWS_W-1:0]          head_rows,     // its local rows (transfer_rows)
     output logic                       issue,
     // tokens: pop ex2st (prev) and vu2st (vec) at issue, push st2ex / st2vu at completion
     input  logic                       token_ok,
@@ -62,7 +65,6 @@ module store_unit #(
     logic [31:0] pc_q;
 
     logic walk_active, walk_last, walk_row_last, dram_error;
-    logic [63:0] walk_rows;
     logic [9:0] walk_bytes, walk_offset;
     logic [7:0] walk_lo, walk_hi;
     logic [15:0] walk_row, walk_column;
@@ -71,7 +73,7 @@ module store_unit #(
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !stop;
     // The local rows must fit, checked when the instruction would issue.
-    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + walk_rows <= 64'(ACC_ROWS);
+    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + 64'(head_rows) <= 64'(ACC_ROWS);
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
@@ -88,7 +90,6 @@ module store_unit #(
         .rst        (rst),
         .start      (issue && is_store),
         .word       (head_word),
-        .local_rows (walk_rows),
         .wide       (head_word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
