@@ -15,7 +15,7 @@ module store_unit #(
     parameter int PORT_BYTES = 16,
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
-    // width of head_rows (transfer_rows: saturated beyond any memory)
+    // width of head_end (transfer_rows: saturated beyond any memory)
     parameter int ROWS_W = 17,
     // DRAM bytes, for DRAM_RANGE
     parameter longint DRAM_BYTES = 64'd1048576
@@ -30,7 +30,7 @@ module store_unit #(
     input  logic [WORD_W-1:0]          head_word,
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
-    input  logic [ROWS_W-1:0]          head_rows,     // its local rows (transfer_rows)
+    input  logic [ROWS_W-1:0]          head_end,      // where its local rows end (transfer_rows)
     output logic                       issue,
     // tokens: pop ex2st (prev) and vu2st (vec) at issue, push st2ex / st2vu at completion
     input  logic                       token_ok,
@@ -73,7 +73,7 @@ module store_unit #(
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !stop;
     // The local rows must fit, checked when the instruction would issue.
-    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + 64'(head_rows) <= 64'(ACC_ROWS);
+    assign rows_fit  = 32'(head_end) <= ACC_ROWS;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;

@@ -45,6 +45,8 @@ module transfer_walker #(
     // current run's. A step of level k (the levels below it wrapping) adds its stride and
     // coefficients to base_*[k] and restarts the levels below from the sum; the last step
     // restores the start values, so an idle walker shows the transfer's first run, as before.
+    // The outputs are registers (computed for the next run as the current one ends), so paths
+    // into the LOAD and STORE datapaths start at a flip-flop.
     logic [CW-1:0]        last_idx_q [LEVELS];  // count - 1
     logic signed [31:0]   stride_q [LEVELS];
     logic [XFER_YCOEF0_W-1:0] ycoef_q [LEVELS];
@@ -56,10 +58,7 @@ module transfer_walker #(
     logic signed [31:0]   y0_q, x0_q;
     logic [XFER_YLIM_W-1:0] ylim_q;
     logic [XFER_XLIM_W-1:0] xlim_q;
-    // The bounds as constants x and y are compared with (lo/hi below, without a subtraction in
-    // the path): xlim - run and -run.
-    logic signed [31:0]   xlim_run_q, neg_run_q;
-    logic [7:0]           run_q;
+    logic [7:0]           run_q, lo_q, hi_q;
     logic [2:0]           inner_q;
     logic                 xrun_q, wide_q;
     logic [9:0]           bytes_q;
@@ -67,10 +66,32 @@ module transfer_walker #(
     logic [9:0]           beat_q;
     logic [15:0]          row_q, column_q;
 
+    // The in-bounds elements [lo, hi) of a run at (x, y), from comparisons of x with constants
+    // only (no subtraction ahead of a comparison): element j is inside when 0 <= x + j < xlim,
+    // j in [-x, xlim - x) clipped to the run, so lo = -x when x < 0 and hi = xlim - x when that
+    // is below run; the range is empty when -x >= run, xlim - x <= 0 or run = 0. Without xrun a
+    // run is in or out as a whole.
+    function automatic logic [15:0] bounds(
+        input logic signed [31:0] y, input logic signed [31:0] x,
+        input logic [XFER_YLIM_W-1:0] ylim, input logic [XFER_XLIM_W-1:0] xlim,
+        input logic [7:0] run, input logic xrun);
+        logic signed [31:0] xl, rn;
+        logic y_in, x_in, clip, empty;
+        logic [7:0] lo, hi;
+        xl = signed'(32'(xlim));
+        rn = signed'(32'(run));
+        y_in = ylim == '0 || (y >= 0 && y < signed'(32'(ylim)));
+        x_in = xlim == '0 || (x >= 0 && x < xl);
+        clip = xrun && xlim != '0;
+        lo = clip && x < 0 ? 8'(-x) : '0;
+        hi = clip && x + rn > xl ? 8'(xl - x) : run;
+        empty = run == '0 || (clip && (x + rn <= 0 || x >= xl));
+        bounds = !y_in || (!xrun && !x_in) || empty ? '0 : {hi, lo};
+    endfunction
+
     // wraps[k]: level k is at its last index, so a step carries past it.
     logic [LEVELS-1:0] wraps;
     always_comb for (int k = 0; k < LEVELS; k++) wraps[k] = idx_q[k] == last_idx_q[k];
-
     // below_wrap[k]: every level below k wraps, so a step reaches level k.
     logic [LEVELS-1:0] below_wrap;
     always_comb for (int k = 0; k < LEVELS; k++) below_wrap[k] = &(wraps | ~LEVELS'((1 << k) - 1));
@@ -85,10 +106,12 @@ module transfer_walker #(
             logic [9:0] nbytes;
             logic [31:0] dram;
             logic signed [31:0] y0, x0;
+            logic [7:0] run;
             nbytes = 10'(word[XFER_RUN_LSB +: XFER_RUN_W]) << (wide ? 2 : 0);
             dram = word[XFER_DRAM_LSB +: XFER_DRAM_W];
             y0 = 32'(signed'(word[XFER_Y0_LSB +: XFER_Y0_W]));
             x0 = 32'(signed'(word[XFER_X0_LSB +: XFER_X0_W]));
+            run = word[XFER_RUN_LSB +: XFER_RUN_W];
             for (int k = 0; k < LEVELS; k++) begin
                 last_idx_q[k] <= word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW] - 1'b1;
                 stride_q[k] <= 32'(signed'(
@@ -106,10 +129,9 @@ module transfer_walker #(
             x0_q    <= x0;
             ylim_q  <= word[XFER_YLIM_LSB +: XFER_YLIM_W];
             xlim_q  <= word[XFER_XLIM_LSB +: XFER_XLIM_W];
-            xlim_run_q <= signed'(32'(word[XFER_XLIM_LSB +: XFER_XLIM_W]))
-                        - signed'(32'(word[XFER_RUN_LSB +: XFER_RUN_W]));
-            neg_run_q <= -signed'(32'(word[XFER_RUN_LSB +: XFER_RUN_W]));
-            run_q   <= word[XFER_RUN_LSB +: XFER_RUN_W];
+            {hi_q, lo_q} <= bounds(y0, x0, word[XFER_YLIM_LSB +: XFER_YLIM_W],
+                                   word[XFER_XLIM_LSB +: XFER_XLIM_W], run, word[XFER_XRUN_LSB]);
+            run_q   <= run;
             inner_q <= word[XFER_INNER_LSB +: XFER_INNER_W];
             xrun_q  <= word[XFER_XRUN_LSB];
             wide_q  <= wide;
@@ -160,6 +182,7 @@ module transfer_walker #(
                     end
                 end
                 addr_q <= next_addr;
+                {hi_q, lo_q} <= bounds(next_y, next_x, ylim_q, xlim_q, run_q, xrun_q);
                 if (!stepped) begin
                     row_q <= '0;
                     column_q <= '0;
@@ -169,14 +192,8 @@ module transfer_walker #(
         end
     end
 
-    // The current run's bounds, from comparisons of x and y with constants only.
     always_comb begin
-        logic signed [31:0] y, x;
-        logic y_in, x_in, clip, empty;
-        logic [7:0] lo, hi;
         logic inner_first, inner_last;
-        y = base_y_q[0];
-        x = base_x_q[0];
         inner_first = 1'b1;
         inner_last = 1'b1;
         for (int k = 0; k < LEVELS; k++) begin
@@ -185,29 +202,15 @@ module transfer_walker #(
                 if (!wraps[k]) inner_last = 1'b0;
             end
         end
-        y_in = ylim_q == '0 || (y >= 0 && y < signed'(32'(ylim_q)));
-        x_in = xlim_q == '0 || (x >= 0 && x < signed'(32'(xlim_q)));
-        // Element j is inside when 0 <= x + j < xlim: j in [-x, xlim - x), clipped to the run;
-        // lo = -x when x < 0, hi = xlim - x when that is below run. The range is empty when
-        // -x >= run (x <= -run) or xlim - x <= 0 (x >= xlim), or when run is 0.
-        clip = xrun_q && xlim_q != '0;
-        lo = clip && x < 0 ? 8'(-x) : '0;
-        hi = clip && x > xlim_run_q ? 8'(signed'(32'(xlim_q)) - x) : run_q;
-        empty = clip ? x <= neg_run_q || x >= signed'(32'(xlim_q)) || run_q == '0
-                     : run_q == '0;
-        if (!y_in || (!xrun_q && !x_in) || empty) begin
-            lo = '0;
-            hi = '0;
-        end
-        elem_lo     = lo;
-        elem_hi     = hi;
+        elem_lo     = lo_q;
+        elem_hi     = hi_q;
         beat_offset = 10'(32'(beat_q) * PORT_BYTES);
         beat_addr   = addr_q;
         run_bytes   = bytes_q;
         // Only in-bounds elements touch DRAM: the end of the last one must lie inside it
         // (no wrap-around past 2^32).
-        dram_error  = active && beat_q == '0 && hi != '0
-                   && 64'(addr_q) + (64'(hi) << (wide_q ? 2 : 0)) > 64'(DRAM_BYTES);
+        dram_error  = active && beat_q == '0 && hi_q != '0
+                   && 64'(addr_q) + (64'(hi_q) << (wide_q ? 2 : 0)) > 64'(DRAM_BYTES);
         row_index   = row_q;
         column      = column_q;
         row_first   = (!active || inner_first) && beat_q == '0;
