@@ -34,6 +34,8 @@ from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
 from glc.onnx.command import import_ as import_command
 from glc.outdir import replacing
+from glc.report import name_steps, rows_json
+from glc.report import table as step_table
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
 from glc.run import (
@@ -366,11 +368,14 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @seed_option
 @max_cycles_option
 @tolerance_options()
+@click.option("--report", "per_step", is_flag=True,
+              help="Also print each step: its define (ONNX node), unit, MACs, cycles, ideal, "
+                   "roofline limit, efficiencies; --json gives them as 'steps'.")
 @json_option
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
         rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
-        tolerance: FloatTolerance, as_json: bool) -> None:
+        tolerance: FloatTolerance, per_step: bool, as_json: bool) -> None:
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     bundle = load(program, inputs, shapes)
@@ -388,11 +393,17 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
         outcome, report = run_and_compare(result.lowered, bundle.program.body,
                                           _inputs(obj, bundle, seed),
                                           engine, bundle.expected,
-                                          max_cycles, tolerance)
+                                          max_cycles, tolerance, steps=per_step)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
     report["inputs"] = bundle.inputs_label(seed)
-    _report(outcome.result, {**result.figures(), **report}, out, as_json, bundle.input_dir)
+    steps = report.pop("steps", None)
+    if steps is not None:
+        name_steps(steps, result.lowered, result)
+        if as_json:
+            report["steps"] = rows_json(steps)
+    _report(outcome.result, {**result.figures(), **report}, out, as_json, bundle.input_dir,
+            steps)
 
 
 def _simulating(obj: Context, engine: str, config) -> None:
@@ -412,13 +423,15 @@ def _announce_build(obj: Context, config) -> None:
 
 
 def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
-            input_dir: Path | None) -> None:
+            input_dir: Path | None, steps: list | None = None) -> None:
     if out is not None:
         save_result(result, out, input_dir)
     if as_json:
         _emit_json(figures)
     else:
         click.echo(summary(figures))
+        if steps is not None:
+            click.echo(step_table(steps, figures))
     if not figures["match"]:
         raise GlcError(f"the result does not match: {figures['detail']}")
 

@@ -58,6 +58,8 @@ class Row:
     predicted_cycles: int | None = None
     ideal_cycles: int | None = None
     efficiency: float | None = None
+    roofline_cycles: int | None = None  # the roofline limit (glc/cost/limit.py)
+    roofline_efficiency: float | None = None
     instructions: int | None = None
     kernels: int | None = None
     host_steps: int | None = None
@@ -269,7 +271,8 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
         row.detail = "".join(traceback.format_exception(error))
     else:
         for key in ("match", "detail", "cycles", "predicted_cycles", "ideal_cycles",
-                    "efficiency", "instructions", "kernels", "host_steps"):
+                    "efficiency", "roofline_cycles", "roofline_efficiency", "instructions",
+                    "kernels", "host_steps"):
             setattr(row, key, figures[key])
         if not row.match:
             row.status, row.reason = "mismatch", f"wrong result: {row.detail}"
@@ -388,7 +391,7 @@ def updated_baselines(report: Report, old: dict[str, dict]) -> dict[str, dict]:
 # ---- output --------------------------------------------------------------------------------
 
 COLUMNS = ("program", "match", "cycles", "baseline", "Δ", "predicted", "ideal", "efficiency",
-           "status")
+           "limit", "eff(limit)", "status")
 
 
 def table(report: Report) -> str:
@@ -401,9 +404,10 @@ def table(report: Report) -> str:
                  else f"{row.delta:+d}{_pct(row.delta_pct)}")
         cells.append((row.name, match, _num(row.cycles), _num(row.baseline), delta,
                       _num(row.predicted_cycles), _num(row.ideal_cycles),
-                      "-" if row.efficiency is None else f"{row.efficiency:.4f}", row.status))
+                      _ratio(row.efficiency), _num(row.roofline_cycles),
+                      _ratio(row.roofline_efficiency), row.status))
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) if i in (0, 1, 8) else c.rjust(w)
+    lines = ["  ".join(c.ljust(w) if i in (0, 1, len(COLUMNS) - 1) else c.rjust(w)
                        for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
              for line in cells]
     # An error's reason is already a located "…: error: …" line: not prefixed again.
@@ -446,6 +450,10 @@ def _num(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
 def junit(report: Report) -> ET.ElementTree:
     """JUnit XML: one testsuite (the config), one testcase per program (classname the config,
     time its wall seconds), a <failure> (or <error> for a crash) giving the reason."""
@@ -473,8 +481,9 @@ def junit(report: Report) -> ET.ElementTree:
         out = ET.SubElement(case, "system-out")
         out.text = (f"status {row.status}; cycles {_num(row.cycles)}, baseline "
                     f"{_num(row.baseline)}, predicted {_num(row.predicted_cycles)}, ideal "
-                    f"{_num(row.ideal_cycles)}, instructions {_num(row.instructions)}, "
-                    f"host steps {_num(row.host_steps)}, engine {row.engine}"
+                    f"{_num(row.ideal_cycles)}, roofline limit {_num(row.roofline_cycles)}, "
+                    f"instructions {_num(row.instructions)}, host steps "
+                    f"{_num(row.host_steps)}, engine {row.engine}"
                     + (f"; {row.reason}" if row.reason else ""))
     root = ET.Element("testsuites")
     root.append(suite)

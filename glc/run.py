@@ -3,8 +3,9 @@
 ``glc compile -o`` lowers and writes the artefacts; ``glc simulate`` runs them; ``glc run`` does
 compile + lower + simulate + compare in one go. The figures are the architecture's: instructions,
 predicted cycles (the cycle model over the kernels), cycles (measured on the RTL, or the ISA
-simulator's count), ideal cycles and efficiency = ideal / cycles, and whether the result equals
-the interpreter's bit for bit.
+simulator's count), the compute ideal and the roofline limit (glc/cost/limit.py) with the
+efficiency against each (limit / cycles), and whether the result equals the interpreter's bit
+for bit.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from pathlib import Path
 import numpy as np
 
 from glc.compare import DEFAULT_TOLERANCE, FloatTolerance, compare
+from glc.cost.limit import efficiency
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.interp import interpret
 from glc.ir.term import Term
 from glc.lower.execute import ENGINES, Outcome, execute
 from glc.lower.program import Program
+from glc.report import kernel_limits, limit_figures, step_rows
 
 # --engine's choices: an engine, or auto (the RTL when its toolchain is here, else the ISA).
 ENGINE_CHOICES = (*ENGINES, "auto")
@@ -57,9 +60,12 @@ def choose_engine(asked: str | None, config: HwConfig) -> str:
 def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndarray],
                     engine: str, expected: np.ndarray | None = None,
                     max_cycles: int | None = None,
-                    tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> tuple[Outcome, dict]:
+                    tolerance: FloatTolerance = DEFAULT_TOLERANCE,
+                    steps: bool = False) -> tuple[Outcome, dict]:
     """Execute ``program`` and compare its result with the interpreter on ``source`` (and with
-    ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures."""
+    ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures:
+    the program's, cycles, efficiency against the compute ideal and against the roofline limit
+    (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py."""
     outcome = execute(program, arrays, engine, max_cycles)
     reference, _ = interpret(source, arrays)
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
@@ -67,27 +73,33 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
         verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
     figures = program.figures()
     cycles = outcome.cycles
-    ideal = figures["ideal_cycles"]
+    limits = kernel_limits(program)
     figures.update({
         "engine": engine,
         "cycles": cycles,
-        "efficiency": round(ideal / cycles, 4) if cycles else None,
+        "efficiency": efficiency(figures["ideal_cycles"], cycles),
+        **limit_figures(limits, cycles),
         "match": all(v.match for _, v in verdicts),
         "detail": "; ".join(f"{label}: {v.detail}" for label, v in verdicts),
     })
+    if steps:
+        figures["steps"] = step_rows(program, limits)
     return outcome, figures
 
 
 def summary(figures: dict) -> str:
     """The human-readable lines of ``glc run`` / ``glc simulate``."""
-    efficiency = figures["efficiency"]
+    def shown(value: float | None) -> str:
+        return "-" if value is None else f"{value:.4f}"
+
     lines = [f"match: {'yes' if figures['match'] else 'NO'} ({figures['detail']})",
              f"kernels {figures['kernels']}, instructions {figures['instructions']}, "
              f"host steps {figures['host_steps']}, host copies {figures['host_copies']}"
              + "".join(f"\n  {name}" for name in figures["host"]),
              f"cycles {figures['cycles']} ({figures['engine']}), predicted "
-             f"{figures['predicted_cycles']}, ideal {figures['ideal_cycles']}, efficiency "
-             + ("-" if efficiency is None else f"{efficiency:.4f}")]
+             f"{figures['predicted_cycles']}, ideal {figures['ideal_cycles']} (efficiency "
+             f"{shown(figures['efficiency'])}), roofline limit {figures['roofline_cycles']} "
+             f"(efficiency {shown(figures['roofline_efficiency'])})"]
     return "\n".join(lines)
 
 

@@ -102,9 +102,16 @@ module decoder #(
                 // A transposing LOAD writes the scratchpad only (ISA v2 A1).
                 OP_LOAD:   error = transfer_bad || (word[LOAD_ACC_LSB] && word[LOAD_TRANSPOSE_LSB])
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
-                // STORE: raw int32 takes no requantize shift.
+                // STORE: raw int32 takes no requantize shift; `linear` (int8) takes neither
+                // raw nor shift, and only it takes a zero point, a multipliers' row and qrows.
                 OP_STORE:  error = transfer_bad || (word[STORE_RAW_LSB]
                                    && word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0)
+                                   || (word[STORE_LINEAR_LSB] && (word[STORE_RAW_LSB]
+                                       || word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0))
+                                   || (!word[STORE_LINEAR_LSB]
+                                       && (word[STORE_ZERO_LSB +: STORE_ZERO_W] != '0
+                                           || word[STORE_QROW_LSB +: STORE_QROW_W] != '0
+                                           || word[STORE_QROWS_LSB]))
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
                 OP_MATMUL: error = word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W] == '0
                                ? ERR_ILLEGAL_FIELD : ERR_OK;

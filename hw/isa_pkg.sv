@@ -17,7 +17,7 @@ package isa_pkg;
 
     // Bits each opcode assigns; the rest must be 0 (ILLEGAL_FIELD).
     localparam logic [WORD_W-1:0] MASK_LOAD = 512'h0000000000000000000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff07ff000d03af;
-    localparam logic [WORD_W-1:0] MASK_STORE = 512'h0000000000000000000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff070001fb035f;
+    localparam logic [WORD_W-1:0] MASK_STORE = 512'h0000000000000000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff070007fb035f;
     localparam logic [WORD_W-1:0] MASK_PRELOAD = 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffff000000ff;
     localparam logic [WORD_W-1:0] MASK_MATMUL = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffffffffffff000100ff;
     localparam logic [WORD_W-1:0] MASK_SYNC = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000303ff;
@@ -86,6 +86,14 @@ package isa_pkg;
     localparam int STORE_RELU_W = 1;
     localparam int STORE_SHIFT_LSB = 20;
     localparam int STORE_SHIFT_W = 5;
+    localparam int STORE_LINEAR_LSB = 25;
+    localparam int STORE_LINEAR_W = 1;
+    localparam int STORE_QROWS_LSB = 26;
+    localparam int STORE_QROWS_W = 1;
+    localparam int STORE_ZERO_LSB = 424;
+    localparam int STORE_ZERO_W = 8;
+    localparam int STORE_QROW_LSB = 432;
+    localparam int STORE_QROW_W = 16;
     localparam int PRELOAD_ROW_LSB = 32;
     localparam int PRELOAD_ROW_W = 16;
     localparam int MATMUL_ACCUMULATE_LSB = 16;

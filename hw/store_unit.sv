@@ -3,6 +3,9 @@
 // local accumulator row, converting its elements (ReLU, requantize to int8 or raw int32) and
 // writing the elements that are inside the bounds (out-of-bounds runs, or with `xrun` elements,
 // crop an edge tile and write nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
+// A `linear` STORE (ONNX's requantization) first reads its multipliers' ACC row `qrow`: it
+// addresses that row in t, latches it in t + 1 while addressing its first row, and starts its
+// beats a cycle later, E = t + 2 + beats, holding the DRAM port throughout.
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -60,7 +63,16 @@ module store_unit #(
 );
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
     logic raw_q, relu_q, push_q, push_prev_q, push_vec_q, push_vec_r;
+    logic is_linear, linear_q, qrows_q, setup_q, qrow_fits;
+    // With `qrows`, the local row's index mod N chooses the multiplier: counted per row.
+    logic [$clog2(N)-1:0] qindex_q;
     logic [4:0] shift_q;
+    logic signed [7:0] zero_q;
+    logic [N-1:0][31:0] multiplier_q;
+    // The walker starts at issue, or a cycle later (with this copy of the word) for `linear`.
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [WORD_W-1:0] word_q;
+    /* verilator lint_on UNUSEDSIGNAL */
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
@@ -71,9 +83,11 @@ module store_unit #(
 
     assign is_store  = head_valid && head_word[OPCODE_W-1:0] == OP_STORE;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
-    assign free      = !walk_active && !stop;
+    assign free      = !walk_active && !setup_q && !stop;
+    assign is_linear = head_word[STORE_LINEAR_LSB];
     // The local rows must fit, checked when the instruction would issue.
-    assign rows_fit  = 32'(head_end) <= ACC_ROWS;
+    assign qrow_fits = !is_linear || 32'(head_word[STORE_QROW_LSB +: STORE_QROW_W]) < ACC_ROWS;
+    assign rows_fit  = 32'(head_end) <= ACC_ROWS && qrow_fits;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
@@ -81,16 +95,16 @@ module store_unit #(
     assign issue     = free && tokens_ok && (is_sync || (is_store && port_free && rows_fit));
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
     assign pop_vec   = issue && head_word[FLAG_POP_VEC];
-    assign holds_port = walk_active;
+    assign holds_port = walk_active || setup_q;
     assign push_prev = push_q;
     assign push_vec  = push_vec_r;
 
     transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
         .clk        (clk),
         .rst        (rst),
-        .start      (issue && is_store),
-        .word       (head_word),
-        .wide       (head_word[STORE_RAW_LSB]),
+        .start      (issue && is_store && !is_linear || setup_q),
+        .word       (setup_q ? word_q : head_word),
+        .wide       (!setup_q && head_word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
         .run_bytes  (walk_bytes),
@@ -109,20 +123,32 @@ module store_unit #(
 
     // The accumulator reads synchronously: address the row of the next beat (the first row
     // while issuing, the next row after a row's last beat), which arrives with that beat.
-    assign acc_row = issue && is_store ? head_word[XFER_ROW_LSB +: XFER_ROW_W]
-                                       : base_q + walk_row + 16'(walk_row_last);
+    // A `linear` STORE reads its multipliers' row first, its first row in the set-up cycle.
+    always_comb begin
+        if (issue && is_store) acc_row = is_linear ? head_word[STORE_QROW_LSB +: STORE_QROW_W]
+                                                   : head_word[XFER_ROW_LSB +: XFER_ROW_W];
+        else if (setup_q) acc_row = base_q;
+        else acc_row = base_q + walk_row + 16'(walk_row_last);
+    end
 
     // Convert the whole row; each beat then picks its run's bytes.
     logic [N-1:0][31:0] raw;
-    logic [N-1:0][7:0]  narrow;
+    logic [N-1:0][7:0]  narrow, shifted, linear;
     for (genvar n = 0; n < N; n++) begin : g_convert
         requantize u_requantize (
             .x     (acc_data[n]),
             .relu  (relu_q),
             .shift (shift_q),
             .raw   (raw[n]),
-            .narrow(narrow[n])
+            .narrow(shifted[n])
         );
+        requantize_linear u_linear (
+            .x   (raw[n]),
+            .m   (qrows_q ? multiplier_q[qindex_q] : multiplier_q[n]),
+            .zero(zero_q),
+            .q   (linear[n])
+        );
+        assign narrow[n] = linear_q ? linear[n] : shifted[n];
     end
 
     always_comb begin
@@ -151,7 +177,9 @@ module store_unit #(
         if (rst) begin
             push_q     <= 1'b0;
             push_vec_r <= 1'b0;
+            setup_q    <= 1'b0;
         end else begin
+            setup_q    <= issue && is_store && is_linear;
             push_q     <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
                        || (walk_active && walk_last && push_prev_q);
             push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC])
@@ -163,14 +191,22 @@ module store_unit #(
             raw_q       <= head_word[STORE_RAW_LSB];
             relu_q      <= head_word[STORE_RELU_LSB];
             shift_q     <= head_word[STORE_SHIFT_LSB +: STORE_SHIFT_W];
+            linear_q    <= is_linear;
+            qrows_q     <= head_word[STORE_QROWS_LSB];
+            zero_q      <= head_word[STORE_ZERO_LSB +: STORE_ZERO_W];
+            word_q      <= head_word;
             base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
             pc_q        <= head_pc;
             push_prev_q <= head_word[FLAG_PUSH_PREV];
             push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
+        if (setup_q) multiplier_q <= acc_data;
+        if (issue && is_store) qindex_q <= '0;
+        else if (walk_active && walk_row_last)
+            qindex_q <= 32'(qindex_q) == N - 1 ? '0 : qindex_q + $clog2(N)'(1);
     end
 
-    assign busy        = issue || walk_active;
+    assign busy        = issue || walk_active || setup_q;
     // A token stall takes precedence over a DRAM stall (docs/isa.md, "Counters").
     assign stall_token = head_valid && free && !tokens_ok;
     assign stall_dram  = is_store && free && tokens_ok && !port_free;

@@ -2,7 +2,8 @@
 
 Each section is a module in ``scripts/benchmarks/`` that defines ``SECTION`` (its name, used by
 ``--only``), ``TITLE`` and ``run() -> list[dict]`` (one row per measured case; keys are the
-columns). ``--write`` also records the table, with the machine and date, in docs/benchmarks.md.
+columns; a ``run`` with an ``rtl`` parameter is given ``--rtl``). ``--write`` also records the
+table, with the machine and date, in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import inspect
 import json
 import pkgutil
 import platform
@@ -61,9 +63,11 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--write", action="store_true",
                         help="also record the tables in docs/benchmarks.md")
+    parser.add_argument("--rtl", action="store_true",
+                        help="sections that take it (layers): also run their RTL sample")
     args = parser.parse_args()
     chosen = args.only or list(found)
-    results = {name: found[name].run() for name in chosen}
+    results = {name: found[name].run(**_options(found[name], args)) for name in chosen}
     if args.json:
         print(json.dumps(results, indent=2, default=str))
         return
@@ -75,6 +79,12 @@ def main() -> None:
     print("\n".join(text))
     if args.write:
         _record(chosen, text)
+
+
+def _options(section, args) -> dict:
+    """The command-line options a section's ``run`` takes, by parameter name."""
+    taken = inspect.signature(section.run).parameters
+    return {"rtl": args.rtl} if "rtl" in taken else {}
 
 
 def _record(chosen: list[str], text: list[str]) -> None:
@@ -96,7 +106,9 @@ def _split_blocks(text: str) -> dict[str, str]:
     for chunk in text.split("\n## ")[1:]:
         name = chunk.split(":", 1)[0].strip()
         body = "## " + chunk.rstrip() + "\n"
-        if stamp and stamp not in body:
+        # The fresh run's one stamp line goes under each of its tables; a recorded block keeps
+        # its own date.
+        if stamp and "\nMeasured " not in body:
             body += f"\n{stamp}\n"
         blocks[name] = body
     return blocks

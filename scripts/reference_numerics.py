@@ -8,6 +8,8 @@ dtype's minimum.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -84,6 +86,9 @@ def relu(x: np.ndarray) -> np.ndarray:
 
 
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum for range."""
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum for range. exp is libm's,
+    element by element: numpy's vectorised exp differs by CPU (its AVX-512 loop and the scalar
+    fallback disagree in the last bit), and the committed corpus must not."""
+    shifted = x - x.max(axis=axis, keepdims=True)
+    e = np.vectorize(math.exp, otypes=[np.float64])(shifted)
     return e / e.sum(axis=axis, keepdims=True)

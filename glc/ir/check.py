@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from glc.errors import GlcError, ShapeError
 from glc.ir.ops import KIND_NAMES, KIND_TYPES, OPS
 from glc.ir.term import Term, walk
-from glc.ir.types import MAX_ELEMENTS, Access, ComputeKind, fmt_dims
+from glc.ir.types import MAX_ELEMENTS, Access, ComputeKind, fmt_dims, is_int
 
 
 def describe(value: object) -> str:
@@ -47,11 +47,32 @@ def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access
             raise ShapeError(f"needs {KIND_NAMES[kind]} as argument {i + 1}, got {describe(arg)}",
                              arg=i)
     result = spec.infer(*arg_types)
-    if isinstance(result, Access):
+    if isinstance(result, Access) and not lazy(op, result):
         problem = size_problem(result.dims)
         if problem:
             raise ShapeError(f"gives a tensor of dims {fmt_dims(result.dims)}: {problem}")
     return result
+
+
+def lazy(op: str, ty: Access) -> bool:
+    """An integer cartesian product is never materialised for the dot product over it (the
+    interpreter's ``Pairs``, the array's operand pairs): a 1024³ GEMM's holds 2³¹ elements.
+    Its size is held to the limit where anything else consumes it (``check``)."""
+    return op == "access-cartesian-product" and is_int(ty.dtype)
+
+
+def _materialised(node: Term, types: Mapping[int, object]) -> None:
+    """A ShapeError at the first lazy argument of ``node`` that ``node`` would materialise
+    past the size limit (all but a dot product's compute over it)."""
+    kind = types[id(node.args[0])] if node.op == "compute" else None
+    contracts = isinstance(kind, ComputeKind) and kind.name == "dot-product"
+    for i, arg in enumerate(node.args):
+        ty = types[id(arg)]
+        if isinstance(ty, Access) and lazy(arg.op, ty) and not (contracts and i == 1):
+            problem = size_problem(ty.dims)
+            if problem:
+                raise ShapeError(f"materialises a cartesian product of dims "
+                                 f"{fmt_dims(ty.dims)}: {problem}", arg=i)
 
 
 def size_problem(dims: tuple[int, ...]) -> str | None:
@@ -80,8 +101,13 @@ def check(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
         try:
             types[id(node)] = infer_node(node.op, node.value,
                                          [types[id(a)] for a in node.args], env)
+            _materialised(node, types)
         except ShapeError as error:
             raise located(error, node) from None
+    root = types[id(term)]
+    if isinstance(root, Access) and lazy(term.op, root) and size_problem(root.dims):
+        raise located(ShapeError(f"gives a tensor of dims {fmt_dims(root.dims)}: "
+                                 f"{size_problem(root.dims)}"), term)
     return types
 
 

@@ -50,8 +50,12 @@ def infer_requantize(a: Access, m: Access, z: int | float) -> Access:
 def requantize_linear(acc: np.ndarray, m: np.ndarray, z: int) -> np.ndarray:
     """``clamp(rint(float32(acc) · m) + z, -128, 127)``: onnxruntime's MlasRequantizeOutput
     (QLinearConv, QGemm, QLinearMatMul, QLinearGlobalAveragePool)."""
-    product = acc.astype(np.int32).astype(np.float32) * m.astype(np.float32)
-    return _saturate(np.rint(product).astype(np.int64) + z)
+    with np.errstate(over="ignore"):  # an infinite product saturates like any large one
+        product = acc.astype(np.int32).astype(np.float32) * m.astype(np.float32)
+    # onnxruntime clamps to [-128 - z, 127 - z] before rounding (the same as after, the bounds
+    # being integers), which also keeps a product beyond 2^63 from wrapping in the conversion.
+    bounded = np.clip(product, np.float32(INT8[0] - z), np.float32(INT8[1] - z))
+    return _saturate(np.rint(bounded).astype(np.int64) + z)
 
 
 def _infer_conversion(a: Access, s, z, operand: str, result: str) -> Access:

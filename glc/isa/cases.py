@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from glc.hwconfig import HwConfig
+from glc.ir.quantized import requantize_linear
 from glc.isa.asm import Assembly, assemble
 from glc.isa.status import ErrorCode
 
@@ -105,6 +106,53 @@ def _store_requant(s, n, rng, dram):
             (s["OUT3"], _bytes(_requantize(x, 5), "i1"))]
 
 
+# STORE `linear` multipliers with exponent field 255, and finite ones at the edges of float32.
+SPECIAL_MULTIPLIERS = [0x7F800000, 0xFF800001, 0x00000001, 0x7F7FFFFF, 0x80800000, 0x00000000,
+                       0x3F000000, 0xBF000000]
+
+
+def linear_reference(x: np.ndarray, bits: np.ndarray, zero: int) -> np.ndarray:
+    """STORE `linear` by its definition: ONNX's requantization in numpy float32 (the
+    interpreter's contract, glc/ir/quantized.py), for the multipliers whose bits are `bits`;
+    an exponent field of 255 acts as an infinite multiplier of its sign (docs/isa.md)."""
+    infinite = (bits >> 23 & 0xFF) == 0xFF
+    finite = np.where(infinite, 0, bits).astype(np.uint32).view(np.float32)
+    out = requantize_linear(x, np.broadcast_to(finite, x.shape), zero).astype(np.int64)
+    sign = np.where(bits >> 31 == 1, -1, 1) * np.sign(x)
+    return np.where(infinite & (x != 0), np.clip(sign * 256, -128, 127),
+                    np.where(infinite, zero, out))
+
+
+def _store_linear(s, n, rng, dram):
+    m, r = s["M"], s["R"]
+    bias = rng.integers(-(1 << 16), 1 << 16, n).astype(np.int32)
+    a, w = _i8(rng, m, n), _i8(rng, n, n)
+    scales = (2.0 ** rng.uniform(-24, 2, (3, n))).astype(np.float32).view(np.uint32)
+    exponents = rng.integers(1, 24, n)
+    scales[1, ::2] = ((127 - exponents[::2]) << 23).astype(np.uint32)  # 2^-e: ties below
+    scales[2] = (SPECIAL_MULTIPLIERS * n)[:n]
+    x = rng.integers(-(1 << 31), 1 << 31, (r, n), dtype=np.int64)
+    x[: r // 4] >>= rng.integers(0, 31, (r // 4, n))  # every magnitude
+    odd = 2 * rng.integers(-(1 << 10), 1 << 10, (r // 4, n)) + 1
+    ties = odd << np.maximum(exponents - 1, 0)  # x · 2^-e ends in .5
+    x[r // 4:r // 2, ::2] = ties[:, ::2]
+    x[r // 2:3 * r // 4] = (1 << 24) + rng.integers(-4, 5, (r // 4, n)) * \
+        rng.choice([1, 1 << 4, 1 << 7], (r // 4, n))  # float32(x) ties and the 2^24 boundary
+    x[3 * r // 4] = 0
+    x.flat[-4:] = [-(1 << 31), (1 << 31) - 1, 1, -1]
+    for name, values in (("BIAS", bias), ("A", a), ("WT", w), ("MUL", scales),
+                         ("X", x.astype("<i4"))):
+        _put(dram, s[name], values)
+    product = np.maximum(a.astype(np.int64) @ w.astype(np.int64) + bias, 0)
+    special = linear_reference(x, scales[2], s["ZC"])
+    halves = np.stack([special[:, :n // 2], special[:, n // 2:2 * (n // 2)]])
+    return [(s["OUT1"], _bytes(linear_reference(product, scales[0], s["ZA"]), "i1")),
+            (s["OUT2"], _bytes(linear_reference(x, scales[1], s["ZB"]), "i1")),
+            (s["OUT4"], _bytes(linear_reference(x, scales[1][np.arange(r) % n, None], s["ZB"]),
+                               "i1")),
+            (s["OUT3"], _bytes(halves, "i1"))]
+
+
 def _weight_swap(s, n, rng, dram):
     data = _i8(rng, 4 * n, n)
     _put(dram, s["X"], data)
@@ -152,6 +200,7 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "im2col_nhwc": _im2col_nhwc,
     "im2col_nchw": _im2col_nchw,
     "store_requant": _store_requant,
+    "store_linear": _store_linear,
     "weight_swap": _weight_swap,
     "transpose_pad": _transpose_pad,
     "vector_pool": _vector_pool,

@@ -251,7 +251,8 @@ class _Model:
             return end
         if unit != "exec":
             moved = beats(instruction, self.config.dram_port_bytes) if name != "sync" else 0
-            end = t + 1 + moved
+            # A `linear` STORE first reads its multipliers' row: one more set-up cycle.
+            end = t + 1 + int(bool(instruction.get("linear"))) + moved
             if self._uses_port(instruction):
                 self.port_free = end
             if instruction.get("transpose"):

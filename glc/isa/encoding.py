@@ -130,6 +130,12 @@ def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
             return f"the runs of one row ({run}·{math.prod(counts[:inner])}) exceed N={array_size}"
         if name == "store" and instruction["raw"] and instruction["shift"]:
             return "shift must be 0 when raw"
+        if name == "store" and instruction["linear"] and (instruction["raw"]
+                                                          or instruction["shift"]):
+            return "linear requantizes to int8: raw and shift must be 0"
+        if name == "store" and not instruction["linear"] and (
+                instruction["zero"] or instruction["qrow"] or instruction["qrows"]):
+            return "zero, qrow and qrows must be 0 without linear"
         if name == "load" and instruction["acc"] and instruction["transpose"]:
             return "a transposing LOAD writes the scratchpad, not the accumulator"
     elif name == "matmul" and instruction["rows"] == 0:

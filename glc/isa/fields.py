@@ -122,7 +122,9 @@ OPCODES: tuple[Opcode, ...] = (
     Opcode("store", 2, "store", (
         *_flags("pop_prev", "push_prev", *VEC_FLAGS),
         *_transfer((Field("raw", 16, 1, flag=True), Field("relu", 17, 1, flag=True),
-                    Field("shift", 20, 5))),
+                    Field("shift", 20, 5), Field("linear", 25, 1, flag=True),
+                    Field("qrows", 26, 1, flag=True),
+                    Field("zero", 424, 8, signed=True), Field("qrow", 432, 16))),
     )),
     Opcode("preload", 3, "exec", (
         *_flags(*ALL_FLAGS),

@@ -14,6 +14,7 @@ import numpy as np
 
 from glc.errors import GlcError, Span
 from glc.hwconfig import HwConfig
+from glc.isa import linear
 from glc.isa.asm import format_instruction
 from glc.isa.cycles import Timeline, schedule
 from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason, to_bytes
@@ -243,6 +244,16 @@ class _Machine:
             values = np.maximum(values, 0)
         if instruction["raw"]:
             data = values.astype("<i4")
+        elif instruction["linear"]:
+            # An element's multiplier is in ACC row `qrow` (float32 bits): in the element's
+            # column, or with `qrows` in column (local row mod N).
+            _check_rows(instruction["qrow"], 1, self.acc, ErrorCode.ACC_RANGE, "accumulator")
+            columns = runs.column[:, None] + np.arange(run)
+            if instruction["qrows"]:
+                columns = np.broadcast_to(runs.row[:, None] % self.config.array_size,
+                                          columns.shape)
+            multipliers = self.acc[instruction["qrow"]].view(np.uint32)[columns]
+            data = linear.requantize_linear(values, multipliers, instruction["zero"])
         else:
             data = requantize(values, instruction["shift"])
         run_at, element = np.nonzero(runs.inside)

@@ -16,13 +16,14 @@ tile's loads and the previous tile's stores overlap the fold.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from glc.errors import DoesNotFit
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
 from glc.isa.fields import VECTOR_OPS
 from glc.lower.kernel import Kernel, OperandUnexpressible
+from glc.lower.linear import Linear
 from glc.lower.transfer import Target, Unexpressible, transfers
 
 MAX_FIELD = (1 << 16) - 1  # VECTOR's count and group, a transfer's count (docs/isa.md)
@@ -48,11 +49,17 @@ class Fold:
 
 
 def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
-                      config: HwConfig) -> Kernel:
-    """The kernel computing ``fold`` into ``c`` (a row-major matrix view of the result)."""
+                      config: HwConfig, linear: Linear | None = None) -> Kernel:
+    """The kernel computing ``fold`` into ``c`` (a row-major matrix view of the result);
+    ``linear``: its STOREs requantize by column (glc/lower/linear.py), the multipliers in the
+    accumulator's top rows."""
     if fold.op not in VECTOR_OPS:
         raise ValueError(f"no vector operation {fold.op}")
     n = config.array_size
+    columns = [(col, min(n, fold.cols - col)) for col in range(0, fold.cols, n)]
+    if linear is not None:
+        reserved = linear.reserve(fold.rows, columns, n, config.accumulator_rows)
+        config = replace(config, accumulator_rows=linear.table_row)
     per_row = fold.per_row
     # Two halves of the source memory and of the accumulator rows written; int32 operands share
     # the accumulator with the results: four quarters.
@@ -81,12 +88,15 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
             ostride=fold.group if len(fold.operands) == 1 else 1,
             gstride=1 if len(fold.operands) == 1 else count,
             pop_prev=1, pop_next=int(index >= 2), push_prev=int(later), push_next=1))
-        stores = _transfers(c, (r0, count), (col, width), dst,
-                            {"raw": int(raw), "relu": int(relu), "shift": shift}, "c")
+        mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
+                **(linear.column(col // n) if linear is not None else {})}
+        stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
         out += _flagged("store", stores, first={"pop_vec": 1}, last={"push_vec": int(later)})
         if later:
             out += loads[index + 2]
     out.append(Instruction.make("halt"))
+    if linear is not None:
+        out = linear.loads(columns, reserved) + out
     return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
                   kind="fold")
 

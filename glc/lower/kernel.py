@@ -22,11 +22,13 @@ import math
 from dataclasses import dataclass, field, replace
 
 from glc.cost.kernel import Estimate, estimate
+from glc.cost.limit import compute_ideal
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_program
+from glc.lower.linear import Linear
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
 from glc.lower.view import Digit, View, merge
 
@@ -57,11 +59,8 @@ class Kernel:
         return [encode(i) for i in self.instructions]
 
     def ideal_cycles(self, n: int) -> int:
-        """⌈M·K·Nₒ / N²⌉ on the array (architecture.md, "The limit we measure against"); a
-        fold's ⌈M·K / N⌉: the vector unit folds one N-wide row a cycle."""
-        if self.kind == "fold":
-            return -(-self.m * self.k // n)
-        return -(-self.m * self.k * self.n_out // (n * n))
+        """The compute ideal on an N×N array (glc/cost/limit.py)."""
+        return compute_ideal(self.kind, self.m, self.k, self.n_out, n)
 
     def predicted_cycles(self, config: HwConfig) -> int:
         """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;
@@ -177,10 +176,12 @@ def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shif
 
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
                  shift: int, config: HwConfig, bias: Target | None = None,
-                 order: str | None = None) -> Kernel:
+                 order: str | None = None, linear: Linear | None = None) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims;
-    ``order`` the step order (default: the one kernel_estimate predicts faster)."""
+    ``order`` the step order (default: the one kernel_estimate predicts faster); ``linear``
+    ONNX's requantization in the STOREs (glc/lower/linear.py), its table in the accumulator's
+    top rows."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
@@ -192,6 +193,9 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     # The canonical layout only names tiles (its addresses are decoded below, never used), so
     # it may exceed the real DRAM: give gemm.py the whole 32-bit address space to lay it out in.
     canonical = replace(config, dram_bytes=1 << 32)
+    if linear is not None:
+        table = linear.reserve(m, o_tiles, n, config.accumulator_rows)
+        canonical = replace(canonical, accumulator_rows=linear.table_row)
     text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift,
                                 order=order)
     out: list[Instruction] = []
@@ -211,7 +215,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
             first, rest = divmod((ins["dram"] - layout.c) // esize, o_pad)
             rows = (first, ins["count0"]) if c_matrix else None
             mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
-            new = _retarget("c", c, rows, o_tiles[rest // n], ins, mode)
+            pieces = linear.pieces(rows, rest // n, n) if linear is not None else None
+            new = _retarget("c", c, rows, o_tiles[rest // n], ins, mode, pieces)
             if bias is not None:
                 bias_loads += _bias_loads(bias, rows, o_tiles[rest // n], ins, stored)
         else:
@@ -220,6 +225,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
         out += new
     if bias is not None:
         out = bias_loads + [_accumulating(i) for i in out]
+    if linear is not None:
+        out = linear.loads(o_tiles, table) + out
     return Kernel(label, m, k, n_out, raw, relu, shift, out, bias is not None)
 
 
@@ -251,10 +258,14 @@ def _accumulating(ins: Instruction) -> Instruction:
 
 
 def _retarget(which: str, target: Target, rows: Range | None, cols: Range, ins: Instruction,
-              mode: dict[str, int]) -> list[Instruction]:
-    """The transfers replacing ``ins``: its pops on the first, its pushes on the last."""
+              mode: dict[str, int], pieces=None) -> list[Instruction]:
+    """The transfers replacing ``ins``: its pops on the first, its pushes on the last;
+    ``pieces`` split its rows, each (rows, extra fields) (glc/lower/linear.py)."""
     try:
-        values = transfers(target, rows, cols, ins["row"], mode)
+        values = []
+        for part, extra in pieces or [(rows, {})]:
+            skip = part[0] - rows[0] if part is not None else 0
+            values += transfers(target, part, cols, ins["row"] + skip, {**mode, **extra})
     except Unexpressible as error:
         raise OperandUnexpressible(which, str(error)) from None
     name = ins.op.name

@@ -24,6 +24,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access, ComputeKind
+from glc.lower import linear
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel, OperandUnexpressible, build_kernel, kernel_estimate, transposed
 from glc.lower.transfer import Target
@@ -300,6 +301,11 @@ class _Lowerer:
             return None
         return current, relu, shift, bias, views
 
+    def _linear(self, node: Term) -> linear.LinearPlan | None:
+        """The plan when ``node`` is a ``requantize-linear`` one kernel computes (its STOREs
+        requantizing, glc/lower/linear.py), else None."""
+        return linear.match(node, self.types, self.uses, lambda t: t.op in SYSTOLIC)
+
     def _bias_pair(self, pair: Term) -> tuple[Term, Term] | None:
         """(systolic node, bias) for ``(access-pair X B)`` or ``(access-pair B X)``, X a systolic
         array seen through re-splits only, B an int32 tensor of its dims."""
@@ -321,6 +327,10 @@ class _Lowerer:
             if node.value not in self.program.buffers:
                 self._allocate(node.value, self.env[node.value])
             return row_major(node.value, self.program.buffers[node.value].shape)
+        if id(node) not in self.in_dram and (plan := self._linear(node)) is not None:
+            with contextlib.suppress(_Unfused):
+                self.in_dram[id(node)] = self._kernel(node, plan.systolic, plan.relu, None,
+                                                      plan.bias, plan)
         if id(node) not in self.in_dram:
             fused = self._fusion(node)
             if fused:
@@ -354,14 +364,19 @@ class _Lowerer:
         only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
         access-pair of views (or over the first item dim of one view), or a relu/requantize of
         a view itself (a fold of one row); operands int8 or int32, all of one dtype."""
-        relu, shift, current = False, None, node
+        relu, shift, current, requant = False, None, node, None
+        if node.op == "requantize-linear":  # the STORE's `linear`, over any of the below
+            if self.uses[id(node.args[0])] > 1:
+                return None
+            requant, current = node, node.args[0]
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
             # The STORE applies relu, then requantize; the two commute (requantize is monotone
             # and keeps 0), so either may be the outer one.
             if kind.name == "relu" and not relu:
                 relu = True
-            elif kind.name == "requantize" and shift is None and kind.param < 32:
+            elif kind.name == "requantize" and shift is None and kind.param < 32 and \
+                    requant is None:
                 shift = kind.param
             else:
                 break
@@ -370,7 +385,7 @@ class _Lowerer:
             current = current.args[1]
         kind = self.types[id(current.args[0])] if current.op == "compute" else None
         name = kind.name if kind is not None else "copy"
-        if name == "copy" and not relu and shift is None:
+        if name == "copy" and not relu and shift is None and requant is None:
             return None
         operand = current.args[1] if kind is not None else current
         ty = self.types[id(operand)]
@@ -392,12 +407,12 @@ class _Lowerer:
             return None
         dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
         op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
-        return op, operands, folded, dims, relu, shift
+        return op, operands, folded, dims, relu, shift, requant
 
     def _fold(self, node: Term) -> View | None:
         """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
         an operand or the buffers cannot hold a fold (then it is a host step)."""
-        op, operands, folded, dims, relu, shift = self._fold_plan(node)
+        op, operands, folded, dims, relu, shift, requant = self._fold_plan(node)
         rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
         targets = {}
         for which, operand in zip("ab", operands, strict=False):
@@ -411,37 +426,58 @@ class _Lowerer:
         wide = self.types[id(operands[0])].dtype == "int32"
         result_dtype = self.types[id(node)].dtype
         raw = result_dtype == "int32"
+        requantization = None
+        if requant is not None:
+            if not dims or not self._affine(requant.args[1]):
+                return None
+            view = view_of(requant.args[1], self.types, self._materialise)
+            matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
+                                           view.groups[-1]))
+            requantization = linear.Linear(
+                Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
+            try:
+                requantization.check()
+            except OperandUnexpressible:
+                return None
+            if requantization.by_rows:  # a fold's STOREs requantize by column only
+                return None
+            targets["m"] = requantization.multipliers
         self._check_fits(targets, dims, raw)
+        multipliers = targets.pop("m", None)
         group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
         fold = Fold(op, tuple(targets.values()), group, rows, cols, wide)
         out = self._fresh("fold")
         c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
         try:
             kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
-                                       self.config)
+                                       self.config, requantization)
         except (OperandUnexpressible, DoesNotFit):
             return None
         self._allocate(out, Access(dims, (), result_dtype), dram=True)
-        inputs = sorted({t.view.buffer for t in targets.values()})
+        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         return row_major(out, dims)
 
     # --- steps ------------------------------------------------------------------------------
 
     def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None,
-                bias: Term | None) -> View:
+                bias: Term | None, plan: linear.LinearPlan | None = None) -> View:
         """A kernel for the systolic node (its bias added in the accumulator, its relu and
-        requantize fused into the STORE); its result is the view returned: row-major, or
-        transposed when the kernel computes Cᵀ."""
+        requantize — or with ``plan`` ONNX's requantization — fused into the STORE); its result
+        is the view returned: row-major, or transposed when the kernel computes Cᵀ."""
         targets = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             targets[which] = self._operand(operand, copy=False)
-        if bias is not None:
-            if not self._affine(bias):
+        for which, term in (("bias", bias), ("m", plan and plan.multipliers)):
+            if term is None:
+                continue
+            if not self._affine(term):
                 raise _Unfused
-            view = view_of(bias, self.types, self._materialise)
-            targets["bias"] = Target(view, self._to_dram(view.buffer).address, 4)
-        raw = shift is None
+            view = view_of(term, self.types, self._materialise)
+            if plan is not None:  # over the layer's dims: pulled back to the array's
+                view = linear.pulled_back(view, self.types[id(term)], plan.chain, self.types)
+            targets[which] = Target(view, self._to_dram(view.buffer).address, 4)
+        raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
         while True:
@@ -451,15 +487,22 @@ class _Lowerer:
                 try:
                     oriented = self._orient(targets, dims, swap, raw)
                     a, b, c, bias_target = oriented
+                    if plan is not None:
+                        self._requantization(targets["m"], swap, plan)
                     found.append((kernel_estimate(a, b, c, raw, relu, shift or 0, self.config,
                                                   bias_target), oriented, swap))
                 except (OperandUnexpressible, GlcError) as error:
-                    if isinstance(error, OperandUnexpressible) and error.which == "bias":
+                    if isinstance(error, OperandUnexpressible) and error.which == "bias" and \
+                            plan is None:
                         raise _Unfused from None
+                    if isinstance(error, OperandUnexpressible) and error.which in ("bias", "m"):
+                        continue  # requantize-linear: the other orientation may do
                     failures.append(error)
             if found:
                 estimate, oriented, swap = min(found, key=lambda f: f[0].cycles)
                 break
+            if plan is not None and not failures:
+                raise _Unfused  # neither orientation takes the bias or the multipliers
             error = failures[0]
             if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
                     self._is_row_major(targets[error.which]):
@@ -470,8 +513,14 @@ class _Lowerer:
         a, b, c, bias_target = oriented
         label = self._label(node)
         if self.build:
-            kernel = build_kernel(label, a, b, c, raw, relu, shift or 0, self.config,
-                                  bias_target, estimate.order)
+            try:
+                kernel = build_kernel(label, a, b, c, raw, relu, shift or 0, self.config,
+                                      bias_target, estimate.order,
+                                      plan and self._requantization(targets["m"], swap, plan))
+            except (OperandUnexpressible, GlcError):
+                if plan is None:
+                    raise
+                raise _Unfused from None
         else:  # costing: the analytic figure, no instructions
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1
             kernel = Kernel(label, m, *b.view.dims, raw, relu, shift or 0, [],
@@ -482,7 +531,16 @@ class _Lowerer:
         inputs = sorted({t.view.buffer for t in targets.values()})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         stored = row_major(out, self.program.buffers[out].shape)
-        return transposed(stored) if swap else stored
+        result = transposed(stored) if swap else stored
+        if plan is not None and plan.chain is not None:  # the layer's view of the result
+            result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
+        return result
+
+    def _requantization(self, m: Target, swap: bool, plan: linear.LinearPlan) -> linear.Linear:
+        """The kernel's requantization, its multipliers oriented like C."""
+        found = linear.Linear(replace(m, view=transposed(m.view)) if swap else m, plan.zero)
+        found.check()
+        return found
 
     def _label(self, node: Term) -> str:
         """The node as Glenside text for the assembly's comments, the tensors already in DRAM
@@ -547,6 +605,7 @@ class _Lowerer:
         def in_dram(t: Term) -> Term | None:
             if not (t.op == "symbol" or (t is not node and (
                     id(t) in self.in_dram or self._fusion(t) is not None
+                    or self._linear(t) is not None
                     or self._fold_plan(t) is not None))):
                 return None
             view = self._materialise(t)

@@ -138,6 +138,20 @@ def _slice(v: View, ty: Access, k: int, lo: int, hi: int) -> View:
 def _pad(v: View, ty: Access, kind: str, k: int, before: int, after: int) -> View:
     fill = 0 if kind == "zero-padding" else int(np.iinfo(ty.dtype).min) \
         if np.dtype(ty.dtype).kind == "i" else None
+    return _padded(v, fill, k, before, after)
+
+
+def _pad_value(v: View, ty: Access, value: int, k: int, before: int, after: int) -> View:
+    """``access-pad-value``: padding with an int8 value (an input's zero point, the LOAD's
+    ``pad``); padding by nothing is the view itself."""
+    if not before and not after:
+        return v
+    if ty.dtype != "int8":
+        raise NotAffine("a LOAD pads with an int8 value")
+    return _padded(v, value, k, before, after)
+
+
+def _padded(v: View, fill: int | None, k: int, before: int, after: int) -> View:
     if fill is None or (v.coords and fill != v.fill):
         raise NotAffine("a LOAD pads with one integer value")
     d = _single(v, k)
@@ -202,6 +216,7 @@ _RULES: dict[str, Callable[..., View]] = {
     "access-insert-axis": _insert_axis,
     "access-slice": _slice,
     "access-pad": _pad,
+    "access-pad-value": _pad_value,
     "access-windows": _windows,
     "access-broadcast": _broadcast,
     "access-flatten": _regroup,

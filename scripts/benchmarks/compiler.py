@@ -3,7 +3,8 @@ conv2d-nhwc64-int8 parsed, saturated, extracted, lowered, run on the RTL and com
 interpreter — against the hand-scheduled program of the same product and output (glc/isa/gemm.py)
 measured in the same run.
 
-`efficiency` is ceil(M·K·Nₒ / N²) / measured cycles; `vs hand` is the compiled program's cycles
+`efficiency` is ceil(M·K·Nₒ / N²) / measured cycles, `eff(limit)` the roofline limit
+(glc/cost/limit.py) / measured cycles; `vs hand` is the compiled program's cycles
 over the hand schedule's (1.0 = the compiler loses nothing to the hand-written program).
 """
 
@@ -53,6 +54,8 @@ def run() -> list[dict]:
                      "instructions": figures["instructions"], "host steps": figures["host_steps"],
                      "predicted": figures["predicted_cycles"], "cycles": figures["cycles"],
                      "ideal": figures["ideal_cycles"], "efficiency": figures["efficiency"],
+                     "limit": figures["roofline_cycles"],
+                     "eff(limit)": figures["roofline_efficiency"],
                      "hand cycles": hand_cycles,
                      "vs hand": round(figures["cycles"] / hand_cycles, 4),
                      "match": figures["match"]})

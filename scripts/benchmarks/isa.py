@@ -2,8 +2,10 @@
 (glc/isa/gemm.py).
 
 Predicted, not measured: the cycles the RTL is held to (within 5 %). `ideal` is
-ceil(M·K·Nₒ / N²) (docs/isa.md, "Counters"). The last column is the wall time of the ISA
-simulator executing the program bit-exactly (on zero inputs: the time does not depend on them).
+ceil(M·K·Nₒ / N²) (docs/isa.md, "Counters"), `limit` the roofline limit max(ideal, compulsory
+DRAM bytes / port bytes) (glc/cost/limit.py), each with its efficiency. The last column is the
+wall time of the ISA simulator executing the program bit-exactly (on zero inputs: the time does
+not depend on them).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 
 import numpy as np
 
+from glc.cost.limit import array_ideal, compulsory_bytes, roofline
 from glc.hwconfig import HwConfig, load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
@@ -43,8 +46,12 @@ def schedule(kind: str, sizes: tuple[int, ...], output: str,
         h, w, c, n_out = sizes
         m, k = h * w, 9 * c
         text, layout = conv2d_program(h, w, c, n_out, config, raw=raw, shift=8)
-    n = config.array_size
-    return text, layout, -(-m * k * n_out // (n * n))
+    return text, layout, array_ideal(m, k, n_out, config.array_size)
+
+
+def limit(instructions, ideal: int, config: HwConfig) -> int:
+    """The roofline limit of a hand-scheduled program: its transfers' compulsory bytes."""
+    return roofline(ideal, compulsory_bytes(instructions), config.dram_port_bytes)
 
 
 def run() -> list[dict]:
@@ -66,6 +73,8 @@ def run() -> list[dict]:
             "predicted cycles": counters.cycles,
             "ideal": ideal,
             "efficiency": ideal / counters.cycles,
+            "limit": (bound := limit(program.instructions(), ideal, config)),
+            "eff(limit)": bound / counters.cycles,
             "busy load": counters.busy_load,
             "busy exec": counters.busy_exec,
             "busy store": counters.busy_store,

@@ -6,7 +6,7 @@ Each program is compiled (timed), run on the RTL and compared bit for bit with i
 computed output (scripts/corpus_layers.py and reference_numerics.py, never glc's interpreter):
 `host steps` counts what ran in numpy, `cycles` are the RTL's and must equal `predicted`, the
 cycle model's. `ideal` sums each kernel's compute limit: ⌈M·K·Nₒ/N²⌉ for the array, ⌈outputs ·
-folded rows / N⌉ for the vector unit.
+folded rows / N⌉ for the vector unit; `limit` each kernel's roofline limit (glc/cost/limit.py).
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ from corpus_layers import (  # noqa: E402
 from reference_numerics import matmul  # noqa: E402
 
 from glc.compiler import compile_program  # noqa: E402
+from glc.cost.limit import efficiency  # noqa: E402
 from glc.hwconfig import load_config  # noqa: E402
 from glc.inputs import load  # noqa: E402
 from glc.lower.execute import execute  # noqa: E402
+from glc.report import kernel_limits, limit_figures  # noqa: E402
 from glc.rewrites import DEFAULT, select  # noqa: E402
 from glc.sim.build import build  # noqa: E402
 from glc.sim.run import design  # noqa: E402
@@ -95,21 +97,29 @@ def _write(folder: Path, made: dict) -> None:
         np.save(folder / f"{symbol}.npy", array)
 
 
-def _measure(name: str, folder: Path, expected: np.ndarray, config) -> dict:
+def compile_timed(folder: Path, config):
+    """The program folder loaded and compiled for ``config`` with the default rules: the
+    bundle, the lowered program and the compile seconds."""
     bundle = load(folder)
     start = time.perf_counter()
     compiled = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
-    seconds = time.perf_counter() - start
-    program = compiled.lowered
+    return bundle, compiled.lowered, time.perf_counter() - start
+
+
+def _measure(name: str, folder: Path, expected: np.ndarray, config) -> dict:
+    bundle, program, seconds = compile_timed(folder, config)
     figures = program.figures()
     start = time.perf_counter()
     outcome = execute(program, bundle.arrays, "rtl")
     simulated = time.perf_counter() - start
+    limits = limit_figures(kernel_limits(program), outcome.cycles)
     return {"workload": name, "compile s": round(seconds, 2),
             "instructions": figures["instructions"], "host steps": figures["host_steps"],
             "predicted": figures["predicted_cycles"], "cycles": outcome.cycles,
             "ideal": figures["ideal_cycles"],
-            "efficiency": round(figures["ideal_cycles"] / max(outcome.cycles, 1), 4),
+            "efficiency": efficiency(figures["ideal_cycles"], outcome.cycles),
+            "limit": limits["roofline_cycles"],
+            "eff(limit)": limits["roofline_efficiency"],
             "match": bool(np.array_equal(outcome.result, expected)),
             "wall s (RTL)": round(simulated, 1),
             "cycles/s": round(outcome.cycles / max(simulated, 1e-9))}

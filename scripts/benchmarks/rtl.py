@@ -1,7 +1,8 @@
 """The RTL in Verilator: measured cycles, efficiency and simulation speed of the reference GEMM
 and im2col conv2d schedules (glc/isa/gemm.py), each checked against the ISA simulator.
 
-`efficiency` is ceil(M·K·Nₒ / N²) / measured cycles (docs/isa.md, "Counters"); `vs model` is the
+`efficiency` is ceil(M·K·Nₒ / N²) / measured cycles (docs/isa.md, "Counters"), `eff(limit)` the
+roofline limit (glc/cost/limit.py) / measured cycles; `vs model` is the
 measured cycles against the cycle model's prediction (held to 5 %). `cycles/s` is the model's
 own speed from reset to `done`; `wall s` adds the simulator's start-up and the DRAM image files.
 Builds are cached under build/sim (the first run compiles each configuration).
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.isa import schedule
+from benchmarks.isa import limit, schedule
 from glc.hwconfig import load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
@@ -37,7 +38,9 @@ def run() -> list[dict]:
         config = load_config(name)
         build(design(config))  # compile outside the timed runs
         text, layout, ideal = schedule(kind, sizes, output, config)
-        words = assemble(text, config).words
+        program = assemble(text, config)
+        words = program.words
+        bound = limit(program.instructions(), ideal, config)
         dram = np.zeros(config.dram_bytes, dtype=np.uint8)
         dram[layout.a:layout.c] = np.random.default_rng(0).integers(
             0, 256, layout.c - layout.a, dtype=np.uint8)
@@ -49,6 +52,8 @@ def run() -> list[dict]:
             "cycles": rtl.cycles,
             "ideal": ideal,
             "efficiency": ideal / rtl.cycles,
+            "limit": bound,
+            "eff(limit)": bound / rtl.cycles,
             "vs model": f"{rtl.cycles / model.counters.cycles - 1:+.2%}",
             "DRAM = ISA sim": bool(not rtl.error and np.array_equal(rtl.dram, model.dram)),
             "sim s": round(rtl.run_seconds, 3),

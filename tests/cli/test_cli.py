@@ -329,7 +329,26 @@ SIZES = [
      "10000000000 elements, more than glc's limit of 268435456 per tensor"),
     ("(input x (shape 2 3) int8)\n(access-pad x zero-padding 0 0 2000000000)", ":2:1",
      "access-pad gives a tensor of dims (2000000002,3): 6000000006 elements"),
+    # An integer cartesian product is lazy only for the dot product over it.
+    ("(input a (shape 1024 1024) int8)\n(compute reduce-sum (access-cartesian-product "
+     "(access a 1) (access a 1)))", ":2:21",
+     "compute materialises a cartesian product of dims (1024,1024,2,1024): 2147483648"),
+    ("(input a (shape 1024 1024) int8)\n(access-cartesian-product (access a 1) (access a 1))",
+     ":2:1", "access-cartesian-product gives a tensor of dims (1024,1024,2,1024): 2147483648"),
+    ("(input a (shape 1024 1024) float32)\n(compute dot-product (access-cartesian-product "
+     "(access a 1) (access a 1)))", ":2:22", "access-cartesian-product gives a tensor of dims"),
 ]
+
+
+def test_a_dot_product_over_a_cartesian_product_past_the_limit_checks(tmp_path):
+    # A 1024³ GEMM: its pairs (2³¹ elements) are never materialised (issue 9: 1024³ runs).
+    text = ("(input a (shape 1024 1024) int8)\n(compute dot-product (access-cartesian-product "
+            "(access a 1) (access (access-transpose a (list 1 0)) 1)))\n")
+    source = tmp_path / "gemm.gls"
+    source.write_text(text)
+    result = glc("check", source)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split() == ["((1024,1024),())", "int32"]
 
 
 @pytest.mark.parametrize("text,where,fragment", SIZES, ids=[s[2][:40] for s in SIZES])

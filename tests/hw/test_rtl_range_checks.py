@@ -4,8 +4,8 @@ The RTL no longer multiplies at issue: row_factors and transfer_rows count a LOA
 rows (and a VECTOR's last source row) as the word arrives and is queued, saturating at 2^17 - 1,
 and the decoder checks runs per row on clamped factors. These programs sit on each edge: rows
 that end exactly at the memory's size or one past it, a transposing LOAD rounded up to whole
-blocks, products far beyond 2^17 (where only the saturation keeps the answer), and runs per row
-at N and N + 1."""
+blocks, products far beyond 2^17 (where only the saturation keeps the answer), a `linear`
+STORE's multipliers' row, and runs per row at N and N + 1."""
 
 import numpy as np
 import pytest
@@ -55,6 +55,13 @@ PROGRAMS = {
     "store_ends_at_the_accumulator_end": ([_store(row=ACC - 2, count3=2)], None),
     "store_rows_far_beyond_2_17": (
         [_store(row=0, count0=BIG, count3=BIG)], (ErrorCode.ACC_RANGE, 0)),
+    # A `linear` STORE checks its queued row end and its multipliers' row `qrow` together.
+    "linear_store_ends_at_the_accumulator_end": (
+        [_store(linear=1, qrow=ACC - 1, row=ACC - 2, count3=2)], None),
+    "linear_store_ends_one_past_it": (
+        [_store(linear=1, qrow=0, row=ACC - 1, count3=2)], (ErrorCode.ACC_RANGE, 0)),
+    "linear_store_multipliers_one_past_it": (
+        [_store(linear=1, qrow=ACC, row=0)], (ErrorCode.ACC_RANGE, 0)),
     "runs_per_row_at_n": ([_load(inner=2, run=1, count0=2, count1=N // 2)], None),
     "runs_per_row_past_n": (
         [_load(inner=2, run=1, count0=2, count1=N // 2 + 1)], (ErrorCode.ILLEGAL_FIELD, 0)),

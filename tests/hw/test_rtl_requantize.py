@@ -1,4 +1,5 @@
-"""The store path's requantize unit against the language contract's formula."""
+"""The store path's converters against the language contract: the rounding shift, and ONNX's
+requantization (STORE `linear`) against numpy's float32."""
 
 import pytest
 from tbutil import run_unit
@@ -8,3 +9,7 @@ pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is
 
 def test_requantize_rounds_and_saturates_like_the_contract():
     run_unit("requantize", "cocotb_requantize", {}, "requantize")
+
+
+def test_requantize_linear_equals_float32_bit_for_bit():
+    run_unit("requantize_linear", "cocotb_requantize_linear", {}, "requantize_linear")

@@ -30,6 +30,15 @@ def _im2col(rng) -> tuple[str, tuple[int, ...]]:
     return text, (1, c, h, w)
 
 
+def _im2col_zero_point(rng) -> tuple[str, tuple[int, ...]]:
+    """An imported conv's operand: the image padded with its zero point (access-pad-value, a
+    LOAD's ``pad``); padding by nothing is the view itself."""
+    text, dims = _im2col(rng)
+    v = int(rng.integers(-128, 128))
+    return text.replace("access-pad (access-pad", "access-pad-value (access-pad-value").replace(
+        "zero-padding", str(v)), dims
+
+
 def _transposed(rng) -> tuple[str, tuple[int, ...]]:
     """A transpose, slice and pad of a rank-3 tensor, re-split and flattened."""
     dims = tuple(int(x) for x in rng.integers(1, 7, 3))
@@ -51,7 +60,7 @@ def _broadcast(rng) -> tuple[str, tuple[int, ...]]:
     return text, (n,)
 
 
-TEMPLATES = [_im2col, _transposed, _broadcast]
+TEMPLATES = [_im2col, _im2col_zero_point, _transposed, _broadcast]
 
 
 def _case(template, seed):
@@ -79,7 +88,7 @@ def test_a_concatenation_is_not_a_view():
         view_of(term, types, lambda t: row_major("t", (2, 3)) if t.op == "symbol" else None)
 
 
-@pytest.mark.parametrize("template", [_im2col, _transposed])
+@pytest.mark.parametrize("template", [_im2col, _im2col_zero_point, _transposed])
 @pytest.mark.parametrize("seed", range(8))
 def test_loads_of_each_tile_fill_the_scratchpad_with_the_view(template, seed):
     config = load_config("n4")

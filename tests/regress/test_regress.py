@@ -142,14 +142,30 @@ def test_table_names_the_columns_the_engines_and_ends_in_the_summary(monkeypatch
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
     assert lines[0].split() == ["program", "match", "cycles", "baseline", "Δ", "predicted",
-                                "ideal", "efficiency", "status"]
+                                "ideal", "efficiency", "limit", "eff(limit)", "status"]
     cycles = committed("n16")["matmul-int8"]["cycles"]
     ideal = committed("n16")["matmul-int8"]["ideal_cycles"]
+    # matmul-int8: (12x20)·(20x7) int8, int32 result, on n16's 16-byte port: read once, written
+    # once, 12·20 + 20·7 + 4·12·7 = 716 bytes, 45 port cycles > 7 ideal cycles.
+    limit = max(ideal, -(-(12 * 20 + 20 * 7 + 4 * 12 * 7) // 16))
     assert lines[1].split() == ["matmul-int8", "yes", str(cycles), str(cycles), "0", str(cycles),
-                                str(ideal), f"{ideal / cycles:.4f}", "pass"]
+                                str(ideal), f"{ideal / cycles:.4f}", str(limit),
+                                f"{limit / cycles:.4f}", "pass"]
     assert any("baselines recorded on rtl, this run on isa" in line for line in lines)
     assert lines[-2] == "config n16, engine isa, baselines hw/baselines/n16.json, tolerance 0 %"
     assert lines[-1] == "1 passed, 0 failed"
+
+
+def test_json_rows_carry_the_roofline_limit_and_its_efficiency(tmp_path):
+    copy_program("maxpool2x2-int8", tmp_path)
+    status, report, _ = regress_json(tmp_path)
+    (row,) = report["rows"]
+    # A 2x2/2 max pool of 3x7x7 int8 (min-padded to 8x8) on the vector unit: 48 outputs of 4
+    # rows, 16 a cycle; the 147 pixels read once and the 48 results written once, 16 bytes a
+    # cycle.
+    ideal, limit = -(-48 * 4 // 16), max(-(-48 * 4 // 16), -(-(147 + 48) // 16))
+    assert (row["ideal_cycles"], row["roofline_cycles"]) == (ideal, limit)
+    assert row["roofline_efficiency"] == round(limit / row["cycles"], 4)
 
 
 @pytest.mark.rtl

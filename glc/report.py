@@ -1,0 +1,202 @@
+"""``glc run --report``: a lowered program step by step, with each kernel's work and limits.
+
+One row per step in program order: the buffer it writes (``kernel1``, ``fold2``, ``host3``), the
+``define`` it computes when the program names one (and, for a program ``glc import`` wrote, the
+ONNX node and op of the comment above that define), the unit (``array``, ``vector``, or a
+``host`` step or ``copy`` in numpy), MACs, the cycle model's cycles for the kernel alone, its
+compute ideal and roofline limit (glc/cost/limit.py) and both efficiencies. The totals are the
+program's: measured cycles over the sums of the kernels' ideals and limits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from glc.cost.limit import KernelLimit, efficiency, kernel_limit
+from glc.egraph.rewrite import match_term
+from glc.ir.term import Term, leaf, rebuild, walk
+from glc.lower.program import COMMUTING, HostStep, Program
+from glc.syntax.reader import parse_term
+
+# glc import's comment above a node's defines (glc/onnx/translate.py).
+_ONNX_NODE = re.compile(r"^;\s*node (?P<name>.+) \((?P<op>[A-Za-z0-9_.]+)\)\s*$")
+_DEFINE = re.compile(r"^\(define\s+(?P<name>[^\s()]+)")
+
+
+@dataclass
+class StepRow:
+    """One step's figures (None where they do not apply: a host step is not timed)."""
+
+    step: str
+    node: str
+    unit: str
+    macs: int | None = None
+    cycles: int | None = None
+    ideal: int | None = None
+    limit: int | None = None
+    bytes: int | None = None
+    efficiency: float | None = None
+    roofline_efficiency: float | None = None
+
+
+def kernel_limits(program: Program) -> dict[str, KernelLimit]:
+    """Each kernel step's limits, by the buffer it writes."""
+    return {s.name: kernel_limit(s.kernel, program.config) for s in program.kernels}
+
+
+def limit_figures(limits: dict[str, KernelLimit], cycles: int | None) -> dict:
+    """The program's totals: MACs, compulsory bytes, roofline limit (sums over its kernels) and
+    the efficiency of ``cycles`` against that limit."""
+    limit = sum(k.limit for k in limits.values())
+    return {"macs": sum(k.macs for k in limits.values()),
+            "compulsory_bytes": sum(k.bytes for k in limits.values()),
+            "roofline_cycles": limit,
+            "roofline_efficiency": efficiency(limit, cycles) if limits else None}
+
+
+def step_rows(program: Program, limits: dict[str, KernelLimit]) -> list[StepRow]:
+    """The rows of ``program``'s steps; kernels timed by the cycle model, alone."""
+    rows = []
+    for step in program.steps:
+        if isinstance(step, HostStep):
+            rows.append(StepRow(step.name, "", "copy" if step.copy else "host"))
+            continue
+        found = limits[step.name]
+        cycles = step.kernel.predicted_cycles(program.config)
+        rows.append(StepRow(step.name, "", "vector" if step.kernel.kind == "fold" else "array",
+                            found.macs if step.kernel.kind != "fold" else None, cycles,
+                            found.ideal, found.limit, found.bytes,
+                            efficiency(found.ideal, cycles), efficiency(found.limit, cycles)))
+    return rows
+
+
+def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
+    """Fill each row's ``node``: the define of the source program the step computes, or a part
+    of (``result`` for the program's result expression outside every define). A step's term
+    (its kernel's label, a host step's term) is matched against the extracted term, the buffers
+    of earlier steps standing for the nodes those steps computed; the matched node's e-class is
+    then looked up among the source's: a define's own, else the define whose expression (up to
+    the other defines it uses) holds a node of that class. ``compiled`` is glc/compiler.py's
+    CompileResult."""
+    source = compiled.program
+    comments = onnx_nodes(Path(source.path))
+    owners = _owners(compiled.egraph, source)
+    classes = _classes(compiled.egraph, compiled.term)
+    nodes = list(walk(compiled.term))[::-1]  # parents first: a step's own node before its parts
+    inputs = set(source.inputs) | {t.value for t in nodes if t.op == "symbol"}
+    views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
+    bound: dict[str, Term] = {}
+    for row, step in zip(rows, program.steps, strict=True):
+        pattern = _pattern(step.term if isinstance(step, HostStep)
+                           else parse_term(step.kernel.label), inputs)
+        match = next((t for t in nodes if _unify(pattern, t, bound)), None)
+        if match is None:
+            continue
+        bound[step.output] = match
+        # The product of an im2col is the matrix the source's dot product is a view of: climb
+        # the views over it to the node the source has.
+        node = match
+        while classes[id(node)] not in owners and views.get(id(node)) is not None:
+            node = views[id(node)]
+        name = owners.get(classes[id(node)], "result" if node is compiled.term else None)
+        if name is not None:
+            row.node = f"{name} ({comments[name]})" if name in comments else name
+
+
+def _owners(egraph, source) -> dict[int, str]:
+    """E-class → the define it belongs to: a define's own class first, then the classes of the
+    nodes of its expression short of the other defines it uses (the first define wins)."""
+    classes = _classes(egraph, source.body)
+    for term in source.defines.values():  # a define the result does not use
+        if id(term) not in classes:
+            classes.update(_classes(egraph, term))
+    defined = {id(term): name for name, term in source.defines.items()}
+    owners = {classes[id(t)]: name for name, t in source.defines.items()
+              if classes[id(t)] is not None}
+    for name, term in source.defines.items():
+        stack, seen = [term], set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen or (node is not term and id(node) in defined):
+                continue
+            seen.add(id(node))
+            if classes[id(node)] is not None:
+                owners.setdefault(classes[id(node)], name)
+            stack.extend(node.args)
+    return owners
+
+
+def _classes(egraph, term: Term) -> dict[int, int | None]:
+    """The e-class of every node of ``term`` (None where the e-graph does not hold it)."""
+    found: dict[int, int | None] = {}
+    for node in walk(term):
+        args = tuple(found[id(a)] for a in node.args)
+        found[id(node)] = None if None in args else egraph.lookup((node.op, node.value, args))
+    return found
+
+
+def _unify(pattern: Term, term: Term, bound: dict[str, Term]) -> bool:
+    """Whether ``term`` is ``pattern`` (its buffers as pattern variables), each earlier step's
+    buffer standing for that step's node."""
+    found = match_term(pattern, term)
+    return found is not None and all(bound.get(name, t) is t or bound[name] == t
+                                     for name, t in found.items())
+
+
+def _pattern(term: Term, inputs: set[str]) -> Term:
+    """``term`` with each symbol that names no program input (a buffer) as a pattern variable."""
+    return rebuild(term, lambda t: leaf("var", t.value)
+                   if t.op == "symbol" and t.value not in inputs else None)
+
+
+def onnx_nodes(path: Path) -> dict[str, str]:
+    """For a program ``glc import`` wrote: each define's ONNX node and op (``name Op``), from the
+    comment above it; empty for any other program (or one that cannot be read)."""
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found, current = {}, None
+    for line in lines:
+        comment = _ONNX_NODE.match(line)
+        if comment:
+            current = f"{comment['name']} {comment['op']}"
+            continue
+        define = _DEFINE.match(line)
+        if define and current is not None:
+            found[define["name"]] = current
+    return found
+
+
+COLUMNS = ("step", "node", "unit", "MACs", "cycles", "ideal", "limit", "eff(ideal)",
+           "eff(limit)")
+
+
+def table(rows: list[StepRow], figures: dict) -> str:
+    """The per-step table and a totals line with the program's measured cycles."""
+    cells = [COLUMNS]
+    for r in rows:
+        cells.append((r.step, r.node or "-", r.unit, _num(r.macs), _num(r.cycles),
+                      _num(r.ideal), _num(r.limit), _num(r.efficiency),
+                      _num(r.roofline_efficiency)))
+    cells.append(("total", "-", "-", _num(figures["macs"]),
+                  _num(figures["cycles"]), _num(figures["ideal_cycles"]),
+                  _num(figures["roofline_cycles"]), _num(figures["efficiency"]),
+                  _num(figures["roofline_efficiency"])))
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    return "\n".join("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(line, widths, strict=True))
+                               ).rstrip() for line in cells)
+
+
+def rows_json(rows: list[StepRow]) -> list[dict]:
+    """The rows as JSON-ready objects."""
+    return [asdict(r) for r in rows]
+
+
+def _num(value: int | float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if isinstance(value, float) else str(value)

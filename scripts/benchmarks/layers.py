@@ -1,0 +1,94 @@
+"""The layer suite (scripts/layer_suite.py) on n16: every layer of real networks at its real
+shape, in the layouts users write, compiled and costed against both limits (glc/cost/limit.py).
+
+Per row: MACs (from the layer's shapes), the compute ideal and the roofline limit (sums over the
+program's kernels), the cycle model's predicted cycles, efficiency against each (a row whose
+kernels do not perform all its MACs, the rest computed by host steps in numpy, counts as 0),
+host steps and copies, compile seconds.
+With ``--rtl`` a sample of rows also runs on the Verilator RTL: its result must equal the
+independently computed output and its cycles the prediction. The last two rows are the
+headline: the MAC-weighted efficiency (Σ MACs·efficiency / Σ MACs) and the worst layer.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from layer_suite import program_name, rows, write  # noqa: E402
+
+from benchmarks.networks import compile_timed  # noqa: E402
+from glc.cost.limit import efficiency  # noqa: E402
+from glc.hwconfig import load_config  # noqa: E402
+from glc.report import kernel_limits, limit_figures  # noqa: E402
+
+SECTION = "layers"
+TITLE = "layer suite: real networks' layers at their real shapes (N = 16), against both limits"
+CONFIG = "n16"
+# The rows run on the RTL with --rtl: the smallest of each kind and layout family.
+RTL_SAMPLE = ("attention-q-k-t-128x64x128-w-out-in", "gemv-1x1024x1024-w-in-out",
+              "resnet-50-1x1-1024-256-14-nhwc-hwio", "mobilenet-v2-expand-1x1-64-384-14-nchw-oihw")
+
+
+def run(rtl: bool = False) -> list[dict]:
+    """One row per (layer, layout), then the headline rows."""
+    config = load_config(CONFIG)
+    found = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for seed, (layer, layout) in enumerate(rows(), 300):
+            name = program_name(layer, layout)
+            folder = Path(scratch) / name
+            made = write(folder, layer, layout, np.random.default_rng(seed))
+            found.append(measure(layer, layout, folder, made["output"], config,
+                                 rtl and name in RTL_SAMPLE))
+            print(f"layers: {found[-1]}", file=sys.stderr, flush=True)  # an hour: show progress
+    return found + headline(found)
+
+
+def measure(layer, layout: str, folder: Path, expected: np.ndarray, config,
+            on_rtl: bool = False) -> dict:
+    """Compile one row (timed), its limits and predicted cycles; with ``on_rtl``, run it on the
+    RTL and check its result and cycles."""
+    bundle, program, seconds = compile_timed(folder, config)
+    figures = program.figures()
+    predicted = figures["predicted_cycles"]
+    limits = limit_figures(kernel_limits(program), predicted)
+    # A row whose kernels do not perform all its MACs ran partly in numpy: counted as 0.
+    whole = limits["macs"] == layer.macs
+    row = {"network": layer.network, "layer": layer.name, "layout": layout,
+           "MACs": layer.macs, "ideal": figures["ideal_cycles"],
+           "limit": limits["roofline_cycles"], "predicted": predicted,
+           "eff(ideal)": efficiency(figures["ideal_cycles"], predicted) if whole else 0.0,
+           "eff(limit)": limits["roofline_efficiency"] if whole else 0.0,
+           "host steps": figures["host_steps"] + figures["host_copies"],
+           "compile s": round(seconds, 2)}
+    if on_rtl:
+        from glc.lower.execute import execute
+
+        outcome = execute(program, bundle.arrays, "rtl")
+        row["RTL cycles"] = outcome.cycles
+        row["RTL = model"] = outcome.cycles == predicted
+        row["match"] = bool(np.array_equal(outcome.result, expected))
+    return row
+
+
+def headline(found: list[dict]) -> list[dict]:
+    """The MAC-weighted efficiencies over every row, and the worst row by roofline efficiency
+    of all and of those that are no depthwise conv (issue 10 holds the two to different bars)."""
+    macs = sum(r["MACs"] for r in found)
+    weighted = {key: round(sum(r["MACs"] * (r[key] or 0) for r in found) / macs, 4)
+                for key in ("eff(ideal)", "eff(limit)")}
+    rows = [{"network": "MAC-weighted", "layer": f"{len(found)} rows", "MACs": macs, **weighted}]
+    for label, among in (("worst layer", found),
+                         ("worst non-depthwise", [r for r in found
+                                                  if not r["layer"].startswith("dw ")])):
+        worst = min(among, key=lambda r: r["eff(limit)"] or 0)
+        rows.append({"network": label, "layer": worst["layer"], "layout": worst["layout"],
+                     "eff(ideal)": worst["eff(ideal)"], "eff(limit)": worst["eff(limit)"]})
+    return rows

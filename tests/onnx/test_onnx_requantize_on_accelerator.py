@@ -1,0 +1,108 @@
+"""ONNX's requantization on the accelerator (glc/lower/linear.py, docs/isa.md STORE `linear`):
+a quantized conv or dense layer — int8 products, the bias, requantize-linear with per-tensor or
+per-channel multipliers, the zero point, relu, padding with the input's zero point — is one
+kernel whose STOREs requantize, with no host step but the float input's quantization and the
+float output's dequantization; the ISA simulator's result equals onnxruntime bit for bit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import float_model, weights
+from onnx import helper
+
+from glc.cli import main
+from glc.onnx.zoo import quantize
+
+FORMS = [dict(), dict(activations="uint8"), dict(per_channel=True), dict(form="QOperator"),
+         dict(activations="uint8", form="QOperator", per_channel=True)]
+FORM_IDS = ["int8", "uint8", "per-channel", "qoperator", "qoperator-uint8-per-channel"]
+# The float model's edges: its input quantized, its output dequantized, on the host.
+EDGES = {"quantize-linear", "dequantize-linear"}
+
+
+def _run(model, tmp_path, config: str, options, engine: str = "isa") -> dict:
+    path = quantize(model, tmp_path / "model.onnx", **options)
+    runner = CliRunner()
+    folder = tmp_path / "program"
+    imported = runner.invoke(main, ["import", str(path), "-o", str(folder)])
+    assert imported.exit_code == 0, imported.output
+    result = tmp_path / "result.npy"
+    run = runner.invoke(main, ["run", str(folder), "--engine", engine, "--config", config,
+                               "-o", str(result), "--json"])
+    assert run.exit_code == 0, run.output
+    assert np.array_equal(np.load(result), np.load(folder / "output.npy"))
+    return json.loads(run.output)
+
+
+def _host_operators(figures: dict) -> set[str]:
+    return {step.split(": ", 1)[1].split()[-1] for step in figures["host"]}
+
+
+def _conv_relu():
+    rng = np.random.default_rng(1)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[3, 3],
+                            pads=[1, 0, 2, 1])
+    relu = helper.make_node("Relu", ["y"], ["z"])
+    return float_model([node, relu], [("x", [1, 5, 6, 5])], ("z", None),
+                       {"w": weights(rng, 20, 5, 3, 3), "b": rng.normal(0, 0.1, 20)})
+
+
+def _dense_chain():
+    rng = np.random.default_rng(2)
+    first = helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], transB=1)
+    relu = helper.make_node("Relu", ["h"], ["r"])
+    second = helper.make_node("Gemm", ["r", "w2", "b2"], ["y"], transB=1)
+    return float_model([first, relu, second], [("x", [6, 40])], ("y", None),
+                       {"w1": weights(rng, 24, 40), "b1": rng.normal(0, 0.1, 24),
+                        "w2": weights(rng, 10, 24), "b2": rng.normal(0, 0.1, 10)})
+
+
+def _pool_head():
+    """ResNet's head: a conv, the global average pool (a fold on the vector unit, requantized
+    in its STOREs), the classifier."""
+    rng = np.random.default_rng(3)
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1])
+    relu = helper.make_node("Relu", ["c"], ["r"])
+    pool = helper.make_node("GlobalAveragePool", ["r"], ["p"])
+    flat = helper.make_node("Flatten", ["p"], ["f"], axis=1)
+    dense = helper.make_node("Gemm", ["f", "w2", "b2"], ["y"], transB=1)
+    return float_model([conv, relu, pool, flat, dense], [("x", [1, 6, 5, 5])], ("y", None),
+                       {"w": weights(rng, 12, 6, 1, 1), "w2": weights(rng, 7, 12),
+                        "b2": rng.normal(0, 0.1, 7)})
+
+
+@pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
+def test_global_pool_requantizes_on_the_vector_unit(tmp_path, options):
+    figures = _run(_pool_head(), tmp_path, "n4", options)
+    assert _host_operators(figures) <= EDGES, figures["host"]
+
+
+@pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
+@pytest.mark.parametrize("config", ["n4", "n16"])
+def test_quantized_conv_is_one_kernel_bit_exact(tmp_path, options, config):
+    figures = _run(_conv_relu(), tmp_path, config, options)
+    assert figures["kernels"] == 1
+    assert _host_operators(figures) <= EDGES, figures["host"]
+
+
+@pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
+def test_quantized_dense_chain_is_kernels_only(tmp_path, options):
+    figures = _run(_dense_chain(), tmp_path, "n4", options)
+    assert figures["kernels"] == 2
+    assert _host_operators(figures) <= EDGES, figures["host"]
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("make", [_conv_relu, _dense_chain, _pool_head],
+                         ids=["conv", "dense", "pool"])
+def test_quantized_layers_on_the_rtl_equal_onnxruntime(tmp_path, make):
+    # Per-channel multipliers with uint8 activations: the conv's STOREs go by row (qrows), the
+    # dense layers' and the pool's by column; the RTL's cycles are the model's.
+    options = dict(activations="uint8", form="QOperator", per_channel=True)
+    figures = _run(make(), tmp_path, "n4", options, engine="rtl")
+    assert figures["match"] is True and figures["engine"] == "rtl"
+    assert figures["cycles"] == figures["predicted_cycles"]

@@ -1,0 +1,84 @@
+"""glc run --report: the per-step table's numbers against values computed from the shapes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from glc.cli import main
+
+PROGRAMS = Path(__file__).parents[1] / "programs"
+N, PORT = 16, 16  # n16: a 16x16 array, a 16-byte DRAM port
+
+
+def glc(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def limit(ideal: int, moved: int) -> int:
+    return max(ideal, -(-moved // PORT))
+
+
+def test_report_of_the_tiny_cnn_names_each_step_and_its_limits():
+    result = glc("run", PROGRAMS / "cnn-int8", "--engine", "isa", "--report", "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    steps = figures["steps"]
+    # conv 2->4 channels, 3x3 pad 1 over 6x6: 36 positions x 4 filters x 18 taps; int8 data
+    # (72 B), filters (72 B), requantized result (144 B).
+    conv_macs, conv_bytes = 36 * 4 * 18, 72 + 72 + 144
+    # 2x2/2 max pool: 36 outputs of 4 rows on the vector unit, 144 B in, 36 B out.
+    pool_rows, pool_bytes = 36 * 4, 144 + 36
+    # dense 36 -> 5, int32 result: 36 + 180 + 20 bytes.
+    dense_macs, dense_bytes = 36 * 5, 36 + 180 + 4 * 5
+    expected = [("features", "array", conv_macs, -(-conv_macs // N ** 2), conv_bytes),
+                ("pooled", "vector", None, -(-pool_rows // N), pool_bytes),
+                ("result", "array", dense_macs, -(-dense_macs // N ** 2), dense_bytes)]
+    assert len(steps) == len(expected)
+    for step, (node, unit, macs, ideal, moved) in zip(steps, expected, strict=True):
+        assert (step["node"], step["unit"], step["macs"], step["ideal"]) == \
+            (node, unit, macs, ideal)
+        assert step["bytes"] == moved and step["limit"] == limit(ideal, moved)
+        assert step["roofline_efficiency"] == round(step["limit"] / step["cycles"], 4)
+    assert figures["macs"] == conv_macs + dense_macs
+    assert figures["roofline_cycles"] == sum(s["limit"] for s in steps)
+    assert figures["ideal_cycles"] == sum(s["ideal"] for s in steps)
+    assert figures["roofline_efficiency"] == round(figures["roofline_cycles"] /
+                                                   figures["cycles"], 4)
+    # One image, the cycle model exact: the kernels' cycles alone add up to at most the whole.
+    assert sum(s["cycles"] for s in steps) <= figures["cycles"]
+
+
+def test_report_table_has_a_row_per_step_and_the_totals():
+    result = glc("run", PROGRAMS / "residual-add-int8", "--engine", "isa", "--report")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    header = lines.index(next(ln for ln in lines if ln.startswith("step")))
+    assert lines[header].split() == ["step", "node", "unit", "MACs", "cycles", "ideal", "limit",
+                                     "eff(ideal)", "eff(limit)"]
+    rows = [ln.split() for ln in lines[header + 1:]]
+    assert [r[0] for r in rows] == ["kernel1", "fold1", "total"]
+    assert rows[1][2] == "vector" and rows[1][3] == "-"
+    summary = next(ln for ln in lines if ln.startswith("cycles "))
+    assert f"roofline limit {rows[-1][6]} " in summary
+
+
+def test_run_without_report_gives_the_program_totals_only():
+    result = glc("run", PROGRAMS / "matmul-int8", "--engine", "isa", "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert "steps" not in figures
+    moved = 12 * 20 + 20 * 7 + 4 * 12 * 7
+    assert figures["compulsory_bytes"] == moved
+    assert figures["roofline_cycles"] == limit(-(-12 * 20 * 7 // N ** 2), moved)
+
+
+def test_report_of_a_host_only_program_has_host_rows_and_no_limit():
+    result = glc("run", PROGRAMS / "softmax-f64", "--engine", "isa", "--report", "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert [s["unit"] for s in figures["steps"]] == ["host"]
+    assert figures["steps"][0]["cycles"] is None
+    assert figures["roofline_cycles"] == 0 and figures["roofline_efficiency"] is None
