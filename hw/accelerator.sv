@@ -54,7 +54,13 @@ module accelerator #(
     output logic [31:0]                     ctr_macs
 );
     localparam int N = ARRAY_SIZE;
-    localparam int ENTRY_W = WORD_W + 32;   // instruction word and its index
+    // A queue entry: the instruction word, its index and (LOAD, STORE, VECTOR) where the rows
+    // its issue range-checks end, counted when it is queued (transfer_rows), so the check at
+    // issue only compares.
+    localparam int ROWS_W = 17;
+    localparam int PC_LSB = WORD_W;
+    localparam int ROWS_LSB = WORD_W + 32;
+    localparam int ENTRY_W = ROWS_LSB + ROWS_W;
 
     // Impossible configurations (docs/isa.md, "Hardware configuration" legal values).
     if (N < 2 || N > 128) begin : g_bad_n
@@ -88,10 +94,18 @@ module accelerator #(
     logic [ERR_W-1:0] disp_code;
     logic [31:0] disp_pc, pc;
 
+    // Pre-decode: row_factors multiplies as a word arrives, transfer_rows as it is queued.
+    logic [WORD_W-1:0] arriving;
+    logic [2*ROWS_W-1:0] arriving_factors, word_factors;
+    row_factors #(.ROWS_W(ROWS_W)) u_factors (
+        .word(arriving), .low(arriving_factors[0 +: ROWS_W]),
+        .high(arriving_factors[ROWS_W +: ROWS_W])
+    );
     fetch_unit #(.FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS), .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
-                 .DRAM_BYTES(DRAM_BYTES)) u_fetch (
+                 .DRAM_BYTES(DRAM_BYTES), .SIDE_W(2 * ROWS_W)) u_fetch (
         .clk, .rst, .base(program_base), .fetch_addr, .fetch_rdata,
-        .word_valid, .word, .pc, .pc_outside, .dispatch
+        .word_valid, .word, .pc, .pc_outside, .dispatch,
+        .word_side(word_factors), .arriving, .arriving_side(arriving_factors)
     );
     dispatcher #(.ARRAY_SIZE(N)) u_dispatcher (
         .clk, .rst, .stop,
@@ -99,11 +113,16 @@ module accelerator #(
         .queue_full, .queue_push, .halted, .blocked,
         .error(disp_error), .error_code(disp_code), .error_pc(disp_pc)
     );
+    logic [ROWS_W-1:0] word_end;
+    transfer_rows #(.N(N), .ROWS_W(ROWS_W)) u_rows (
+        .word, .low(word_factors[0 +: ROWS_W]), .high(word_factors[ROWS_W +: ROWS_W]),
+        .row_end(word_end)
+    );
     for (genvar u = 0; u < UNITS; u++) begin : g_queue
         instr_queue #(.DEPTH(QUEUE_DEPTH), .W(ENTRY_W)) u_queue (
             .clk, .rst,
             .push      (queue_push[u]),
-            .push_data ({pc, word}),
+            .push_data ({word_end, pc, word}),
             .pop       (queue_pop[u]),
             .full      (queue_full[u]),
             .head_valid(head_valid[u]),
@@ -153,10 +172,11 @@ module accelerator #(
     logic [31:0] ld_error_pc, ld_push_pc;
     logic [31:0] ld_addr;
     load_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .SP_ROWS(SCRATCHPAD_ROWS),
-                .ACC_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES)) u_load (
+                .ACC_ROWS(ACCUMULATOR_ROWS), .ROWS_W(ROWS_W), .DRAM_BYTES(DRAM_BYTES)) u_load (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_LOAD]), .head_word(head[UNIT_LOAD][WORD_W-1:0]),
-        .head_pc(32'(head[UNIT_LOAD][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_LOAD]),
+        .head_pc(head[UNIT_LOAD][PC_LSB +: 32]),
+        .head_end(head[UNIT_LOAD][ROWS_LSB +: ROWS_W]), .issue(queue_pop[UNIT_LOAD]),
         .token_ok(tok_available[EX2LD]), .vec_token_ok(tok_available[VU2LD]),
         .pop_next(tok_pop[EX2LD]), .pop_vec(tok_pop[VU2LD]),
         .push_next(ld_push), .push_vec(ld_push_vec),
@@ -175,7 +195,7 @@ module accelerator #(
     exec_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS)) u_exec (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_EXEC]), .head_word(head[UNIT_EXEC][WORD_W-1:0]),
-        .head_pc(32'(head[UNIT_EXEC][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_EXEC]),
+        .head_pc(head[UNIT_EXEC][PC_LSB +: 32]), .issue(queue_pop[UNIT_EXEC]),
         .prev_token_ok(tok_available[LD2EX]), .next_token_ok(tok_available[ST2EX]),
         .pop_prev(tok_pop[LD2EX]), .pop_next(tok_pop[ST2EX]),
         .push_prev(ex_push_prev), .push_next(ex_push_next), .push_pc(ex_push_pc),
@@ -191,10 +211,11 @@ module accelerator #(
     logic [31:0] st_error_pc, st_push_pc;
     logic [31:0] st_addr;
     store_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .ACC_ROWS(ACCUMULATOR_ROWS),
-                 .DRAM_BYTES(DRAM_BYTES)) u_store (
+                 .ROWS_W(ROWS_W), .DRAM_BYTES(DRAM_BYTES)) u_store (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_STORE]), .head_word(head[UNIT_STORE][WORD_W-1:0]),
-        .head_pc(32'(head[UNIT_STORE][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_STORE]),
+        .head_pc(head[UNIT_STORE][PC_LSB +: 32]),
+        .head_end(head[UNIT_STORE][ROWS_LSB +: ROWS_W]), .issue(queue_pop[UNIT_STORE]),
         .token_ok(tok_available[EX2ST]), .vec_token_ok(tok_available[VU2ST]),
         .pop_prev(tok_pop[EX2ST]), .pop_vec(tok_pop[VU2ST]),
         .push_prev(st_push), .push_vec(st_push_vec),
@@ -209,10 +230,12 @@ module accelerator #(
     logic vu_in_progress, vu_busy, vu_stall_token, vu_error, vu_push_prev, vu_push_next;
     logic [ERR_W-1:0] vu_code;
     logic [31:0] vu_error_pc, vu_push_pc;
-    vector_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS)) u_vector (
+    vector_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS),
+                  .ROWS_W(ROWS_W)) u_vector (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_VECTOR]), .head_word(head[UNIT_VECTOR][WORD_W-1:0]),
-        .head_pc(32'(head[UNIT_VECTOR][ENTRY_W-1:WORD_W])), .issue(queue_pop[UNIT_VECTOR]),
+        .head_pc(head[UNIT_VECTOR][PC_LSB +: 32]),
+        .head_end(head[UNIT_VECTOR][ROWS_LSB +: ROWS_W]), .issue(queue_pop[UNIT_VECTOR]),
         .prev_token_ok(tok_available[LD2VU]), .next_token_ok(tok_available[ST2VU]),
         .pop_prev(tok_pop[LD2VU]), .pop_next(tok_pop[ST2VU]),
         .push_prev(vu_push_prev), .push_next(vu_push_next), .push_pc(vu_push_pc),
@@ -249,10 +272,10 @@ module accelerator #(
 
     logic [31:0] deadlock_pc, overflow_pc;
     always_comb begin
-        if (waiting[UNIT_LOAD]) deadlock_pc = 32'(head[UNIT_LOAD][ENTRY_W-1:WORD_W]);
-        else if (waiting[UNIT_EXEC]) deadlock_pc = 32'(head[UNIT_EXEC][ENTRY_W-1:WORD_W]);
-        else if (waiting[UNIT_STORE]) deadlock_pc = 32'(head[UNIT_STORE][ENTRY_W-1:WORD_W]);
-        else deadlock_pc = 32'(head[UNIT_VECTOR][ENTRY_W-1:WORD_W]);
+        if (waiting[UNIT_LOAD]) deadlock_pc = head[UNIT_LOAD][PC_LSB +: 32];
+        else if (waiting[UNIT_EXEC]) deadlock_pc = head[UNIT_EXEC][PC_LSB +: 32];
+        else if (waiting[UNIT_STORE]) deadlock_pc = head[UNIT_STORE][PC_LSB +: 32];
+        else deadlock_pc = head[UNIT_VECTOR][PC_LSB +: 32];
         // Each counter has one pushing unit.
         if (tok_overflow[LD2EX] || tok_overflow[LD2VU]) overflow_pc = ld_push_pc;
         else if (tok_overflow[ST2EX] || tok_overflow[ST2VU]) overflow_pc = st_push_pc;

@@ -39,22 +39,47 @@ module decoder #(
     assign is_halt = opcode == OP_HALT;
 
     // The transfer pattern's legality: counts >= 1, 1 <= run <= N, inner <= 4, run·R <= N.
+    // R·run <= N is checked on factors clamped to N + 1 (each factor is >= 1 once the other
+    // checks pass, so one above N already fails), multiplied as a balanced tree of saturating
+    // FW-bit products read from a constant table: a few LUT levels each, where a 64-bit
+    // multiplier chain took most of a 20 ns cycle.
+    localparam int CLAMP = ARRAY_SIZE + 1;
+    localparam int FW = $clog2(CLAMP + 1);
+    localparam int TABLE_BITS = FW << (2 * FW);
+    function automatic logic [FW-1:0] clamp(input logic [31:0] x);
+        clamp = x > 32'(CLAMP) ? FW'(CLAMP) : FW'(x);
+    endfunction
+    // Entry {a, b}: min(a·b, N + 1).
+    function automatic logic [TABLE_BITS-1:0] product_table();
+        product_table = '0;
+        for (int a = 0; a < (1 << FW); a++) begin
+            for (int b = 0; b < (1 << FW); b++) begin
+                product_table[((a << FW) + b) * FW +: FW] = clamp(32'(a * b));
+            end
+        end
+    endfunction
+    localparam logic [TABLE_BITS-1:0] PRODUCT = product_table();
+    function automatic logic [FW-1:0] times(input logic [FW-1:0] a, input logic [FW-1:0] b);
+        times = PRODUCT[32'({a, b}) * FW +: FW];
+    endfunction
     logic transfer_bad;
     always_comb begin
-        logic [63:0] per_row;
+        logic [FW-1:0] f [LEVELS + 1];
         logic [XFER_RUN_W-1:0]   run;
         logic [XFER_INNER_W-1:0] inner;
         run          = word[XFER_RUN_LSB +: XFER_RUN_W];
         inner        = word[XFER_INNER_LSB +: XFER_INNER_W];
         transfer_bad = run == '0 || 32'(run) > ARRAY_SIZE || 32'(inner) > LEVELS;
-        per_row      = 64'(run);
+        f[LEVELS]    = clamp(32'(run));
         for (int k = 0; k < LEVELS; k++) begin
             logic [XFER_COUNT0_W-1:0] count;
             count = word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: XFER_COUNT0_W];
             if (count == '0) transfer_bad = 1'b1;
-            if (k < 32'(inner)) per_row = per_row * 64'(count);
+            f[k] = k < 32'(inner) ? clamp(32'(count)) : FW'(1);
         end
-        if (per_row > 64'(ARRAY_SIZE)) transfer_bad = 1'b1;
+        if (32'(times(times(f[0], f[1]), times(f[2], times(f[3], f[4])))) > ARRAY_SIZE) begin
+            transfer_bad = 1'b1;
+        end
     end
 
     // Flags towards a unit that does not exist; for the other opcodes the masks already

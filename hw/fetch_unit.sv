@@ -20,8 +20,10 @@ module fetch_unit #(
     // bytes of DRAM, for the last word that can be fetched (64-bit: up to 2^32; a -G override
     // of a top-level build arrives as a 32-bit constant)
     /* verilator lint_off WIDTHEXPAND */
-    parameter longint DRAM_BYTES = 64'd1048576
+    parameter longint DRAM_BYTES = 64'd1048576,
     /* verilator lint_on WIDTHEXPAND */
+    // bits the caller computes from a word as it arrives, kept with it (pre-decode)
+    parameter int SIDE_W = 1
 ) (
     input  logic                             clk,
     input  logic                             rst,
@@ -34,6 +36,10 @@ module fetch_unit #(
     output logic [WORD_W-1:0]                word,
     output logic [31:0]                      pc,          // its index
     output logic                             pc_outside,  // word `pc` can never be fetched
+    output logic [SIDE_W-1:0]                word_side,   // the side bits of `word`
+    // the word arriving in the buffer this cycle, and its side bits (computed by the caller)
+    output logic [WORD_W-1:0]                arriving,
+    input  logic [SIDE_W-1:0]                arriving_side,
     input  logic                             dispatch     // the dispatcher takes `word`
 );
     localparam int F = FETCH_BUFFER_WORDS;
@@ -52,6 +58,7 @@ module fetch_unit #(
     end
 
     logic [WORD_W-1:0]  buffer [F];
+    logic [SIDE_W-1:0]  side [F];
     logic [SLOT_W-1:0]  read_q, write_q;
     logic [COUNT_W-1:0] taken_q, arrived_q;    // slots taken by started fetches; words arrived
     logic [31:0]        next_q, pc_q;          // the word to fetch next; the word to dispatch
@@ -102,6 +109,7 @@ module fetch_unit #(
             arrived_q <= arrived_q + COUNT_W'(completes) - COUNT_W'(dispatch);
             if (completes) begin
                 buffer[write_q] <= assembled;
+                side[write_q]   <= arriving_side;
                 write_q  <= next_slot(write_q);
                 next_q   <= next_q + 1'b1;
                 beat_q   <= '0;
@@ -120,6 +128,8 @@ module fetch_unit #(
 
     assign word_valid = arrived_q != '0;
     assign word       = buffer[read_q];
+    assign word_side  = side[read_q];
+    assign arriving   = assembled;
     assign pc         = pc_q;
     assign pc_outside = !in_dram(pc_q);
 endmodule

@@ -19,6 +19,8 @@ module load_unit #(
     parameter int SP_ROWS = 16384,
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
+    // width of head_end (transfer_rows: saturated beyond any memory)
+    parameter int ROWS_W = 17,
     // DRAM bytes, for DRAM_RANGE
     parameter longint DRAM_BYTES = 64'd1048576
 ) (
@@ -32,6 +34,7 @@ module load_unit #(
     input  logic [WORD_W-1:0]          head_word,
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
+    input  logic [ROWS_W-1:0]          head_end,      // where its local rows end (transfer_rows)
     output logic                       issue,
     // tokens: pop ex2ld (next) and vu2ld (vec) at issue, push ld2ex / ld2vu at completion
     input  logic                       token_ok,
@@ -69,7 +72,6 @@ module load_unit #(
     logic [31:0] pc_q;
 
     logic walk_active, walk_row_first, walk_row_last, walk_last, dram_error;
-    logic [63:0] walk_rows, written_rows;
     logic [9:0] walk_bytes, walk_offset;
     logic [7:0] walk_lo, walk_hi;
     logic [15:0] walk_row;
@@ -81,12 +83,9 @@ module load_unit #(
     assign is_load   = head_valid && head_word[OPCODE_W-1:0] == OP_LOAD;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !tr_busy && !stop;
-    // A transposing LOAD writes whole blocks of N rows (SP_RANGE on all of them).
-    assign written_rows = head_word[LOAD_TRANSPOSE_LSB]
-                        ? (walk_rows + 64'(N - 1)) / 64'(N) * 64'(N) : walk_rows;
-    // The local rows must fit, checked when the instruction would issue.
-    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + written_rows
-                    <= (head_word[LOAD_ACC_LSB] ? 64'(ACC_ROWS) : 64'(SP_ROWS));
+    // The local rows must fit, checked when the instruction would issue (a transposing LOAD
+    // writes whole blocks of N rows: SP_RANGE on all of them; transfer_rows counts them).
+    assign rows_fit  = 32'(head_end) <= (head_word[LOAD_ACC_LSB] ? ACC_ROWS : SP_ROWS);
     assign tokens_ok = (!head_word[FLAG_POP_NEXT] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign range_error = free && is_load && tokens_ok && !store_holds_port && !rows_fit;
@@ -103,7 +102,6 @@ module load_unit #(
         .rst        (rst),
         .start      (takes_port),
         .word       (head_word),
-        .local_rows (walk_rows),
         .wide       (head_word[LOAD_ACC_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),

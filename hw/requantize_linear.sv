@@ -57,7 +57,8 @@ module requantize_linear (
         else whole = 9'(round_shift(48'(mp), 6'(-e)));
         if (em == 8'hff) whole = 9'd256;
         if (x == '0 || em == 8'h00) whole = 9'd0;
-        sum = (x[31] ^ m[31] ? -11'sd1 : 11'sd1) * $signed({2'b00, whole}) + 11'(zero);
+        // the sign by negation, not a multiplication by ±1 (which Yosys maps to a DSP in series)
+        sum = (x[31] ^ m[31] ? -$signed({2'b00, whole}) : $signed({2'b00, whole})) + 11'(zero);
         q = sum > 11'sd127 ? 8'sd127 : sum < -11'sd128 ? -8'sd128 : 8'(sum);
     end
 endmodule

@@ -18,6 +18,8 @@ module store_unit #(
     parameter int PORT_BYTES = 16,
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
+    // width of head_end (transfer_rows: saturated beyond any memory)
+    parameter int ROWS_W = 17,
     // DRAM bytes, for DRAM_RANGE
     parameter longint DRAM_BYTES = 64'd1048576
 ) (
@@ -31,6 +33,7 @@ module store_unit #(
     input  logic [WORD_W-1:0]          head_word,
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]                head_pc,
+    input  logic [ROWS_W-1:0]          head_end,      // where its local rows end (transfer_rows)
     output logic                       issue,
     // tokens: pop ex2st (prev) and vu2st (vec) at issue, push st2ex / st2vu at completion
     input  logic                       token_ok,
@@ -74,7 +77,6 @@ module store_unit #(
     logic [31:0] pc_q;
 
     logic walk_active, walk_last, walk_row_last, dram_error;
-    logic [63:0] walk_rows;
     logic [9:0] walk_bytes, walk_offset;
     logic [7:0] walk_lo, walk_hi;
     logic [15:0] walk_row, walk_column;
@@ -85,8 +87,7 @@ module store_unit #(
     assign is_linear = head_word[STORE_LINEAR_LSB];
     // The local rows must fit, checked when the instruction would issue.
     assign qrow_fits = !is_linear || 32'(head_word[STORE_QROW_LSB +: STORE_QROW_W]) < ACC_ROWS;
-    assign rows_fit  = 64'(head_word[XFER_ROW_LSB +: XFER_ROW_W]) + walk_rows <= 64'(ACC_ROWS)
-                    && qrow_fits;
+    assign rows_fit  = 32'(head_end) <= ACC_ROWS && qrow_fits;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
@@ -103,7 +104,6 @@ module store_unit #(
         .rst        (rst),
         .start      (issue && is_store && !is_linear || setup_q),
         .word       (setup_q ? word_q : head_word),
-        .local_rows (walk_rows),
         .wide       (!setup_q && head_word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),

@@ -23,8 +23,6 @@ module transfer_walker #(
     input  logic              start,
     input  logic [WORD_W-1:0] word,
     input  logic              wide,          // 4-byte elements (LOAD to ACC, STORE raw)
-    // for the range check at issue: the local rows of the instruction at `word`
-    output logic [63:0]       local_rows,
     output logic              active,        // a beat happens this cycle
     output logic [31:0]       beat_addr,     // DRAM address of this beat's first byte
     output logic [9:0]        run_bytes,     // bytes in the run
@@ -42,140 +40,181 @@ module transfer_walker #(
     localparam int LEVELS = 4;
     localparam int CW = XFER_COUNT0_W;
 
-    logic [CW-1:0]        count_q  [LEVELS];
+    // Strength reduction: no multiplier per beat. Level k keeps the DRAM address, y and x of the
+    // first run of its current iteration (base_*[k]: the indices below k at 0); level 0's is the
+    // current run's. A step of level k (the levels below it wrapping) adds its stride and
+    // coefficients to base_*[k] and restarts the levels below from the sum; the last step
+    // restores the start values, so an idle walker shows the transfer's first run, as before.
+    // The outputs are registers (computed for the next run as the current one ends), so paths
+    // into the LOAD and STORE datapaths start at a flip-flop.
+    logic [CW-1:0]        last_idx_q [LEVELS];  // count - 1
     logic signed [31:0]   stride_q [LEVELS];
     logic [XFER_YCOEF0_W-1:0] ycoef_q [LEVELS];
     logic [XFER_XCOEF0_W-1:0] xcoef_q [LEVELS];
     logic [CW-1:0]        idx_q    [LEVELS];
-    logic [31:0]          dram_q;
+    logic [31:0]          base_addr_q [LEVELS];
+    logic signed [31:0]   base_y_q [LEVELS], base_x_q [LEVELS];
+    logic [31:0]          dram_q, addr_q;
     logic signed [31:0]   y0_q, x0_q;
     logic [XFER_YLIM_W-1:0] ylim_q;
     logic [XFER_XLIM_W-1:0] xlim_q;
-    logic [7:0]           run_q;
+    logic [7:0]           run_q, lo_q, hi_q;
     logic [2:0]           inner_q;
     logic                 xrun_q, wide_q;
     logic [9:0]           bytes_q;
     logic [9:0]           beats_q;   // beats per run
     logic [9:0]           beat_q;
+    logic [15:0]          row_q, column_q;
+
+    // The in-bounds elements [lo, hi) of a run at (x, y), from comparisons of x with constants
+    // only (no subtraction ahead of a comparison): element j is inside when 0 <= x + j < xlim,
+    // j in [-x, xlim - x) clipped to the run, so lo = -x when x < 0 and hi = xlim - x when that
+    // is below run; the range is empty when -x >= run, xlim - x <= 0 or run = 0. Without xrun a
+    // run is in or out as a whole.
+    function automatic logic [15:0] bounds(
+        input logic signed [31:0] y, input logic signed [31:0] x,
+        input logic [XFER_YLIM_W-1:0] ylim, input logic [XFER_XLIM_W-1:0] xlim,
+        input logic [7:0] run, input logic xrun);
+        logic signed [31:0] xl, rn;
+        logic y_in, x_in, clip, empty;
+        logic [7:0] lo, hi;
+        xl = signed'(32'(xlim));
+        rn = signed'(32'(run));
+        y_in = ylim == '0 || (y >= 0 && y < signed'(32'(ylim)));
+        x_in = xlim == '0 || (x >= 0 && x < xl);
+        clip = xrun && xlim != '0;
+        lo = clip && x < 0 ? 8'(-x) : '0;
+        hi = clip && x + rn > xl ? 8'(xl - x) : run;
+        empty = run == '0 || (clip && (x + rn <= 0 || x >= xl));
+        bounds = !y_in || (!xrun && !x_in) || empty ? '0 : {hi, lo};
+    endfunction
+
+    // wraps[k]: level k is at its last index, so a step carries past it.
+    logic [LEVELS-1:0] wraps;
+    always_comb for (int k = 0; k < LEVELS; k++) wraps[k] = idx_q[k] == last_idx_q[k];
+    // below_wrap[k]: every level below k wraps, so a step reaches level k.
+    logic [LEVELS-1:0] below_wrap;
+    always_comb for (int k = 0; k < LEVELS; k++) below_wrap[k] = &(wraps | ~LEVELS'((1 << k) - 1));
+
+    logic run_last;
+    assign run_last = beat_q == beats_q - 1'b1;
 
     always_ff @(posedge clk) begin
         if (rst) begin
             active <= 1'b0;
         end else if (start) begin
             logic [9:0] nbytes;
+            logic [31:0] dram;
+            logic signed [31:0] y0, x0;
+            logic [7:0] run;
             nbytes = 10'(word[XFER_RUN_LSB +: XFER_RUN_W]) << (wide ? 2 : 0);
+            dram = word[XFER_DRAM_LSB +: XFER_DRAM_W];
+            y0 = 32'(signed'(word[XFER_Y0_LSB +: XFER_Y0_W]));
+            x0 = 32'(signed'(word[XFER_X0_LSB +: XFER_X0_W]));
+            run = word[XFER_RUN_LSB +: XFER_RUN_W];
             for (int k = 0; k < LEVELS; k++) begin
-                count_q[k]  <= word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW];
+                last_idx_q[k] <= word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW] - 1'b1;
                 stride_q[k] <= 32'(signed'(
                     word[XFER_STRIDE0_LSB + k * XFER_LEVEL_BITS +: XFER_STRIDE0_W]));
                 ycoef_q[k]  <= word[XFER_YCOEF0_LSB + k * XFER_LEVEL_BITS +: XFER_YCOEF0_W];
                 xcoef_q[k]  <= word[XFER_XCOEF0_LSB + k * XFER_LEVEL_BITS +: XFER_XCOEF0_W];
                 idx_q[k]    <= '0;
+                base_addr_q[k] <= dram;
+                base_y_q[k] <= y0;
+                base_x_q[k] <= x0;
             end
-            dram_q  <= word[XFER_DRAM_LSB +: XFER_DRAM_W];
-            y0_q    <= 32'(signed'(word[XFER_Y0_LSB +: XFER_Y0_W]));
-            x0_q    <= 32'(signed'(word[XFER_X0_LSB +: XFER_X0_W]));
+            dram_q  <= dram;
+            addr_q  <= dram;
+            y0_q    <= y0;
+            x0_q    <= x0;
             ylim_q  <= word[XFER_YLIM_LSB +: XFER_YLIM_W];
             xlim_q  <= word[XFER_XLIM_LSB +: XFER_XLIM_W];
-            run_q   <= word[XFER_RUN_LSB +: XFER_RUN_W];
+            {hi_q, lo_q} <= bounds(y0, x0, word[XFER_YLIM_LSB +: XFER_YLIM_W],
+                                   word[XFER_XLIM_LSB +: XFER_XLIM_W], run, word[XFER_XRUN_LSB]);
+            run_q   <= run;
             inner_q <= word[XFER_INNER_LSB +: XFER_INNER_W];
             xrun_q  <= word[XFER_XRUN_LSB];
             wide_q  <= wide;
             bytes_q <= nbytes;
             beats_q <= 10'((32'(nbytes) + PORT_BYTES - 1) / PORT_BYTES);
             beat_q  <= '0;
+            row_q   <= '0;
+            column_q <= '0;
             active  <= 1'b1;
         end else if (active) begin
-            if (beat_q != beats_q - 1'b1) begin
+            if (!run_last) begin
                 beat_q <= beat_q + 1'b1;
+                addr_q <= addr_q + 32'(PORT_BYTES);
             end else begin
-                // Next run: level 0 counts fastest, carrying into the outer levels.
-                logic carry;
+                // Next run: level 0 counts fastest, carrying into the outer levels. The lowest
+                // level that does not wrap steps; the levels below it restart.
+                logic stepped;
+                logic [31:0] next_addr;
+                logic signed [31:0] next_y, next_x;
                 beat_q <= '0;
-                carry = 1'b1;
-                for (int k = 0; k < LEVELS; k++) begin
-                    if (carry) begin
-                        if (idx_q[k] == count_q[k] - 1'b1) idx_q[k] <= '0;
-                        else begin
-                            idx_q[k] <= idx_q[k] + 1'b1;
-                            carry = 1'b0;
+                stepped = 1'b0;
+                next_addr = dram_q;
+                next_y = y0_q;
+                next_x = x0_q;
+                for (int k = LEVELS - 1; k >= 0; k--) begin
+                    if (!wraps[k] && below_wrap[k]) begin
+                        stepped = 1'b1;
+                        next_addr = base_addr_q[k] + stride_q[k];
+                        next_y = base_y_q[k] + signed'(32'(ycoef_q[k]));
+                        next_x = base_x_q[k] + signed'(32'(xcoef_q[k]));
+                        // Levels below `inner` lay runs side by side in one row; the rest step
+                        // the row (and restart the row's runs).
+                        if (k < 32'(inner_q)) begin
+                            column_q <= column_q + 16'(run_q);
+                        end else begin
+                            column_q <= '0;
+                            row_q <= row_q + 1'b1;
                         end
                     end
                 end
-                if (last) active <= 1'b0;
+                for (int k = 0; k < LEVELS; k++) begin
+                    // Levels up to the stepping one take the new values; above it they stay.
+                    if (!stepped || below_wrap[k]) begin
+                        idx_q[k] <= wraps[k] ? '0 : idx_q[k] + 1'b1;
+                        base_addr_q[k] <= next_addr;
+                        base_y_q[k] <= next_y;
+                        base_x_q[k] <= next_x;
+                    end
+                end
+                addr_q <= next_addr;
+                {hi_q, lo_q} <= bounds(next_y, next_x, ylim_q, xlim_q, run_q, xrun_q);
+                if (!stepped) begin
+                    row_q <= '0;
+                    column_q <= '0;
+                    active <= 1'b0;
+                end
             end
         end
     end
 
-    // The local rows of the instruction at `word`: one per iteration of the outer levels.
     always_comb begin
-        logic [XFER_INNER_W-1:0] inner;
-        inner = word[XFER_INNER_LSB +: XFER_INNER_W];
-        local_rows = 64'd1;
-        for (int k = 0; k < LEVELS; k++) begin
-            if (k >= 32'(inner)) begin
-                local_rows = local_rows * 64'(word[XFER_COUNT0_LSB + k * XFER_LEVEL_BITS +: CW]);
-            end
-        end
-    end
-
-    // Everything about the current run follows from the loop indices.
-    always_comb begin
-        logic [31:0] addr;
-        logic signed [31:0] y, x, lo, hi;
-        logic y_in, x_in;
-        logic [63:0] in_idx, in_scale, out_idx, out_scale;
-        logic inner_first, inner_last, all_last;
-        addr = 32'(dram_q);
-        y = y0_q;
-        x = x0_q;
-        in_idx = '0;
-        in_scale = 64'd1;
-        out_idx = '0;
-        out_scale = 64'd1;
+        logic inner_first, inner_last;
         inner_first = 1'b1;
         inner_last = 1'b1;
-        all_last = 1'b1;
-        // Skipped while idle: the simulator then spends no time on an idle unit's addresses.
-        if (active) for (int k = 0; k < LEVELS; k++) begin
-            addr = addr + 32'(idx_q[k]) * stride_q[k];
-            y = y + signed'(32'(idx_q[k]) * 32'(ycoef_q[k]));
-            x = x + signed'(32'(idx_q[k]) * 32'(xcoef_q[k]));
-            if (idx_q[k] != count_q[k] - 1'b1) all_last = 1'b0;
-            // Levels below `inner` lay runs side by side in one row; the rest step the row.
+        for (int k = 0; k < LEVELS; k++) begin
             if (k < 32'(inner_q)) begin
-                in_idx = in_idx + 64'(idx_q[k]) * in_scale;
-                in_scale = in_scale * 64'(count_q[k]);
                 if (idx_q[k] != '0) inner_first = 1'b0;
-                if (idx_q[k] != count_q[k] - 1'b1) inner_last = 1'b0;
-            end else begin
-                out_idx = out_idx + 64'(idx_q[k]) * out_scale;
-                out_scale = out_scale * 64'(count_q[k]);
+                if (!wraps[k]) inner_last = 1'b0;
             end
         end
+        elem_lo     = lo_q;
+        elem_hi     = hi_q;
         beat_offset = 10'(32'(beat_q) * PORT_BYTES);
-        beat_addr   = addr + 32'(beat_offset);
+        beat_addr   = addr_q;
         run_bytes   = bytes_q;
-        y_in = ylim_q == '0 || (y >= 0 && y < signed'(32'(ylim_q)));
-        x_in = xlim_q == '0 || (x >= 0 && x < signed'(32'(xlim_q)));
-        // Element j is inside when 0 <= x + j < xlim: j in [-x, xlim - x), clipped to the run.
-        lo = xrun_q && xlim_q != '0 && x < 0 ? -x : 0;
-        hi = xrun_q && xlim_q != '0 ? signed'(32'(xlim_q)) - x : signed'(32'(run_q));
-        if (hi > signed'(32'(run_q))) hi = signed'(32'(run_q));
-        if (!y_in || (!xrun_q && !x_in) || lo >= hi) begin
-            lo = 0;
-            hi = 0;
-        end
-        elem_lo     = 8'(lo);
-        elem_hi     = 8'(hi);
         // Only in-bounds elements touch DRAM: the end of the last one must lie inside it
         // (no wrap-around past 2^32).
-        dram_error  = active && beat_q == '0 && hi != 0
-                   && 64'(addr) + (64'(hi) << (wide_q ? 2 : 0)) > 64'(DRAM_BYTES);
-        row_index   = 16'(out_idx);
-        column      = 16'(in_idx * 64'(run_q));
-        row_first   = inner_first && beat_q == '0;
-        row_last    = inner_last && beat_q == beats_q - 1'b1;
-        last        = all_last && beat_q == beats_q - 1'b1;
+        dram_error  = active && beat_q == '0 && hi_q != '0
+                   && 64'(addr_q) + (64'(hi_q) << (wide_q ? 2 : 0)) > 64'(DRAM_BYTES);
+        row_index   = row_q;
+        column      = column_q;
+        row_first   = (!active || inner_first) && beat_q == '0;
+        row_last    = (!active || inner_last) && run_last;
+        last        = (!active || &wraps) && run_last;
     end
 endmodule

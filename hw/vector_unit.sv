@@ -22,7 +22,9 @@ module vector_unit #(
     // scratchpad rows, for SP_RANGE
     parameter int SP_ROWS = 16384,
     // accumulator rows, for ACC_RANGE
-    parameter int ACC_ROWS = 4096
+    parameter int ACC_ROWS = 4096,
+    // width of head_end (transfer_rows: saturated beyond any memory)
+    parameter int ROWS_W = 17
 ) (
     input  logic               clk,
     input  logic               rst,
@@ -34,6 +36,7 @@ module vector_unit #(
     input  logic [WORD_W-1:0]  head_word,
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [31:0]        head_pc,
+    input  logic [ROWS_W-1:0]  head_end,      // one past its last source row (transfer_rows)
     output logic               issue,
     // tokens: pop ld2vu (prev) and st2vu (next) at issue, push vu2ld / vu2st at completion
     input  logic               prev_token_ok,
@@ -81,12 +84,9 @@ module vector_unit #(
     logic                push_prev_r, push_next_r;
 
     // Range checks at issue (the fields are unsigned, so the last output's last row is the
-    // highest source row).
-    logic [63:0] last_src;
-    assign last_src  = 64'(f_src) + 64'(f_count - 16'd1) * 64'(f_ostride)
-                     + 64'(f_group - 16'd1) * 64'(f_gstride);
-    assign bad_src   = is_vector && last_src >= (head_word[VECTOR_SRC_ACC_LSB]
-                                                 ? 64'(ACC_ROWS) : 64'(SP_ROWS));
+    // highest source row; transfer_rows computed it when the word was queued).
+    assign bad_src   = is_vector && 32'(head_end) > (head_word[VECTOR_SRC_ACC_LSB]
+                                                     ? ACC_ROWS : SP_ROWS);
     assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS;
     assign free      = !active_q && !stop;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
@@ -134,8 +134,14 @@ module vector_unit #(
         // Skipped while idle: the simulator then spends no time on this unit.
         if (fold_valid_q) for (int n = 0; n < N; n++) begin
             value[n]    = src_acc_q ? src_data[n] : 32'(signed'(sp_data[n]));
-            folded[n]   = fold_first_q ? value[n] : combine(op_q, fold_q[n], value[n]);
-            acc_data[n] = accumulate_q ? combine(op_q, acc_old[n], folded[n]) : folded[n];
+            // With accumulate the old ACC value starts the fold (the ops are associative and
+            // commutative, modulo 2^32 for add and mul): one combine per cycle, not two in a
+            // row. The output row is read alike in every cycle of its group (only the group's
+            // end writes ACC, and to a row no other group of this VECTOR writes).
+            folded[n]   = fold_first_q ? (accumulate_q ? combine(op_q, acc_old[n], value[n])
+                                                       : value[n])
+                                       : combine(op_q, fold_q[n], value[n]);
+            acc_data[n] = folded[n];
         end
     end
     assign acc_we  = fold_valid_q && fold_end_q;
