@@ -1,17 +1,27 @@
-"""The glc command line: the only place that turns errors into exit statuses."""
+"""The glc command line: its commands (glc/cli_context.py: what they share, and the group that
+turns errors into exit statuses)."""
 
 from __future__ import annotations
 
-import functools
-import json
-import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 import numpy as np
 
-from glc.compare import DEFAULT_ATOL, DEFAULT_RTOL, FloatTolerance, compare
+from glc.cli_context import (
+    Context,
+    Main,
+    add_shared_options,
+    emit_json,
+    inputs_option,
+    json_option,
+    out_option,
+    program_argument,
+    seed_option,
+    shapes_option,
+    tolerance_options,
+)
+from glc.compare import FloatTolerance, compare
 from glc.compiler import (
     COSTS,
     EXTRACTORS,
@@ -52,64 +62,7 @@ from glc.syntax.printer import print_dag, print_term
 from glc.synth.command import COMMANDS as SYNTH_COMMANDS
 
 
-class Context:
-    """Options shared by every command."""
-
-    def __init__(self, debug: bool, verbose: int):
-        self.debug = debug
-        self.verbose = verbose
-        self.as_json = False  # the command was given --json: an error is a JSON object too
-        self.json_printed = False
-        self._status_shown = False
-
-    def status(self, text: str) -> None:
-        """Progress on one status line of stderr, on a terminal only: nothing when piped, with
-        --json or with -v (whose lines say the same)."""
-        if _terminal() and not self.as_json and not self.verbose:
-            click.echo(f"\r\033[K{text}", nl=False, err=True, color=True)
-            self._status_shown = True
-
-    def clear_status(self) -> None:
-        """Remove the status line before the command's output."""
-        if self._status_shown:
-            click.echo("\r\033[K", nl=False, err=True, color=True)
-            self._status_shown = False
-
-    @contextmanager
-    def stage(self, name: str):
-        """Time a stage; with -v, print one line on stderr with its figures and seconds."""
-        figures: dict = {}
-        start = time.perf_counter()
-        yield figures
-        if self.verbose:
-            shown = "".join(f", {key} {value}" for key, value in figures.items())
-            click.echo(f"{name}: {time.perf_counter() - start:.3f} s{shown}", err=True)
-
-
-class _Main(click.Group):
-    """The command group; a GlcError from any command becomes one line and exit status 1."""
-
-    def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except (GlcError, MemoryError) as caught:
-            obj = ctx.obj if isinstance(ctx.obj, Context) else Context(False, 0)
-            if obj.debug:
-                raise
-            # Tensors within the size limit (docs/frontend.md, "Limits") may still be too many
-            # for this machine's memory together: that is one line too.
-            error = caught if isinstance(caught, GlcError) else GlcError(
-                "out of memory: the program's tensors do not fit in this machine's memory")
-            obj.clear_status()
-            if obj.as_json and not obj.json_printed:  # --json: the error as its JSON object
-                click.echo(json.dumps({"error": error.message, "where": None if error.where
-                                       is None else str(error.where), "line": str(error)}))
-            else:
-                click.echo(str(error), err=True)
-            ctx.exit(1)
-
-
-@click.group(cls=_Main)
+@click.group(cls=Main)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.option("-v", "--verbose", count=True, help="Print each stage's figures.")
 @click.version_option(package_name="glc")
@@ -117,11 +70,6 @@ class _Main(click.Group):
 def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     """glc: compile Glenside kernels onto a systolic array and check them in Verilator."""
     ctx.obj = Context(debug, verbose)
-
-
-def _terminal() -> bool:
-    """Whether stderr is a terminal (progress is shown there, never into a pipe or file)."""
-    return click.get_text_stream("stderr").isatty()
 
 
 def _inputs(obj: Context, bundle: Bundle, seed: int) -> dict[str, np.ndarray]:
@@ -132,56 +80,6 @@ def _inputs(obj: Context, bundle: Bundle, seed: int) -> dict[str, np.ndarray]:
         obj.clear_status()
         click.echo(note, err=True)
     return bundle.arrays_or_random(seed)
-
-
-def _emit_json(figures: dict) -> None:
-    click.echo(json.dumps(figures, default=_json_default))
-    context = click.get_current_context(silent=True)
-    if context is not None and isinstance(context.obj, Context):
-        context.obj.json_printed = True
-
-
-def _json_default(value):
-    # json writes tuples as lists itself; numpy scalars and paths need saying.
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"not JSON-serialisable: {value!r}")
-
-
-program_argument = click.argument("program", type=click.Path(path_type=Path))
-shapes_option = click.option("--shapes", type=click.Path(path_type=Path),
-                             help='A JSON file {"name": [dims]} giving input shapes.')
-inputs_option = click.option("--inputs", type=click.Path(path_type=Path),
-                             help="A folder of <symbol>.npy inputs (default: the program folder).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-out_option = click.option("-o", "--out", type=click.Path(path_type=Path),
-                          help="Write the result to this .npy file (not into the inputs folder).")
-seed_option = click.option("--seed", default=0, show_default=True,
-                           help="Seed of the random inputs made when none are supplied.")
-
-
-def tolerance_options(keyword: str = "tolerance"):
-    """--rtol and --atol, given to the command as one FloatTolerance argument ``keyword``."""
-    def defaults(table: dict[str, float]) -> str:
-        return ", ".join(f"{value:g} {dtype}" for dtype, value in table.items())
-
-    def decorate(command):
-        @functools.wraps(command)
-        def with_tolerance(*args, rtol: float | None, atol: float | None, **kwargs):
-            return command(*args, **{keyword: FloatTolerance(rtol, atol)}, **kwargs)
-
-        with_tolerance = click.option(
-            "--atol", type=click.FloatRange(min=0),
-            help=f"Float results: absolute tolerance per element (default "
-                 f"{defaults(DEFAULT_ATOL)}).")(with_tolerance)
-        return click.option(
-            "--rtol", type=click.FloatRange(min=0),
-            help=f"Float results: tolerance relative to each expected element, |r - e| <= atol "
-                 f"+ rtol*|e| (default {defaults(DEFAULT_RTOL)}).")(with_tolerance)
-
-    return decorate
 
 
 @main.command()
@@ -199,7 +97,7 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
     with obj.stage("check"):
         result = result_type(bundle.program.body, bundle.env)
     if as_json:
-        _emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
+        emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
     else:
         click.echo(str(result))
 
@@ -234,7 +132,7 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
     verdict = (compare(result, bundle.expected, tolerance) if bundle.expected is not None
                else None)
     if as_json:
-        _emit_json({"shape": ty.shape, "item": ty.item, "dtype": ty.dtype,
+        emit_json({"shape": ty.shape, "item": ty.item, "dtype": ty.dtype,
                     "inputs": bundle.inputs_label(seed),
                     "match": None if verdict is None else verdict.match,
                     "max_abs_diff": None if verdict is None else verdict.max_abs_diff})
@@ -307,7 +205,7 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
             write_program(result.lowered, fresh,
                           {SOURCE: program_text(bundle.program.body, result.env)})
     if as_json:
-        _emit_json(result.figures())
+        emit_json(result.figures())
     else:
         click.echo(print_dag(result.term))
 
@@ -426,7 +324,7 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
     if out is not None:
         save_result(result, out, input_dir)
     if as_json:
-        _emit_json(figures)
+        emit_json(figures)
     else:
         click.echo(summary(figures))
         if steps is not None:
@@ -493,7 +391,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
         rg.write_junit(report, junit)
     obj.clear_status()
     if as_json:
-        _emit_json(report.to_json())
+        emit_json(report.to_json())
     else:
         click.echo(rg.table(report))
     failures = report.failures()
@@ -518,31 +416,4 @@ def rules(rules: str, array_size: int) -> None:
 
 for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command]:
     main.add_command(_command)
-
-
-def _set_shared(ctx: click.Context, param: click.Parameter, value: bool | int) -> None:
-    """-v and --debug given after the subcommand: they add to the group's (``glc run -v``)."""
-    if value and isinstance(ctx.obj, Context):
-        if param.name == "debug":
-            ctx.obj.debug = True
-        else:
-            ctx.obj.verbose += value
-
-
-def _remember_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    """--json given: an error is printed as a JSON object too (_Main.invoke)."""
-    if value and isinstance(ctx.obj, Context):
-        ctx.obj.as_json = True
-    return value
-
-
-for _command in main.commands.values():
-    for _param in _command.params:
-        if _param.name == "as_json":
-            _param.callback = _remember_json
-    _command.params += [
-        click.Option(["--debug"], is_flag=True, expose_value=False, callback=_set_shared,
-                     help="Show tracebacks for errors (also before the command)."),
-        click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_set_shared,
-                     help="Print each stage's figures (also before the command)."),
-    ]
+add_shared_options(main)

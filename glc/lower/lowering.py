@@ -238,11 +238,11 @@ class _Lowerer:
             if plan is not None:  # over the layer's dims: pulled back to the array's
                 view = linear.pulled_back(view, self.types[id(term)], plan.chain, self.types)
             targets[which] = Target(view, self._to_dram(view.buffer).address, 4)
-        swaps = (False, True)
-        if plan is not None:  # the orientations whose STOREs can take the multipliers
-            swaps = tuple(s for s in swaps if self._requantization(targets["m"], s, plan))
-            if not swaps:
-                raise _Unfused
+        # Each orientation's requantization; only those whose STOREs can read the multipliers.
+        requantizations = {False: None, True: None} if plan is None else {
+            s: r for s in (False, True) if (r := self._requantization(targets["m"], s, plan))}
+        if not requantizations:
+            raise _Unfused
         raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
         dtype = "int32" if raw else "int8"
@@ -250,7 +250,7 @@ class _Lowerer:
             self._check_fits(targets, dims, raw)
             try:
                 chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config,
-                                swaps)
+                                tuple(requantizations))
                 break
             except (OperandUnexpressible, GlcError) as error:
                 if isinstance(error, OperandUnexpressible) and error.which == "bias":
@@ -263,7 +263,7 @@ class _Lowerer:
                 targets[error.which] = self._operand(operand, copy=True)
         label = self._label(node)
         if self.build:
-            requantization = plan and self._requantization(targets["m"], chosen.swap, plan)
+            requantization = requantizations[chosen.swap]
             try:
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, chosen.bias, chosen.order, chosen.k_inner,

@@ -80,7 +80,7 @@ def qsoftmax(t, node, attrs, x: Quantized, y_scale: float, y_zero: int, offset: 
     """``node``'s QLinearSoftmax of ``x`` over its last axis (``softmax-linear``)."""
     if attrs.get("axis", -1) % len(x.dims) != len(x.dims) - 1:
         raise t.error(node, "attribute axis: only the last axis is supported")
-    t.b.host_ops.append(f"{node.name or node.output[0]} ({node.op_type})")
+    t.host_step(node)
     name = t.b.define(node.output[0], f"(softmax-linear (access-tensor {x.name}) "
                                       f"{literal(x.scale)} {literal(y_scale)} {y_zero} {offset})")
     t.bind(node, Quantized(name, x.dims, y_scale, y_zero))
@@ -94,8 +94,7 @@ def _qlinear_softmax(t, node, attrs) -> None:
                             "supported")
     x = t.quantized(node, 0)
     x = Quantized(x.name, x.dims, *t.qparams(node, 1, 2))
-    offset = 128 if t.constant(node, 4).dtype == np.uint8 else 0
-    qsoftmax(t, node, attrs, x, *t.qparams(node, 3, 4), offset)
+    qsoftmax(t, node, attrs, x, *t.qparams(node, 3, 4), t.offset(node, 4))
 
 
 def _softmax(t, node, attrs) -> None:

@@ -12,15 +12,8 @@ from glc.onnx import layers
 from glc.onnx.program import Constant, Float, broadcast, literal
 
 
-def _host(t, node) -> None:
-    t.b.host_ops.append(f"{node.name or node.output[0]} ({node.op_type})")
-
-
 def _float_constant(t, node, index: int) -> np.ndarray:
-    value = t.value(node, index)
-    if not isinstance(value, Constant):
-        raise t.error(node, f"input {index + 1} must be a constant")
-    return np.asarray(value.value, np.float32)
+    return np.asarray(t.constant(node, index), np.float32)
 
 
 def _batch_norm(t, node, attrs) -> None:
@@ -40,7 +33,7 @@ def _batch_norm(t, node, attrs) -> None:
     bn = t.b.tensor(hint + "_shift", b.reshape(shape))
     scaled = (f"(compute elementwise-mul (access-pair (access-tensor {x.name}) "
               f"{broadcast(sn, x.dims)}))")
-    _host(t, node)
+    t.host_step(node)
     name = t.b.define(hint, f"(compute elementwise-add (access-pair {scaled} "
                             f"{broadcast(bn, x.dims)}))")
     t.bind(node, Float(name, x.dims))
@@ -63,7 +56,7 @@ def _with_constant(t, node, compute: str) -> bool:
     pair = f"(access-tensor {x.name}) {broadcast(name, x.dims)}"
     if constants[0] == 0:  # keep the operands' order: float addition and product commute
         pair = f"{broadcast(name, x.dims)} (access-tensor {x.name})"
-    _host(t, node)
+    t.host_step(node)
     t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
                        x.dims))
     return True
@@ -84,7 +77,7 @@ def _lrn(t, node, attrs) -> None:
     x = t.as_float(node, 0)
     if len(x.dims) != 4:
         raise t.error(node, f"only NCHW inputs are supported, got dims {x.dims}")
-    _host(t, node)
+    t.host_step(node)
     name = t.b.define(node.output[0], f"(lrn (access-tensor {x.name}) {int(attrs['size'])} "
                                       f"{literal(attrs.get('alpha', 1e-4))} "
                                       f"{literal(attrs.get('beta', 0.75))} "
@@ -104,7 +97,7 @@ def _layer_norm(t, node, attrs) -> None:
             else np.zeros(n, np.float32))
     hint = node.output[0]
     sn, bn = t.b.tensor(hint + "_scale", scale), t.b.tensor(hint + "_shift", bias)
-    _host(t, node)
+    t.host_step(node)
     name = t.b.define(hint, f"(layer-norm (access-tensor {x.name}) (access-tensor {sn}) "
                             f"(access-tensor {bn}) {literal(attrs.get('epsilon', 1e-5))})")
     t.bind(node, Float(name, x.dims))

@@ -254,7 +254,7 @@ def _softmax(t, node, attrs) -> None:
     axis = attrs.get("axis", -1) % len(f.dims)
     if axis != len(f.dims) - 1:
         raise t.error(node, "attribute axis: only the last axis is supported")
-    t.b.host_ops.append(f"{node.name or node.output[0]} (Softmax)")
+    t.host_step(node)
     name = t.b.define(node.output[0], f"(compute softmax (access (access-tensor {f.name}) "
                                       f"{len(f.dims) - 1}))")
     t.bind(node, Float(name, f.dims))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from glc.onnx.layers import qglobal_pool
+from glc.onnx.layers import bind_absorbed, qglobal_pool
 from glc.onnx.program import Quantized, broadcast, literal
 
 
@@ -67,13 +67,7 @@ def qaverage_pool(t, node, attrs, x: Quantized, y_scale: float, y_zero: int, off
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
-def _offset(t, node, index: int) -> int:
-    """128 when the zero point at input ``index`` is uint8 (carried as int8, docs/language.md)."""
-    return 128 if t.constant(node, index).dtype == np.uint8 else 0
-
-
 def _average_pool(t, node, attrs) -> None:
-    q = t.graph.only_consumer(node.output[0])
     out = t.requantized_output(node)
     if out is None:
         raise t.error(node, "a float AveragePool is not supported (its output must be quantized)")
@@ -81,7 +75,7 @@ def _average_pool(t, node, attrs) -> None:
     # a QDQ model into uint8 (QDQS8ToU8Transformer) before fusing the QLinearAveragePool, whose
     # rint(a + zero) then rounds in uint8 either way: measured, tests/onnx/test_import_pools.py.
     qaverage_pool(t, node, attrs, t.quantized(node, 0), *out, 128)
-    t.values[q.output[0]] = t.values[node.output[0]]
+    bind_absorbed(t, node)
 
 
 def _qlinear_average_pool(t, node, attrs) -> None:
@@ -89,7 +83,7 @@ def _qlinear_average_pool(t, node, attrs) -> None:
         raise t.error(node, "attribute channels_last=1 is not supported")
     x = t.quantized(node, 0)
     x = Quantized(x.name, x.dims, *t.qparams(node, 1, 2))
-    qaverage_pool(t, node, attrs, x, *t.qparams(node, 3, 4), _offset(t, node, 4))
+    qaverage_pool(t, node, attrs, x, *t.qparams(node, 3, 4), t.offset(node, 4))
 
 
 TABLE = {

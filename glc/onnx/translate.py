@@ -112,6 +112,15 @@ class Translator:
         return self._int8_weights(node, self.constant(node, index),
                                   self.constant(node, index + 1), self.constant(node, index + 2))
 
+    def offset(self, node, index: int) -> int:
+        """128 when the zero point at input ``index`` is uint8 (carried as int8,
+        docs/language.md), else 0."""
+        return 128 if self.constant(node, index).dtype == np.uint8 else 0
+
+    def host_step(self, node) -> None:
+        """List ``node`` among the import's host ops (a float step the program keeps)."""
+        self.b.host_ops.append(f"{node.name or node.output[0]} ({node.op_type})")
+
     def bind(self, node, value) -> None:
         self.values[node.output[0]] = value
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import glc.cli
+import glc.cli_context
 from glc.cli import main
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
@@ -23,7 +23,7 @@ def glc_(*args):
 
 @pytest.fixture
 def terminal(monkeypatch):
-    monkeypatch.setattr(glc.cli, "_terminal", lambda: True)
+    monkeypatch.setattr(glc.cli_context, "_terminal", lambda: True)
 
 
 def test_nothing_extra_on_stderr_when_piped():
