@@ -18,7 +18,7 @@ from glc.cost.limit import KernelLimit, efficiency, kernel_limit
 from glc.egraph.rewrite import match_term
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.lower.fusion import COMMUTING
-from glc.lower.program import HostStep, Program
+from glc.lower.program import HostStep, KernelStep, Program
 from glc.syntax.reader import parse_term
 
 # glc import's comment above a node's defines (glc/onnx/translate.py).
@@ -66,10 +66,13 @@ def step_rows(program: Program, limits: dict[str, KernelLimit]) -> list[StepRow]
             continue
         found = limits[step.name]
         cycles = step.kernel.predicted_cycles(program.config)
-        rows.append(StepRow(step.name, "", "vector" if step.kernel.kind == "fold" else "array",
-                            found.macs if step.kernel.kind != "fold" else None, cycles,
-                            found.ideal, found.limit, found.bytes,
-                            efficiency(found.ideal, cycles), efficiency(found.limit, cycles)))
+        vector = step.kernel.on_vector
+        # A repack has no limit of its own (glc/cost/limit.py): no efficiency either.
+        ratios = (efficiency(found.ideal, cycles), efficiency(found.limit, cycles)) \
+            if found.limit else (None, None)
+        rows.append(StepRow(step.name, "", "vector" if vector else "array",
+                            None if vector else found.macs, cycles, found.ideal, found.limit,
+                            found.bytes, *ratios))
     return rows
 
 
@@ -89,7 +92,11 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     inputs = set(source.inputs) | {t.value for t in nodes if t.op == "symbol"}
     views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
     bound: dict[str, Term] = {}
+    served: dict[str, StepRow] = {}  # a repack's buffer → the row of the kernel reading it
     for row, step in zip(rows, program.steps, strict=True):
+        if isinstance(step, KernelStep) and step.kernel.kind == "repack":
+            continue  # a copy of a tensor, no node of the program: named after its reader
+        served.update((name, row) for name in step.inputs)
         pattern = _pattern(step.term if isinstance(step, HostStep)
                            else parse_term(step.kernel.label), inputs)
         match = next((t for t in nodes if _unify(pattern, t, bound)), None)
@@ -104,6 +111,10 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
         name = owners.get(classes[id(node)], "result" if node is compiled.term else None)
         if name is not None:
             row.node = f"{name} ({comments[name]})" if name in comments else name
+    for row, step in zip(rows, program.steps, strict=True):
+        if isinstance(step, KernelStep) and step.kernel.kind == "repack" and \
+                served.get(step.output) is not None and served[step.output].node:
+            row.node = f"{served[step.output].node}: repack"
 
 
 def _owners(egraph, source) -> dict[int, str]:

@@ -82,3 +82,19 @@ def test_report_of_a_host_only_program_has_host_rows_and_no_limit():
     assert [s["unit"] for s in figures["steps"]] == ["host"]
     assert figures["steps"][0]["cycles"] is None
     assert figures["roofline_cycles"] == 0 and figures["roofline_efficiency"] is None
+
+
+def test_a_repack_is_a_row_named_after_the_kernel_it_serves():
+    """conv2d-nchw-int8 on n4: the search copies the NCHW image to NHWC first
+    (glc/lower/repack.py). The copy is a vector row with no limit of its own, its cycles in
+    the total, which is why the program's efficiency is the limit over all the cycles."""
+    result = glc("run", PROGRAMS / "conv2d-nchw-int8", "--engine", "isa", "--config", "n4",
+                 "--report", "--json")
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    copy, kernel = figures["steps"]
+    assert (copy["unit"], copy["macs"], copy["limit"], copy["roofline_efficiency"]) == \
+        ("vector", None, 0, None)
+    assert copy["node"] == f"{kernel['node']}: repack" and kernel["unit"] == "array"
+    assert copy["cycles"] + kernel["cycles"] <= figures["cycles"]
+    assert figures["roofline_cycles"] == kernel["limit"]

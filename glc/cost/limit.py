@@ -15,7 +15,9 @@
   can beat it on this machine.
 
 A program's ideal and limit are the sums over its kernels (host steps are not timed);
-``efficiency = limit / cycles``.
+``efficiency = limit / cycles``. A repack (a layout change the schedule search chose,
+glc/lower/repack.py) is no work of the program: its ideal, bytes and limit are 0, its cycles
+count against the limits of the kernels it serves.
 """
 
 from __future__ import annotations
@@ -99,13 +101,17 @@ class KernelLimit:
 
 def compute_ideal(kind: str, m: int, k: int, n_out: int, n: int) -> int:
     """The compute ideal of a kernel of ``kind`` ("matmul" on the array, "fold" on the vector
-    unit: ``m`` outputs of ``k`` rows each)."""
+    unit: ``m`` outputs of ``k`` rows each; "repack": none, see above)."""
+    if kind == "repack":
+        return 0
     return vector_ideal(m, k, n) if kind == "fold" else array_ideal(m, k, n_out, n)
 
 
 def kernel_limit(kernel, config: HwConfig) -> KernelLimit:
     """The limits of a lowered kernel (glc/lower/kernel.py's Kernel) on ``config``."""
     ideal = compute_ideal(kernel.kind, kernel.m, kernel.k, kernel.n_out, config.array_size)
+    if kernel.kind == "repack":
+        return KernelLimit(0, 0, 0, 0)
     moved = compulsory_bytes(kernel.instructions)
-    macs = 0 if kernel.kind == "fold" else kernel.m * kernel.k * kernel.n_out
+    macs = 0 if kernel.on_vector else kernel.m * kernel.k * kernel.n_out
     return KernelLimit(macs, ideal, moved, roofline(ideal, moved, config.dram_port_bytes))

@@ -49,10 +49,12 @@ class Fold:
 
 
 def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
-                      config: HwConfig, linear: Linear | None = None) -> Kernel:
+                      config: HwConfig, linear: Linear | None = None,
+                      tile_rows: int = 0) -> Kernel:
     """The kernel computing ``fold`` into ``c`` (a row-major matrix view of the result);
     ``linear``: its STOREs requantize by column (glc/lower/linear.py), the multipliers in the
-    accumulator's top rows."""
+    accumulator's top rows; ``tile_rows``: a cap on the output rows of a tile (0: as many as
+    half the buffers hold)."""
     if fold.op not in VECTOR_OPS:
         raise ValueError(f"no vector operation {fold.op}")
     n = config.array_size
@@ -70,6 +72,8 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
         source_half, out_half, out_base = config.scratchpad_rows // 2, \
             config.accumulator_rows // 2, 0
     rows = min(fold.rows, source_half // per_row, out_half, MAX_FIELD // per_row)
+    if tile_rows:
+        rows = min(rows, tile_rows)
     if rows < 1:
         raise DoesNotFit(f"a fold of {per_row} rows per output needs more than the "
                          f"{source_half} local rows of half a buffer on {config.name}")

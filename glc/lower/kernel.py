@@ -39,7 +39,8 @@ Range = tuple[int, int]  # (first index, count)
 class Kernel:
     """An accelerator kernel with its fused output conversion: C = A·B (M×K·K×Nₒ) on the array
     (``kind`` "matmul"), or M outputs each folding K values on the vector unit ("fold",
-    glc/lower/fold.py; Nₒ = 1)."""
+    glc/lower/fold.py; Nₒ = 1), or a copy on the vector unit that changes a tensor's layout
+    for the next kernel ("repack", glc/lower/repack.py)."""
 
     label: str  # the term it implements, for the assembly's comments
     m: int
@@ -69,10 +70,17 @@ class Kernel:
             self._cycles[config] = predict(self.instructions, config).counters.cycles
         return self._cycles[config]
 
+    @property
+    def on_vector(self) -> bool:
+        """Run by the vector unit (a fold or a repack), not the array."""
+        return self.kind in ("fold", "repack")
+
     def header(self) -> str:
         """Assembly comments: the term it implements and the product it computes."""
         comment = "".join(f"; {line}\n" for line in self.label.splitlines())
         mode = "int32" if self.raw else f"int8, relu={int(self.relu)}, shift={self.shift}"
+        if self.kind == "repack":
+            return f"{comment}; vector repack: {self.m} bytes into the next kernel's layout\n"
         if self.kind == "fold":
             return f"{comment}; vector fold: {self.m} outputs of {self.k} rows, stored {mode}\n"
         return (f"{comment}; C = A·B{' + bias' if self.bias else ''}: {self.m}x{self.k} · "

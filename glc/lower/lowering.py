@@ -13,12 +13,14 @@ nothing). Every tensor gets an address: the memory plan."""
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
 
+from glc.cost.limit import array_ideal
 from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.ir.check import check
@@ -29,13 +31,19 @@ from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel, transposed
 from glc.lower.program import Buffer, HostStep, KernelStep, Program
-from glc.lower.schedule import search
+from glc.lower.repack import copy_cycles, repacks
+from glc.lower.schedule import Schedule, search
 from glc.lower.transfer import OperandUnexpressible, Target
-from glc.lower.view import NotAffine, View, row_major, view_of
+from glc.lower.view import NotAffine, View, access_chain, row_major, view_of
 from glc.syntax.printer import print_term
 
 ALIGN = 64  # bytes: every tensor starts on a DRAM port beat boundary (P ≤ 64 in hw/configs)
 FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
+
+
+def _aligned(address: int) -> int:
+    """The next address on a DRAM beat boundary (ALIGN)."""
+    return -(-address // ALIGN) * ALIGN
 
 
 def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool = True) -> Program:
@@ -81,6 +89,7 @@ class _Lowerer:
         self.env = env
         self.in_dram: dict[int, View] = {}
         self.unfused: set[int] = set()  # bias adds that could not join their kernel
+        self.repacked: dict[tuple[View, int], str] = {}  # (tensor, dim moved last) → its copy
 
     def run(self) -> Program:
         root = self.term
@@ -106,7 +115,7 @@ class _Lowerer:
         top = self.top if dram else self.host_top
         buffer = Buffer(name, ty.dims, ty.dtype, top)
         self.program.buffers[name] = buffer
-        end = -(-(buffer.address + buffer.nbytes) // ALIGN) * ALIGN
+        end = _aligned(buffer.address + buffer.nbytes)
         if dram:
             self.top = end
         else:
@@ -261,6 +270,8 @@ class _Lowerer:
                         GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}") from None
                 operand = systolic.args[2 if error.which == "a" else 3]
                 targets[error.which] = self._operand(operand, copy=True)
+        chosen, targets = self._relayout(systolic, targets, chosen, dims, raw, relu, shift or 0,
+                                         tuple(requantizations))
         label = self._label(node)
         if self.build:
             requantization = requantizations[chosen.swap]
@@ -288,6 +299,63 @@ class _Lowerer:
         if plan is not None and plan.chain is not None:  # the layer's view of the result
             result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
         return result
+
+    def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
+                  dims: tuple[int, ...], raw: bool, relu: bool, shift: int,
+                  swaps: tuple[bool, ...]) -> tuple[Schedule, dict[str, Target]]:
+        """The schedule with an operand read from a repack of its tensor (glc/lower/repack.py)
+        where the copy and the kernel over it take fewer cycles than the kernel as it is; a
+        repack chosen becomes a kernel before this one. Operand by operand, A then B with A's
+        choice kept: at most four more searches, and none where the copy cannot pay (the
+        kernel is already within a copy's port floor, 2·bytes/P, of its compute ideal)."""
+        config = self.config
+        ideal = array_ideal(math.prod(dims), targets["a"].view.dims[-1], 1,
+                            config.array_size)
+        esize = 4 if raw else 1
+        for which, operand in zip("ab", systolic.args[2:], strict=True):
+            base = access_chain(operand)[1]
+            source = self._materialise(base)
+            if targets[which].view.buffer != source.buffer or \
+                    self.program.buffers[source.buffer].dtype != "int8":
+                continue  # a host copy of the operand, or no int8 tensor
+            best = None
+            for repack in repacks(source):
+                name = self.repacked.get((source, repack.dim))
+                fresh, cost, top = name is None, 0, self.top
+                if fresh:
+                    if ideal + 2 * repack.nbytes // config.dram_port_bytes >= chosen.cycles:
+                        continue
+                    cost = copy_cycles(replace(source, buffer=""), repack.dim, config)
+                    name, address, top = self._fresh("repack"), top, _aligned(top + repack.nbytes)
+                    if ideal + cost >= chosen.cycles or \
+                            top + math.prod(dims) * esize > config.dram_bytes:
+                        continue
+                else:
+                    address = self.program.buffers[name].address
+                copied = repack.view(name)
+                view = view_of(operand, self.types,
+                               lambda t, b=base, v=copied: v if t is b else self._materialise(t))
+                trial = {**targets, which: Target(view, address, 1)}
+                try:
+                    found = search(trial, dims, raw, relu, shift, top, config, swaps)
+                except (OperandUnexpressible, GlcError):
+                    continue
+                if found.cycles + cost < chosen.cycles:
+                    chosen, best = found, (repack, name, fresh, trial)
+            if best is not None:
+                repack, name, fresh, targets = best
+                if fresh:
+                    # Built, or as costing sees it; estimated either way by the copy's
+                    # instruction-level count (copy_cycles), as the search compared it.
+                    kernel = repack.costed(config)
+                    if self.build:
+                        kernel = replace(repack.kernel(self._to_dram(source.buffer).address,
+                                                       name, self.top, config),
+                                         estimated=kernel.estimated)
+                    self._allocate(name, Access(repack.shape, (), "int8"), dram=True)
+                    self.program.steps.append(KernelStep(name, kernel, [source.buffer], name))
+                    self.repacked[(source, repack.dim)] = name
+        return chosen, targets
 
     def _requantization(self, m: Target, swap: bool,
                         plan: linear.LinearPlan) -> linear.Linear | None:

@@ -67,17 +67,24 @@ class NotAffine(Exception):
 def view_of(term: Term, types: dict[int, object], base: Callable[[Term], View | None]) -> View:
     """The view ``term`` denotes. ``base(node)`` gives the view of a node that is no access
     operator (a tensor symbol, a kernel's result) or None; raises NotAffine otherwise."""
-    chain = []  # the access operators from ``term`` down, applied bottom-up (no recursion)
+    chain, bottom = access_chain(term)
+    view = base(bottom)
+    if view is None:
+        raise NotAffine(bottom.op)
+    for node in reversed(chain):
+        view = _RULES[node.op](view, types[id(node)], *(_static(a, types) for a in node.args[1:]))
+    return view
+
+
+def access_chain(term: Term) -> tuple[list[Term], Term]:
+    """The access operators from ``term`` down, outermost first, and the node beneath them
+    (what ``view_of`` asks ``base`` for); a walk, no recursion."""
+    chain = []
     while term.op in _RULES or term.op in ("access", "access-tensor"):
         if term.op in _RULES:
             chain.append(term)
         term = term.args[0]
-    view = base(term)
-    if view is None:
-        raise NotAffine(term.op)
-    for node in reversed(chain):
-        view = _RULES[node.op](view, types[id(node)], *(_static(a, types) for a in node.args[1:]))
-    return view
+    return chain, term
 
 
 def _static(arg: Term, types: dict[int, object]) -> object:

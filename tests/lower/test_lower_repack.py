@@ -1,0 +1,101 @@
+"""Repacks (glc/lower/repack.py): a layout change on the vector unit the schedule search
+chooses when the copy and the kernel over it beat the kernel as it is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glc.cost.limit import kernel_limit
+from glc.hwconfig import load_config
+from glc.interp import env_types, interpret
+from glc.lower.execute import execute, read_buffer
+from glc.lower.lowering import lower
+from glc.lower.repack import Repack, copy_cycles, repacks
+from glc.lower.view import row_major
+from glc.report import kernel_limits, step_rows
+from glc.syntax.reader import parse_term
+
+
+def _nchw_conv(c: int, hw: int, out: int, seed: int):
+    """A 3×3 same-padded conv over an NCHW image, as the extraction spells it (filters
+    streamed, the image's windows stationary): its channels are H·W bytes apart, so its
+    loads run one byte at a time unless the image is repacked to NHWC."""
+    rng = np.random.default_rng(seed)
+    padded = ("(access-pad (access-pad (access-tensor data) zero-padding 2 1 1) "
+              "zero-padding 3 1 1)")
+    windows = (f"(access (access-squeeze (access-windows (access {padded} 1) (shape {c} 3 3)"
+               f" (shape 1 1 1)) 1) 3)")
+    text = (f"(systolic-array {c * 9} {hw * hw} "
+            f"(access-flatten (access (access-tensor filters) 1)) "
+            f"(access (access-transpose (access-flatten {windows}) (list 1 0)) 0))")
+    arrays = {"data": rng.integers(-128, 128, (1, c, hw, hw)).astype(np.int8),
+              "filters": rng.integers(-128, 128, (out, c, 3, 3)).astype(np.int8)}
+    return parse_term(text), arrays
+
+
+@pytest.mark.parametrize(("config", "c", "hw", "out"),
+                         [("n4", 16, 8, 8), ("n4", 12, 6, 5), ("n16", 64, 14, 32)])
+def test_a_repacked_conv_matches_the_interpreter_and_its_copy_is_the_transpose(config, c, hw,
+                                                                               out):
+    term, arrays = _nchw_conv(c, hw, out, seed=c + hw)
+    program = lower(term, env_types(arrays), load_config(config))
+    kinds = [s.kernel.kind for s in program.kernels]
+    assert "repack" in kinds and kinds[-1] == "matmul" and not program.host_steps
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+    for step in program.kernels[:-1]:
+        (source,) = step.inputs
+        order = next(r.order for r in repacks(row_major(source, arrays[source].shape))
+                     if r.shape == program.buffers[step.output].shape)
+        copy = read_buffer(outcome.dram, program.buffers[step.output])
+        assert np.array_equal(copy, np.transpose(arrays[source], order))
+
+
+def test_the_search_repacks_only_when_the_copy_pays():
+    """A channel-deep NCHW layer on n16 is repacked and beats the kernel over the NCHW image
+    by more than the copy costs; a one-channel image has nothing to gain and is not."""
+    config = load_config("n16")
+    term, arrays = _nchw_conv(64, 14, 32, seed=1)
+    program = lower(term, env_types(arrays), config)
+    copies = [s for s in program.kernels if s.kernel.kind == "repack"]
+    assert copies
+    term1, arrays1 = _nchw_conv(1, 14, 32, seed=1)
+    assert [s.kernel.kind for s in lower(term1, env_types(arrays1), config).kernels] == \
+        ["matmul"]
+
+
+@pytest.mark.parametrize("address", [0, 4096, 64 * 1001])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_a_copys_cycles_do_not_depend_on_its_addresses(address, dim):
+    config = load_config("n16")
+    source = row_major("x", (32, 24, 3, 3))
+    built = Repack(source, dim).kernel(address, "copy", address + 32 * 24 * 9 + 64, config)
+    assert built.predicted_cycles(config) == copy_cycles(source, dim, config)
+    assert Repack(source, dim).costed(config).estimated == copy_cycles(source, dim, config)
+
+
+def test_only_a_change_of_the_non_unit_dims_order_is_a_repack():
+    assert repacks(row_major("m", (64, 64))) == []  # the LOADs transpose a matrix themselves
+    assert [r.order for r in repacks(row_major("x", (1, 64, 56, 56)))] == [(0, 2, 3, 1)]
+    assert [r.order for r in repacks(row_major("w", (128, 64, 3, 3)))] == \
+        [(1, 2, 3, 0), (0, 2, 3, 1)]
+    assert repacks(row_major("v", (1, 64, 1, 1))) == []
+
+
+def test_a_repack_has_no_limit_and_no_efficiency_of_its_own():
+    config = load_config("n16")
+    term, arrays = _nchw_conv(64, 14, 32, seed=2)
+    program = lower(term, env_types(arrays), config)
+    limits = kernel_limits(program)
+    rows = {r.step: r for r in step_rows(program, limits)}
+    for step in program.kernels:
+        limit = kernel_limit(step.kernel, config)
+        if step.kernel.kind == "repack":
+            assert (limit.ideal, limit.limit, limit.macs) == (0, 0, 0)
+            assert rows[step.name].unit == "vector" and rows[step.name].efficiency is None \
+                and rows[step.name].roofline_efficiency is None
+        else:
+            assert limit.macs == 32 * 64 * 9 * 14 * 14
