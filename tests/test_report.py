@@ -84,14 +84,26 @@ def test_report_of_a_host_only_program_has_host_rows_and_no_limit():
     assert figures["roofline_cycles"] == 0 and figures["roofline_efficiency"] is None
 
 
-def test_a_repack_is_a_row_named_after_the_kernel_it_serves():
-    """conv2d-nchw-int8 on n4: the search copies the NCHW image to NHWC first
-    (glc/lower/repack.py). The copy is a vector row with no limit of its own, its cycles in
-    the total, which is why the program's efficiency is the limit over all the cycles."""
-    result = glc("run", PROGRAMS / "conv2d-nchw-int8", "--engine", "isa", "--config", "n4",
-                 "--report", "--json")
+# A 3x3 conv over an NCHW image of 16 channels: on n4 the search copies the image to NHWC first
+# (glc/lower/repack.py).
+NCHW_CONV = """(input data (shape 1 16 6 6) int8)
+(input weights (shape 16 16 3 3) int8)
+(compute (requantize 8) (access-transpose (compute dot-product (access-cartesian-product
+ (access (access-tensor weights) 1)
+ (access (access-squeeze (access-windows (access (access-pad (access-pad (access-tensor data)
+   zero-padding 2 1 1) zero-padding 3 1 1) 1) (shape 16 3 3) (shape 1 1 1)) 1) 3)))
+ (list 1 0 2 3)))
+"""
+
+
+def test_a_repack_is_a_row_named_after_the_kernel_it_serves(tmp_path):
+    """The copy is a vector row with no limit of its own, its cycles in the total, which is
+    why the program's efficiency is the limit over all the cycles."""
+    (tmp_path / "conv.gls").write_text(NCHW_CONV)
+    result = glc("run", tmp_path, "--engine", "isa", "--config", "n4", "--report", "--json")
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)
+    assert figures["match"] is True
     copy, kernel = figures["steps"]
     assert (copy["unit"], copy["macs"], copy["limit"], copy["roofline_efficiency"]) == \
         ("vector", None, 0, None)

@@ -102,6 +102,9 @@ def _transposed(target: Target, rows: tuple[int, int], cols: tuple[int, int], lo
     in runs) writing one N×N block transposed. A piece the block cannot take (it would write
     past ``room``, or its transposed box is not one instruction) is loaded as it lies."""
     n = target.transpose
+    whole = _blocks(target, rows, cols, local_row, dict(fields, transpose=1), room)
+    if whole is not None:
+        return whole
     flipped = Target(replace(target.view, groups=target.view.groups[::-1]), target.address,
                      target.element)
     out = []
@@ -116,6 +119,44 @@ def _transposed(target: Target, rows: tuple[int, int], cols: tuple[int, int], lo
         if found is None or len(found) != 1:
             found = _plain(target, piece, cols, local_row + start, fields)
         out += found
+    return out
+
+
+def _blocks(target: Target, rows: tuple[int, int], cols: tuple[int, int], local_row: int,
+            fields: dict[str, int], room: int) -> list[dict[str, int]] | None:
+    """The tile's pieces of N rows as transposing LOADs of several blocks each (one per box of
+    its rows), or None where that does not hold. A LOAD's local rows are cut into blocks of N
+    and each block drains N scratchpad rows while the next one's beats arrive (docs/isa.md,
+    "Transposing LOAD"); one LOAD per piece would leave the port idle during every drain.
+    Local row (…, piece p, column k) is block (…, p) and its row k: the box's innermost row
+    digit is split into (pieces, N), the pieces walked outside the columns, the N rows of a
+    piece the run. It needs whole blocks: N columns, and N | each box's innermost count."""
+    n = target.transpose
+    view = target.view
+    row_group, col_group = merge(view.groups[0]), merge(view.groups[-1])
+    col_box = single_box(col_group, *cols)
+    first, count = rows
+    if cols[1] != n or count > room or col_box is None or not row_group:
+        return None
+    out = []
+    for box in boxes(tuple(d.size for d in row_group), first, count):
+        d, start, pieces = row_group[-1], box.starts[-1], box.counts[-1] // n
+        if box.counts[-1] % n:
+            return None
+        # The innermost digit from its start: the start moves into the view's offset and
+        # origins, so the split digits start at 0.
+        shifted = replace(view, offset=view.offset + d.stride * start,
+                          coords=tuple((o + c * start, limit) for (o, limit), c
+                                       in zip(view.coords, d.coefs, strict=True)))
+        outer = Digit(pieces, d.stride * n, tuple(c * n for c in d.coefs))
+        split = Box((*box.starts[:-1], 0, *col_box.starts),
+                    (*box.counts[:-1], pieces, *col_box.counts))
+        row = local_row + _flat(row_group, box.starts) - first
+        try:
+            out += _emit(replace(target, view=shifted), (*row_group[:-1], outer, *col_group),
+                         split, (Digit(n, d.stride, d.coefs),), Box((0,), (n,)), row, fields)
+        except Unexpressible:
+            return None
     return out
 
 

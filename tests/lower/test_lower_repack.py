@@ -35,7 +35,7 @@ def _nchw_conv(c: int, hw: int, out: int, seed: int):
 
 
 @pytest.mark.parametrize(("config", "c", "hw", "out"),
-                         [("n4", 16, 8, 8), ("n4", 12, 6, 5), ("n16", 64, 14, 32)])
+                         [("n4", 16, 6, 16), ("n4", 12, 6, 5), ("n16", 64, 14, 32)])
 def test_a_repacked_conv_matches_the_interpreter_and_its_copy_is_the_transpose(config, c, hw,
                                                                                out):
     term, arrays = _nchw_conv(c, hw, out, seed=c + hw)
@@ -99,3 +99,15 @@ def test_a_repack_has_no_limit_and_no_efficiency_of_its_own():
                 and rows[step.name].roofline_efficiency is None
         else:
             assert limit.macs == 32 * 64 * 9 * 14 * 14
+
+
+@pytest.mark.rtl
+def test_a_repacked_conv_on_the_rtl_equals_the_interpreter_and_the_model():
+    config = load_config("n4")
+    term, arrays = _nchw_conv(16, 6, 16, seed=3)
+    program = lower(term, env_types(arrays), config)
+    assert [s.kernel.kind for s in program.kernels] == ["repack", "matmul"]
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]

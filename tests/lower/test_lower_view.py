@@ -14,6 +14,7 @@ from glc.interp import env_types, interpret
 from glc.ir.check import check
 from glc.isa import simulator
 from glc.isa.encoding import Instruction, encode
+from glc.isa.transfer import local_rows
 from glc.lower.kernel import tiles
 from glc.lower.transfer import Target, transfers
 from glc.lower.view import NotAffine, gather, merge, row_major, view_of
@@ -169,3 +170,51 @@ def test_a_padded_nchw_window_row_is_one_run_with_per_element_bounds():
     expected = np.zeros((5, config.array_size), np.int8)
     expected[:, :3] = gather(view, image.reshape(-1))[:5, :3]
     assert np.array_equal(_scratchpad(loads, config, dram)[:5], expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_transposing_loads_of_any_row_range_fill_the_scratchpad_with_the_view(seed):
+    """A rank-3 tensor seen as a matrix in a random dim order (two dims the rows), random row
+    ranges, most of them whole pieces of N rows (transfer.py's _blocks makes a tile's pieces
+    one transposing LOAD of several blocks per box of its rows): exactly the view's tile in
+    the scratchpad, no row past it; several-block LOADs among them."""
+    config = load_config("n4")
+    n = config.array_size
+    rng = np.random.default_rng(seed)
+    several = 0
+    for _ in range(48):
+        shape = (int(rng.integers(1, 6)), int(rng.choice([4, 6, 8, 12])), int(rng.integers(4, 10)))
+        tensor = rng.integers(-128, 128, shape).astype(np.int8)
+        order = [int(k) for k in rng.permutation(3)]
+        stored = row_major("t", shape)
+        view = replace(stored, groups=(tuple(d for k in order[:2] for d in stored.groups[k]),
+                                       stored.groups[order[2]]))
+        matrix = gather(view, tensor.reshape(-1))
+        dram = np.zeros(1024, np.uint8)
+        dram[96:96 + tensor.size] = tensor.reshape(-1).view(np.uint8)
+        first = int(rng.integers(0, matrix.shape[0]))
+        left = matrix.shape[0] - first
+        count = n * int(rng.integers(1, left // n + 1)) if left >= n and rng.random() < 0.8 \
+            else int(rng.integers(1, left + 1))
+        for col, size in tiles([d.size for d in merge(view.groups[1])], n):
+            loads = transfers(Target(view, 96, 1, transpose=n), (first, count), (col, size), 0,
+                              {})
+            several += any(f.get("transpose") and local_rows(Instruction.make("load", **f)) > n
+                           for f in loads)
+            expected = np.zeros((count + n, n), np.int8)
+            expected[:count, :size] = matrix[first:first + count, col:col + size]
+            assert np.array_equal(_scratchpad(loads, config, dram)[:count + n], expected)
+    assert several
+
+
+def test_whole_blocks_of_a_tile_are_one_transposing_load():
+    """K^T of a row-major K (8 keys of 12): a tile of 12 rows × N columns is 3 blocks, one
+    transposing LOAD (each block drains while the next one's beats arrive) rather than 3."""
+    config = load_config("n4")
+    n = config.array_size
+    keys = np.arange(8 * 12, dtype=np.int8).reshape(8, 12)
+    view = replace(row_major("k", keys.shape), groups=row_major("k", keys.shape).groups[::-1])
+    dram = keys.reshape(-1).view(np.uint8).copy()
+    loads = transfers(Target(view, 0, 1, n), (0, 12), (4, n), 0, {})
+    assert len(loads) == 1 and loads[0]["transpose"] == 1
+    assert np.array_equal(_scratchpad(loads, config, dram)[:12], keys.T[:12, 4:4 + n])
