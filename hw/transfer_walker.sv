@@ -160,8 +160,9 @@ module transfer_walker #(
                     if (!wraps[k] && below_wrap[k]) begin
                         stepped = 1'b1;
                         next_addr = base_addr_q[k] + stride_q[k];
-                        next_y = base_y_q[k] + signed'(32'(ycoef_q[k]));
-                        next_x = base_x_q[k] + signed'(32'(xcoef_q[k]));
+                        // The coefficients are signed (docs/isa.md, revision 2.1).
+                        next_y = base_y_q[k] + 32'(signed'(ycoef_q[k]));
+                        next_x = base_x_q[k] + 32'(signed'(xcoef_q[k]));
                         // Levels below `inner` lay runs side by side in one row; the rest step
                         // the row (and restart the row's runs).
                         if (k < 32'(inner_q)) begin

@@ -92,8 +92,8 @@ def _transfer(first: tuple[Field, ...]) -> tuple[Field, ...]:
         levels += [
             Field(f"count{k}", base, 16, default=1),
             Field(f"stride{k}", base + 16, 32, signed=True),
-            Field(f"ycoef{k}", base + 48, 8),
-            Field(f"xcoef{k}", base + 56, 8),
+            Field(f"ycoef{k}", base + 48, 8, signed=True),
+            Field(f"xcoef{k}", base + 56, 8, signed=True),
         ]
     return (
         *first,

@@ -125,7 +125,7 @@ async def nested_strided_loops_match_the_transfer_pattern(dut):
                   "ylim": int(rng.integers(0, 4)), "xlim": int(rng.integers(0, 4))}
         for k in range(4):
             fields |= {f"count{k}": counts[k], f"stride{k}": int(rng.integers(-5000, 5000)),
-                       f"ycoef{k}": int(rng.integers(0, 3)), f"xcoef{k}": int(rng.integers(0, 3))}
+                       f"ycoef{k}": int(rng.integers(-2, 3)), f"xcoef{k}": int(rng.integers(-2, 3))}
         name = "store" if rng.integers(0, 2) else "load"
         wide_field = {"raw": int(wide)} if name == "store" else {"acc": int(wide)}
         instruction = Instruction.make(name, **fields, **wide_field)

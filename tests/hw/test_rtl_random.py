@@ -49,7 +49,7 @@ def _transfer(rng, name: str) -> dict[str, int]:
     for k in range(3):
         fields |= {f"count{k}": int(rng.integers(1, 3 if k < inner else 5)),
                    f"stride{k}": int(rng.integers(-64, 200)),
-                   f"xcoef{k}": int(rng.integers(0, N + 1)), f"ycoef{k}": int(rng.integers(0, 2))}
+                   f"xcoef{k}": int(rng.integers(-N, N + 1)), f"ycoef{k}": int(rng.integers(-1, 2))}
     if name == "load":
         wide = int(rng.random() < 0.25)
         fields |= {"acc": wide, "pad": int(rng.integers(-128, 128)),

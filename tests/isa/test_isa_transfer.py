@@ -32,7 +32,7 @@ def patterns(draw):
               "xrun": draw(st.integers(0, 1))}
     for k in range(4):
         fields |= {f"count{k}": counts[k], f"stride{k}": draw(st.integers(-40, 120)),
-                   f"ycoef{k}": draw(st.integers(0, 2)), f"xcoef{k}": draw(st.integers(0, 2))}
+                   f"ycoef{k}": draw(st.integers(-2, 2)), f"xcoef{k}": draw(st.integers(-2, 2))}
     return fields
 
 
