@@ -101,9 +101,13 @@ class KernelLimit:
 
 def compute_ideal(kind: str, m: int, k: int, n_out: int, n: int) -> int:
     """The compute ideal of a kernel of ``kind`` ("matmul" on the array, "fold" on the vector
-    unit: ``m`` outputs of ``k`` rows each; "repack": none, see above)."""
+    unit: ``m`` outputs of ``k`` rows each; "repack": none, see above; "diagonal": a depthwise
+    product's group, glc/lower/depthwise.py, whose useful MACs are m·k, one weight per A
+    element)."""
     if kind == "repack":
         return 0
+    if kind == "diagonal":
+        return array_ideal(m, k, 1, n)
     return vector_ideal(m, k, n) if kind == "fold" else array_ideal(m, k, n_out, n)
 
 
@@ -113,5 +117,6 @@ def kernel_limit(kernel, config: HwConfig) -> KernelLimit:
     if kernel.kind == "repack":
         return KernelLimit(0, 0, 0, 0)
     moved = compulsory_bytes(kernel.instructions)
-    macs = 0 if kernel.on_vector else kernel.m * kernel.k * kernel.n_out
+    macs = 0 if kernel.on_vector else kernel.m * kernel.k * (
+        1 if kernel.kind == "diagonal" else kernel.n_out)
     return KernelLimit(macs, ideal, moved, roofline(ideal, moved, config.dram_port_bytes))

@@ -52,6 +52,38 @@ class Absorb:
         bias in the accumulator, the STORE converts), else None. Between the relu/requantize and
         the array may lie data-moving operators (``views``, their topmost node): relu and
         requantize act elementwise and keep 0, so they commute with every view."""
+        found = self._conversions(node, unfused)
+        if found is None or found[0].op not in SYSTOLIC:
+            return None
+        current, relu, shift, bias, views = found
+        a, b = (self.types[id(x)] for x in current.args[2:])
+        if a.dtype != "int8" or b.dtype != "int8":
+            return None
+        return current, relu, shift, bias, views
+
+    def depthwise(self, node: Term):
+        """(dot-product node, relu, requantize shift, views) when ``node`` is a dot product
+        over an ``access-pair`` of two int8 views (a depthwise product, glc/lower/depthwise.py,
+        if its operands read as one) under the conversions ``fusion`` takes, no bias; else
+        None."""
+        found = self._conversions(node, frozenset())
+        if found is None:
+            return None
+        current, relu, shift, bias, views = found
+        if bias is not None or current.op != "compute" or \
+                self.types[id(current.args[0])].name != "dot-product":
+            return None
+        pair = current.args[1]
+        if pair.op != "access-pair" or self.uses[id(pair)] > 1 or \
+                any(self.types[id(x)].dtype != "int8" or not self.affine(x) for x in pair.args):
+            return None
+        return current, relu, shift, views
+
+    def _conversions(self, node: Term, unfused: frozenset[int] | set[int]):
+        """(core, relu, requantize shift, bias, views): ``node`` under at most one relu and one
+        requantize and an int32 bias pair (each used only there), with the data-moving
+        operators between the conversions and the core; None where the views are no view of
+        the core."""
         relu, shift, bias, current = False, None, None, node
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
@@ -66,8 +98,8 @@ class Absorb:
                     return None
                 current, bias = found
                 break
-            else:
-                return None
+            else:  # the core (a compute none of the conversions: fusion's callers check it)
+                break
             current = current.args[1]
             if self.uses[id(current)] > 1:
                 return None
@@ -77,11 +109,6 @@ class Absorb:
             current = current.args[0]
             if self.uses[id(current)] > 1:
                 return None
-        if current.op not in SYSTOLIC:
-            return None
-        a, b = (self.types[id(x)] for x in current.args[2:])
-        if a.dtype != "int8" or b.dtype != "int8":
-            return None
         if views is current:
             views = None
         elif views is not None and not self.affine(views, over=current):

@@ -40,7 +40,8 @@ class Kernel:
     """An accelerator kernel with its fused output conversion: C = A·B (M×K·K×Nₒ) on the array
     (``kind`` "matmul"), or M outputs each folding K values on the vector unit ("fold",
     glc/lower/fold.py; Nₒ = 1), or a copy on the vector unit that changes a tensor's layout
-    for the next kernel ("repack", glc/lower/repack.py)."""
+    for the next kernel ("repack", glc/lower/repack.py), or a product whose B is diagonal in
+    each K tile ("diagonal": N channels of a depthwise product, glc/lower/depthwise.py)."""
 
     label: str  # the term it implements, for the assembly's comments
     m: int
@@ -83,6 +84,9 @@ class Kernel:
             return f"{comment}; vector repack: {self.m} bytes into the next kernel's layout\n"
         if self.kind == "fold":
             return f"{comment}; vector fold: {self.m} outputs of {self.k} rows, stored {mode}\n"
+        if self.kind == "diagonal":
+            return (f"{comment}; depthwise: C = A·B, B diagonal in each K tile: {self.m}x{self.k}"
+                    f" · {self.k}x{self.n_out}, stored {mode}\n")
         return (f"{comment}; C = A·B{' + bias' if self.bias else ''}: {self.m}x{self.k} · "
                 f"{self.k}x{self.n_out}, stored {mode}\n")
 

@@ -4,8 +4,10 @@ Walks the term from its root. A systolic-array node with what it absorbs (glc/lo
 an int32 bias the accumulator starts from, a relu and/or ``(requantize k)`` the STORE applies)
 becomes an accelerator kernel run the way the schedule search picks (glc/lower/schedule.py),
 its operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or
-whose view the transfers cannot walk, is first materialised into DRAM by a host *copy*. A fold
-the vector unit runs becomes a fold kernel (glc/lower/fold.py). Every other node is computed by
+whose view the transfers cannot walk, is first materialised into DRAM by a host *copy*; one the
+search reads faster from another layout is repacked first (glc/lower/relayout.py). A fold the
+vector unit runs becomes a fold kernel (glc/lower/fold.py), a depthwise product one kernel per
+N channels (glc/lower/depthwise.py). Every other node is computed by
 a host step: the interpreter on the sub-term, with the kernels' results read from DRAM. The
 result is read back through its view (a transpose or reshape of a kernel's result costs
 nothing). Every tensor gets an address: the memory plan."""
@@ -20,30 +22,23 @@ from dataclasses import replace
 
 import numpy as np
 
-from glc.cost.limit import array_ideal
 from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
-from glc.lower import linear
+from glc.lower import depthwise, linear
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel, transposed
-from glc.lower.program import Buffer, HostStep, KernelStep, Program
-from glc.lower.repack import copy_cycles, repacks
-from glc.lower.schedule import Schedule, search
+from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
+from glc.lower.relayout import Relayout
+from glc.lower.schedule import search
 from glc.lower.transfer import OperandUnexpressible, Target
-from glc.lower.view import NotAffine, View, access_chain, row_major, view_of
+from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
 
-ALIGN = 64  # bytes: every tensor starts on a DRAM port beat boundary (P ≤ 64 in hw/configs)
 FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
-
-
-def _aligned(address: int) -> int:
-    """The next address on a DRAM beat boundary (ALIGN)."""
-    return -(-address // ALIGN) * ALIGN
 
 
 def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool = True) -> Program:
@@ -77,7 +72,7 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer:
+class _Lowerer(Relayout):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
         self.term, self.config, self.build = term, config, build
         self.types = check(term, env)
@@ -85,7 +80,7 @@ class _Lowerer:
         symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
         self.program = Program(config, {}, symbols)
         self.top = 0  # the next free DRAM address
-        self.host_top = -(-config.dram_bytes // ALIGN) * ALIGN  # ... in the host's memory
+        self.host_top = aligned(config.dram_bytes)  # ... in the host's memory
         self.env = env
         self.in_dram: dict[int, View] = {}
         self.unfused: set[int] = set()  # bias adds that could not join their kernel
@@ -115,7 +110,7 @@ class _Lowerer:
         top = self.top if dram else self.host_top
         buffer = Buffer(name, ty.dims, ty.dtype, top)
         self.program.buffers[name] = buffer
-        end = _aligned(buffer.address + buffer.nbytes)
+        end = aligned(buffer.address + buffer.nbytes)
         if dram:
             self.top = end
         else:
@@ -168,6 +163,10 @@ class _Lowerer:
                     while self.types[id(add.args[0])].name != "elementwise-add":
                         add = add.args[1]
                     self.unfused.add(id(add))
+            if id(node) not in self.in_dram and (found := self.rule.depthwise(node)):
+                result = self._depthwise(node, *found)
+                if result is not None:
+                    self.in_dram[id(node)] = result
             if id(node) not in self.in_dram and self.rule.fold_plan(node) is not None:
                 folded = self._fold(node)
                 if folded is not None:
@@ -227,6 +226,58 @@ class _Lowerer:
         inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
         return row_major(out, dims)
+
+    # --- depthwise products on the array -------------------------------------------------------
+
+    def _depthwise(self, node: Term, core: Term, relu: bool, shift: int | None,
+                   views: Term | None) -> View | None:
+        """One kernel per N channels of a depthwise product (glc/lower/depthwise.py), the relu
+        and requantize in their STOREs, their results side by side in one buffer; the node's
+        value, or None where the operands do not read as one (it stays a host step)."""
+        x_term, w_term = core.args[1].args
+        x, w = (view_of(t, self.types, self._materialise) for t in (x_term, w_term))
+        dims = self.types[id(core)].dims
+        found = depthwise.plan(x, w, len(dims))
+        n = self.config.array_size
+        if found is None or found.channels % n:
+            return None
+        # Each K tile is N channels of one tap: both operands load it in runs where their
+        # channels are contiguous, so a layout where they are not is repacked first.
+        x, w = (self._contiguous_channels(t, v, found.channel)
+                for t, v in ((x_term, x), (w_term, w)))
+        found = depthwise.plan(x, w, len(dims))
+        if found is None or not all(self._reaches(v) for v in (x, w)):
+            return None
+        raw = shift is None
+        rows = math.prod(dims) // found.channels
+        address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
+        label = self._label(node)
+        kernels = []
+        for first in range(0, found.channels, n):
+            a, b = found.operands(first, n)
+            targets = {"a": Target(a, address[a.buffer], 1), "b": Target(b, address[b.buffer], 1)}
+            self._check_fits(targets, (rows, found.channels), raw)
+            c_address = self.top + first * rows * (4 if raw else 1)
+            try:
+                chosen = search(targets, (rows, n), raw, relu, shift or 0, c_address,
+                                self.config, (False,))
+                kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
+                                      self.config, None, chosen.order, chosen.k_inner,
+                                      chosen.block_rows) if self.build else \
+                    Kernel(label, rows, a.dims[1], n, raw, relu, shift or 0, [])
+            except (OperandUnexpressible, GlcError):
+                return None
+            kernels.append(replace(kernel, kind="diagonal", estimated=chosen.cycles))
+        out = self._allocate(self._fresh("kernel"),
+                             Access((found.channels // n, rows, n), (), "int32" if raw else "int8"),
+                             dram=True)
+        for index, kernel in enumerate(kernels):
+            self.program.steps.append(KernelStep(f"{out}.{index}", kernel, [x.buffer, w.buffer],
+                                                 out))
+        result = found.result(out, n, dims)
+        if views is not None:  # the data movement over the converted result
+            result = view_of(views, self.types, lambda t: result if t is core else None)
+        return result
 
     # --- steps ------------------------------------------------------------------------------
 
@@ -299,63 +350,6 @@ class _Lowerer:
         if plan is not None and plan.chain is not None:  # the layer's view of the result
             result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
         return result
-
-    def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
-                  dims: tuple[int, ...], raw: bool, relu: bool, shift: int,
-                  swaps: tuple[bool, ...]) -> tuple[Schedule, dict[str, Target]]:
-        """The schedule with an operand read from a repack of its tensor (glc/lower/repack.py)
-        where the copy and the kernel over it take fewer cycles than the kernel as it is; a
-        repack chosen becomes a kernel before this one. Operand by operand, A then B with A's
-        choice kept: at most four more searches, and none where the copy cannot pay (the
-        kernel is already within a copy's port floor, 2·bytes/P, of its compute ideal)."""
-        config = self.config
-        ideal = array_ideal(math.prod(dims), targets["a"].view.dims[-1], 1,
-                            config.array_size)
-        esize = 4 if raw else 1
-        for which, operand in zip("ab", systolic.args[2:], strict=True):
-            base = access_chain(operand)[1]
-            source = self._materialise(base)
-            if targets[which].view.buffer != source.buffer or \
-                    self.program.buffers[source.buffer].dtype != "int8":
-                continue  # a host copy of the operand, or no int8 tensor
-            best = None
-            for repack in repacks(source):
-                name = self.repacked.get((source, repack.dim))
-                fresh, cost, top = name is None, 0, self.top
-                if fresh:
-                    if ideal + 2 * repack.nbytes // config.dram_port_bytes >= chosen.cycles:
-                        continue
-                    cost = copy_cycles(replace(source, buffer=""), repack.dim, config)
-                    name, address, top = self._fresh("repack"), top, _aligned(top + repack.nbytes)
-                    if ideal + cost >= chosen.cycles or \
-                            top + math.prod(dims) * esize > config.dram_bytes:
-                        continue
-                else:
-                    address = self.program.buffers[name].address
-                copied = repack.view(name)
-                view = view_of(operand, self.types,
-                               lambda t, b=base, v=copied: v if t is b else self._materialise(t))
-                trial = {**targets, which: Target(view, address, 1)}
-                try:
-                    found = search(trial, dims, raw, relu, shift, top, config, swaps)
-                except (OperandUnexpressible, GlcError):
-                    continue
-                if found.cycles + cost < chosen.cycles:
-                    chosen, best = found, (repack, name, fresh, trial)
-            if best is not None:
-                repack, name, fresh, targets = best
-                if fresh:
-                    # Built, or as costing sees it; estimated either way by the copy's
-                    # instruction-level count (copy_cycles), as the search compared it.
-                    kernel = repack.costed(config)
-                    if self.build:
-                        kernel = replace(repack.kernel(self._to_dram(source.buffer).address,
-                                                       name, self.top, config),
-                                         estimated=kernel.estimated)
-                    self._allocate(name, Access(repack.shape, (), "int8"), dram=True)
-                    self.program.steps.append(KernelStep(name, kernel, [source.buffer], name))
-                    self.repacked[(source, repack.dim)] = name
-        return chosen, targets
 
     def _requantization(self, m: Target, swap: bool,
                         plan: linear.LinearPlan) -> linear.Linear | None:

@@ -13,6 +13,13 @@ from glc.ir.term import Term
 from glc.lower.kernel import Kernel
 from glc.lower.view import View
 
+ALIGN = 64  # bytes: every tensor starts on a DRAM port beat boundary (P ≤ 64 in hw/configs)
+
+
+def aligned(address: int) -> int:
+    """The next address on a DRAM beat boundary (ALIGN)."""
+    return -(-address // ALIGN) * ALIGN
+
 
 @dataclass(frozen=True)
 class Buffer:

@@ -1,0 +1,105 @@
+"""Depthwise products on the array: one channel's dot products packed N to a kernel on the
+diagonal of B (docs/lowering.md, "Depthwise products").
+
+A depthwise convolution (MobileNet's, and what ``glc import`` writes for a grouped Conv whose
+groups are its channels) is ``(compute dot-product (access-pair X W))`` where X is the image's
+windows and W the filters broadcast over the output pixels: output [pixel, c] sums X[pixel, c,
+tap]·W[c, tap] over the taps, a product of one channel with itself only. On the array, N
+channels at a time: C[pixel, c′] = Σ over (tap, c) of A[pixel, (tap, c)]·B[(tap, c), c′] with
+A the group's im2col (its K tiles N channels of one tap) and B[(tap, c), c′] = W[c, tap] where
+c = c′ and 0 elsewhere — a view of W: the channel digit walks the DRAM weights and a virtual
+coordinate c − c′ (signed coefficients, docs/isa.md revision 2.1) bounded to [0, 1), the
+LOAD's zero fill the rest. No weight is materialised, and the schedule search
+(glc/lower/schedule.py) costs each group like any product; the coordinate rises along c, so a
+transposing LOAD of B (runs along c) checks it per element (xrun) and moves a tile in N beats.
+
+Only 1/N of the array's MACs are useful: a group runs at best at 1/N of the compute ideal of
+its useful MACs, which against the layer's roofline (the image read and the result written
+once) is ~0.22 at MobileNet's shapes. A kernel of kind "diagonal" counts only its useful MACs
+(m·k: one weight per A element) in its ideal and limit (glc/cost/limit.py).
+
+The groups' results lie side by side, group-major: a buffer (G, pixels, N) whose view is the
+node's value, each kernel writing its rows × N block row-major.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from glc.lower.view import Digit, View, merge
+
+
+@dataclass(frozen=True)
+class Depthwise:
+    """The pair's operand views ``x`` and ``w`` (dims: the output's, then the items), the
+    output dim both walk (``channel``) and the rank of the output."""
+
+    x: View
+    w: View
+    rank: int
+    channel: int
+
+    @property
+    def channels(self) -> int:
+        return self.x.dims[self.channel]
+
+    @property
+    def pixels(self) -> tuple[int, ...]:
+        """The output dims other than the channel: the rows of each group's product."""
+        return tuple(k for k in range(self.rank) if k != self.channel)
+
+    def operands(self, first: int, width: int) -> tuple[View, View]:
+        """A (pixels × (items, channel)) and B ((items, channel) × channel′) of the group of
+        channels [first, first + width)."""
+        x, w = self.x, self.w
+        xc, = merge(x.groups[self.channel])
+        wc, = merge(w.groups[self.channel])
+        a = _from(x, xc, first)
+        a = replace(a, groups=(tuple(d for k in self.pixels for d in x.groups[k]),
+                               tuple(d for g in x.groups[self.rank:] for d in g)
+                               + (Digit(width, xc.stride, xc.coefs),)))
+        b = _from(w, wc, first)
+        # The new coordinate, after W's own: c − c′, +1 along the channel, so that a LOAD of
+        # B transposed (its runs along c, contiguous in HWIO weights) checks it per element
+        # (xrun) and moves N weights a beat.
+        extra = len(w.coords)
+        items = tuple(replace(d, coefs=d.coefs + (0,)) for g in w.groups[self.rank:] for d in g)
+        b = replace(b, coords=b.coords + ((0, 1),),
+                    groups=(items + (Digit(width, wc.stride, wc.coefs + (1,)),),
+                            (Digit(width, 0, (0,) * extra + (-1,)),)))
+        return a, b
+
+    def result(self, buffer: str, n: int, dims: tuple[int, ...]) -> View:
+        """The node's value in ``buffer`` (G, pixels, N): channel c at group c // N, column
+        c mod N; the pixels row-major."""
+        pixels = [dims[k] for k in self.pixels]
+        size = math.prod(pixels)
+        groups: list[tuple[Digit, ...]] = [()] * len(dims)
+        groups[self.channel] = (Digit(self.channels // n, size * n, ()), Digit(n, 1, ()))
+        for index, k in enumerate(self.pixels):
+            groups[k] = (Digit(dims[k], n * math.prod(pixels[index + 1:]), ()),)
+        return View(buffer, 0, tuple(groups), ())
+
+
+def _from(view: View, digit: Digit, first: int) -> View:
+    """``view`` moved ``first`` steps along ``digit``: its offset and coordinate origins."""
+    return replace(view, offset=view.offset + digit.stride * first,
+                   coords=tuple((o + c * first, limit) for (o, limit), c
+                                in zip(view.coords, digit.coefs, strict=True)))
+
+
+def plan(x: View, w: View, rank: int) -> Depthwise | None:
+    """The depthwise reading of a dot product over the pair (x, w) with ``rank`` output dims:
+    W broadcast (stride 0) over every output dim but one of more than one index, the channel,
+    which both walk with one digit; else None."""
+    if x.dims != w.dims or w.fill != 0:
+        return None
+    walked = [k for k in range(rank)
+              if x.dims[k] > 1 and any(d.stride != 0 for d in w.groups[k])]
+    if len(walked) != 1:
+        return None
+    channel = walked[0]
+    if len(merge(x.groups[channel])) != 1 or len(merge(w.groups[channel])) != 1:
+        return None
+    return Depthwise(x, w, rank, channel)

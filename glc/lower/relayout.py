@@ -1,0 +1,127 @@
+"""Where the lowering's operands lie: layout changes it makes on the accelerator before a kernel
+(glc/lower/repack.py) — as candidates of the schedule search (``_relayout``), for the operands
+of a depthwise product (``_contiguous_channels``) — and the room a padded view needs below its
+tensor (``_reaches``). A mixin of the lowering (glc/lower/lowering.py's ``_Lowerer``), whose
+memory plan and steps these methods extend."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from glc.cost.limit import array_ideal
+from glc.errors import GlcError
+from glc.ir.term import Term
+from glc.ir.types import Access
+from glc.lower.program import KernelStep, aligned
+from glc.lower.repack import Repack, copy_cycles, repacks
+from glc.lower.schedule import Schedule, search
+from glc.lower.transfer import OperandUnexpressible, Target
+from glc.lower.view import View, access_chain, merge, view_of
+
+
+class Relayout:
+    """The lowering's layout choices; ``repacked`` (set by the lowering) maps (tensor view,
+    dim moved last) to the buffer of its copy, so a copy is made once."""
+
+    repacked: dict[tuple[View, int], str]
+
+    def _contiguous_channels(self, term: Term, view: View, channel: int) -> View:
+        """``term``'s ``view``, or where its dim ``channel`` is not contiguous its view over a
+        repack of its tensor (glc/lower/repack.py) in which it is, the copy a kernel step:
+        OIHW depthwise weights (channels 9 bytes apart) then load B a tile a beat, and an NCHW
+        image its K tiles in runs, for a copy of each (the image's is ~1/9 of its im2col
+        traffic)."""
+        if merge(view.groups[channel])[0].stride == 1:
+            return view
+        base = access_chain(term)[1]
+        source = self._materialise(base)
+        for repack in repacks(source):
+            name = self.repacked.get((source, repack.dim)) or self._fresh("repack")
+            copied = repack.view(name)
+            over = view_of(term, self.types,
+                           lambda t, b=base, v=copied: v if t is b else self._materialise(t))
+            if merge(over.groups[channel])[0].stride == 1:
+                if (source, repack.dim) not in self.repacked:
+                    self._repack(repack, source, name)
+                return over
+        return view
+
+    def _reaches(self, view: View) -> bool:
+        """Whether ``view``'s buffer lies in DRAM with room below it for the view's lowest
+        element address (a padded row's runs start before the tensor, and a run's address does
+        not wrap into its elements: docs/isa.md, "Range checks"), moving it up if no step has
+        used it yet."""
+        buffer = self._to_dram(view.buffer)
+        size = np.dtype(buffer.dtype).itemsize
+        low = (view.offset + sum(min(0, d.stride) * (d.size - 1) for d in view.digits())) * size
+        if buffer.address + low >= 0:
+            return True
+        if any(view.buffer in s.inputs for s in self.program.steps):
+            return False
+        self.top = aligned(self.top - low)
+        self._allocate(buffer.name, Access(buffer.shape, (), buffer.dtype), dram=True)
+        return True
+
+    def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
+                  dims: tuple[int, ...], raw: bool, relu: bool, shift: int,
+                  swaps: tuple[bool, ...]) -> tuple[Schedule, dict[str, Target]]:
+        """The schedule with an operand read from a repack of its tensor (glc/lower/repack.py)
+        where the copy and the kernel over it take fewer cycles than the kernel as it is; a
+        repack chosen becomes a kernel before this one. Operand by operand, A then B with A's
+        choice kept: at most four more searches, and none where the copy cannot pay (the
+        kernel is already within a copy's port floor, 2·bytes/P, of its compute ideal)."""
+        config = self.config
+        ideal = array_ideal(math.prod(dims), targets["a"].view.dims[-1], 1,
+                            config.array_size)
+        esize = 4 if raw else 1
+        for which, operand in zip("ab", systolic.args[2:], strict=True):
+            base = access_chain(operand)[1]
+            source = self._materialise(base)
+            if targets[which].view.buffer != source.buffer or \
+                    self.program.buffers[source.buffer].dtype != "int8":
+                continue  # a host copy of the operand, or no int8 tensor
+            best = None
+            for repack in repacks(source):
+                name = self.repacked.get((source, repack.dim))
+                fresh, cost, top = name is None, 0, self.top
+                if fresh:
+                    if ideal + 2 * repack.nbytes // config.dram_port_bytes >= chosen.cycles:
+                        continue
+                    cost = copy_cycles(replace(source, buffer=""), repack.dim, config)
+                    name, address, top = self._fresh("repack"), top, aligned(top + repack.nbytes)
+                    if ideal + cost >= chosen.cycles or \
+                            top + math.prod(dims) * esize > config.dram_bytes:
+                        continue
+                else:
+                    address = self.program.buffers[name].address
+                copied = repack.view(name)
+                view = view_of(operand, self.types,
+                               lambda t, b=base, v=copied: v if t is b else self._materialise(t))
+                trial = {**targets, which: Target(view, address, 1)}
+                try:
+                    found = search(trial, dims, raw, relu, shift, top, config, swaps)
+                except (OperandUnexpressible, GlcError):
+                    continue
+                if found.cycles + cost < chosen.cycles:
+                    chosen, best = found, (repack, name, fresh, trial)
+            if best is not None:
+                repack, name, fresh, targets = best
+                if fresh:
+                    self._repack(repack, source, name)
+        return chosen, targets
+
+    def _repack(self, repack: Repack, source: View, name: str) -> None:
+        """The copy ``name`` of ``source`` as a kernel step: built, or as costing sees it;
+        estimated either way by the copy's instruction-level count (copy_cycles), as the
+        search compared it."""
+        config = self.config
+        kernel = repack.costed(config)
+        if self.build:
+            kernel = replace(repack.kernel(self._to_dram(source.buffer).address, name, self.top,
+                                           config), estimated=kernel.estimated)
+        self._allocate(name, Access(repack.shape, (), "int8"), dram=True)
+        self.program.steps.append(KernelStep(name, kernel, [source.buffer], name))
+        self.repacked[(source, repack.dim)] = name

@@ -1,0 +1,100 @@
+"""Depthwise products on the array (glc/lower/depthwise.py): N channels a kernel, B the
+diagonal view of the weights (signed coefficients), against the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glc.cost.limit import kernel_limit
+from glc.hwconfig import load_config
+from glc.interp import env_types, interpret
+from glc.lower.execute import execute
+from glc.lower.lowering import lower
+from glc.syntax.reader import parse_term
+
+
+def _depthwise(seed: int, nhwc: bool, channels: int | None = None,
+               convert: bool = False) -> tuple:
+    """A random depthwise conv as glc import and the layer suite write it: each channel's
+    windows paired with its own taps broadcast over the pixels, summed; NCHW/OIHW or
+    NHWC/HWIO (transposed in the term), random size, window, stride and padding."""
+    rng = np.random.default_rng(seed)
+    c = channels or int(rng.choice([4, 8, 12]))
+    size, k = int(rng.integers(3, 8)), int(rng.integers(1, 4))
+    stride, pad = int(rng.integers(1, 3)), int(rng.integers(0, 2))
+    out = (size + 2 * pad - k) // stride + 1
+    if nhwc:
+        x = rng.integers(-128, 128, (1, size, size, c)).astype(np.int8)
+        w = rng.integers(-128, 128, (k, k, c, 1)).astype(np.int8)
+        image = (f"(access-transpose (access-pad (access-pad (access-tensor x) zero-padding 1 "
+                 f"{pad} {pad}) zero-padding 2 {pad} {pad}) (list 0 3 1 2))")
+        filters = "(access-transpose (access-tensor w) (list 2 3 0 1))"
+    else:
+        x = rng.integers(-128, 128, (1, c, size, size)).astype(np.int8)
+        w = rng.integers(-128, 128, (c, 1, k, k)).astype(np.int8)
+        image = (f"(access-pad (access-pad (access-tensor x) zero-padding 2 {pad} {pad}) "
+                 f"zero-padding 3 {pad} {pad})")
+        filters = "(access-tensor w)"
+    weights = (f"(access (access-broadcast (access-reshape {filters} (access-shape "
+               f"(shape 1 {c} 1 1 {k} {k}) (shape))) (access-shape (shape 1 {c} {out} {out} "
+               f"{k} {k}) (shape))) 4)")
+    body = (f"(compute dot-product (access-pair (access-windows (access {image} 2) "
+            f"(shape {k} {k}) (shape {stride} {stride})) {weights}))")
+    if nhwc:
+        body = f"(access-transpose {body} (list 0 2 3 1))"
+    if convert:
+        body = f"(compute (requantize 7) (compute relu {body}))"
+    return parse_term(body), {"x": x, "w": w}, c * out * out * k * k
+
+
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("seed", range(8))
+def test_a_depthwise_conv_runs_on_the_array_and_equals_the_interpreter(seed, nhwc):
+    term, arrays, macs = _depthwise(seed, nhwc, convert=seed % 2 == 1)
+    config = load_config("n4")
+    program = lower(term, env_types(arrays), config)
+    kinds = {s.kernel.kind for s in program.kernels}
+    assert not program.host_steps and "diagonal" in kinds and kinds <= {"diagonal", "repack"}
+    # Each kernel counts only its useful MACs: together the layer's.
+    assert sum(kernel_limit(s.kernel, config).macs for s in program.kernels) == macs
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert outcome.result.dtype == expected.dtype
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+def test_channels_that_fill_no_whole_kernel_stay_a_host_step():
+    """6 channels on N = 4: the groups' results would not lie side by side (docs/lowering.md,
+    "Depthwise products"), so the product is a host step, still right."""
+    term, arrays, _ = _depthwise(1, False, channels=6)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert not any(s.kernel.kind == "diagonal" for s in program.kernels)
+    assert program.host_steps
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
+
+
+def test_a_pair_product_that_is_no_depthwise_conv_is_not_one():
+    """Both operands walk two output dims: no channel to pack, a host step as before."""
+    rng = np.random.default_rng(0)
+    arrays = {"a": rng.integers(-128, 128, (4, 8, 3)).astype(np.int8),
+              "b": rng.integers(-128, 128, (4, 8, 3)).astype(np.int8)}
+    term = parse_term("(compute dot-product (access-pair (access (access-tensor a) 2) "
+                      "(access (access-tensor b) 2)))")
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert not program.kernels and program.host_steps
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+def test_a_depthwise_conv_on_the_rtl_equals_the_interpreter_and_the_model(nhwc):
+    """The diagonal B's LOADs walk a coordinate down (a negative xcoef/ycoef)."""
+    term, arrays, _ = _depthwise(5, nhwc, channels=8, convert=True)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert any(s.kernel.kind == "diagonal" for s in program.kernels)
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
