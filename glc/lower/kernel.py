@@ -172,24 +172,42 @@ def k_digits(a: Target, b: Target) -> int:
     return len(shared_k(a.view, b.view)[0].groups[-1])
 
 
-def shape(a: Target, b: Target, n: int, k_inner: int | None = None) -> Shape:
-    """The tiling of C = A·B on an N×N array, K digit ``k_inner`` innermost (shared_k). A's
-    view is ((M),(K)) or ((),(K)), B's ((),(K,Nₒ))."""
+def shape(a: Target, b: Target, n: int, k_inner: int | None = None,
+          flat: bool = False) -> Shape:
+    """The tiling of C = A·B on an N×N array, K digit ``k_inner`` innermost (shared_k), its K
+    tiles flat with ``flat`` (``flat_k``). A's view is ((M),(K)) or ((),(K)), B's
+    ((),(K,Nₒ))."""
     m = a.view.dims[0] if len(a.view.groups) == 2 else 1
     k, n_out = b.view.dims
     a_view, b_view = shared_k(a.view, b.view, k_inner)
+    k_sizes = [d.size for d in a_view.groups[-1]]
+    if flat:
+        k_sizes = [math.prod(k_sizes)]
     return Shape(replace(a, view=a_view), replace(b, view=b_view), m, k, n_out,
-                 tiles([d.size for d in a_view.groups[-1]], n),
+                 tiles(k_sizes, n),
                  tiles([d.size for d in merge(b_view.groups[1])], n))
+
+
+def flat_k(a: Target, b: Target, k_inner: int | None, n: int) -> bool:
+    """Whether flat K tiles are a different tiling worth costing. K tiles are boxes of the
+    refined digits (A's columns must be one box: a LOAD writes its local rows whole), e.g. one
+    channel's 3×3 taps, 9 of N rows; where A's K merges into one digit any range of it is one
+    box, so the tiles may be flat, N indices each across the digits' boundaries (B's K rows
+    then several boxes, one LOAD each): OIHW weights streamed against an NCHW im2col."""
+    a_view = shared_k(a.view, b.view, k_inner)[0]
+    sizes = [d.size for d in a_view.groups[-1]]
+    return len(merge(a_view.groups[-1])) == 1 and \
+        len(tiles(sizes, n)) > len(tiles([math.prod(sizes)], n))
 
 
 def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
                     config: HwConfig, bias: Target | None = None,
-                    k_inner: int | None = None, block_rows: int = 0) -> Estimate:
+                    k_inner: int | None = None, block_rows: int = 0,
+                    flat: bool = False) -> Estimate:
     """The analytic model's cycles for build_kernel's kernel (glc/cost/kernel.py) and the step
     order they are for: with a bias, k-outer (it keeps a block's output tiles in distinct
     accumulator rows, so the bias can be loaded into all of them first, see _bias_loads)."""
-    tiling = shape(a, b, config.array_size, k_inner)
+    tiling = shape(a, b, config.array_size, k_inner, flat)
     orders = ("k-outer",) if bias is not None else ("k-outer", "j-outer")
     return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, bias, tiling.k_tiles,
                     tiling.o_tiles, orders, block_rows)
@@ -198,19 +216,21 @@ def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shif
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
                  shift: int, config: HwConfig, bias: Target | None = None,
                  order: str | None = None, k_inner: int | None = None,
-                 block_rows: int = 0, linear: Linear | None = None) -> Kernel:
+                 block_rows: int = 0, linear: Linear | None = None,
+                 flat: bool = False) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims;
     ``order`` the step order (default: the one kernel_estimate predicts faster), ``k_inner``
-    the K digit walked innermost (shared_k), ``block_rows`` a cap on the block of A rows;
+    the K digit walked innermost (shared_k), ``flat`` its tiles flat (flat_k),
+    ``block_rows`` a cap on the block of A rows;
     ``linear`` ONNX's requantization in the STOREs (glc/lower/linear.py), its table in the
     accumulator's top rows."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
         order = kernel_estimate(a, b, c, raw, relu, shift, config, bias, k_inner,
-                                block_rows).order
-    tiling = shape(a, b, n, k_inner)
+                                block_rows, flat).order
+    tiling = shape(a, b, n, k_inner, flat)
     a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
     k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n

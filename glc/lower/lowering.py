@@ -263,7 +263,7 @@ class _Lowerer(Relayout):
                                 self.config, (False,))
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, None, chosen.order, chosen.k_inner,
-                                      chosen.block_rows) if self.build else \
+                                      chosen.block_rows, flat=chosen.flat) if self.build else \
                     Kernel(label, rows, a.dims[1], n, raw, relu, shift or 0, [])
             except (OperandUnexpressible, GlcError):
                 return None
@@ -329,7 +329,7 @@ class _Lowerer(Relayout):
             try:
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, chosen.bias, chosen.order, chosen.k_inner,
-                                      chosen.block_rows, requantization)
+                                      chosen.block_rows, requantization, chosen.flat)
             except (OperandUnexpressible, GlcError):
                 if plan is None:
                     raise

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.lower.kernel import k_digits, kernel_estimate, shared_k, transposed
+from glc.lower.kernel import flat_k, k_digits, kernel_estimate, shared_k, transposed
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import merge, row_major
 
@@ -47,6 +47,7 @@ class Schedule:
     swap: bool
     order: str
     k_inner: int | None  # the K digit walked innermost (glc/lower/kernel.py, shared_k)
+    flat: bool  # K tiles flat across the digits (glc/lower/kernel.py, flat_k)
     block_rows: int  # the block of A rows (gemm.py's Mb)
     cycles: int
 
@@ -106,16 +107,18 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
         except OperandUnexpressible as error:
             failures.append(error)
             continue
-        for a_layout, b_layout, k_inner in itertools.product(_layouts(a, n), _layouts(b, n),
-                                                             inners):
+        orders = [(k, flat) for k in inners for flat in (False, True)
+                  if not flat or flat_k(a, b, k, n)]
+        for a_layout, b_layout, (k_inner, flat) in itertools.product(
+                _layouts(a, n), _layouts(b, n), orders):
             try:
                 found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, config, bias,
-                                        k_inner)
+                                        k_inner, flat=flat)
             except (OperandUnexpressible, GlcError) as error:
                 failures.append(error)
                 continue
             if best is None or found.cycles < best.cycles:
-                best = Schedule(a_layout, b_layout, c, bias, swap, found.order, k_inner,
+                best = Schedule(a_layout, b_layout, c, bias, swap, found.order, k_inner, flat,
                                 found.block_rows, found.cycles)
     if best is None:
         bias_error = [e for e in failures
@@ -135,7 +138,7 @@ def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
             break
         try:
             found = kernel_estimate(best.a, best.b, best.c, raw, relu, shift, config, best.bias,
-                                    best.k_inner, cap)
+                                    best.k_inner, cap, best.flat)
         except (OperandUnexpressible, GlcError):
             continue
         if found.cycles < best.cycles:

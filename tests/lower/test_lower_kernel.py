@@ -4,14 +4,22 @@ equals the interpreter bit for bit."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
+from glc.ir.check import check
+from glc.isa import simulator
 from glc.isa.cycles import predict
+from glc.isa.encoding import encode
 from glc.lower.execute import execute
+from glc.lower.kernel import build_kernel, flat_k, shape
 from glc.lower.lowering import lower, predicted_cycles
+from glc.lower.transfer import Target
+from glc.lower.view import row_major, view_of
 from glc.syntax.printer import print_term
 from glc.syntax.reader import parse_term
 
@@ -188,3 +196,34 @@ def test_relu_and_requantize_over_a_reshaped_transposed_result_fuse_into_the_sto
     expected, _ = interpret(term, arrays)
     result = execute(program, arrays, "isa").result
     assert result.dtype == np.int8 and np.array_equal(result, expected)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_flat_k_tiles_compute_the_product(seed):
+    """K tiles flat across the channel boundaries (glc/lower/kernel.py, flat_k): the filters
+    (A, K merged into one digit) against the im2col windows (B, several boxes per tile), both
+    tilings equal to the interpreter on the ISA simulator; flat has fewer K tiles."""
+    term, arrays = _conv(seed)
+    config = load_config("n4")
+    n = config.array_size
+    types = check(term, env_types(arrays))
+    address = {"filters": 0, "data": 4096}
+
+    def base(t):
+        return row_major(t.value, arrays[t.value].shape) if t.op == "symbol" else None
+
+    a, b = (Target(view_of(x, types, base), 0, 1) for x in term.args[2:])
+    a, b = (replace(t, address=address[t.view.buffer]) for t in (a, b))
+    m, p = a.view.dims[0], b.view.dims[1]
+    c = Target(row_major("c", (m, p)), 16384, 4)
+    expected, _ = interpret(term, arrays)
+    assert flat_k(a, b, None, n) == (len(shape(a, b, n).k_tiles) >
+                                     len(shape(a, b, n, flat=True).k_tiles))
+    for flat in (False, True):
+        kernel = build_kernel("t", a, b, c, True, False, 0, config, flat=flat)
+        dram = np.zeros(config.dram_bytes, np.uint8)
+        for name, at in address.items():
+            dram[at:at + arrays[name].size] = arrays[name].reshape(-1).view(np.uint8)
+        machine = simulator.run([encode(i) for i in kernel.instructions], config, dram)
+        result = machine.dram[16384:16384 + 4 * m * p].view("<i4").reshape(m, p)
+        assert np.array_equal(result, expected)

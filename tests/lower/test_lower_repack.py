@@ -35,7 +35,7 @@ def _nchw_conv(c: int, hw: int, out: int, seed: int):
 
 
 @pytest.mark.parametrize(("config", "c", "hw", "out"),
-                         [("n4", 16, 6, 16), ("n4", 12, 6, 5), ("n16", 64, 14, 32)])
+                         [("n4", 16, 6, 16), ("n4", 12, 6, 5), ("n16", 32, 20, 16)])
 def test_a_repacked_conv_matches_the_interpreter_and_its_copy_is_the_transpose(config, c, hw,
                                                                                out):
     term, arrays = _nchw_conv(c, hw, out, seed=c + hw)
@@ -58,11 +58,11 @@ def test_the_search_repacks_only_when_the_copy_pays():
     """A channel-deep NCHW layer on n16 is repacked and beats the kernel over the NCHW image
     by more than the copy costs; a one-channel image has nothing to gain and is not."""
     config = load_config("n16")
-    term, arrays = _nchw_conv(64, 14, 32, seed=1)
+    term, arrays = _nchw_conv(32, 20, 16, seed=1)
     program = lower(term, env_types(arrays), config)
     copies = [s for s in program.kernels if s.kernel.kind == "repack"]
     assert copies
-    term1, arrays1 = _nchw_conv(1, 14, 32, seed=1)
+    term1, arrays1 = _nchw_conv(1, 20, 16, seed=1)
     assert [s.kernel.kind for s in lower(term1, env_types(arrays1), config).kernels] == \
         ["matmul"]
 
@@ -87,7 +87,7 @@ def test_only_a_change_of_the_non_unit_dims_order_is_a_repack():
 
 def test_a_repack_has_no_limit_and_no_efficiency_of_its_own():
     config = load_config("n16")
-    term, arrays = _nchw_conv(64, 14, 32, seed=2)
+    term, arrays = _nchw_conv(32, 20, 16, seed=2)
     program = lower(term, env_types(arrays), config)
     limits = kernel_limits(program)
     rows = {r.step: r for r in step_rows(program, limits)}
@@ -98,7 +98,7 @@ def test_a_repack_has_no_limit_and_no_efficiency_of_its_own():
             assert rows[step.name].unit == "vector" and rows[step.name].efficiency is None \
                 and rows[step.name].roofline_efficiency is None
         else:
-            assert limit.macs == 32 * 64 * 9 * 14 * 14
+            assert limit.macs == 16 * 32 * 9 * 20 * 20
 
 
 @pytest.mark.rtl
