@@ -112,9 +112,10 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
         if name is not None:
             row.node = f"{name} ({comments[name]})" if name in comments else name
     for row, step in zip(rows, program.steps, strict=True):
-        if isinstance(step, KernelStep) and step.kernel.kind == "repack" and \
-                served.get(step.output) is not None and served[step.output].node:
-            row.node = f"{served[step.output].node}: repack"
+        reader = served.get(step.output)
+        if isinstance(step, KernelStep) and step.kernel.kind == "repack" and reader and \
+                reader.node:
+            row.node = f"{reader.node}: repack"
 
 
 def _owners(egraph, source) -> dict[int, str]:

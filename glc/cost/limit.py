@@ -113,9 +113,9 @@ def compute_ideal(kind: str, m: int, k: int, n_out: int, n: int) -> int:
 
 def kernel_limit(kernel, config: HwConfig) -> KernelLimit:
     """The limits of a lowered kernel (glc/lower/kernel.py's Kernel) on ``config``."""
-    ideal = compute_ideal(kernel.kind, kernel.m, kernel.k, kernel.n_out, config.array_size)
     if kernel.kind == "repack":
         return KernelLimit(0, 0, 0, 0)
+    ideal = compute_ideal(kernel.kind, kernel.m, kernel.k, kernel.n_out, config.array_size)
     moved = compulsory_bytes(kernel.instructions)
     macs = 0 if kernel.on_vector else kernel.m * kernel.k * (
         1 if kernel.kind == "diagonal" else kernel.n_out)

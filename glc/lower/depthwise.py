@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from glc.lower.view import Digit, View, merge
+from glc.lower.view import Digit, View, advanced, merge
 
 
 @dataclass(frozen=True)
@@ -55,18 +55,18 @@ class Depthwise:
         x, w = self.x, self.w
         xc, = merge(x.groups[self.channel])
         wc, = merge(w.groups[self.channel])
-        a = _from(x, xc, first)
-        a = replace(a, groups=(tuple(d for k in self.pixels for d in x.groups[k]),
-                               tuple(d for g in x.groups[self.rank:] for d in g)
-                               + (Digit(width, xc.stride, xc.coefs),)))
-        b = _from(w, wc, first)
+        pixels = tuple(d for k in self.pixels for d in x.groups[k])
+        items = tuple(d for g in x.groups[self.rank:] for d in g)
+        a = replace(advanced(x, xc, first),
+                    groups=(pixels, items + (Digit(width, xc.stride, xc.coefs),)))
+        b = advanced(w, wc, first)
         # The new coordinate, after W's own: c − c′, +1 along the channel, so that a LOAD of
         # B transposed (its runs along c, contiguous in HWIO weights) checks it per element
         # (xrun) and moves N weights a beat.
         extra = len(w.coords)
-        items = tuple(replace(d, coefs=d.coefs + (0,)) for g in w.groups[self.rank:] for d in g)
+        taps = tuple(replace(d, coefs=d.coefs + (0,)) for g in w.groups[self.rank:] for d in g)
         b = replace(b, coords=b.coords + ((0, 1),),
-                    groups=(items + (Digit(width, wc.stride, wc.coefs + (1,)),),
+                    groups=(taps + (Digit(width, wc.stride, wc.coefs + (1,)),),
                             (Digit(width, 0, (0,) * extra + (-1,)),)))
         return a, b
 
@@ -80,13 +80,6 @@ class Depthwise:
         for index, k in enumerate(self.pixels):
             groups[k] = (Digit(dims[k], n * math.prod(pixels[index + 1:]), ()),)
         return View(buffer, 0, tuple(groups), ())
-
-
-def _from(view: View, digit: Digit, first: int) -> View:
-    """``view`` moved ``first`` steps along ``digit``: its offset and coordinate origins."""
-    return replace(view, offset=view.offset + digit.stride * first,
-                   coords=tuple((o + c * first, limit) for (o, limit), c
-                                in zip(view.coords, digit.coefs, strict=True)))
 
 
 def plan(x: View, w: View, rank: int) -> Depthwise | None:

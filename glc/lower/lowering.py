@@ -125,6 +125,20 @@ class _Lowerer(Relayout):
             self._allocate(name, Access(buffer.shape, (), buffer.dtype), dram=True)
         return self.program.buffers[name]
 
+    def _reaches(self, view: View) -> bool:
+        """Whether ``view``'s buffer lies in DRAM with room below it for the view's lowest
+        element address. A padded row's runs start before the tensor, and a run's address
+        does not wrap into its elements (docs/isa.md, "Range checks"): a padded image at
+        address 0 would fault. So a tensor a kernel reads first through such a view enters DRAM
+        no lower than that; one already placed lower is copied by the caller (or its node is a
+        host step)."""
+        buffer = self.program.buffers[view.buffer]
+        size = np.dtype(buffer.dtype).itemsize
+        low = (view.offset + sum(min(0, d.stride) * (d.size - 1) for d in view.digits())) * size
+        if buffer.address >= self.config.dram_bytes:
+            self.top = max(self.top, aligned(-low))
+        return self._to_dram(view.buffer).address + low >= 0
+
     def _fresh(self, stem: str) -> str:
         """A new buffer name: the stem numbered among its own kind (kernel1, host1, copy1)."""
         count = 1
@@ -186,7 +200,9 @@ class _Lowerer(Relayout):
         targets = {}
         for which, operand in zip("ab", operands, strict=False):
             view = view_of(operand, self.types, self._materialise)
-            buffer = self._to_dram(view.buffer)
+            if not self._reaches(view):
+                return None
+            buffer = self.program.buffers[view.buffer]
             kept = [g for k, g in enumerate(view.groups) if k not in folded]
             row_digits = [d for g in kept[:-1] for d in g] + \
                 [d for k in folded for d in view.groups[k]]
@@ -256,7 +272,8 @@ class _Lowerer(Relayout):
         for first in range(0, found.channels, n):
             a, b = found.operands(first, n)
             targets = {"a": Target(a, address[a.buffer], 1), "b": Target(b, address[b.buffer], 1)}
-            self._check_fits(targets, (rows, found.channels), raw)
+            if not first:  # the groups read the same tensors, into one result
+                self._check_fits(targets, (rows, found.channels), raw)
             c_address = self.top + first * rows * (4 if raw else 1)
             try:
                 chosen = search(targets, (rows, n), raw, relu, shift or 0, c_address,
@@ -395,7 +412,7 @@ class _Lowerer(Relayout):
             # Over a kernel's result stored transposed it may be none: copied instead.
             with contextlib.suppress(NotAffine):
                 view = view_of(operand, self.types, self._materialise)
-        if view is None:
+        if view is None or not self._reaches(view):
             view = row_major(self._host(operand, copy=True), self.types[id(operand)].dims)
         buffer = self._to_dram(view.buffer)
         if buffer.dtype != "int8":

@@ -1,22 +1,19 @@
 """Where the lowering's operands lie: layout changes it makes on the accelerator before a kernel
-(glc/lower/repack.py) — as candidates of the schedule search (``_relayout``), for the operands
-of a depthwise product (``_contiguous_channels``) — and the room a padded view needs below its
-tensor (``_reaches``). A mixin of the lowering (glc/lower/lowering.py's ``_Lowerer``), whose
-memory plan and steps these methods extend."""
+(glc/lower/repack.py), as candidates of the schedule search (``_relayout``) and for the operands
+of a depthwise product (``_contiguous_channels``). A mixin of the lowering
+(glc/lower/lowering.py's ``_Lowerer``), whose memory plan and steps these methods extend."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
 
-import numpy as np
-
 from glc.cost.limit import array_ideal
 from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower.program import KernelStep, aligned
-from glc.lower.repack import Repack, copy_cycles, repacks
+from glc.lower.repack import Repack, repacks
 from glc.lower.schedule import Schedule, search
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import View, access_chain, merge, view_of
@@ -49,22 +46,6 @@ class Relayout:
                 return over
         return view
 
-    def _reaches(self, view: View) -> bool:
-        """Whether ``view``'s buffer lies in DRAM with room below it for the view's lowest
-        element address (a padded row's runs start before the tensor, and a run's address does
-        not wrap into its elements: docs/isa.md, "Range checks"), moving it up if no step has
-        used it yet."""
-        buffer = self._to_dram(view.buffer)
-        size = np.dtype(buffer.dtype).itemsize
-        low = (view.offset + sum(min(0, d.stride) * (d.size - 1) for d in view.digits())) * size
-        if buffer.address + low >= 0:
-            return True
-        if any(view.buffer in s.inputs for s in self.program.steps):
-            return False
-        self.top = aligned(self.top - low)
-        self._allocate(buffer.name, Access(buffer.shape, (), buffer.dtype), dram=True)
-        return True
-
     def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
                   dims: tuple[int, ...], raw: bool, relu: bool, shift: int,
                   swaps: tuple[bool, ...]) -> tuple[Schedule, dict[str, Target]]:
@@ -90,7 +71,7 @@ class Relayout:
                 if fresh:
                     if ideal + 2 * repack.nbytes // config.dram_port_bytes >= chosen.cycles:
                         continue
-                    cost = copy_cycles(replace(source, buffer=""), repack.dim, config)
+                    cost = repack.cycles(config)
                     name, address, top = self._fresh("repack"), top, aligned(top + repack.nbytes)
                     if ideal + cost >= chosen.cycles or \
                             top + math.prod(dims) * esize > config.dram_bytes:
@@ -119,9 +100,10 @@ class Relayout:
         search compared it."""
         config = self.config
         kernel = repack.costed(config)
+        source_address = self._to_dram(source.buffer).address
         if self.build:
-            kernel = replace(repack.kernel(self._to_dram(source.buffer).address, name, self.top,
-                                           config), estimated=kernel.estimated)
+            kernel = replace(repack.kernel(source_address, name, self.top, config),
+                             estimated=kernel.estimated)
         self._allocate(name, Access(repack.shape, (), "int8"), dram=True)
         self.program.steps.append(KernelStep(name, kernel, [source.buffer], name))
         self.repacked[(source, repack.dim)] = name

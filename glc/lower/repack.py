@@ -88,11 +88,14 @@ class Repack:
         return (f"(access-transpose (access-tensor {self.source.buffer}) "
                 f"(list {' '.join(map(str, self.order))}))")
 
+    def cycles(self, config: HwConfig) -> int:
+        """The copy's cycles wherever it lies (copy_cycles)."""
+        return copy_cycles(replace(self.source, buffer=""), self.dim, config)
+
     def costed(self, config: HwConfig) -> Kernel:
         """The copy as the cost extraction sees it: no instructions, its cycles estimated."""
-        height, width = math.prod(self.shape[:-1]), self.shape[-1]
-        return Kernel(self.label, height * width, 1, 1, False, False, 0, [], kind="repack",
-                      estimated=copy_cycles(replace(self.source, buffer=""), self.dim, config))
+        return Kernel(self.label, self.nbytes, 1, 1, False, False, 0, [], kind="repack",
+                      estimated=self.cycles(config))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, replace
 
 from glc.isa.fields import BY_NAME, LEVELS
-from glc.lower.view import Digit, View, merge
+from glc.lower.view import Digit, View, advanced, merge
 
 _LOAD = {f.name: f for f in BY_NAME["load"].fields}
 MAX_COUNT = (1 << _LOAD["count0"].width) - 1
@@ -145,9 +145,7 @@ def _blocks(target: Target, rows: tuple[int, int], cols: tuple[int, int], local_
             return None
         # The innermost digit from its start: the start moves into the view's offset and
         # origins, so the split digits start at 0.
-        shifted = replace(view, offset=view.offset + d.stride * start,
-                          coords=tuple((o + c * start, limit) for (o, limit), c
-                                       in zip(view.coords, d.coefs, strict=True)))
+        shifted = advanced(view, d, start)
         outer = Digit(pieces, d.stride * n, tuple(c * n for c in d.coefs))
         split = Box((*box.starts[:-1], 0, *col_box.starts),
                     (*box.counts[:-1], pieces, *col_box.counts))

@@ -133,13 +133,19 @@ def _insert_axis(v: View, ty: Access, k: int) -> View:
     return _with_groups(v, v.groups[:k] + ((),) + v.groups[k:])
 
 
+def advanced(v: View, d: Digit, steps: int) -> View:
+    """``v`` with its origin moved ``steps`` indices along digit ``d``: its offset and its
+    coordinates' origins (the digits themselves unchanged)."""
+    return replace(v, offset=v.offset + steps * d.stride,
+                   coords=tuple((o + steps * c, lim)
+                                for (o, lim), c in zip(v.coords, d.coefs, strict=True)))
+
+
 def _slice(v: View, ty: Access, k: int, lo: int, hi: int) -> View:
     d = _single(v, k)
-    coords = tuple((o + lo * c, lim) for (o, lim), c in zip(v.coords, d.coefs, strict=True))
     groups = list(v.groups)
     groups[k] = (Digit(hi - lo, d.stride, d.coefs),)
-    return replace(v, offset=v.offset + lo * d.stride, coords=coords,
-                   groups=tuple(groups))
+    return replace(advanced(v, d, lo), groups=tuple(groups))
 
 
 def _pad(v: View, ty: Access, kind: str, k: int, before: int, after: int) -> View:

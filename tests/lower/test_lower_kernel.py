@@ -227,3 +227,27 @@ def test_flat_k_tiles_compute_the_product(seed):
         machine = simulator.run([encode(i) for i in kernel.instructions], config, dram)
         result = machine.dram[16384:16384 + 4 * m * p].view("<i4").reshape(m, p)
         assert np.array_equal(result, expected)
+
+
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+def test_a_padded_image_read_first_gets_room_below_it(nhwc):
+    """The windows of a padded image as A, so the image is the first tensor in DRAM: its
+    padded rows' runs start before it, and a run's address does not wrap into its elements
+    (docs/isa.md, "Range checks"), so it is placed high enough (not at 0), with no copy."""
+    rng = np.random.default_rng(5)
+    c, size, out = 4, 8, 6
+    arrays = {"data": rng.integers(-128, 128, (1, size, size, c) if nhwc else (1, c, size, size)
+                                   ).astype(np.int8),
+              "filters": rng.integers(-128, 128, (out, c, 3, 3)).astype(np.int8)}
+    image = ("(access-transpose (access-tensor data) (list 0 3 1 2))" if nhwc
+             else "(access-tensor data)")
+    padded = f"(access-pad (access-pad {image} zero-padding 2 1 1) zero-padding 3 1 1)"
+    windows = (f"(access (access-squeeze (access-windows (access {padded} 1) (shape {c} 3 3) "
+               f"(shape 1 1 1)) 1) 3)")
+    term = parse_term(f"(systolic-array {c * 9} {out} (access-flatten {windows}) (access "
+                      f"(access-transpose (access-flatten (access (access-tensor filters) 1)) "
+                      f"(list 1 0)) 0))")
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert program.buffers["data"].address > 0 and program.figures()["host_copies"] == 0
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
