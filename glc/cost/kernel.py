@@ -232,50 +232,65 @@ class _Selected:
 
 SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; _extrapolated)
 WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no steady state)
-# k-outer with several blocks: a block of more steps has its output tiles sampled, this many.
-BLOCK_WHOLE, BLOCK_SAMPLE = 1024, 16
+# A dim of more than LONG tiles that would run whole inside the periodic ones is sampled too, in
+# runs of SPAN and SPAN + PERIOD tiles: PERIOD apart, so the slope averages over where the A
+# slices fall among the steps. k-outer with several blocks keeps at least BLOCK_STEPS steps in
+# a sampled block, so its STOREs hide behind the next block as they do in the whole one.
+LONG, SPAN, PERIOD, BLOCK_STEPS = 16, 8, 4, 128
 
 
 def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
                   bias: bool, config: HwConfig) -> int:
     """The cycles of the whole schedule from short runs, so the cost does not grow with the
-    kernel. A *periodic* dim of d tiles is run with s of them (the first s − 1 and the last)
-    and with s + 1, and the cycles extrapolated linearly, T(d) = T(s+1) + (d − s − 1)·(T(s+1)
-    − T(s)): each middle tile adds what the s-th adds. That holds where every middle period
-    meets the same neighbours and the short run is in the long one's regime:
+    kernel. A *periodic* dim of d tiles is run with a and with b > a of them (the first ones and
+    the last) and the cycles extrapolated linearly, T(d) = T(a) + (d − a)·(T(b) − T(a))/(b − a):
+    each middle tile adds the average of what tiles a+1..b add. That holds where every middle
+    period meets the same neighbours and the short runs are in the long one's regime:
 
     - the blocks of A rows (a block's STOREs overlap the next block, the same for each);
-    - j-outer's output tiles (a tile's STORE overlaps the next tile's K steps, run whole);
-    - k-outer's K tiles when there is one block (its STOREs come after the last). With several,
-      a block runs whole: its STOREs hide behind the whole next block, so a shorter K would
-      not hide them the same way, and where each K tile's A slice falls among the output
-      tiles' steps varies (one more output tile adds 2019 to 2084 cycles on a 128×256×1024
-      kernel: no sample of them is exact). Only a block of more than BLOCK_WHOLE steps has
-      its output tiles sampled, 16 and 17 of them (within ~1 % on the shapes measured).
+    - j-outer's output tiles (a tile's STORE overlaps the next tile's K steps), and a long K
+      inside each (its steps alike but for where the A slices fall: runs PERIOD apart);
+    - k-outer's K tiles when there is one block (its STOREs come after the last), and a long
+      run of output tiles inside each;
+    - k-outer's K tiles with several blocks, where a block has more than BLOCK_STEPS steps: the
+      sampled blocks keep at least BLOCK_STEPS steps, so the STOREs of one still hide behind
+      the next (2 and 3 K tiles did not: gemm256-int8's two-block estimate came out 20 % low),
+      and the two runs are PERIOD K tiles apart, since one more K tile adds a different amount
+      depending on where its A slices fall among the output tiles' steps (2019 to 2084 cycles
+      on a 128×256×1024 kernel); a long run of output tiles inside each is sampled too.
 
-    Over several dims the extrapolation is multilinear (2 runs per sampled dim)."""
+    Over several dims the extrapolation is multilinear (2 runs per sampled dim). Against the
+    model run whole it is exact on the shapes of tests/cost (a periodic pipeline repeats its
+    state exactly); the suite's kernels are checked against the instruction-level model."""
     n = config.array_size
     sizes = (blocks, tiles_k, tiles_j)
     rows = layout.block_rows
-    samples: list[int | None] = [None, None, None]  # None: run whole
+    samples: list[tuple[int, int] | None] = [None, None, None]  # None: run whole
+    short, long = (SAMPLE, SAMPLE + 1), (SPAN, SPAN + PERIOD)
     if math.prod(sizes) > WHOLE:
-        samples[0] = SAMPLE
+        samples[0] = short
         if layout.order == "j-outer":
-            samples[2] = SAMPLE
-        elif blocks == 1:
-            samples[1] = SAMPLE
-        elif tiles_k * tiles_j > BLOCK_WHOLE:
-            samples[2] = BLOCK_SAMPLE
+            samples[2] = short
+            samples[1] = long if tiles_k > LONG else None
+        else:
+            samples[2] = long if tiles_j > LONG else None
+            if blocks == 1:
+                samples[1] = short
+            elif tiles_k * tiles_j > BLOCK_STEPS:
+                first = max(SAMPLE, -(-BLOCK_STEPS // min(tiles_j, SPAN + PERIOD)))
+                samples[1] = (first, first + PERIOD)
     choices = []
-    for size, s in zip(sizes, samples, strict=True):
-        if s is None or size <= s + 1:
-            choices.append([(1, list(range(size)))])
-        else:  # the weights of T(s+1) and T(s) in T(d)
-            choices.append([(size - s, [*range(s), size - 1]),
-                            (-(size - s - 1), [*range(s - 1), size - 1])])
-    total = 0
+    for size, sample in zip(sizes, samples, strict=True):
+        if sample is None or size <= sample[1]:
+            choices.append([(1.0, list(range(size)))])
+        else:  # the weights of T(a) and T(b) in T(d)
+            a, b = sample
+            slope = (size - a) / (b - a)
+            choices.append([(1 - slope, [*range(a - 1), size - 1]),
+                            (slope, [*range(b - 1), size - 1])])
+    total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, rows, sb, sk, sj)
         total += wb * wk * wj * run(gemm_ops(len(sb) * rows, len(sk) * n, len(sj) * n, n,
                                              layout, small, bias), config)
-    return total
+    return round(total)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from glc.hwconfig import HwConfig
 
@@ -44,9 +45,9 @@ class Dma:
         return self.instructions + self.beats + self.tail
 
 
-@dataclass(frozen=True)
-class Op:
-    """One tile operation of a unit's queue, in program order."""
+class Op(NamedTuple):
+    """One tile operation of a unit's queue, in program order (a tuple: the search makes
+    hundreds of thousands)."""
 
     unit: str  # "load", "exec", "store", "vector"
     kind: str  # "dma", "preload", "matmul", "vector"
@@ -57,83 +58,104 @@ class Op:
     tail: int = 0  # dma: cycles the unit stays busy after releasing the port (Dma.tail)
 
 
+UNITS = ("load", "exec", "store", "vector")  # a tie: LOAD wins the port (docs/isa.md)
+_DMA, _PRELOAD, _MATMUL, _OTHER = range(4)
+_KINDS = {"dma": _DMA, "preload": _PRELOAD, "matmul": _MATMUL}
+
+
 def run(ops: list[Op], config: HwConfig) -> int:
-    """The predicted cycles of the tile operations ``ops`` (program order) ending in HALT."""
+    """The predicted cycles of the tile operations ``ops`` (program order) ending in HALT.
+
+    An event loop over the four units' queues: the unit whose head can issue earliest goes
+    next (the lowest unit on a tie). Written for speed (the schedule search runs it for every
+    candidate): units are indices, each queue's operations pre-decoded."""
     n = config.array_size
-    queues: dict[str, list[int]] = {"load": [], "exec": [], "store": [], "vector": []}
-    dispatch = []
+    queues: list[list[tuple]] = [[], [], [], []]
+    index_of = {u: i for i, u in enumerate(UNITS)}
     words = 0
-    for index, op in enumerate(ops):
-        queues[op.unit].append(index)
-        dispatch.append(words + 1)  # one word a cycle, word 0 in cycle 1 (docs/isa.md)
+    consumer: dict[str, int] = {}  # which unit pops each counter: a push releases only its head
+    for op in ops:
+        unit = index_of[op.unit]
+        # (dispatch cycle + 1, kind, instructions, length, pops, pushes, tail); one word a
+        # cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle after
+        queues[unit].append((words + 2, _KINDS.get(op.kind, _OTHER), op.instructions,
+                             op.length, op.pops, op.pushes, op.tail))
         words += op.instructions
-    heads = dict.fromkeys(queues, 0)
-    pushed: dict[str, list[int]] = {}
-    popped: dict[str, int] = {}
-    free = dict.fromkeys(queues, 0)
+        for counter in op.pops:
+            consumer[counter] = unit
+    heads = [0, 0, 0, 0]
+    sizes = [len(q) for q in queues]
+    pushed: dict[str, list[int]] = {c: [] for c in consumer}
+    popped: dict[str, int] = dict.fromkeys(consumer, 0)
+    free = [0, 0, 0, 0]
     port = exec_next = stream = preload_done = swap_clear = 0
     pending = False
     last = words + 1  # HALT dispatches in cycle `words`
-
-    def earliest(unit: str) -> int | None:
-        """When the unit's head can issue, or None while a token it pops is not yet pushed."""
-        op = ops[queues[unit][heads[unit]]]
-        t = max(dispatch[queues[unit][heads[unit]]] + 1, free[unit])
-        for counter in op.pops:
-            times = pushed.get(counter, [])
-            k = popped.get(counter, 0)
-            if k >= len(times):
-                return None
-            t = max(t, times[k])
-        if op.kind == "dma":
-            return max(t, port)
-        if op.kind == "preload":
-            return max(t, exec_next, preload_done, swap_clear)
-        if op.kind == "matmul":
-            t = max(t, exec_next, stream)
-            return max(t, preload_done) if pending else t
-        return t
-
-    # Which unit pops each counter: a push can only release that unit's head.
-    consumer = {c: u for op in ops for c in op.pops for u in (op.unit,)}
-    cand: dict[str, int | None] = {}
-    stale = set(queues)
-    order = ("load", "exec", "store", "vector")  # a tie: LOAD wins the port (docs/isa.md)
+    cand: list[int | None] = [None, None, None, None]
+    stale = [True, True, True, True]
     remaining = len(ops)
     while remaining:
-        for unit in stale:
-            cand[unit] = earliest(unit) if heads[unit] < len(queues[unit]) else None
-        stale.clear()
-        unit, t = None, 0
-        for u in order:
+        for unit in range(4):
+            if not stale[unit]:
+                continue
+            stale[unit] = False
+            if heads[unit] == sizes[unit]:
+                cand[unit] = None
+                continue
+            ready, kind, _, _, pops, _, _ = queues[unit][heads[unit]]
+            t = ready if ready > free[unit] else free[unit]
+            for counter in pops:
+                times = pushed.get(counter)
+                k = popped[counter]
+                if times is None or k >= len(times):
+                    t = None
+                    break
+                if times[k] > t:
+                    t = times[k]
+            if t is not None:
+                if kind == _DMA:
+                    t = max(t, port)
+                elif kind == _PRELOAD:
+                    t = max(t, exec_next, preload_done, swap_clear)
+                elif kind == _MATMUL:
+                    t = max(t, exec_next, stream, preload_done) if pending else \
+                        max(t, exec_next, stream)
+            cand[unit] = t
+        unit, t = -1, 0
+        for u in range(4):
             c = cand[u]
-            if c is not None and (unit is None or c < t):
+            if c is not None and (unit < 0 or c < t):
                 unit, t = u, c
-        if unit is None:
+        if unit < 0:
             raise ValueError("the tile operations deadlock")
-        op = ops[queues[unit][heads[unit]]]
+        _, kind, instructions, length, pops, pushes, tail = queues[unit][heads[unit]]
         heads[unit] += 1
         remaining -= 1
-        stale.add(unit)
-        for counter in op.pops:
-            popped[counter] = popped.get(counter, 0) + 1
-        if op.kind == "dma":
-            port = t + op.instructions + op.length
-            end = free[unit] = port + op.tail
-            stale.update(("load", "store"))
-        elif op.kind == "preload":
+        stale[unit] = True
+        for counter in pops:
+            popped[counter] += 1
+        if kind == _DMA:
+            port = t + instructions + length
+            end = free[unit] = port + tail
+            stale[0] = stale[2] = True  # LOAD and STORE share the port
+        elif kind == _PRELOAD:
             exec_next, preload_done, pending = t + 1, t + n, True
             end = t + n
-        elif op.kind == "matmul":
+        elif kind == _MATMUL:
             if pending:
                 pending, swap_clear = False, t + n
-            exec_next, stream = t + 1, t + op.length
-            end = t + op.length + 2 * n - 1
+            exec_next, stream = t + 1, t + length
+            end = t + length + 2 * n - 1
         else:
-            end = free[unit] = t + 1 + op.length
-        for counter in op.pushes:
-            bisect.insort(pushed.setdefault(counter, []), end)
+            end = free[unit] = t + 1 + length
+        for counter in pushes:
             if counter in consumer:
-                stale.add(consumer[counter])
-        last = max(last, end)
+                times = pushed[counter]
+                if not times or times[-1] <= end:
+                    times.append(end)
+                else:
+                    bisect.insort(times, end)
+                stale[consumer[counter]] = True
+        if end > last:
+            last = end
     return last

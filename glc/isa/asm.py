@@ -41,12 +41,14 @@ class Assembly:
 
     def instructions(self) -> list[Instruction]:
         """The words decoded; a `.word` that is no instruction is a GlcError at its line."""
-        decoded = []
+        decoded, seen = [], {}  # an instruction is immutable: a repeated word decoded once
         for word, span in zip(self.words, self.spans, strict=True):
-            try:
-                decoded.append(decode(word))
-            except DecodeError as error:
-                raise GlcError(f"{error.code.name}: {error.detail}", span) from None
+            if word not in seen:
+                try:
+                    seen[word] = decode(word)
+                except DecodeError as error:
+                    raise GlcError(f"{error.code.name}: {error.detail}", span) from None
+            decoded.append(seen[word])
         return decoded
 
 
@@ -65,6 +67,9 @@ def assemble(text: str, config: HwConfig, filename: str = "<asm>",
     (count 0, run > N, ...), as a disassembly of a faulty image contains them.
     """
     out = Assembly(symbols=config_symbols(config))
+    # The word of each instruction text seen since the last .equ: generated programs repeat
+    # the same lines thousands of times (a kernel's MATMULs, its loads' operands).
+    words: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split(";", 1)[0]
         stripped = line.strip()
@@ -72,11 +77,16 @@ def assemble(text: str, config: HwConfig, filename: str = "<asm>",
             continue
         start = len(line) - len(line.lstrip())
         span = Span(filename, number, start + 1)
+        if stripped in words:
+            out.words.append(words[stripped])
+            out.spans.append(span)
+            continue
         match = re.match(r"(\S+)\s*(.*)", stripped)
         head, rest = match.group(1), match.group(2)
         operands = _split(rest, start + match.start(2), filename, number)
         if head == ".equ":
             _define(operands, out.symbols, filename, number, span)
+            words.clear()
         elif head == ".word":
             if len(operands) != 1:
                 raise GlcError(".word takes one expression", span)
@@ -91,7 +101,8 @@ def assemble(text: str, config: HwConfig, filename: str = "<asm>",
             reason = illegal_reason(instruction, config.array_size)
             if reason and strict:
                 raise GlcError(f"illegal {head}: {reason}", span)
-            out.words.append(encode(instruction))
+            words[stripped] = encode(instruction)
+            out.words.append(words[stripped])
             out.spans.append(span)
     return out
 

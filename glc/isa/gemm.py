@@ -110,11 +110,12 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
                        f"{config.name}")
+    if len(plans) == 1:
+        return _Emitter(m, k, n_out, n, plans[0], source, output).text(), plans[0]
     best = None
     for plan in plans:
         text = _Emitter(m, k, n_out, n, plan, source, output).text()
-        program = assemble(text, config)
-        cycles = predict(program.instructions(), config).counters.cycles if len(plans) > 1 else 0
+        cycles = predict(assemble(text, config).instructions(), config).counters.cycles
         if best is None or cycles < best[0]:
             best = (cycles, text, plan)
     return best[1], best[2]

@@ -12,7 +12,7 @@ release an instruction of the next; gemm.py's schedules do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import disassemble
@@ -40,6 +40,7 @@ class Image:
     """One machine run: the kernels it holds, in order."""
 
     steps: list[KernelStep]
+    _cycles: dict[HwConfig, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def instructions(self) -> list[Instruction]:
@@ -55,8 +56,13 @@ class Image:
         return [encode(i) for i in self.instructions]
 
     def predicted_cycles(self, config: HwConfig) -> int:
-        """The cycle model's count for the whole image."""
-        return predict(self.instructions, config).counters.cycles
+        """The cycle model's count for the whole image, memoised (a kernel alone is its own
+        image: the same instructions, so its own memoised count)."""
+        if len(self.steps) == 1:
+            return self.steps[0].kernel.predicted_cycles(config)
+        if config not in self._cycles:
+            self._cycles[config] = predict(self.instructions, config).counters.cycles
+        return self._cycles[config]
 
     def text(self) -> str:
         """The assembly: each kernel under its comment, the barriers, one HALT."""
@@ -84,9 +90,17 @@ def balanced(instructions: list[Instruction]) -> bool:
 
 def schedule(program: Program) -> list[Image | HostStep]:
     """The program's runs in order: host steps, and images of consecutive kernels (joined while
-    they balance: the machine streams an image of any length from DRAM)."""
+    they balance: the machine streams an image of any length from DRAM). Memoised on the
+    program while its steps stay the same, so each image's cycles are modelled once."""
+    key = tuple(map(id, program.steps))
+    if program._runs is None or program._runs[0] != key:
+        program._runs = (key, _schedule(program.steps))
+    return program._runs[1]
+
+
+def _schedule(steps: list[KernelStep | HostStep]) -> list[Image | HostStep]:
     out: list[Image | HostStep] = []
-    for step in program.steps:
+    for step in steps:
         if isinstance(step, HostStep):
             out.append(step)
             continue

@@ -77,6 +77,7 @@ class Program:
     output: View | None = None
     output_dtype: str = ""
     _figures: dict | None = field(default=None, repr=False, compare=False)
+    _runs: tuple | None = field(default=None, repr=False, compare=False)  # image.schedule's
 
     @property
     def kernels(self) -> list[KernelStep]:

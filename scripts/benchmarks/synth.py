@@ -3,18 +3,26 @@ resources, Fmax, tool times and the throughput they give.
 
 `GOPS` = 2·N²·Fmax·efficiency, with the efficiency the cycle model predicts for the int8
 256×256×256 GEMM (`gemm256-int8`, the isa section's schedule) on that configuration: the RTL
-matches the model's cycles exactly. Every configuration with a recorded baseline
-(hw/baselines/synth.json) is checked against it: the section fails when a design no longer fits
-or its Fmax falls more than 5 % below the recorded one. A configuration with no recorded entry
-gets this run's figures recorded (delete its entry to re-record, with the reason in the commit).
+matches the model's cycles exactly. `layers GOPS` is the layer suite's (scripts/layer_suite.py)
+throughput on the configuration: 2·Σ MACs·Fmax / Σ predicted cycles over its rows, each compiled
+for that configuration (a layer too large for its memories is left out and counted). Every
+configuration with a recorded baseline (hw/baselines/synth.json) is checked against it: the
+section fails when a design no longer fits or its Fmax falls more than 5 % below the recorded
+one. A configuration with no recorded entry gets this run's figures recorded (delete its entry
+to re-record, with the reason in the commit).
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
+import numpy as np
+
+from benchmarks import layers
 from benchmarks.isa import schedule
+from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
@@ -24,8 +32,8 @@ from glc.synth.flow import synthesize
 SECTION = "synth"
 TITLE = "synthesis and place-and-route on an LFE5U-85F (Yosys, nextpnr-ecp5)"
 
-# n4: the small test array; ecp5n16: the 16x16 array sized for the device.
-CONFIGS = ["n4", "ecp5n16"]
+# n4: the small test array; ecp5n8 and ecp5n16: the 8x8 and 16x16 arrays sized for the device.
+CONFIGS = ["n4", "ecp5n8", "ecp5n16"]
 LABELS = {"lut": "LUTs", "ff": "FFs", "dsp": "DSPs", "bram": "BRAMs"}
 BUILD = Path(__file__).resolve().parents[2] / "build" / "synth"
 
@@ -52,6 +60,7 @@ def run() -> list[dict]:
             "P&R s": report.pnr_seconds,
             "gemm256-int8 efficiency": round(efficiency, 3),
             "GOPS": round(2 * n * n * fmax * efficiency / 1000, 2),
+            **layer_throughput(name, fmax),
             "log warnings": len(report.warnings),
         })
         if name in baseline:
@@ -63,3 +72,32 @@ def run() -> list[dict]:
         print("\n".join([*map(str, rows), "synthesis regressions:", *problems]), file=sys.stderr)
         sys.exit(1)
     return rows
+
+
+def layer_throughput(config_name: str, fmax_mhz: float) -> dict:
+    """The layer suite on ``config_name`` (cycle model): MACs per cycle against the array's N²,
+    the GOPS at ``fmax_mhz``, and how many rows do not fit its memories."""
+    n = load_config(config_name).array_size
+    macs = cycles = left_out = 0
+    for row in _fitting_rows(config_name):
+        if row is None:
+            left_out += 1
+            continue
+        macs, cycles = macs + row["MACs"], cycles + row["predicted"]
+    per_cycle = macs / cycles if cycles else 0.0
+    return {"layers MACs/cycle/N²": round(per_cycle / (n * n), 3),
+            "layers GOPS": round(2 * per_cycle * fmax_mhz / 1000, 2),
+            "layers left out": left_out}
+
+
+def _fitting_rows(config_name: str):
+    """The layer suite's rows on the configuration, None for each that does not fit."""
+    config = load_config(config_name)
+    with tempfile.TemporaryDirectory() as scratch:
+        for seed, (layer, layout) in enumerate(layers.rows(), 300):
+            folder = Path(scratch) / layers.program_name(layer, layout)
+            made = layers.write(folder, layer, layout, np.random.default_rng(seed))
+            try:
+                yield layers.measure(layer, layout, folder, made["output"], config)
+            except GlcError:
+                yield None
