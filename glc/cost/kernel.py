@@ -236,7 +236,7 @@ WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no stead
 # runs of SPAN and SPAN + PERIOD tiles: PERIOD apart, so the slope averages over where the A
 # slices fall among the steps. k-outer with several blocks keeps at least BLOCK_STEPS steps in
 # a sampled block, so its STOREs hide behind the next block as they do in the whole one.
-LONG, SPAN, PERIOD, BLOCK_STEPS = 16, 8, 4, 128
+LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
 
 
 def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
