@@ -37,19 +37,20 @@ module multiport_ram #(
         assign write[w] = we[w] && 32'(w_row[w]) < ROWS;
     end
 
-    // Each write port's last write, for the write-first bypass.
-    logic [WRITES-1:0]            write_q;
-    logic [WRITES-1:0][15:0]      w_row_q;
+    // Per (write port, read port): whether this cycle's write hits the row read now, for the
+    // write-first bypass in the next cycle (compared here, so the read path starts at a flop).
     logic [WRITES-1:0][WIDTH-1:0] w_data_q;
-    logic [READS-1:0][15:0]       r_row_q;
+    logic [WRITES-1:0][READS-1:0] hit_q;
     always_ff @(posedge clk) begin
-        write_q  <= write;
-        w_row_q  <= w_row;
         w_data_q <= w_data;
-        r_row_q  <= r_row;
+        for (int w = 0; w < WRITES; w++)
+            for (int r = 0; r < READS; r++)
+                hit_q[w][r] <= write[w] && w_row[w] == r_row[r];
     end
 
-    // Live-value table: read after the clock edge, so it already holds this edge's writes.
+    // Live-value table, read synchronously like the banks: the port that wrote the row read
+    // now last, this cycle's writes included (the highest-numbered port wins, as in the table),
+    // so each read port's bank select is a flop.
     logic [READS-1:0][SEL_W-1:0] live;
     if (WRITES > 1) begin : g_lvt
         logic [SEL_W-1:0] lvt [ROWS];
@@ -62,7 +63,13 @@ module multiport_ram #(
             end
         end
         for (genvar r = 0; r < READS; r++) begin : g_live
-            assign live[r] = lvt[IDX_W'(r_row_q[r])];
+            logic [SEL_W-1:0] next;
+            always_comb begin
+                next = lvt[IDX_W'(r_row[r])];
+                for (int w = 0; w < WRITES; w++)
+                    if (write[w] && w_row[w] == r_row[r]) next = SEL_W'(w);
+            end
+            always_ff @(posedge clk) live[r] <= next;
         end
     end else begin : g_one_writer
         assign live = '0;
@@ -83,7 +90,7 @@ module multiport_ram #(
                 q <= mem[IDX_W'(r_row[r])];
             end
             // The bank read the row before this edge's write: forward that write.
-            assign value[w][r] = write_q[w] && w_row_q[w] == r_row_q[r] ? w_data_q[w] : q;
+            assign value[w][r] = hit_q[w][r] ? w_data_q[w] : q;
         end
     end
 
