@@ -174,8 +174,8 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
                    "taken unproven.")
 @click.option("--cost", "cost_name", type=click.Choice(COSTS), default="cycles",
               show_default=True,
-              help="Extraction cost: cycles (predicted on --config, glc/lower/cost.py) or nodes "
-                   "(one per node, an un-tensorised product prohibitive).")
+              help="Extraction cost: cycles (predicted on --config, glc/cost/extraction.py) "
+                   "or nodes (one per node, an un-tensorised product prohibitive).")
 @json_option
 @click.pass_obj
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,

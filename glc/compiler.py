@@ -3,7 +3,7 @@
   1. check     — shape-check the program: a user's type error stops here, located.
   2. saturate  — put the program in an e-graph and run the rewrite table to a stop reason.
   3. extract   — pick the cheapest equivalent term by the cost function (exact by default):
-                 with a hardware config, the cycles predicted on it (glc/lower/cost.py).
+                 with a hardware config, the cycles predicted on it (glc/cost/extraction.py).
   4. lower     — with a hardware config: the term as kernels, host steps and a memory plan
                  (glc/lower/), whose predicted cycles are the cost a later extraction can use.
 
@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from glc.cost.extraction import CycleCost
 from glc.egraph.dot import to_dot
 from glc.egraph.egraph import EGraph
 from glc.egraph.extract import CostFunction, Extraction, exact, greedy
@@ -29,7 +30,6 @@ from glc.inputs import Bundle
 from glc.ir.check import result_type
 from glc.ir.term import Term, dag_size, walk
 from glc.ir.types import Access
-from glc.lower.cost import CycleCost
 from glc.lower.lowering import lower
 from glc.lower.program import Program as Lowered
 from glc.rewrites.cost import tensorised

@@ -1,1 +1,4 @@
-"""Cost models: what extraction and the lowering choose by (issue 10)."""
+"""Cost models, above the e-graph and the lowering (issue 10): ``extraction`` (the cost the
+e-graph's extraction minimises: a candidate's predicted cycles), ``kernel`` and ``pipeline`` (the
+analytic model of one kernel at tile granularity the lowering's schedule search uses), ``limit``
+(the compute ideal and the roofline limit every figure is measured against)."""

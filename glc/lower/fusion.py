@@ -6,7 +6,7 @@ data-moving operators between them (both act elementwise and keep 0, so they com
 view), or ONNX's ``requantize-linear`` the STORE applies (glc/lower/linear.py); a reduce or
 elementwise node over views is a fold of the vector unit, with the same conversions. ``Absorb``
 answers, for one checked term, which nodes join which kernel; the lowering
-(glc/lower/lowering.py) builds them. The extraction's cost (glc/lower/cost.py) asks the same
+(glc/lower/lowering.py) builds them. The extraction's cost (glc/cost/extraction.py) asks the same
 questions of e-classes.
 """
 

@@ -1,4 +1,4 @@
-"""The hardware cost model (glc/lower/cost.py): extraction by predicted cycles.
+"""The hardware cost model (glc/cost/extraction.py): extraction by predicted cycles.
 
 It extracts terms that lower to no more cycles (and no more host work) than the node count's,
 strictly fewer where the spelling decides what the STORE can fuse; every program still matches
@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from glc.cli import main
 from glc.compiler import compile_program, cost_function
+from glc.cost.extraction import CycleCost
 from glc.egraph.egraph import EGraph
 from glc.egraph.runner import Runner
 from glc.hwconfig import load_config
@@ -25,7 +26,6 @@ from glc.inputs import load, random_inputs
 from glc.interp import interpret
 from glc.ir.term import Term
 from glc.ir.types import Access
-from glc.lower.cost import CycleCost
 from glc.lower.execute import execute
 from glc.lower.lowering import lower
 from glc.rewrites import select
@@ -251,11 +251,11 @@ def test_rules_all_on_gemm256_keeps_the_extract_time_limit():
 
 
 def test_candidates_spelling_the_same_kernel_are_lowered_once(monkeypatch):
-    import glc.lower.cost
+    import glc.cost.extraction
 
     lowered = []
-    real = glc.lower.cost.lower
-    monkeypatch.setattr(glc.lower.cost, "lower",
+    real = glc.cost.extraction.lower
+    monkeypatch.setattr(glc.cost.extraction, "lower",
                         lambda *a, **k: lowered.append(a[0]) or real(*a, **k))
     env = {"a": Access((8, 32), (), "int8"), "b": Access((32, 16), (), "int8")}
     eg = EGraph(env)
@@ -275,9 +275,9 @@ def test_candidates_spelling_the_same_kernel_are_lowered_once(monkeypatch):
 
 
 def test_no_kernel_is_lowered_past_the_deadline(monkeypatch):
-    import glc.lower.cost
+    import glc.cost.extraction
 
-    monkeypatch.setattr(glc.lower.cost, "lower", lambda *a, **k: pytest.fail("lowered"))
+    monkeypatch.setattr(glc.cost.extraction, "lower", lambda *a, **k: pytest.fail("lowered"))
     env = {"a": Access((8, 32), (), "int8"), "b": Access((32, 16), (), "int8")}
     eg = EGraph(env)
     cid = eg.add_term(parse_term("(systolic-array 32 16 (access (access-tensor a) 1) "
@@ -287,5 +287,5 @@ def test_no_kernel_is_lowered_past_the_deadline(monkeypatch):
     cost.stop_at(0.0)  # long past
     (node,) = eg.classes[eg.find(cid)].nodes
     # Costed as the host would do the product, less the margin that keeps it tensorised.
-    assert cost(eg, cid, node) == glc.lower.cost.host_cost(2 * 8 * 32 * 16) - 1.0
+    assert cost(eg, cid, node) == glc.cost.extraction.host_cost(2 * 8 * 32 * 16) - 1.0
     assert cost.estimated == 1

@@ -51,7 +51,7 @@ EPSILON = 1e-4
 # cycles, 55 on n16, so even the smallest product maps to the array), and a scalar host core
 # spends HOST_OP cycles per element it reads (a load, an operation, a store: the array does
 # N² multiply-accumulates per cycle). Large enough that the array wins whenever a node can map
-# to it (tests/lower/test_lower_cost.py), finite so a float program still extracts.
+# to it (tests/cost/test_cost_extraction.py), finite so a float program still extracts.
 HOST_STEP = 1000.0
 HOST_OP = 4.0
 # Compute kinds the STORE applies (docs/isa.md, STORE conversion); requantize up to a shift of 31.
