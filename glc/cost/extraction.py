@@ -38,7 +38,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, walk
 from glc.ir.types import Access, ComputeKind
-from glc.lower.fusion import COMMUTING, SYSTOLIC
+from glc.lower.fusion import COMMUTING, SYSTOLIC, bias_fits, commutes, conversion
 from glc.lower.lowering import lower
 from glc.lower.view import NotAffine, row_major, view_of
 
@@ -54,8 +54,6 @@ EPSILON = 1e-4
 # to it (tests/cost/test_cost_extraction.py), finite so a float program still extracts.
 HOST_STEP = 1000.0
 HOST_OP = 4.0
-# Compute kinds the STORE applies (docs/isa.md, STORE conversion); requantize up to a shift of 31.
-FUSED = ("relu", "requantize")
 # Access operators that are views (docs/lowering.md, "Address patterns"): zero padding only.
 VIEWS = frozenset(COMMUTING) | {"symbol", "access-tensor"}
 # A systolic node the array cannot run (non-int8 operands, or a kernel the lowering refuses, e.g.
@@ -77,7 +75,7 @@ class CycleCost:
         self.estimated = 0
         self._egraph: tuple | None = None
         self._views: dict[int, ENode] = {}
-        self._chains: dict[tuple[int, bool], bool] = {}
+        self._chains: dict[tuple[int, frozenset[str] | None], bool] = {}
 
     def __call__(self, eg: EGraph, cid: int, node: ENode) -> float:
         self._follow(eg)
@@ -170,46 +168,52 @@ class CycleCost:
             return build_term(eg, cid, self._views)
         return _fresh(eg, f"operand_{which}", eg.type_of(cid), env)
 
-    def _chain(self, eg: EGraph, cid: int, converts: bool) -> bool:
+    def _chain(self, eg: EGraph, cid: int, seen: frozenset[str] | None) -> bool:
         """Whether the class holds what the lowering fuses into one kernel (glc/lower/fusion.py,
-        ``Absorb.fusion``): relu/requantize (if ``converts``) over views over an int8 systolic node,
-        or over a bias add to one."""
-        key = (eg.find(cid), converts)
+        ``Absorb.fusion``, by its rule: ``conversion``, ``commutes``, ``bias_fits``): further
+        conversions (each at most once: ``seen`` holds those above; None below a view, where
+        none may follow) over views over an int8 systolic node, or over a bias add to one."""
+        key = (eg.find(cid), seen)
         if key not in self._chains:
             self._chains[key] = False  # a cycle of views leads nowhere new
-            self._chains[key] = any(self._link(eg, node, converts)
+            self._chains[key] = any(self._link(eg, node, seen)
                                     for node in eg.classes[key[0]].nodes)
         return self._chains[key]
 
-    def _link(self, eg: EGraph, node: ENode, converts: bool) -> bool:
+    def _link(self, eg: EGraph, node: ENode, seen: frozenset[str] | None) -> bool:
         op, _, kids = node
         if op in SYSTOLIC:
             return _int8_array(eg, node)
-        if op == "compute" and converts:
+        if op == "compute" and seen is not None:
             kind = eg.type_of(kids[0])
             if kind.name == "elementwise-add":
                 return self._bias(eg, kids[1]) is not None
-            return _fused_kind(kind) and self._chain(eg, kids[1], True)
-        if op in COMMUTING and (op != "access-pad" or eg.type_of(kids[1]) == "zero-padding"):
-            return self._chain(eg, kids[0], False)
+            step = conversion(kind)
+            return step is not None and step not in seen and \
+                self._chain(eg, kids[1], seen | {step})
+        if commutes(op, eg.type_of(kids[1]) if op == "access-pad" else None):
+            return self._chain(eg, kids[0], None)
         return False
+
+    def _fused(self, eg: EGraph, kind: object, arg: int) -> bool:
+        """Whether a compute of ``kind`` over class ``arg`` is a conversion the STORE of the
+        kernel below applies."""
+        step = conversion(kind)
+        return step is not None and self._chain(eg, arg, frozenset((step,)))
 
     def _converted(self, eg: EGraph, cid: int) -> bool:
         """Whether the class holds a relu/requantize the STORE applies. A view over it costs a
         tie-breaking epsilon more: the same value with the conversion under the view (they
         commute) is what the lowering can still fuse a further conversion over."""
-        for op, _, kids in eg.classes[eg.find(cid)].nodes:
-            if op == "compute" and _fused_kind(eg.type_of(kids[0])) and \
-                    self._chain(eg, kids[1], True):
-                return True
-        return False
+        return any(op == "compute" and self._fused(eg, eg.type_of(kids[0]), kids[1])
+                   for op, _, kids in eg.classes[eg.find(cid)].nodes)
 
     # --- host work and fusion ------------------------------------------------------------------
 
     def _compute(self, eg: EGraph, node: ENode) -> float:
         _, _, (kind_id, arg) = node
         kind: ComputeKind = eg.type_of(kind_id)
-        if _fused_kind(kind) and self._chain(eg, arg, True):
+        if self._fused(eg, kind, arg):
             return EPSILON
         if kind.name == "elementwise-add":
             bias = self._bias(eg, arg)
@@ -227,8 +231,7 @@ class CycleCost:
             for first, other in (kids, kids[::-1]):
                 ty = eg.type_of(other)
                 array = _array_in(eg, first)
-                if array is not None and ty.dtype == "int32" and \
-                        ty.dims == eg.type_of(first).dims:
+                if array is not None and bias_fits(eg.type_of(first), ty):
                     return array, other
         return None
 
@@ -299,11 +302,6 @@ def _fresh(eg: EGraph, stem: str, ty: Access, env: dict) -> Term:
         name += "_"
     env[name] = Access(ty.dims, (), ty.dtype)
     return Term("access", (leaf("symbol", name), leaf("int", len(ty.shape))))
-
-
-def _fused_kind(kind: object) -> bool:
-    return isinstance(kind, ComputeKind) and kind.name in FUSED and \
-        (kind.name == "relu" or kind.param < 32)
 
 
 def _size(ty: object) -> int:

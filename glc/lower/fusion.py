@@ -7,7 +7,9 @@ view), or ONNX's ``requantize-linear`` the STORE applies (glc/lower/linear.py); 
 elementwise node over views is a fold of the vector unit, with the same conversions. ``Absorb``
 answers, for one checked term, which nodes join which kernel; the lowering
 (glc/lower/lowering.py) builds them. The extraction's cost (glc/cost/extraction.py) asks the same
-questions of e-classes.
+questions of e-classes through the same rule (``conversion``, ``commutes``, ``bias_fits``); what
+only a term can answer is whether a node has one use (an e-class's uses are known only once a
+term is extracted), so the cost may call fusable a node the lowering then leaves to a host step.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 
 from glc.ir.term import Term, walk
-from glc.ir.types import ComputeKind
+from glc.ir.types import Access, ComputeKind
 from glc.lower import linear
 from glc.lower.view import NotAffine, View, row_major, view_of
 
@@ -24,6 +26,30 @@ SYSTOLIC = ("systolic-array", "systolic-array-with-blocking")
 COMMUTING = ("access", "access-transpose", "access-reshape", "access-flatten", "access-squeeze",
              "access-insert-axis", "access-slice", "access-broadcast", "access-windows",
              "access-pad")
+
+
+def conversion(kind: object) -> str | None:
+    """``"relu"`` or ``"requantize"`` when the STORE applies ``kind`` (docs/isa.md, STORE
+    conversion: relu, and requantize by a shift below 32), else None. A kernel takes each at
+    most once; both act elementwise, keep 0 and are monotone, so they commute with every view
+    and with each other."""
+    if isinstance(kind, ComputeKind):
+        if kind.name == "relu":
+            return "relu"
+        if kind.name == "requantize" and kind.param < 32:
+            return "requantize"
+    return None
+
+
+def commutes(op: str, pad_type: object = None) -> bool:
+    """Whether the conversions commute with the data-moving node ``op`` (an ``access-pad``
+    only with zero padding: the conversions keep 0)."""
+    return op in COMMUTING and (op != "access-pad" or pad_type == "zero-padding")
+
+
+def bias_fits(product: Access, bias: Access) -> bool:
+    """Whether ``bias`` can start the accumulator of ``product``: int32 and of its dims."""
+    return bias.dtype == "int32" and bias.dims == product.dims
 
 
 class Absorb:
@@ -87,10 +113,10 @@ class Absorb:
         relu, shift, bias, current = False, None, None, node
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
-            if kind.name == "relu" and not relu and bias is None:
+            step = conversion(kind)
+            if step == "relu" and not relu:
                 relu = True
-            elif kind.name == "requantize" and shift is None and kind.param < 32 and \
-                    bias is None:
+            elif step == "requantize" and shift is None:
                 shift = kind.param
             elif kind.name == "elementwise-add" and id(current) not in unfused:
                 found = self.bias_pair(current.args[1])
@@ -104,8 +130,8 @@ class Absorb:
             if self.uses[id(current)] > 1:
                 return None
         views = current if bias is None and (relu or shift is not None) else None
-        while views is not None and current.op in COMMUTING and (
-                current.op != "access-pad" or current.args[1].value == "zero-padding"):
+        while views is not None and commutes(
+                current.op, current.args[1].value if current.op == "access-pad" else None):
             current = current.args[0]
             if self.uses[id(current)] > 1:
                 return None
@@ -129,8 +155,7 @@ class Absorb:
             while first.op == "access" and self.uses[id(first)] == 1:
                 first = first.args[0]
             if first.op in SYSTOLIC and self.uses[id(first)] == 1 and \
-                    self.types[id(other)].dtype == "int32" and \
-                    self.types[id(other)].dims == self.types[id(first)].dims:
+                    bias_fits(self.types[id(first)], self.types[id(other)]):
                 return first, other
         return None
 
@@ -148,12 +173,12 @@ class Absorb:
             requant, current = node, node.args[0]
         while current.op == "compute":
             kind: ComputeKind = self.types[id(current.args[0])]
-            # The STORE applies relu, then requantize; the two commute (requantize is monotone
-            # and keeps 0), so either may be the outer one.
-            if kind.name == "relu" and not relu:
+            # The STORE applies relu, then requantize; the two commute (conversion), so either
+            # may be the outer one.
+            step = conversion(kind)
+            if step == "relu" and not relu:
                 relu = True
-            elif kind.name == "requantize" and shift is None and kind.param < 32 and \
-                    requant is None:
+            elif step == "requantize" and shift is None and requant is None:
                 shift = kind.param
             else:
                 break

@@ -213,6 +213,29 @@ def test_relu_over_an_array_costs_nothing_beyond_its_kernel():
     assert cost(eg, relu, node) < 1e-3 < cost(eg, product, array)
 
 
+@pytest.mark.parametrize("outer", ["relu", "(requantize 3)"])
+def test_the_cost_and_the_lowering_fuse_the_same_conversions(outer):
+    """One rule (glc/lower/fusion.py): a kernel's STORE takes each conversion once, so of
+    ``(outer (relu (requantize 2) product))`` the lowering fuses both inner ones, and the outer
+    is fused only when it is not a second relu / requantize; the cost charges exactly the
+    conversions the lowering leaves out of the kernel."""
+    env = {"a": Access((8, 32), (), "int8"), "b": Access((32, 16), (), "int8")}
+    product = ("(systolic-array 32 16 (access (access-tensor a) 1) "
+               "(access (access-tensor b) 0))")
+    text = f"(compute {outer} (compute relu (compute (requantize 2) {product})))"
+    eg = EGraph(env)
+    root = eg.add_term(parse_term(text))
+    eg.rebuild()
+    cost = CycleCost(N16)
+    (node,) = eg.classes[eg.find(root)].nodes
+    lowered = lower(parse_term(text), env, N16)
+    (step,) = lowered.kernels
+    assert step.kernel.relu and step.kernel.shift == 2
+    # A second relu / requantize: not in the kernel, and not costed as if it were.
+    assert len(lowered.steps) > 1
+    assert cost(eg, root, node) > 1.0
+
+
 def test_an_unknown_cost_is_a_usage_error():
     result = glc("compile", PROGRAMS[0].parent / "matmul-int8", "--cost", "bytes")
     assert result.exit_code == 2 and "Invalid value for '--cost'" in result.output
