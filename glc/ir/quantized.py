@@ -1,7 +1,7 @@
 """Quantized arithmetic with ONNX's semantics as onnxruntime's CPU kernels compute it (the
 contracts are in docs/language.md, "Quantized operators"): the shape rules and numpy evaluation of
-``requantize-linear``, ``quantize-linear``, ``dequantize-linear`` and ``access-pad-value``, which
-the operator table (glc/ir/ops.py) lists.
+``requantize-linear``, ``quantize-linear``, ``dequantize-linear``, ``add-linear``,
+``average-pool-linear`` and ``access-pad-value``, which the operator table (glc/ir/ops.py) lists.
 
 Every float operation is float32 and in the kernels' order, so numpy reproduces them exactly:
 float32 multiply and divide are IEEE-754 round-to-nearest-even on every platform, and
@@ -122,6 +122,63 @@ def average_pool_linear(w: np.ndarray, d: np.ndarray, sx: float, zx: int, sy: fl
     mean = total / d.astype(np.float32)
     rounded = np.rint(mean / np.float32(sy) + np.float32(zy + offset)).astype(np.int64)
     return _saturate(np.clip(rounded, -128 + offset, 127 + offset) - offset)
+
+
+def infer_add_linear(a: Access, b: Access, sa: int | float, za: int | float, sb: int | float,
+                     zb: int | float, sc: int | float, zc: int | float,
+                     offset: int | float) -> Access:
+    """``(add-linear A B sa za sb zb sc zc offset)``: A and B int8 of one dims."""
+    for arg, x in ((0, a), (1, b)):
+        if x.dtype != "int8":
+            raise ShapeError(f"needs an int8 operand, got {x.dtype}", arg=arg)
+    if b.dims != a.dims:
+        raise ShapeError(f"needs operands of one dims, got {fmt_dims(a.dims)} and "
+                         f"{fmt_dims(b.dims)}", arg=1)
+    for arg, (s, z) in enumerate(((sa, za), (sb, zb), (sc, zc))):
+        _scale(s, 2 + 2 * arg)
+        _zero_point(z, 3 + 2 * arg)
+    if offset not in (0, 128):
+        raise ShapeError(f"needs an offset of 0 (int8) or 128 (uint8), got {offset}", arg=8)
+    return Access(a.shape, a.item, "int8")
+
+
+def add_linear(a: np.ndarray, b: np.ndarray, sa: float, za: int, sb: float, zb: int, sc: float,
+               zc: int, offset: int) -> np.ndarray:
+    """onnxruntime's QLinearAdd on x86-64 with AVX2 (MlasQLinearAddKernelAvx2Helper), which
+    it also runs for a QDQ Add it fuses: with the ratios ``ra = sa / sc``, ``rb = sb / sc`` and
+    ``F = zc - fma(za, ra, rb · zb)`` (its compiler contracts that sum into an FMA), each
+    element is ``clamp(rint(fma(a, ra, fma(b, rb, F))))`` on the model's own values (``offset``
+    128: uint8 carried as int8), every fma rounded once to float32. A value whose rint leaves
+    int32 (or NaN) converts to INT_MIN and so saturates low, as ``cvtps2dq`` does."""
+    f = np.float32
+    ra, rb = f(f(sa) / f(sc)), f(f(sb) / f(sc))
+    fixed = f(f(zc + offset) - _fma32(np.array([za + offset], f), ra, rb * f(zb + offset))[0])
+    values = [x.astype(np.int32) + offset for x in (a, b)]
+    inner = _fma32(values[1], rb, np.full(b.shape, fixed, f))
+    outer = _fma32(values[0], ra, inner)
+    with np.errstate(invalid="ignore"):
+        fits = np.abs(outer) < f(2 ** 31)
+        rounded = np.where(fits, np.rint(np.where(fits, outer, 0)), -2.0 ** 31).astype(np.int64)
+    return (np.clip(rounded, INT8[0] + offset, INT8[1] + offset) - offset).astype(np.int8)
+
+
+def _fma32(x: np.ndarray, y: np.float32, z: np.ndarray) -> np.ndarray:
+    """``x · y + z`` rounded once to float32, for integers |x| < 2^9 and float32 y and z: the
+    product is exact in float64, the sum's float64 rounding error exact by TwoSum (Knuth), and
+    the one case where rounding the float64 sum to float32 is not rounding the exact sum — the
+    float64 sum on a float32 midpoint — is decided by the error's sign."""
+    product = x.astype(np.float64) * np.float64(y)
+    addend = np.asarray(z, np.float64)
+    total = product + addend
+    virtual = total - product
+    error = (product - (total - virtual)) + (addend - virtual)
+    near = total.astype(np.float32)
+    side = np.where(near.astype(np.float64) <= total, np.float32(np.inf), np.float32(-np.inf))
+    other = np.nextafter(near, side.astype(np.float32))
+    midpoint = (near.astype(np.float64) + other.astype(np.float64)) / 2
+    tie = (total == midpoint) & (error != 0)
+    toward = np.where(error > 0, np.maximum(near, other), np.minimum(near, other))
+    return np.where(tie, toward, near).astype(np.float32)
 
 
 def infer_pad_value(a: Access, v: int | float, k: int, before: int, after: int) -> Access:

@@ -33,9 +33,11 @@ class Float:
 
 @dataclass(frozen=True)
 class Dequantized:
-    """An ONNX DequantizeLinear of an int8 activation, not written until a float op needs it."""
+    """An ONNX DequantizeLinear of an int8 activation, not written until a float op needs it;
+    ``offset`` 128 when the model's tensor is uint8 (docs/language.md)."""
 
     of: Quantized
+    offset: int = 0
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,8 @@ def _dequantize(t: Translator, node, attrs) -> None:
         scale, zero = t.qparams(node, 1, 2)
         if (scale, zero) != (x.scale, x.zero):
             x = Quantized(x.name, x.dims, scale, zero)
-        t.bind(node, Dequantized(x))
+        t.bind(node, Dequantized(x, t.offset(node, 2) if len(node.input) > 2 and node.input[2]
+                                 else 0))
         return
     raise t.error(node, "input 1 is not an int8 tensor")
 

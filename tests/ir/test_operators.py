@@ -85,6 +85,10 @@ CASES = [
               dtype=np.float32)),
     ("(softmax-linear (access-tensor m) 0.5 0.00390625 -128 0)", (2, 3), (), "int8",
      np.array([_softmax_row(r, 0.5, 256, -128) for r in M.tolist()], dtype=np.int8)),
+    # 0.5·(m - 1) + 0.25·m = 0.75·m - 0.5, exact in float32: 0.25, -2, 1.75, 2.5 (half to
+    # even: 2), 3.25, -5
+    ("(add-linear (access-tensor m) (access-tensor m) 0.5 1 0.25 0 1.0 0 0)", (2, 3), (),
+     "int8", np.array([[0, -2, 2], [2, 3, -5]], dtype=np.int8)),
     # rows of m less 1, times 0.5: sums -0.5 and 0.0, divided by each row's max (3, 5), by 0.25,
     # plus -3: -3.67 and -3
     ("(average-pool-linear (access m 1) (dequantize-linear (compute reduce-max (access m 1)) "
