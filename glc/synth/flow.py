@@ -25,6 +25,8 @@ TOP = "accelerator"
 # The simulation-only files: they model what lies outside the chip.
 SIM_ONLY = ("sim_top", "sim_system", "dram_model")
 TARGETS = ("ecp5-85f", "generic")
+# nextpnr's routers: router1 (the recorded baselines'), router2 (for congested designs).
+ROUTERS = ("router1", "router2")
 # The LFE5U-85F's resources (Lattice ECP5 family data sheet, FPGA-DS-02012, table 1.1): LUT4s and
 # flip-flops (two of each per slice), 18x18 multipliers and 18 Kb block RAMs (EBR).
 DEVICE = {"lut": 83_640, "ff": 83_640, "dsp": 156, "bram": 208}
@@ -134,9 +136,10 @@ def count_cells(stat: dict, target: str) -> dict[str, int]:
 
 
 def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True,
-               seed: int = 1) -> SynthReport:
+               seed: int = 1, router: str = "router1") -> SynthReport:
     """Synthesize ``config`` for ``target`` in ``workdir`` (logs, netlist and reports stay there);
-    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false)."""
+    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false) and its
+    ``router``."""
     if target not in TARGETS:
         raise GlcError(f"unknown target {target!r} ({', '.join(TARGETS)})")
     workdir = workdir.resolve()
@@ -153,18 +156,18 @@ def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True
                          used=count_cells(json.loads((workdir / "stat.json").read_text()), target),
                          synth_seconds=round(synth_seconds, 1), warnings=bad_log_lines(log))
     if target == "ecp5-85f" and pnr:
-        _place_and_route(report, workdir, seed)
+        _place_and_route(report, workdir, seed, router)
     return report
 
 
-def _place_and_route(report: SynthReport, workdir: Path, seed: int) -> None:
+def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str) -> None:
     """nextpnr-ecp5 on the LFE5U-85F, out of context; fills in Fmax and nextpnr's counts."""
     pnr_report = workdir / "pnr.json"
     started = time.monotonic()
     result = subprocess.run(
         [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
          "--json", "netlist.json", "--report", "pnr.json", "--seed", str(seed),
-         "--timing-allow-fail", "--log", "pnr.log", "-q"],
+         "--router", router, "--timing-allow-fail", "--log", "pnr.log", "-q"],
         cwd=workdir, capture_output=True, text=True, check=False)
     report.pnr_seconds = round(time.monotonic() - started, 1)
     if result.returncode != 0 or not pnr_report.exists():
