@@ -94,22 +94,36 @@ module accelerator #(
     logic [ERR_W-1:0] disp_code;
     logic [31:0] disp_pc, pc;
 
-    // Pre-decode: row_factors multiplies as a word arrives, transfer_rows as it is queued.
+    // Pre-decode, as a word arrives in the prefetch buffer and kept with it: the decoder's
+    // verdict (queue, HALT, legality: a function of the word alone) and row_factors' products;
+    // transfer_rows finishes the row count as the word is queued. The dispatcher then reads
+    // flip-flops and the buffer, no decode logic, in the cycle it dispatches.
+    localparam int DECODE_W = 1 + 2 + ERR_W;
     logic [WORD_W-1:0] arriving;
     logic [2*ROWS_W-1:0] arriving_factors, word_factors;
+    logic [DECODE_W-1:0] arriving_decode, word_decode;
     row_factors #(.ROWS_W(ROWS_W)) u_factors (
         .word(arriving), .low(arriving_factors[0 +: ROWS_W]),
         .high(arriving_factors[ROWS_W +: ROWS_W])
     );
+    decoder #(.ARRAY_SIZE(N)) u_decoder (
+        .word   (arriving),
+        .is_halt(arriving_decode[0]),
+        .unit   (arriving_decode[1 +: 2]),
+        .error  (arriving_decode[3 +: ERR_W])
+    );
     fetch_unit #(.FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS), .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
-                 .DRAM_BYTES(DRAM_BYTES), .SIDE_W(2 * ROWS_W)) u_fetch (
+                 .DRAM_BYTES(DRAM_BYTES), .SIDE_W(DECODE_W + 2 * ROWS_W)) u_fetch (
         .clk, .rst, .base(program_base), .fetch_addr, .fetch_rdata,
         .word_valid, .word, .pc, .pc_outside, .dispatch,
-        .word_side(word_factors), .arriving, .arriving_side(arriving_factors)
+        .word_side({word_decode, word_factors}), .arriving,
+        .arriving_side({arriving_decode, arriving_factors})
     );
-    dispatcher #(.ARRAY_SIZE(N)) u_dispatcher (
+    dispatcher u_dispatcher (
         .clk, .rst, .stop,
-        .word_valid, .word, .pc, .pc_outside, .dispatch,
+        .word_valid, .pc, .pc_outside, .dispatch,
+        .is_halt(word_decode[0]), .unit(word_decode[1 +: 2]),
+        .decode_error(word_decode[3 +: ERR_W]),
         .queue_full, .queue_push, .halted, .blocked,
         .error(disp_error), .error_code(disp_code), .error_pc(disp_pc)
     );

@@ -1,6 +1,7 @@
 // The dispatcher (docs/isa.md, "Execution" and "Timing"; ISA v2 A2): takes the words the fetch
-// unit delivers, one per cycle in order, decodes each and appends it to its unit's queue when
-// that queue has room; HALT stops it. Word p dispatches at
+// unit delivers, one per cycle in order, and appends each to its unit's queue when that queue has
+// room; HALT stops it. Each word comes decoded (the decoder ran as it arrived in the prefetch
+// buffer: accelerator.sv). Word p dispatches at
 //   d_p = max(d_{p-1} + 1, a_p, first cycle its queue has room)
 // (a_p: the word has arrived in the prefetch buffer). An illegal word is an error in the cycle it
 // could dispatch; reaching a word outside DRAM is FETCH_RANGE in the cycle after the previous
@@ -10,16 +11,15 @@
 /* verilator lint_off IMPORTSTAR */
 import isa_pkg::*;
 /* verilator lint_on IMPORTSTAR */
-module dispatcher #(
-    // N: the array size (bounds a transfer's runs per row)
-    parameter int ARRAY_SIZE = 16
-) (
+module dispatcher (
     input  logic              clk,
     input  logic              rst,
     input  logic              stop,
-    // from the fetch unit
+    // from the fetch unit: the next word's decode (glc/isa/encoding.py's illegal_reason)
     input  logic              word_valid,
-    input  logic [WORD_W-1:0] word,
+    input  logic              is_halt,
+    input  logic [1:0]        unit,           // UNIT_LOAD / UNIT_EXEC / UNIT_STORE / UNIT_VECTOR
+    input  logic [ERR_W-1:0]  decode_error,   // ERR_OK when legal
     input  logic [31:0]       pc,
     input  logic              pc_outside,
     output logic              dispatch,
@@ -32,16 +32,7 @@ module dispatcher #(
     output logic [31:0]       error_pc
 );
     logic        halted_q;
-    logic        is_halt, room, legal;
-    logic [1:0]  unit;
-    logic [ERR_W-1:0] decode_error;
-
-    decoder #(.ARRAY_SIZE(ARRAY_SIZE)) u_decoder (
-        .word   (word),
-        .is_halt(is_halt),
-        .unit   (unit),
-        .error  (decode_error)
-    );
+    logic        room, legal;
 
     assign legal    = word_valid && decode_error == ERR_OK;
     assign room     = is_halt || !queue_full[unit];

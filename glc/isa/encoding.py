@@ -43,16 +43,15 @@ class Instruction:
         the assembler checks user input itself and reports it with a location).
         """
         op = BY_NAME[name]
-        unknown = set(values) - op.index.keys()
-        if unknown:
-            raise ValueError(f"{name} has no field(s) {sorted(unknown)}")
+        if not values.keys() <= op.index.keys():
+            raise ValueError(f"{name} has no field(s) {sorted(values.keys() - op.index.keys())}")
         result = []
-        for f in op.fields:
-            value = values.get(f.name, f.default)
-            if f.wrap:
-                value %= 1 << f.width
-            if not f.low <= value <= f.high:
-                raise ValueError(f"{name} {f.name}={value} outside {f.low} … {f.high}")
+        for field_name, default, modulus, low, high in op.checks:
+            value = values.get(field_name, default)
+            if modulus:
+                value %= modulus
+            if not low <= value <= high:
+                raise ValueError(f"{name} {field_name}={value} outside {low} … {high}")
             result.append(value)
         return cls(op, tuple(result))
 

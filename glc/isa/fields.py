@@ -69,6 +69,14 @@ class Opcode:
         return {f.name: i for i, f in enumerate(self.fields)}
 
     @cached_property
+    def checks(self) -> tuple[tuple[str, int, int, int, int], ...]:
+        """Per field, in order: name, default, the modulus of a `wrap` field (else 0), lowest
+        and highest value (what building an instruction checks, precomputed: the lowering
+        builds hundreds of thousands)."""
+        return tuple((f.name, f.default, (1 << f.width) if f.wrap else 0, f.low, f.high)
+                     for f in self.fields)
+
+    @cached_property
     def mask(self) -> int:
         """Every assigned bit, opcode included; the rest must be zero (ILLEGAL_FIELD)."""
         bits = (1 << OPCODE_BITS) - 1
