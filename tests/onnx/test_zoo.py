@@ -1,6 +1,7 @@
 """The model zoo (glc/onnx/zoo.py): light architectures with seeded weights, quantized by
 onnxruntime at a reduced resolution, imported, compiled and run with ``glc run --engine isa``;
-the result equals onnxruntime's output bit for bit. The resolution keeps the module to minutes on
+the result equals onnxruntime's output bit for bit. ResNet-50 and SqueezeNet also run on the n16
+RTL (issue 11), their cycles equal to the model's. The resolution keeps the module to minutes on
 two cores; full size belongs to scripts/bench.py (``--only onnx``)."""
 
 from __future__ import annotations
@@ -27,18 +28,39 @@ ZOO = [
 ]
 
 
-@pytest.mark.parametrize("name,options", ZOO,
-                         ids=[f"{n}-{'-'.join(map(str, o.values())) or 'int8'}" for n, o in ZOO])
-def test_zoo_model_runs_bit_exact_on_the_isa(tmp_path, name, options):
+# On the RTL (~25 s and ~100 s on two cores; the n16 build is the RTL tests' own).
+RTL_ZOO = [ZOO[0], ZOO[1]]
+
+
+def _ids(models):
+    return [f"{n}-{'-'.join(map(str, o.values())) or 'int8'}" for n, o in models]
+
+
+def _run_zoo(tmp_path, name, options, engine: str) -> dict:
+    """The model made, imported and run on ``engine`` (n16); its figures, after checking the
+    result equals onnxruntime's output bit for bit."""
     model = make(name, tmp_path / f"{name}.onnx", resolution=RESOLUTION, **options)
     runner = CliRunner()
     folder = tmp_path / "program"
     imported = runner.invoke(main, ["import", str(model), "-o", str(folder)])
     assert imported.exit_code == 0, imported.output
     result = tmp_path / "result.npy"
-    run = runner.invoke(main, ["run", str(folder), "--engine", "isa", "--config", "n16",
+    run = runner.invoke(main, ["run", str(folder), "--engine", engine, "--config", "n16",
                                "-o", str(result), "--json"])
     assert run.exit_code == 0, run.output
     figures = json.loads(run.output)
     assert figures["kernels"] > 0
     assert np.array_equal(np.load(result), np.load(folder / "output.npy"))
+    return figures
+
+
+@pytest.mark.parametrize("name,options", ZOO, ids=_ids(ZOO))
+def test_zoo_model_runs_bit_exact_on_the_isa(tmp_path, name, options):
+    _run_zoo(tmp_path, name, options, "isa")
+
+
+@pytest.mark.parametrize("name,options", RTL_ZOO, ids=_ids(RTL_ZOO))
+def test_zoo_model_runs_bit_exact_on_the_rtl_in_the_models_cycles(tmp_path, name, options):
+    figures = _run_zoo(tmp_path, name, options, "rtl")
+    assert figures["engine"] == "rtl" and figures["match"] is True
+    assert figures["cycles"] == figures["predicted_cycles"]
