@@ -173,8 +173,7 @@ def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str)
     if result.returncode != 0 or not pnr_report.exists():
         log = (workdir / "pnr.log").read_text(errors="replace") \
             if (workdir / "pnr.log").exists() else result.stderr
-        errors = [line for line in log.splitlines() if "ERROR" in line] or [log[-300:]]
-        raise GlcError(f"nextpnr failed: {errors[-1].strip()}", str(workdir / "pnr.log"))
+        raise GlcError(pnr_failure(log, result.returncode), str(workdir / "pnr.log"))
     data = json.loads(pnr_report.read_text())
     clocks = data.get("fmax", {})
     if clocks:
@@ -185,6 +184,28 @@ def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str)
         if cell in usage:
             report.used[key] = usage[cell]["used"]
             report.available[key] = usage[cell]["available"]
+
+
+# nextpnr's stages, by the log line that opens each: what a failure names.
+_STAGES = (("Packing", "packing"), ("Running main analytical placer", "placement"),
+           ("Running simulated annealing placer", "placement"), ("Routing", "routing"))
+
+
+def pnr_failure(log: str, returncode: int) -> str:
+    """One line for a nextpnr run that did not finish: its last ERROR, or else its exit status
+    and the stage it was in (a run stopped from outside, e.g. killed while routing a congested
+    design, writes no ERROR)."""
+    errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
+    if errors:
+        return f"nextpnr failed: {errors[-1]}"
+    stage = "set-up"
+    for line in log.splitlines():
+        for opening, name in _STAGES:
+            if line.startswith(f"Info: {opening}"):
+                stage = name
+    how = f"was stopped by signal {-returncode}" if returncode < 0 else \
+        f"exited with status {returncode}"
+    return f"nextpnr {how} during {stage}, before writing its report"
 
 
 def format_report(report: SynthReport) -> str:
