@@ -403,11 +403,12 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
 @main.command()
 @click.option("--rules", default="all", show_default=True,
               help="Comma-separated rule sets of glc/rewrites/, or all.")
-@click.option("--array-size", type=click.IntRange(min=1), default=16, show_default=True,
-              help="The array size the sized rules are built for.")
-def rules(rules: str, array_size: int) -> None:
+@click.option("--config", "config_name", default="n16", show_default=True,
+              help="Hardware configuration (a name in hw/configs/ or a .toml path): its array "
+                   "size sizes the rules, as in glc compile.")
+def rules(rules: str, config_name: str) -> None:
     """List the rewrite table: each row's name, left => right side, condition and source."""
-    for rule in select_rules(rules, array_size):
+    for rule in select_rules(rules, load_config(config_name).array_size):
         right = "(computed from the match)" if callable(rule.rhs) else print_term(rule.rhs)
         condition = " if " + rule.condition.__name__.strip("_") if rule.condition else ""
         click.echo(f"{rule.name}\n    {print_term(rule.lhs)}\n => {right}{condition}\n"

@@ -194,6 +194,16 @@ def test_rules_lists_every_row_of_the_table():
     assert_user_error(glc("rules", "--rules", "nope"), "error: ", "unknown rule set 'nope'")
 
 
+def test_rules_are_sized_by_the_config_as_compile_sizes_them():
+    """One source for the array size (issue 10): the config, as for glc compile."""
+    listed = glc("rules", "--rules", "tensorise", "--config", "n4").stdout
+    assert "systolic-array-with-blocking-4-4" in listed
+    assert "systolic-array-with-blocking-16-16" not in listed
+    configs = Path(__file__).resolve().parents[2] / "hw" / "configs"
+    assert_user_error(glc("rules", "--config", "n3"), f"{configs / 'n3.toml'}: error: ",
+                      "no hardware configuration 'n3'")
+
+
 def test_verbose_prints_one_line_per_stage_on_stderr():
     result = CliRunner().invoke(main, ["-v", "interp", str(PROGRAMS / "mlp-int8"), "--json"])
     assert result.exit_code == 0
