@@ -27,6 +27,7 @@ from layer_suite import program_name, rows, write  # noqa: E402
 
 from benchmarks.networks import compile_timed  # noqa: E402
 from glc.cost.limit import efficiency  # noqa: E402
+from glc.errors import GlcError  # noqa: E402
 from glc.hwconfig import load_config  # noqa: E402
 from glc.report import kernel_limits, limit_figures  # noqa: E402
 
@@ -44,17 +45,24 @@ def run(rtl: bool = False) -> list[dict]:
     return found + headline(found)
 
 
-def measure_all(config_name: str, rtl: bool = False) -> list[dict]:
-    """One row per (layer, layout) on the configuration ``config_name``."""
+def measure_all(config_name: str, rtl: bool = False,
+                unfit_ok: bool = False) -> list[dict | None]:
+    """One row per (layer, layout) on the configuration ``config_name``; with ``unfit_ok``, a
+    layer its memories cannot hold is None instead of an error (a small configuration)."""
     config = load_config(config_name)
-    found = []
+    found: list[dict | None] = []
     with tempfile.TemporaryDirectory() as scratch:
         for seed, (layer, layout) in enumerate(rows(), 300):
             name = program_name(layer, layout)
             folder = Path(scratch) / name
             made = write(folder, layer, layout, np.random.default_rng(seed))
-            found.append(measure(layer, layout, folder, made["output"], config,
-                                 rtl and name in RTL_SAMPLE))
+            try:
+                found.append(measure(layer, layout, folder, made["output"], config,
+                                     rtl and name in RTL_SAMPLE))
+            except GlcError:
+                if not unfit_ok:
+                    raise
+                found.append(None)
             print(f"layers: {found[-1]}", file=sys.stderr, flush=True)  # minutes: show progress
     return found
 

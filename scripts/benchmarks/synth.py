@@ -15,14 +15,10 @@ to re-record, with the reason in the commit).
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
-
-import numpy as np
 
 from benchmarks import layers
 from benchmarks.isa import schedule
-from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
@@ -81,26 +77,10 @@ def layer_throughput(config_name: str, fmax_mhz: float) -> dict:
     """The layer suite on ``config_name`` (cycle model): MACs per cycle against the array's N²,
     the GOPS at ``fmax_mhz``, and how many rows do not fit its memories."""
     n = load_config(config_name).array_size
-    macs = cycles = left_out = 0
-    for row in _fitting_rows(config_name):
-        if row is None:
-            left_out += 1
-            continue
-        macs, cycles = macs + row["MACs"], cycles + row["predicted"]
-    per_cycle = macs / cycles if cycles else 0.0
+    found = layers.measure_all(config_name, unfit_ok=True)
+    fitting = [row for row in found if row is not None]
+    cycles = sum(row["predicted"] for row in fitting)
+    per_cycle = sum(row["MACs"] for row in fitting) / cycles if cycles else 0.0
     return {"layers MACs/cycle/N²": round(per_cycle / (n * n), 3),
             "layers GOPS": round(2 * per_cycle * fmax_mhz / 1000, 2),
-            "layers left out": left_out}
-
-
-def _fitting_rows(config_name: str):
-    """The layer suite's rows on the configuration, None for each that does not fit."""
-    config = load_config(config_name)
-    with tempfile.TemporaryDirectory() as scratch:
-        for seed, (layer, layout) in enumerate(layers.rows(), 300):
-            folder = Path(scratch) / layers.program_name(layer, layout)
-            made = layers.write(folder, layer, layout, np.random.default_rng(seed))
-            try:
-                yield layers.measure(layer, layout, folder, made["output"], config)
-            except GlcError:
-                yield None
+            "layers left out": len(found) - len(fitting)}
