@@ -94,6 +94,24 @@ module decoder #(
         endcase
     end
 
+    // VECTOR lin folds at most LIN_GROUP int8 rows into a new value, its float32 constants
+    // below 2^64 (so nothing overflows: glc/isa/vector_linear.py); the other ops leave its
+    // fields 0.
+    logic lin_bad;
+    always_comb begin
+        if (32'(word[VECTOR_OP_LSB +: VECTOR_OP_W]) == VOP_LIN)
+            lin_bad = 32'(word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W]) > LIN_GROUP
+                   || word[VECTOR_SRC_ACC_LSB] || word[VECTOR_ACCUMULATE_LSB]
+                   || 32'(word[VECTOR_FIXED_LSB + 23 +: 8]) > LIN_MAX_EXPONENT
+                   || 32'(word[VECTOR_SCALE0_LSB + 23 +: 8]) > LIN_MAX_EXPONENT
+                   || 32'(word[VECTOR_SCALE1_LSB + 23 +: 8]) > LIN_MAX_EXPONENT;
+        else
+            lin_bad = word[VECTOR_OFFSET_LSB +: VECTOR_OFFSET_W] != '0
+                   || word[VECTOR_FIXED_LSB +: VECTOR_FIXED_W] != '0
+                   || word[VECTOR_SCALE0_LSB +: VECTOR_SCALE0_W] != '0
+                   || word[VECTOR_SCALE1_LSB +: VECTOR_SCALE1_W] != '0;
+    end
+
     always_comb begin
         if (!known) error = ERR_ILLEGAL_OPCODE;
         else if ((word & ~mask) != '0) error = ERR_ILLEGAL_FIELD;
@@ -119,6 +137,7 @@ module decoder #(
                 OP_VECTOR: error = 32'(word[VECTOR_OP_LSB +: VECTOR_OP_W]) >= VOPS
                                    || word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W] == '0
                                    || word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W] == '0
+                                   || lin_bad
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
                 default:   error = ERR_OK;
             endcase

@@ -22,7 +22,7 @@ package isa_pkg;
     localparam logic [WORD_W-1:0] MASK_MATMUL = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffffffffffff000100ff;
     localparam logic [WORD_W-1:0] MASK_SYNC = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000303ff;
     localparam logic [WORD_W-1:0] MASK_HALT = 512'h0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000f;
-    localparam logic [WORD_W-1:0] MASK_VECTOR = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffffffffffffffffffffffff000f00ff;
+    localparam logic [WORD_W-1:0] MASK_VECTOR = 512'h0000000000000000000000000000000000000000000000000000000000000000ffffffffffffffffffffffff000001ffffffffffffffffffffffffff000f00ff;
 
     // Token flags: the same bits in every opcode that has them.
     localparam int FLAG_POP_PREV = 4;
@@ -43,7 +43,11 @@ package isa_pkg;
     localparam int VOP_ADD = 0;
     localparam int VOP_MAX = 1;
     localparam int VOP_MUL = 2;
-    localparam int VOPS = 3;
+    localparam int VOP_LIN = 3;
+    localparam int VOPS = 4;
+    // VECTOR lin: rows per group (one scale each), the largest exponent field.
+    localparam int LIN_GROUP = 2;
+    localparam int LIN_MAX_EXPONENT = 190;
 
     // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of
     // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0.
@@ -124,6 +128,14 @@ package isa_pkg;
     localparam int VECTOR_OSTRIDE_W = 16;
     localparam int VECTOR_GSTRIDE_LSB = 112;
     localparam int VECTOR_GSTRIDE_W = 16;
+    localparam int VECTOR_OFFSET_LSB = 128;
+    localparam int VECTOR_OFFSET_W = 9;
+    localparam int VECTOR_FIXED_LSB = 160;
+    localparam int VECTOR_FIXED_W = 32;
+    localparam int VECTOR_SCALE0_LSB = 192;
+    localparam int VECTOR_SCALE0_W = 32;
+    localparam int VECTOR_SCALE1_LSB = 224;
+    localparam int VECTOR_SCALE1_W = 32;
 
     // Error status codes (docs/isa.md, "Errors and status").
     localparam int ERR_W = 4;

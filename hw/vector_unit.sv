@@ -4,7 +4,9 @@
 //   for i = 0 … count-1: r = op-fold over j of S[src + i·ostride + j·gstride]   (int32 lanes)
 //                        ACC[dst+i] = accumulate ? op(ACC[dst+i], r) : r
 // with op add (wrapping), max (signed) or mul (wrapping); S is the scratchpad (int8,
-// sign-extended) or, with src_acc, the accumulator. Issuing at t it addresses one source row per
+// sign-extended) or, with src_acc, the accumulator. `lin` folds int8 rows in float32 instead,
+// starting from `fixed`, one fused multiply-add per row by its `scale` (hw/vector_linear.sv),
+// and writes the result's int8 conversion. Issuing at t it addresses one source row per
 // cycle in t+1 … t+count·group; E = t + 1 + count·group. The memories read synchronously, so
 // the folding runs one cycle behind the addresses: output i is written at the end of the cycle
 // after its group's last row (its last one at the end of E, before anything issuing at E reads
@@ -67,6 +69,8 @@ module vector_unit #(
 );
     logic is_vector, is_sync, free, tokens_ok, ready, bad_src, bad_dst;
     logic [15:0] f_src, f_dst, f_count, f_group, f_ostride, f_gstride;
+    logic [31:0] f_fixed;
+    assign f_fixed   = head_word[VECTOR_FIXED_LSB +: VECTOR_FIXED_W];
     assign is_vector = head_valid && head_word[OPCODE_W-1:0] == OP_VECTOR;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign f_src     = head_word[VECTOR_SRC_LSB +: VECTOR_SRC_W];
@@ -81,6 +85,16 @@ module vector_unit #(
     logic [15:0]         left_q, j_q, group_q, ostride_q, gstride_q;
     logic [31:0]         out_base_q, row_q, dst_q, pc_q;
     logic [N-1:0][31:0]  fold_q;
+    // lin: the offset, the scales, `fixed` as (sign, mantissa, last bit's exponent), and the
+    // fold so far in each lane in that form
+    logic signed [8:0]   offset_q;
+    logic [31:0]         scale0_q, scale1_q;
+    logic                fixed_neg_q;
+    logic [23:0]         fixed_mant_q;
+    logic signed [11:0]  fixed_exp_q;
+    logic [N-1:0]        lin_neg_q;
+    logic [N-1:0][23:0]  lin_mant_q;
+    logic [N-1:0][11:0]  lin_exp_q;
     logic                push_prev_r, push_next_r;
 
     // Range checks at issue (the fields are unsigned, so the last output's last row is the
@@ -121,6 +135,24 @@ module vector_unit #(
     logic               fold_valid_q, fold_first_q, fold_end_q;
     logic [15:0]        fold_dst_q;
     logic [N-1:0][31:0] value, folded;
+    logic [N-1:0]       r_neg;
+    logic [N-1:0][23:0] r_mant;
+    logic [N-1:0][11:0] r_exp;
+    logic [N-1:0][7:0]  r_int8;
+    for (genvar n = 0; n < N; n++) begin : g_lin
+        vector_linear u_linear (
+            .x      (10'(signed'(sp_data[n])) + 10'(offset_q)),
+            .scale  (fold_first_q ? scale0_q : scale1_q),
+            .a_neg  (fold_first_q ? fixed_neg_q : lin_neg_q[n]),
+            .a_mant (fold_first_q ? fixed_mant_q : lin_mant_q[n]),
+            .a_exp  (fold_first_q ? fixed_exp_q : signed'(lin_exp_q[n])),
+            .offset (offset_q),
+            .r_neg  (r_neg[n]),
+            .r_mant (r_mant[n]),
+            .r_exp  (r_exp[n]),
+            .q      (r_int8[n])
+        );
+    end
     always_ff @(posedge clk) begin
         fold_valid_q <= !rst && active_q;
         fold_first_q <= j_q == '0;
@@ -141,7 +173,7 @@ module vector_unit #(
             folded[n]   = fold_first_q ? (accumulate_q ? combine(op_q, acc_old[n], value[n])
                                                        : value[n])
                                        : combine(op_q, fold_q[n], value[n]);
-            acc_data[n] = folded[n];
+            acc_data[n] = op_q == 2'(VOP_LIN) ? 32'(signed'(r_int8[n])) : folded[n];
         end
     end
     assign acc_we  = fold_valid_q && fold_end_q;
@@ -173,6 +205,13 @@ module vector_unit #(
                 pc_q         <= head_pc;
                 push_prev_q  <= head_word[FLAG_PUSH_PREV];
                 push_next_q  <= head_word[FLAG_PUSH_NEXT];
+                offset_q     <= head_word[VECTOR_OFFSET_LSB +: VECTOR_OFFSET_W];
+                scale0_q     <= head_word[VECTOR_SCALE0_LSB +: VECTOR_SCALE0_W];
+                scale1_q     <= head_word[VECTOR_SCALE1_LSB +: VECTOR_SCALE1_W];
+                fixed_neg_q  <= f_fixed[31];
+                fixed_mant_q <= {f_fixed[30:23] != 8'd0, f_fixed[22:0]};
+                fixed_exp_q  <= (f_fixed[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(f_fixed[30:23])))
+                              - 12'sd150;
             end else if (active_q) begin
                 if (group_end) begin
                     j_q        <= '0;
@@ -187,7 +226,12 @@ module vector_unit #(
                 end
             end
         end
-        if (fold_valid_q) fold_q <= folded;
+        if (fold_valid_q) begin
+            fold_q     <= folded;
+            lin_neg_q  <= r_neg;
+            lin_mant_q <= r_mant;
+            lin_exp_q  <= r_exp;
+        end
         if (issue && is_sync) push_pc <= head_pc;
         else if (active_q && last) push_pc <= pc_q;
     end

@@ -148,17 +148,33 @@ def add_linear(a: np.ndarray, b: np.ndarray, sa: float, za: int, sb: float, zb: 
     it also runs for a QDQ Add it fuses: with the ratios ``ra = sa / sc``, ``rb = sb / sc`` and
     ``F = zc - fma(za, ra, rb · zb)`` (its compiler contracts that sum into an FMA), each
     element is ``clamp(rint(fma(a, ra, fma(b, rb, F))))`` on the model's own values (``offset``
-    128: uint8 carried as int8), every fma rounded once to float32. A value whose rint leaves
-    int32 (or NaN) converts to INT_MIN and so saturates low, as ``cvtps2dq`` does."""
+    128: uint8 carried as int8), every fma rounded once to float32."""
+    ra, rb, fixed = add_linear_constants(sa, za, sb, zb, sc, zc, offset)
+    return linear_fold([b, a], offset, fixed, [rb, ra])
+
+
+def add_linear_constants(sa: float, za: int, sb: float, zb: int, sc: float, zc: int,
+                         offset: int) -> tuple[np.float32, np.float32, np.float32]:
+    """QLinearAdd's float32 ``ra``, ``rb`` and ``F`` (see ``add_linear``)."""
     f = np.float32
     ra, rb = f(f(sa) / f(sc)), f(f(sb) / f(sc))
     fixed = f(f(zc + offset) - _fma32(np.array([za + offset], f), ra, rb * f(zb + offset))[0])
-    values = [x.astype(np.int32) + offset for x in (a, b)]
-    inner = _fma32(values[1], rb, np.full(b.shape, fixed, f))
-    outer = _fma32(values[0], ra, inner)
+    return ra, rb, fixed
+
+
+def linear_fold(rows: list[np.ndarray], offset: int, fixed: np.float32,
+                scales: list[np.float32]) -> np.ndarray:
+    """``v = fixed``, then ``v = fma(row + offset, scale, v)`` for each int8 row and its scale
+    in order, each rounded once to float32; ``clamp(rint(v), -128 + offset, 127 + offset) -
+    offset``. A v whose rint leaves int32 (or NaN) converts to INT_MIN and so saturates low, as
+    ``cvtps2dq`` does (the VECTOR unit's ``lin``, docs/isa.md)."""
+    f = np.float32
+    value = np.full(np.shape(rows[0]), fixed, f)
+    for row, scale in zip(rows, scales, strict=True):
+        value = _fma32(row.astype(np.int32) + offset, f(scale), value)
     with np.errstate(invalid="ignore"):
-        fits = np.abs(outer) < f(2 ** 31)
-        rounded = np.where(fits, np.rint(np.where(fits, outer, 0)), -2.0 ** 31).astype(np.int64)
+        fits = np.abs(value) < f(2 ** 31)
+        rounded = np.where(fits, np.rint(np.where(fits, value, 0)), -2.0 ** 31).astype(np.int64)
     return (np.clip(rounded, INT8[0] + offset, INT8[1] + offset) - offset).astype(np.int8)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from glc.hwconfig import HwConfig
-from glc.ir.quantized import requantize_linear
+from glc.ir.quantized import linear_fold, requantize_linear
 from glc.isa.asm import Assembly, assemble
 from glc.isa.status import ErrorCode
 
@@ -192,6 +192,20 @@ def _vector_pool(s, n, rng, dram):
     return [(s["OUT"], _bytes(acc, "<i4"))]
 
 
+def _vector_linear(s, n, rng, dram):
+    r = s["R"]
+    d = _i8(rng, 2 * r, n)
+    d[:4, 0], d[r:r + 4, 0] = [-128, 127, -128, 127], [-128, -128, 127, 127]  # the corners
+    _put(dram, s["D"], d)
+    bits = [np.uint32(s[k]).view(np.float32) for k in ("FIXED", "SB", "SA", "HUGE", "SMALL",
+                                                       "HALF")]
+    fixed, sb, sa, huge, small, half = bits
+    added = linear_fold([d[:r], d[r:]], s["OFFSET"], fixed, [sb, sa])
+    out = np.concatenate([added, linear_fold([d[:r]], -3, half, [huge]),
+                          linear_fold([d[r:]], -100, half, [small])])
+    return [(s["OUT"], _bytes(out, "i1")), (s["RAW"], _bytes(added, "<i4"))]
+
+
 Prepare = Callable[[dict, int, np.random.Generator, np.ndarray], list[tuple[int, np.ndarray]]]
 
 # name -> (fill DRAM and return the expected regions, or the expected (error, instruction index))
@@ -204,6 +218,7 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "weight_swap": _weight_swap,
     "transpose_pad": _transpose_pad,
     "vector_pool": _vector_pool,
+    "vector_linear": _vector_linear,
     "bad_opcode": (ErrorCode.ILLEGAL_OPCODE, 1),
     "bad_field": (ErrorCode.ILLEGAL_FIELD, 0),
     "bad_dram": (ErrorCode.DRAM_RANGE, 0),

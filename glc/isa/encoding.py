@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glc.errors import GlcError
+from glc.isa import vector_linear
 from glc.isa.fields import (
     ALL_FLAGS,
     BY_CODE,
     BY_NAME,
     LEVELS,
+    LIN_FIELDS,
+    LIN_SCALES,
     OPCODE_BITS,
     UNIT_FLAGS,
     UNITS,
@@ -145,6 +148,17 @@ def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
         for field in ("count", "group"):
             if instruction[field] == 0:
                 return f"{field} is 0"
+        if VECTOR_OPS[instruction["op"]] != "lin":
+            if any(instruction[f] for f in LIN_FIELDS):
+                return f"{', '.join(LIN_FIELDS)} must be 0 without lin"
+        elif instruction["group"] > len(LIN_SCALES):
+            return f"lin folds at most {len(LIN_SCALES)} rows, not group={instruction['group']}"
+        elif instruction["src_acc"] or instruction["accumulate"]:
+            return "lin folds int8 scratchpad rows into a new value: no src_acc, no accumulate"
+        else:
+            for field in ("fixed", *LIN_SCALES):
+                if (instruction[field] >> 23) & 0xFF > vector_linear.MAX_FIELD:
+                    return f"{field}'s magnitude is not below 2^64"
     elif name == "sync":
         unit = instruction.unit
         wrong = [f for f in (*ALL_FLAGS, *VEC_FLAGS) if instruction[f]

@@ -14,7 +14,9 @@ WORD_BYTES = WORD_BITS // 8
 OPCODE_BITS = 4
 LEVELS = 4  # loop levels of the transfer pattern (docs/isa.md, LOAD and STORE)
 UNITS = ("load", "exec", "store", "vector")
-VECTOR_OPS = ("add", "max", "mul")  # VECTOR's `op` field (docs/isa.md, VECTOR)
+VECTOR_OPS = ("add", "max", "mul", "lin")  # VECTOR's `op` field (docs/isa.md, VECTOR)
+LIN_SCALES = ("scale0", "scale1")  # VECTOR `lin`: the float32 multiplier of each row of a group
+LIN_FIELDS = ("offset", "fixed", *LIN_SCALES)  # VECTOR `lin` only (0 otherwise)
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,10 @@ OPCODES: tuple[Opcode, ...] = (
         Field("group", 80, 16, default=1),
         Field("ostride", 96, 16),
         Field("gstride", 112, 16),
+        Field("offset", 128, 9, signed=True),
+        Field("fixed", 160, 32),
+        Field("scale0", 192, 32),
+        Field("scale1", 224, 32),
     )),
 )
 

@@ -22,7 +22,7 @@ BIAS = 127  # float32 exponent bias
 SATURATED = 256  # any magnitude ≥ 256 clamps to −128 or 127 whatever the zero point
 
 
-def _round_shift(value: np.ndarray, shift: np.ndarray) -> np.ndarray:
+def round_shift(value: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """value >> shift rounded half to even (value ≥ 0, int64; shift ≥ 0)."""
     shift = np.minimum(shift, 62)
     kept = value >> shift
@@ -46,7 +46,7 @@ def requantize_linear(x: np.ndarray, m_bits: np.ndarray, zero: int) -> np.ndarra
     # float32(x) = ma · 2^ea, ma a 24-bit mantissa (x = 0 gives ma = 0, handled below).
     p = _msb(magnitude, 32)
     shift = np.maximum(p - MANTISSA, 0)
-    ma = np.where(p >= MANTISSA, _round_shift(magnitude, shift),
+    ma = np.where(p >= MANTISSA, round_shift(magnitude, shift),
                   magnitude << np.maximum(MANTISSA - p, 0))
     carry = ma >> (MANTISSA + 1)
     ma, ea = ma >> carry, p - MANTISSA + carry
@@ -57,11 +57,11 @@ def requantize_linear(x: np.ndarray, m_bits: np.ndarray, zero: int) -> np.ndarra
     # The float32 product: the 48-bit product rounded to 24 bits, mp · 2^e.
     product = ma * mm
     s = _msb(product >> 46, 2) + 46 - MANTISSA  # the product's top bit is bit 46 or 47
-    mp = _round_shift(product, np.maximum(s, 0))
+    mp = round_shift(product, np.maximum(s, 0))
     carry = mp >> (MANTISSA + 1)
     mp, e = mp >> carry, s + carry + ea + eb
     # rint(mp · 2^e): saturated from e ≥ −15 (mp ≥ 2^23), 0 from e ≤ −25 (mp < 2^24).
-    whole = np.where(e >= -15, SATURATED, _round_shift(mp, np.clip(-e, 0, 25)))
+    whole = np.where(e >= -15, SATURATED, round_shift(mp, np.clip(-e, 0, 25)))
     whole = np.where(em == 0xFF, SATURATED, whole)
     whole = np.where((x == 0) | (em == 0), 0, whole)
     negative = (x < 0) != (m_bits >> 31 == 1)

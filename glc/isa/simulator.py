@@ -14,11 +14,11 @@ import numpy as np
 
 from glc.errors import GlcError, Span
 from glc.hwconfig import HwConfig
-from glc.isa import linear
+from glc.isa import linear, vector_linear
 from glc.isa.asm import format_instruction
 from glc.isa.cycles import Timeline, schedule
 from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason, to_bytes
-from glc.isa.fields import VECTOR_OPS, WORD_BYTES
+from glc.isa.fields import LIN_SCALES, VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
 from glc.isa.transfer import element_bytes, expand, local_rows, written_rows
 
@@ -182,6 +182,12 @@ class _Machine:
         if last >= source.shape[0]:
             raise _Fault(code, f"{label} row {last} exceeds its {source.shape[0]} rows")
         _check_rows(dst, count, self.acc, ErrorCode.ACC_RANGE, "accumulator")
+        if VECTOR_OPS[instruction["op"]] == "lin":  # int8 rows only: no overlap with dst
+            scales = [instruction[f] for f in LIN_SCALES[:group]]
+            self.acc[dst:dst + count] = vector_linear.combine(
+                [source[rows[:, j]] for j in range(group)], instruction["offset"],
+                instruction["fixed"], scales)
+            return
         fold = VECTOR_FOLDS[VECTOR_OPS[instruction["op"]]]
         # Outputs are made in order (docs/isa.md, VECTOR): where accumulator sources overlap the
         # rows written, output i reads what outputs before it wrote, so go row by row.

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from glc.isa import vector_linear
 from glc.isa.fields import (
     ALL_FLAGS,
     BY_NAME,
     LEVELS,
+    LIN_SCALES,
     OPCODE_BITS,
     OPCODES,
     UNITS,
@@ -78,6 +80,9 @@ def render() -> str:
     for index, name in enumerate(VECTOR_OPS):
         lines.append(f"    localparam int VOP_{name.upper()} = {index};")
     lines.append(f"    localparam int VOPS = {len(VECTOR_OPS)};")
+    lines.append("    // VECTOR lin: rows per group (one scale each), the largest exponent field.")
+    lines.append(f"    localparam int LIN_GROUP = {len(LIN_SCALES)};")
+    lines.append(f"    localparam int LIN_MAX_EXPONENT = {vector_linear.MAX_FIELD};")
     lines += ["", "    // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of",
               "    // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0."]
     shared = _transfer_names()

@@ -63,6 +63,15 @@ def _transfer(rng, name: str) -> dict[str, int]:
     return fields
 
 
+def _lin_constants(rng: np.random.Generator) -> dict[str, int]:
+    """VECTOR lin's offset and float32 constants: a quantized add's range, or any legal
+    exponent (saturating, vanishing)."""
+    values = (rng.choice([-1, 1], 3) * 2.0 ** rng.uniform(-6, 6 if rng.random() < 0.7 else 60, 3))
+    bits = values.astype(np.float32).view(np.uint32)
+    return {"offset": int(rng.choice([0, 128, int(rng.integers(-256, 256))])),
+            "fixed": int(bits[0]), "scale0": int(bits[1]), "scale1": int(bits[2])}
+
+
 def random_program(seed: int) -> list[int]:
     """About twenty instructions of every kind, then HALT."""
     rng = np.random.default_rng(seed)
@@ -86,14 +95,16 @@ def random_program(seed: int) -> list[int]:
                                         accumulate=int(rng.integers(0, 2)),
                                         **_flags(rng, "exec", tokens)))
         else:
-            wide = rng.random() < 0.4
+            op = int(rng.integers(0, len(VECTOR_OPS)))
+            lin = VECTOR_OPS[op] == "lin"
+            wide = rng.random() < (0.05 if lin else 0.4)  # lin refuses src_acc (ILLEGAL_FIELD)
             out.append(Instruction.make(
-                "vector", op=int(rng.integers(0, len(VECTOR_OPS))),
-                accumulate=int(rng.integers(0, 2)), src_acc=int(wide),
+                "vector", op=op, accumulate=int(rng.random() < (0.05 if lin else 0.5)),
+                src_acc=int(wide),
                 src=int(rng.integers(0, 200 if wide else 900)), dst=int(rng.integers(0, 220)),
-                count=int(rng.integers(1, 6)), group=int(rng.integers(1, 5)),
+                count=int(rng.integers(1, 6)), group=int(rng.integers(1, 3 if lin else 5)),
                 ostride=int(rng.integers(0, 5)), gstride=int(rng.integers(0, 5)),
-                **_flags(rng, "vector", tokens)))
+                **(_lin_constants(rng) if lin else {}), **_flags(rng, "vector", tokens)))
     return [encode(i) for i in out] + [encode(Instruction.make("halt"))]
 
 

@@ -13,3 +13,7 @@ def test_requantize_rounds_and_saturates_like_the_contract():
 
 def test_requantize_linear_equals_float32_bit_for_bit():
     run_unit("requantize_linear", "cocotb_requantize_linear", {}, "requantize_linear")
+
+
+def test_vector_linear_equals_its_model_bit_for_bit():
+    run_unit("vector_linear", "cocotb_vector_linear", {}, "vector_linear")
