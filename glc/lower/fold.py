@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from glc.errors import DoesNotFit
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
-from glc.isa.fields import VECTOR_OPS
+from glc.isa.fields import LIN_SCALES, VECTOR_OPS
+from glc.lower.fusion import Lin
 from glc.lower.kernel import Kernel, OperandUnexpressible
 from glc.lower.linear import Linear
 from glc.lower.transfer import Target, Unexpressible, transfers
@@ -41,6 +42,7 @@ class Fold:
     rows: int
     cols: int
     wide: bool  # int32 operands: folded from the accumulator
+    lin: Lin | None = None  # op `lin`: its offset and float32 constants
 
     @property
     def per_row(self) -> int:
@@ -63,6 +65,9 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
         reserved = linear.reserve(fold.rows, columns, n, config.accumulator_rows)
         config = replace(config, accumulator_rows=linear.table_row)
     per_row = fold.per_row
+    lin_fields = {} if fold.lin is None else {
+        "offset": fold.lin.offset, "fixed": fold.lin.fixed,
+        **dict(zip(LIN_SCALES, fold.lin.scales, strict=False))}
     # Two halves of the source memory and of the accumulator rows written; int32 operands share
     # the accumulator with the results: four quarters.
     if fold.wide:
@@ -90,7 +95,7 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
             src=index % 2 * source_half, dst=dst,
             count=count, group=per_row,
             ostride=fold.group if len(fold.operands) == 1 else 1,
-            gstride=1 if len(fold.operands) == 1 else count,
+            gstride=1 if len(fold.operands) == 1 else count, **lin_fields,
             pop_prev=1, pop_next=int(index >= 2), push_prev=int(later), push_next=1))
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(linear.column(col // n) if linear is not None else {})}

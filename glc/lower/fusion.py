@@ -15,9 +15,14 @@ term is extracted), so the cost may call fusable a node the lowering then leaves
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
+import numpy as np
+
+from glc.ir.quantized import add_linear_constants
 from glc.ir.term import Term, walk
 from glc.ir.types import Access, ComputeKind
+from glc.isa import vector_linear
 from glc.lower import linear
 from glc.lower.view import NotAffine, View, row_major, view_of
 
@@ -159,13 +164,13 @@ class Absorb:
                 return first, other
         return None
 
-    def fold_plan(self, node: Term):
-        """(op, operands, folded dims, result dims, relu, shift, requantize-linear node) when
-        ``node`` is a fold the vector unit runs (glc/lower/fold.py) under at most one relu and
-        one requantize (or one ``requantize-linear`` outermost), each used only there:
-        reduce-max/-sum over the items of a view, elementwise-add/-mul over an access-pair of
-        views (or over the first item dim of one view), or a relu/requantize of a view itself
-        (a fold of one row); operands int8 or int32, all of one dtype."""
+    def fold_plan(self, node: Term) -> FoldPlan | None:
+        """The plan when ``node`` is a fold the vector unit runs (glc/lower/fold.py) under at
+        most one relu and one requantize (or one ``requantize-linear`` outermost), each used
+        only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
+        access-pair of views (or over the first item dim of one view), ``add-linear`` of two
+        views (VECTOR ``lin``), or a relu/requantize of a view itself (a fold of one row);
+        operands int8 or int32, all of one dtype."""
         relu, shift, current, requant = False, None, node, None
         if node.op == "requantize-linear":  # the STORE's `linear`, over any of the below
             if self.uses[id(node.args[0])] > 1:
@@ -185,6 +190,8 @@ class Absorb:
             if self.uses[id(current.args[1])] > 1:
                 return None
             current = current.args[1]
+        if current.op == "add-linear":
+            return self._lin_plan(current, relu, shift, requant)
         kind = self.types[id(current.args[0])] if current.op == "compute" else None
         name = kind.name if kind is not None else "copy"
         if name == "copy" and not relu and shift is None and requant is None:
@@ -209,4 +216,43 @@ class Absorb:
             return None
         dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
         op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
-        return op, operands, folded, dims, relu, shift, requant
+        return FoldPlan(op, operands, folded, dims, relu, shift, requant)
+
+    def _lin_plan(self, node: Term, relu: bool, shift: int | None,
+                  requant: Term | None) -> FoldPlan | None:
+        """``(add-linear A B sa za sb zb sc zc offset)`` as VECTOR ``lin`` over the pair (B, A):
+        B's row first, by ``sb / sc``, then A's by ``sa / sc``, from ``F`` (docs/isa.md, VECTOR;
+        glc/ir/quantized.py); None when a constant lies past what ``lin`` takes (2^64)."""
+        a, b, *numbers = node.args
+        sa, za, sb, zb, sc, zc, offset = (x.value for x in numbers)
+        ra, rb, fixed = add_linear_constants(sa, int(za), sb, int(zb), sc, int(zc), int(offset))
+        bits = [int(np.float32(v).view(np.uint32)) for v in (fixed, rb, ra)]
+        if requant is not None or any((v >> 23) & 0xFF > vector_linear.MAX_FIELD for v in bits) \
+                or not (self.affine(a) and self.affine(b)):
+            return None
+        lin = Lin(int(offset), bits[0], tuple(bits[1:]))
+        return FoldPlan("lin", (b, a), (), self.types[id(node)].dims, relu, shift, None, lin)
+
+
+class Lin(NamedTuple):
+    """VECTOR ``lin``'s constants (docs/isa.md): the offset, and the float32 bits of ``fixed``
+    and of each row's scale."""
+
+    offset: int
+    fixed: int
+    scales: tuple[int, ...]
+
+
+class FoldPlan(NamedTuple):
+    """A fold the vector unit runs: ``op`` over ``operands`` (the ``folded`` dims of one, or a
+    pair), of result ``dims``, under ``relu`` and a requantize ``shift`` or a
+    ``requantize-linear`` node ``requant``; ``lin`` the constants of ``op`` ``lin``."""
+
+    op: str
+    operands: tuple[Term, ...]
+    folded: tuple[int, ...]
+    dims: tuple[int, ...]
+    relu: bool
+    shift: int | None
+    requant: Term | None
+    lin: Lin | None = None

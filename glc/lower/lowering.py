@@ -195,7 +195,7 @@ class _Lowerer(Relayout):
     def _fold(self, node: Term) -> View | None:
         """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
         an operand or the buffers cannot hold a fold (then it is a host step)."""
-        op, operands, folded, dims, relu, shift, requant = self.rule.fold_plan(node)
+        op, operands, folded, dims, relu, shift, requant, lin = self.rule.fold_plan(node)
         rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
         targets = {}
         for which, operand in zip("ab", operands, strict=False):
@@ -230,7 +230,7 @@ class _Lowerer(Relayout):
         self._check_fits(targets, dims, raw)
         multipliers = targets.pop("m", None)
         group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
-        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide)
+        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin)
         out = self._fresh("fold")
         c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
         try:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from glc.ir.quantized import INT8
+from glc.onnx.graph import attributes
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier, pool_multiplier
 
@@ -212,16 +214,21 @@ def _add(t, node, attrs) -> None:
     if len(node.input) < 2:
         raise t.error(node, "needs at least two inputs")
     values = [t.value(node, i) for i in range(len(node.input))]
-    reader = t.graph.only_consumer(node.output[0])
+    relu = _redundant_relu(t, node)
+    last = relu or node
+    reader = t.graph.only_consumer(last.output[0])
     if node.op_type == "Add" and all(isinstance(v, Dequantized) for v in values) and \
             reader is not None and reader.op_type == "QuantizeLinear" and \
             len(reader.input) > 2 and {v.offset for v in values} == {t.offset(reader, 2)}:
         # onnxruntime's x86 optimizer turns a QDQ model's int8 QuantizeLinear/DequantizeLinear
         # pairs into uint8 (QDQS8ToU8Transformer) before fusing, so the kernel adds uint8
         # values either way (measured: tests/onnx/test_import_add.py), as for the pools.
-        out = t.requantized_output(node)
+        out = t.requantized_output(last)
         _linear_add(t, node, *(v.of for v in values), *out, 128)
-        bind_absorbed(t, node)
+        if relu is not None:
+            t.absorbed.add(id(relu))
+            t.values[relu.output[0]] = t.values[node.output[0]]
+        bind_absorbed(t, last)
         return
     operands = [t.as_float(node, i) for i in range(len(node.input))]
     dims = operands[0].dims
@@ -231,6 +238,30 @@ def _add(t, node, attrs) -> None:
     for f in operands[1:]:
         expr = f"(compute elementwise-add (access-pair {expr} (access-tensor {f.name})))"
     t.bind(node, Float(t.b.define(node.output[0], expr), dims))
+
+
+def _redundant_relu(t, node):
+    """The Relu (or Clip(0, ∞)) that alone reads ``node`` when a QuantizeLinear whose zero point
+    is its type's least value alone reads it: quantizing clamps there anyway, so onnxruntime
+    drops it (its ReluQuantFusion) and fuses a QDQ Add under it into QLinearAdd (measured on
+    every pair: tests/onnx/test_import_add.py). Else None."""
+    relu = t.graph.only_consumer(node.output[0])
+    if relu is None or relu.op_type not in ("Relu", "Clip") or \
+            (relu.op_type == "Clip" and not _clips_at_zero(t, relu)):
+        return None
+    q = t.graph.only_consumer(relu.output[0])
+    if q is None or q.op_type != "QuantizeLinear" or len(q.input) < 3 or not q.input[2]:
+        return None
+    return relu if t.qparams(q, 1, 2)[1] == INT8[0] else None
+
+
+def _clips_at_zero(t, node) -> bool:
+    """A Clip that is a ReLU: min 0 and no (or an infinite) max."""
+    attrs = attributes(node)
+    lo, hi = attrs.get("min"), attrs.get("max")
+    lo = t.constant(node, 1) if len(node.input) > 1 and node.input[1] else lo
+    hi = t.constant(node, 2) if len(node.input) > 2 and node.input[2] else hi
+    return lo is not None and float(lo) == 0.0 and (hi is None or not np.isfinite(hi))
 
 
 def _qlinear_add(t, node, attrs) -> None:
@@ -253,13 +284,8 @@ def _linear_add(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int
 
 
 def _relu(t, node, attrs) -> None:
-    lo = attrs.get("min")
-    hi = attrs.get("max")
-    if node.op_type == "Clip":
-        lo = t.constant(node, 1) if len(node.input) > 1 and node.input[1] else lo
-        hi = t.constant(node, 2) if len(node.input) > 2 and node.input[2] else hi
-        if (lo is not None and float(lo) != 0.0) or (hi is not None and np.isfinite(hi)):
-            raise t.error(node, "attributes min/max: only Clip(0, inf), a ReLU, is supported")
+    if node.op_type == "Clip" and not _clips_at_zero(t, node):
+        raise t.error(node, "attributes min/max: only Clip(0, inf), a ReLU, is supported")
     f = t.as_float(node, 0)
     t.bind(node, Float(t.b.define(node.output[0], f"(compute relu (access-tensor {f.name}))"),
                        f.dims))

@@ -88,6 +88,44 @@ def test_the_imported_add_equals_onnxruntime_on_every_pair(tmp_path, form, dtype
     assert np.array_equal(out, bundle.expected)
 
 
+def _with_relu(model: onnx.ModelProto, op: str) -> onnx.ModelProto:
+    """The QDQ model with a Relu (or Clip(0, ∞)) between the Add and its QuantizeLinear, as a
+    residual block ends."""
+    graph = model.graph
+    quantize = next(n for n in graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "s")
+    quantize.input[0] = "r"
+    inputs = ["s"]
+    if op == "Clip":
+        graph.initializer.append(numpy_helper.from_array(np.array(0, np.float32), "zero"))
+        inputs.append("zero")
+    graph.node.insert(list(graph.node).index(quantize), helper.make_node(op, inputs, ["r"]))
+    return model
+
+
+@pytest.mark.parametrize("zero, fused", [(-128, True), (-100, False)], ids=["least", "other"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8], ids=["int8", "uint8"])
+@pytest.mark.parametrize("op", ["Relu", "Clip"])
+def test_an_add_under_a_relu_the_quantization_makes_redundant_is_qlinearadd(tmp_path, op, dtype,
+                                                                           zero, fused):
+    """onnxruntime drops a Relu whose QuantizeLinear's zero point is the type's least value (it
+    clamps there anyway) and fuses the Add into QLinearAdd; under any other zero point the Add
+    and Relu stay float. The two readings differ on this grid (47 and 307 pairs), so each case
+    tells which one the import chose."""
+    params = (*PARAMETERS[-1][:5], zero)
+    path = tmp_path / "add.onnx"
+    onnx.save(_with_relu(_model("QDQ", dtype, params), op), path)
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name, value in _feeds(params).items():
+        np.save(inputs / f"{name}.npy", value)
+    result = import_model(path, tmp_path / "program", inputs_dir=inputs)
+    bundle = load(result.folder)
+    text = "".join(p.read_text() for p in result.folder.glob("*.gls"))
+    assert ("(add-linear " in text) == fused
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    assert np.array_equal(out, bundle.expected)
+
+
 def test_dequantize_add_quantize_is_not_onnxruntimes_add(tmp_path):
     """The reading the import used before, on the grid and the parameters where it differs from
     onnxruntime's kernel (so the test above can tell the two apart)."""
