@@ -6,7 +6,8 @@ The light models hold every weight as a ``ConstantOfShape`` of 0.02 (so every la
 be degenerate); ``random_weights`` replaces each by a seeded random initializer of that shape. At a
 resolution below 224 the layers whose size is fixed by 224 are adapted: an ``AveragePool`` whose
 kernel covers the last feature map (at any resolution) becomes a ``GlobalAveragePool`` and a
-``Gemm``'s weight gets the flattened size the smaller map gives (recorded in docs/onnx.md).
+``Gemm``'s weight gets the flattened size the smaller map gives (recorded in docs/onnx.md). A
+``Sum`` of two (ResNet-50's residual) is written as the ``Add`` PyTorch exports.
 """
 
 from __future__ import annotations
@@ -81,11 +82,24 @@ def random_weights(model, resolution: int, seed: int):
     del graph.value_info[:]
     # IR 3 (the light files') wants every initializer listed as a graph input; IR 7 does not.
     model.ir_version = 7
+    _sums_as_adds(graph)
     model = _adapt(model, rng)
     # Opset 13: per-channel DequantizeLinear (its axis attribute) needs it.
     model = onnx.version_converter.convert_version(model, 13)
     onnx.checker.check_model(model)
     return shape_inference.infer_shapes(model)
+
+
+def _sums_as_adds(graph) -> None:
+    """Each Sum of two tensors (Caffe2's residual) becomes an Add, the form PyTorch's exporter
+    writes: onnxruntime's quantizer quantizes an Add, which its optimizer fuses into QLinearAdd
+    (``add-linear``, on the vector unit), and leaves a Sum in float (a host step here)."""
+    from onnx import helper
+
+    for index, node in enumerate(graph.node):
+        if node.op_type == "Sum" and len(node.input) == 2:
+            graph.node[index].CopyFrom(helper.make_node("Add", list(node.input),
+                                                        list(node.output), name=node.name))
 
 
 def _adapt(model, rng):

@@ -126,6 +126,26 @@ def test_an_add_under_a_relu_the_quantization_makes_redundant_is_qlinearadd(tmp_
     assert np.array_equal(out, bundle.expected)
 
 
+@pytest.mark.parametrize("relu", [False, True], ids=["sum", "sum-relu"])
+def test_a_sum_stays_float_as_onnxruntime_leaves_it(tmp_path, relu):
+    """onnxruntime fuses no Sum into QLinearAdd: it adds the dequantized values in float32
+    (47 pairs of this grid differ from QLinearAdd's), so the import keeps the float reading."""
+    params = (*PARAMETERS[-1][:5], -128)
+    model = _model("QDQ", np.uint8, params)
+    next(n for n in model.graph.node if n.op_type == "Add").op_type = "Sum"
+    path = tmp_path / "sum.onnx"
+    onnx.save(_with_relu(model, "Relu") if relu else model, path)
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name, value in _feeds(params).items():
+        np.save(inputs / f"{name}.npy", value)
+    result = import_model(path, tmp_path / "program", inputs_dir=inputs)
+    bundle = load(result.folder)
+    assert "(add-linear " not in "".join(p.read_text() for p in result.folder.glob("*.gls"))
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    assert np.array_equal(out, bundle.expected)
+
+
 def test_dequantize_add_quantize_is_not_onnxruntimes_add(tmp_path):
     """The reading the import used before, on the grid and the parameters where it differs from
     onnxruntime's kernel (so the test above can tell the two apart)."""
