@@ -1,23 +1,22 @@
-// One step of VECTOR `lin` in one lane (docs/isa.md, VECTOR): the float32 fused multiply-add
-// `r = x · scale + a` rounded once, half to even, and the int8 the fold writes when r is its
-// last: `clamp(rint(r), -128 + offset, 127 + offset) - offset`, an r of 2^31 or more in
-// magnitude reading as INT_MIN (onnxruntime's cvtps2dq). Integer logic only; glc/isa/
-// vector_linear.py is the same algorithm and says why it is exact. A float is `±mant · 2^exp`,
-// exp the exponent of the mantissa's last bit. The adder's frame ends GUARD bits below the
-// larger term's last bit: a term within GUARD bits is shifted up exactly, one further down is
-// shifted down with its lost bits ORed into the frame's last bit (sticky); the sum is then
-// rounded to 24 bits, or normalised up when shorter.
+// The fused multiply-add of VECTOR `lin` (docs/isa.md, VECTOR) in one lane, its second pipeline
+// stage: `r = p + a` rounded once to float32, half to even, where p = ±product · 2^p_exp is the
+// exact product of the source element (plus the offset) and a scale's mantissa, formed the cycle
+// before (hw/vector_unit.sv), and a the addend. Integer logic only; glc/isa/vector_linear.py is
+// the same algorithm and says why it is exact. A float is `±mant · 2^exp`, exp the exponent of
+// the mantissa's last bit. The adder's frame ends GUARD bits below the larger term's last bit: a
+// term within GUARD bits is shifted up exactly, one further down is shifted down with its lost
+// bits ORed into the frame's last bit (sticky); the sum is then rounded to 24 bits, or
+// normalised up when shorter. hw/vector_round.sv converts the fold's last r to int8.
 module vector_linear (
-    input  logic signed [9:0]  x,        // the source element plus the offset
-    input  logic        [31:0] scale,    // float32 bits, exponent field at most 190
+    input  logic               p_neg,    // the product
+    input  logic        [32:0] product,
+    input  logic signed [11:0] p_exp,
     input  logic               a_neg,    // the addend
     input  logic        [23:0] a_mant,
     input  logic signed [11:0] a_exp,
-    input  logic signed [8:0]  offset,
     output logic               r_neg,    // the rounded sum, normalised (r_mant ≥ 2^23 unless 0)
     output logic        [23:0] r_mant,
-    output logic signed [11:0] r_exp,
-    output logic signed [7:0]  q
+    output logic signed [11:0] r_exp
 );
     localparam int GUARD = 26;
     localparam int FRAME = 61;  // the 33-bit product shifted up by GUARD, and a carry
@@ -46,25 +45,16 @@ module vector_linear (
         end
     endfunction
 
-    logic [8:0]              magnitude_x;
-    logic [32:0]             product;
-    logic                    p_neg;
-    logic signed [11:0]      s_exp, ep, ea, low;
+    logic signed [11:0]      ep, ea, low;
     logic [FRAME-1:0]        p_framed, a_framed, magnitude;
     logic signed [FRAME:0]   total;
     logic [5:0]              msb;
     logic signed [11:0]      shift;
     logic [FRAME-1:0]        m_wide;
-    logic [16:0]             whole;
-    logic signed [18:0]      value, low_bound, high_bound;
 
     always_comb begin
-        magnitude_x = x[9] ? 9'(-x) : 9'(x);
-        product = 33'(magnitude_x) * 33'({scale[30:23] != 8'd0, scale[22:0]});
-        p_neg   = x[9] ^ scale[31];
-        s_exp   = (scale[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(scale[30:23]))) - 12'sd150;
         // A zero term takes the other's exponent, so it cannot push the other out of the frame.
-        ep  = product == '0 ? a_exp : s_exp;
+        ep  = product == '0 ? a_exp : p_exp;
         ea  = a_mant == '0 ? ep : a_exp;
         low = (ep > ea ? ep : ea) - 12'(GUARD);
         p_framed = framed(FRAME'(product), ep - low);
@@ -80,17 +70,5 @@ module vector_linear (
         r_neg  = total[FRAME];
         r_mant = m_wide[MANT+1] ? 24'h800000 : m_wide[MANT:0];
         r_exp  = magnitude == '0 ? 12'sd0 : low + shift + 12'(m_wide[MANT+1]);
-        // rint: |r| ≥ 2^16 lies past any clamp bound, 2^31 or more is INT_MIN (the low bound)
-        if (r_mant == '0) whole = '0;
-        else if (r_exp >= -12'sd7) whole = 17'h10000;
-        else if (r_exp < -12'sd25) whole = '0;  // r_mant < 2^24: below one half
-        else whole = 17'(round_shift(FRAME'(r_mant), 6'(-r_exp)));
-        low_bound  = 19'(offset) - 19'sd128;
-        high_bound = 19'(offset) + 19'sd127;
-        value = r_neg ? -$signed({2'b00, whole}) : $signed({2'b00, whole});
-        if (r_mant != '0 && r_exp >= 12'sd8) value = low_bound;
-        if (value < low_bound) value = low_bound;
-        if (value > high_bound) value = high_bound;
-        q = 8'(value - 19'(offset));
     end
 endmodule

@@ -5,9 +5,12 @@
 //                        ACC[dst+i] = accumulate ? op(ACC[dst+i], r) : r
 // with op add (wrapping), max (signed) or mul (wrapping); S is the scratchpad (int8,
 // sign-extended) or, with src_acc, the accumulator. `lin` folds int8 rows in float32 instead,
-// starting from `fixed`, one fused multiply-add per row by its `scale` (hw/vector_linear.sv),
-// and writes the result's int8 conversion. Issuing at t it addresses one source row per
-// cycle in t+1 … t+count·group; E = t + 1 + count·group. The memories read synchronously, so
+// starting from `fixed`, one fused multiply-add per row by its `scale`, and writes the result's
+// int8 conversion, in a pipeline of three stages a row: the exact product (here), the rounded
+// sum (hw/vector_linear.sv: a group's next row's sum needs this one's, a cycle later, while the
+// next row's product is formed), the int8 (hw/vector_round.sv). Issuing at t it addresses one
+// source row per cycle in t+1 … t+count·group; E = t + 1 + count·group (lin: LIN_LATENCY cycles
+// later, its writes, completion and pushes alike). The memories read synchronously, so
 // the folding runs one cycle behind the addresses: output i is written at the end of the cycle
 // after its group's last row (its last one at the end of E, before anything issuing at E reads
 // the accumulator in E+1), and a later output still sees an earlier one. SYNC
@@ -102,7 +105,8 @@ module vector_unit #(
     assign bad_src   = is_vector && 32'(head_end) > (head_word[VECTOR_SRC_ACC_LSB]
                                                      ? ACC_ROWS : SP_ROWS);
     assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS;
-    assign free      = !active_q && !stop;
+    logic [1:0] drain_q;  // lin: cycles its pipeline still writes after the last row
+    assign free      = !active_q && drain_q == '0 && !stop;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
                     && (!head_word[FLAG_POP_NEXT] || next_token_ok);
     assign ready     = free && tokens_ok && (is_vector || is_sync);
@@ -129,27 +133,62 @@ module vector_unit #(
     assign acc_old_row = 16'(dst_q);
     assign group_end   = j_q == group_q - 16'd1;
     assign last        = group_end && left_q == 16'd1;
+    // The instruction completes (and pushes) the cycle after this: its last row's, or for lin
+    // its pipeline's last write's.
+    logic finishing;
+    assign finishing = op_q == 2'(VOP_LIN) ? drain_q == 2'd1 : active_q && last;
 
     // One cycle later, when they arrive: the source row folded into the group so far; at the
     // group's end, into ACC.
     logic               fold_valid_q, fold_first_q, fold_end_q;
     logic [15:0]        fold_dst_q;
     logic [N-1:0][31:0] value, folded;
+    // lin stage 1, as each row arrives: |s + offset| times the scale's mantissa (exact, 33
+    // bits), its sign and exponent; stage 2 adds it to `fixed` (a group's first row) or to the
+    // fold so far; stage 3 converts the group's last sum to int8.
+    logic               s1_valid_q, s1_first_q, s1_end_q, s2_end_q;
+    logic [15:0]        s1_dst_q, s2_dst_q;
+    logic [N-1:0]       s1_neg_q;
+    logic [N-1:0][32:0] s1_product_q;
+    logic signed [11:0] s1_exp_q;
     logic [N-1:0]       r_neg;
     logic [N-1:0][23:0] r_mant;
     logic [N-1:0][11:0] r_exp;
     logic [N-1:0][7:0]  r_int8;
+    logic [31:0]        scale;
+    assign scale = fold_first_q ? scale0_q : scale1_q;
+    always_ff @(posedge clk) begin
+        s1_valid_q <= !rst && fold_valid_q && op_q == 2'(VOP_LIN);
+        s1_first_q <= fold_first_q;
+        s1_end_q   <= fold_end_q;
+        s1_dst_q   <= fold_dst_q;
+        s2_end_q   <= !rst && s1_valid_q && s1_end_q;
+        s2_dst_q   <= s1_dst_q;
+        s1_exp_q   <= (scale[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(scale[30:23]))) - 12'sd150;
+        for (int n = 0; n < N; n++) begin
+            logic signed [9:0] x;
+            x = 10'(signed'(sp_data[n])) + 10'(offset_q);
+            s1_neg_q[n]     <= x[9] ^ scale[31];
+            s1_product_q[n] <= 33'(x[9] ? 10'(-x) : x) * 33'({scale[30:23] != 8'd0, scale[22:0]});
+        end
+    end
     for (genvar n = 0; n < N; n++) begin : g_lin
         vector_linear u_linear (
-            .x      (10'(signed'(sp_data[n])) + 10'(offset_q)),
-            .scale  (fold_first_q ? scale0_q : scale1_q),
-            .a_neg  (fold_first_q ? fixed_neg_q : lin_neg_q[n]),
-            .a_mant (fold_first_q ? fixed_mant_q : lin_mant_q[n]),
-            .a_exp  (fold_first_q ? fixed_exp_q : signed'(lin_exp_q[n])),
+            .p_neg   (s1_neg_q[n]),
+            .product (s1_product_q[n]),
+            .p_exp   (s1_exp_q),
+            .a_neg   (s1_first_q ? fixed_neg_q : lin_neg_q[n]),
+            .a_mant  (s1_first_q ? fixed_mant_q : lin_mant_q[n]),
+            .a_exp   (s1_first_q ? fixed_exp_q : signed'(lin_exp_q[n])),
+            .r_neg   (r_neg[n]),
+            .r_mant  (r_mant[n]),
+            .r_exp   (r_exp[n])
+        );
+        vector_round u_round (
+            .r_neg  (lin_neg_q[n]),
+            .r_mant (lin_mant_q[n]),
+            .r_exp  (signed'(lin_exp_q[n])),
             .offset (offset_q),
-            .r_neg  (r_neg[n]),
-            .r_mant (r_mant[n]),
-            .r_exp  (r_exp[n]),
             .q      (r_int8[n])
         );
     end
@@ -173,22 +212,26 @@ module vector_unit #(
             folded[n]   = fold_first_q ? (accumulate_q ? combine(op_q, acc_old[n], value[n])
                                                        : value[n])
                                        : combine(op_q, fold_q[n], value[n]);
-            acc_data[n] = op_q == 2'(VOP_LIN) ? 32'(signed'(r_int8[n])) : folded[n];
+            acc_data[n] = folded[n];
         end
+        if (s2_end_q) for (int n = 0; n < N; n++) acc_data[n] = 32'(signed'(r_int8[n]));
     end
-    assign acc_we  = fold_valid_q && fold_end_q;
-    assign acc_row = fold_dst_q;
+    assign acc_we  = fold_valid_q && fold_end_q && op_q != 2'(VOP_LIN) || s2_end_q;
+    assign acc_row = s2_end_q ? s2_dst_q : fold_dst_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
             active_q    <= 1'b0;
+            drain_q     <= '0;
             push_prev_r <= 1'b0;
             push_next_r <= 1'b0;
         end else begin
             push_prev_r <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
-                        || (active_q && last && push_prev_q);
+                        || (finishing && push_prev_q);
             push_next_r <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
-                        || (active_q && last && push_next_q);
+                        || (finishing && push_next_q);
+            if (active_q && last && op_q == 2'(VOP_LIN)) drain_q <= 2'(LIN_LATENCY);
+            else if (drain_q != '0) drain_q <= drain_q - 2'd1;
             if (issue && is_vector) begin
                 active_q <= 1'b1;
                 op_q         <= head_word[VECTOR_OP_LSB +: 2];
@@ -226,19 +269,19 @@ module vector_unit #(
                 end
             end
         end
-        if (fold_valid_q) begin
-            fold_q     <= folded;
+        if (fold_valid_q) fold_q <= folded;
+        if (s1_valid_q) begin
             lin_neg_q  <= r_neg;
             lin_mant_q <= r_mant;
             lin_exp_q  <= r_exp;
         end
         if (issue && is_sync) push_pc <= head_pc;
-        else if (active_q && last) push_pc <= pc_q;
+        else if (finishing) push_pc <= pc_q;
     end
 
     assign push_prev   = push_prev_r;
     assign push_next   = push_next_r;
-    assign in_progress = active_q;
-    assign busy        = issue || active_q;
+    assign in_progress = active_q || drain_q != '0;
+    assign busy        = issue || in_progress;
     assign stall_token = head_valid && free && !tokens_ok;
 endmodule

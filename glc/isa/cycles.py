@@ -14,8 +14,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
+from glc.isa import vector_linear
 from glc.isa.encoding import Instruction
-from glc.isa.fields import UNITS, WORD_BYTES
+from glc.isa.fields import UNITS, VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
 from glc.isa.transfer import beats, local_rows
 
@@ -246,6 +247,8 @@ class _Model:
         name, counters, n = instruction.op.name, self.out.counters, self.n
         if unit == "vector":
             end = t + 1 + (instruction["count"] * instruction["group"] if name == "vector" else 0)
+            if name == "vector" and VECTOR_OPS[instruction["op"]] == "lin":
+                end += vector_linear.LATENCY  # its pipeline's last write
             self.busy_until[unit] = end
             counters.busy_vector += end - t
             return end

@@ -33,6 +33,9 @@ from glc.isa.linear import round_shift
 GUARD = 26  # frame bits below the larger term's last bit; ≥ 12 suffices, see above
 MAX_FIELD = 190  # the largest exponent field of `fixed` and the scales: |value| < 2^64
 MANTISSA = 23  # float32 fraction bits
+# The cycles lin's writes, completion and pushes come after the other ops' (docs/isa.md, Timing):
+# the RTL's pipeline forms a row's product, then its rounded sum, then the int8 (hw/vector_unit.sv).
+LATENCY = 2
 INT_MIN = -(1 << 31)
 
 

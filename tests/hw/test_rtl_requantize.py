@@ -17,3 +17,7 @@ def test_requantize_linear_equals_float32_bit_for_bit():
 
 def test_vector_linear_equals_its_model_bit_for_bit():
     run_unit("vector_linear", "cocotb_vector_linear", {}, "vector_linear")
+
+
+def test_vector_round_equals_its_model_bit_for_bit():
+    run_unit("vector_round", "cocotb_vector_round", {}, "vector_round")
