@@ -169,10 +169,12 @@ def estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
              orders=ORDERS, block_rows: int = 0) -> Estimate:
     """The predicted cycles of build_kernel's kernel for these operands (views already shared
     over K, ``k_tiles``/``o_tiles`` its tiles), the fastest of ``orders``. Memoised per
-    signature: the views and element sizes (not which tensors they are or where they lie: a
-    tile's beats do not depend on its address), the output conversion, the config."""
+    signature: the views and element sizes (not which tensors they are or where they lie, a
+    view's offset included: a tile's beats do not depend on its address; so a layer's equal
+    chunks are one estimate), the output conversion, the config."""
     def placed(t: Target | None) -> Target | None:
-        return None if t is None else replace(t, address=0, view=replace(t.view, buffer=""))
+        return None if t is None else replace(t, address=0,
+                                              view=replace(t.view, buffer="", offset=0))
 
     return _estimate(placed(a), placed(b), placed(c), raw, relu, shift, config, placed(bias),
                      tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows)
@@ -193,7 +195,10 @@ def _estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int
         layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows)
         if layout is None:
             continue
-        if bias is not None and m // layout.block_rows > layout.acc_slots:
+        # The bias is loaded into every accumulator tile first (glc/lower/kernel.py,
+        # _bias_loads): k-outer holds a block's J tiles per slot, j-outer one tile per slot.
+        used = m // layout.block_rows * (len(o_tiles) if layout.order == "j-outer" else 1)
+        if bias is not None and used > layout.acc_slots:
             raise OperandUnexpressible("bias", "the schedule reuses accumulator rows")
         cycles = _extrapolated(m // layout.block_rows, len(k_tiles), len(o_tiles), layout,
                                tiles, bias is not None, config)

@@ -27,7 +27,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
-from glc.lower import depthwise, linear
+from glc.lower import chunks, depthwise, linear
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel, transposed
@@ -331,7 +331,8 @@ class _Lowerer(Relayout):
                 break
             except (OperandUnexpressible, GlcError) as error:
                 if isinstance(error, OperandUnexpressible) and error.which == "bias":
-                    raise _Unfused from None
+                    return self._chunked(node, systolic, targets, relu, shift, requantizations,
+                                         plan)
                 if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
                         self._is_row_major(targets[error.which]):
                     raise error if isinstance(error, GlcError) else \
@@ -367,6 +368,95 @@ class _Lowerer(Relayout):
         if plan is not None and plan.chain is not None:  # the layer's view of the result
             result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
         return result
+
+    def _chunked(self, node: Term, systolic: Term, targets: dict[str, Target], relu: bool,
+                 shift: int | None, requantizations: dict, plan: linear.LinearPlan | None) -> View:
+        """The systolic node as kernels of consecutive chunks of C when one kernel cannot add
+        its bias (glc/lower/chunks.py): of C's rows (A's) as it lies, of its columns (B's) when
+        it computes Cᵀ, whichever the model finds faster; raises _Unfused when neither can."""
+        best = None
+        for swap in requantizations:
+            with contextlib.suppress(OperandUnexpressible, GlcError, _Unfused):
+                found = self._chunks(systolic, targets, relu, shift, swap, plan)
+                if best is None or sum(c.cycles for c, _ in found) < \
+                        sum(c.cycles for c, _ in best):
+                    best = found
+        if best is None:
+            raise _Unfused
+        dims = self.types[id(systolic)].dims
+        raw = shift is None and plan is None
+        label, kernels = self._label(node), []
+        for chosen, requantization in best:
+            if self.build:
+                try:
+                    kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu,
+                                          shift or 0, self.config, chosen.bias, chosen.order,
+                                          chosen.k_inner, chosen.block_rows, requantization,
+                                          chosen.flat)
+                except (OperandUnexpressible, GlcError):
+                    raise _Unfused from None
+            else:
+                kernel = Kernel(label, chosen.a.view.dims[0], *chosen.b.view.dims, raw, relu,
+                                shift or 0, [], True)
+            kernel.estimated = chosen.cycles
+            kernels.append(kernel)
+        swap = best[0][0].swap
+        out = self._allocate(self._fresh("kernel"),
+                             Access(dims[::-1] if swap else dims, (), "int32" if raw else "int8"),
+                             dram=True)
+        inputs = sorted({t.view.buffer for t in targets.values()})
+        for index, kernel in enumerate(kernels):
+            self.program.steps.append(KernelStep(f"{out}.{index}", kernel, inputs, out))
+        stored = row_major(out, self.program.buffers[out].shape)
+        result = transposed(stored) if swap else stored
+        if plan is not None and plan.chain is not None:  # the layer's view of the result
+            result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
+        return result
+
+    def _chunks(self, systolic: Term, targets: dict[str, Target], relu: bool,
+                shift: int | None, swap: bool, plan: linear.LinearPlan | None) -> list:
+        """(schedule, requantization) per chunk of C's streamed dim (its rows, or with
+        ``swap`` its columns: Cᵀ's rows), the largest chunks that schedule."""
+        dims = self.types[id(systolic)].dims
+        raw = shift is None and plan is None
+        axis = int(swap)
+        found = chunks.step(targets["b" if swap else "a"].view, axis)
+        if found is None:
+            raise _Unfused
+        stride = dims[1 - axis] * (4 if raw else 1)  # bytes per row of the stored C (or Cᵀ)
+
+        def schedule(lo: int, hi: int):
+            parts = {k: chunks.sliced(t, axis, lo, hi) if k != "ab"[1 - axis] else t
+                     for k, t in targets.items()}
+            if None in parts.values():
+                raise _Unfused
+            requantization = None if plan is None else \
+                self._requantization(parts["m"], swap, plan)
+            if plan is not None and requantization is None:
+                raise _Unfused
+            size = (hi - lo, dims[1]) if axis == 0 else (dims[0], hi - lo)
+            config = self.config
+            if requantization is not None:  # the build's multiplier table (Linear.reserve)
+                n = config.array_size
+                table = 2 * -(-(hi - lo) // n) if requantization.by_rows else \
+                    -(-dims[1 - axis] // n)
+                config = replace(config, accumulator_rows=config.accumulator_rows - table)
+            return search(parts, size, raw, relu, shift or 0, self.top + lo * stride, config,
+                          (swap,)), requantization
+
+        def fits(count: int) -> bool:
+            try:
+                schedule(0, count)
+            except (OperandUnexpressible, GlcError, _Unfused):
+                return False
+            return True
+
+        index, inner = found
+        group = targets["b" if swap else "a"].view.groups[axis]
+        size = chunks.largest(group[index].size, inner, fits)
+        if size is None:
+            raise _Unfused
+        return [schedule(lo, hi) for lo, hi in chunks.bounds(dims[axis], size)]
 
     def _requantization(self, m: Target, swap: bool,
                         plan: linear.LinearPlan) -> linear.Linear | None:

@@ -165,15 +165,16 @@ def test_a_bias_is_added_in_the_accumulator(seed):
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
 
 
-def test_a_bias_is_a_fold_when_the_schedule_reuses_accumulator_rows():
-    # 600 rows of 22 outputs: more tiles than n4's 256 accumulator rows hold at once, so the
-    # bias cannot start the accumulator: the add is a fold on the vector unit over the result.
+def test_a_bias_the_accumulator_cannot_hold_whole_is_added_in_chunks_of_rows():
+    # 600 rows of 22 outputs: more tiles than n4's 256 accumulator rows hold at once, so one
+    # kernel cannot start them all from the bias. The product is cut into kernels of rows
+    # (glc/lower/chunks.py), each adding its bias in the accumulator; it used to be a raw kernel
+    # and a fold adding the bias over its result (16 323 cycles; now 10 014).
     term, arrays = _dense_bias(2, m_range=(600, 601))
     program = lower(term, env_types(arrays), load_config("n4"))
-    figures = program.figures()
-    assert (figures["kernels"], figures["host_steps"]) == (2, 0)
-    assert not program.kernels[0].kernel.bias
-    assert [s.kernel.kind for s in program.kernels] == ["matmul", "fold"]
+    assert program.figures()["host_steps"] == 0 and len(program.kernels) > 1
+    assert all(s.kernel.kind == "matmul" and s.kernel.bias for s in program.kernels)
+    assert len({s.output for s in program.kernels}) == 1
     expected, _ = interpret(term, arrays)
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
 
