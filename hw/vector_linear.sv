@@ -45,6 +45,20 @@ module vector_linear (
         end
     endfunction
 
+    // The index of the highest set bit (0 for 0), as a tree of six halvings: a priority chain
+    // over 61 bits was most of this stage's path.
+    function automatic logic [5:0] highest(input logic [FRAME-1:0] value);
+        logic [63:0] rest;
+        rest = 64'(value);
+        highest = '0;
+        for (int level = 5; level >= 0; level--) begin
+            if ((rest >> (1 << level)) != '0) begin
+                highest[level] = 1'b1;
+                rest = rest >> (1 << level);
+            end
+        end
+    endfunction
+
     logic signed [11:0]      ep, ea, low;
     logic [FRAME-1:0]        p_framed, a_framed, magnitude;
     logic signed [FRAME:0]   total;
@@ -62,8 +76,7 @@ module vector_linear (
         total = (p_neg ? -$signed({1'b0, p_framed}) : $signed({1'b0, p_framed}))
               + (a_neg ? -$signed({1'b0, a_framed}) : $signed({1'b0, a_framed}));
         magnitude = total[FRAME] ? FRAME'(-total) : FRAME'(total);
-        msb = '0;
-        for (int i = 0; i < FRAME; i++) if (magnitude[i]) msb = 6'(i);
+        msb = highest(magnitude);
         shift = 12'(msb) - 12'(MANT);
         if (shift > 0) m_wide = round_shift(magnitude, 6'(shift));
         else m_wide = magnitude << 6'(-shift);

@@ -1,13 +1,16 @@
 """Imported networks (`glc import`, docs/onnx.md): zoo models (glc/onnx/zoo.py: the onnx wheel's
-light architectures with seeded weights, quantized by onnxruntime, int8 QDQ). First every zoo
-model at a reduced resolution through the interpreter; then some through the whole compiler on the
-ISA simulator, ResNet-50 up to 224×224. Each row: the seconds to make + import (onnxruntime
-quantizes and computes output.npy), to interpret, or to compile (saturate, extract, lower) and run
-the kernels on the ISA simulator with the host steps in numpy; the distinct nodes of the program;
-whether the result equals onnxruntime's output.npy bit for bit.
+light architectures with seeded weights, quantized by onnxruntime). First every zoo model (int8
+QDQ) at a reduced resolution through the interpreter; then networks through the whole compiler,
+run on the ISA simulator or the n16 RTL, ResNet-50 (uint8 activations, per-channel weights: every
+conv an integer QLinearConv in onnxruntime, so its output is exact on any CPU) up to 224×224.
+Each row: the seconds to make + import (onnxruntime quantizes and computes output.npy), to
+interpret, or to compile (saturate, extract, lower) and to run; the distinct nodes of the
+program; kernels and host steps; cycles against the compute ideal and the roofline limit
+(glc/cost/limit.py); simulated cycles per second on the RTL; whether the result equals
+onnxruntime's output.npy bit for bit.
 
-The imported ResNet-50 at 224×224 needs 69 MB of DRAM (weights, multipliers, every activation
-and its padded copy, instructions), past n16's 64 MiB: it runs on n16 with 128 MiB of DRAM (the
+The imported ResNet-50 at 224×224 needs more than n16's 64 MiB of DRAM (weights, multipliers,
+every activation and its padded copy, instructions): it runs on n16 with 128 MiB of DRAM (the
 ISA's 32-bit DRAM addresses reach 4 GiB).
 """
 
@@ -28,6 +31,7 @@ from glc.ir.term import dag_size
 from glc.lower.execute import execute
 from glc.onnx.importer import import_model
 from glc.onnx.zoo import make
+from glc.report import kernel_limits, limit_figures
 from glc.rewrites import DEFAULT, select
 
 SECTION = "onnx"
@@ -38,12 +42,13 @@ TITLE = "Imported ONNX networks, compiled and run on the ISA simulator (N = 16)"
 ZOO = [("bvlc_alexnet", 64), ("densenet121", 64), ("inception_v1", 64), ("inception_v2", 128),
        ("resnet50", 64), ("shufflenet", 64), ("squeezenet", 64), ("vgg19", 32), ("zfnet512", 64)]
 
-# (model, resolution, DRAM bytes: None for n16's own)
+UINT8 = {"activations": "uint8", "per_channel": True}
+
+# (model, resolution, DRAM bytes: None for n16's own, quantization options, engine)
 NETWORKS = [
-    ("squeezenet", 32, None),
-    ("resnet50", 32, None),
-    ("resnet50", 64, None),
-    ("resnet50", 224, 128 << 20),
+    ("squeezenet", 32, None, {}, "isa"),
+    ("resnet50", 32, None, UINT8, "rtl"),
+    ("resnet50", 224, 128 << 20, UINT8, "rtl"),
 ]
 
 
@@ -53,15 +58,16 @@ def run() -> list[dict]:
     with tempfile.TemporaryDirectory() as scratch:
         for name, resolution in ZOO:
             rows.append(_interpreted(Path(scratch), name, resolution))
-        for name, resolution, dram in NETWORKS:
-            rows.append(_measure(Path(scratch), name, resolution, dram))
+        for name, resolution, dram, options, engine in NETWORKS:
+            rows.append(_measure(Path(scratch), name, resolution, dram, options, engine))
     return rows
 
 
-def _imported(scratch: Path, name: str, resolution: int):
+def _imported(scratch: Path, name: str, resolution: int, options: dict | None = None):
     """The zoo model imported; its folder and the seconds taken."""
     start = time.perf_counter()
-    model = make(name, scratch / f"{name}{resolution}.onnx", resolution=resolution)
+    model = make(name, scratch / f"{name}{resolution}.onnx", resolution=resolution,
+                 **(options or {}))
     imported = import_model(model, scratch / f"{name}{resolution}")
     return imported, time.perf_counter() - start
 
@@ -89,8 +95,9 @@ def _config(scratch: Path, dram: int | None):
     return load_config(path)
 
 
-def _measure(scratch: Path, name: str, resolution: int, dram: int | None) -> dict:
-    imported, seconds = _imported(scratch, f"{name}", resolution)
+def _measure(scratch: Path, name: str, resolution: int, dram: int | None, options: dict,
+             engine: str) -> dict:
+    imported, seconds = _imported(scratch, name, resolution, options)
     folder = imported.folder
     config = _config(scratch, dram)
     bundle = load(folder)
@@ -98,13 +105,22 @@ def _measure(scratch: Path, name: str, resolution: int, dram: int | None) -> dic
     compiled = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
     compile_seconds = time.perf_counter() - start
     figures = compiled.lowered.figures()
+    limits = limit_figures(kernel_limits(compiled.lowered), figures["predicted_cycles"])
     start = time.perf_counter()
-    outcome = execute(compiled.lowered, bundle.arrays, "isa")
+    outcome = execute(compiled.lowered, bundle.arrays, engine)
     run_seconds = time.perf_counter() - start
-    return {"network": f"{name} {resolution}x{resolution}", "config": config.name,
-            "make+import s": round(seconds, 1), "nodes": dag_size(bundle.program.body),
-            "compile s": round(compile_seconds, 1), "run s": round(run_seconds, 1),
-            "kernels": figures["kernels"], "host steps": figures["host_steps"],
-            "cycles": outcome.cycles, "ideal": figures["ideal_cycles"],
+    form = "uint8 per-channel" if options else "int8"
+    return {"network": f"{name} {resolution}x{resolution} ({form})",
+            "config": config.name, "make+import s": round(seconds, 1),
+            "nodes": dag_size(bundle.program.body),
+            "compile s": round(compile_seconds, 1), "engine": engine,
+            "run s": round(run_seconds, 1), "kernels": figures["kernels"],
+            "host steps": f"{figures['host_steps']}: " + ", ".join(
+                sorted({h.split(": ")[1] for h in figures["host"]})) if figures["host"] else "0",
+            "cycles": outcome.cycles, "= model": outcome.cycles == figures["predicted_cycles"],
+            "compute ideal": figures["ideal_cycles"],
+            "roofline limit": limits["roofline_cycles"],
             "efficiency": round(figures["ideal_cycles"] / max(outcome.cycles, 1), 4),
+            "vs roofline": round(limits["roofline_cycles"] / max(outcome.cycles, 1), 4),
+            "cycles/s": round(outcome.cycles / run_seconds) if engine == "rtl" else "-",
             "bit-exact": bool(np.array_equal(outcome.result, bundle.expected))}
