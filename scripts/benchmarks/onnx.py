@@ -35,7 +35,7 @@ from glc.report import kernel_limits, limit_figures
 from glc.rewrites import DEFAULT, select
 
 SECTION = "onnx"
-TITLE = "Imported ONNX networks, compiled and run on the ISA simulator (N = 16)"
+TITLE = "Imported ONNX networks, compiled and run on the ISA simulator or the RTL (N = 16)"
 
 # (model, resolution): the smallest resolution each runs at (VGG-19 at 64 has a conv whose
 # cartesian product passes the interpreter's tensor limit; Inception v2's shapes need 128)
