@@ -1,6 +1,7 @@
 """Imported networks (`glc import`, docs/onnx.md): zoo models (glc/onnx/zoo.py: the onnx wheel's
-light architectures with seeded weights, quantized by onnxruntime). First every zoo model (int8
-QDQ) at a reduced resolution through the interpreter; then networks through the whole compiler,
+light architectures with seeded weights, quantized by onnxruntime). First every zoo model (QDQ,
+int8 activations, then uint8 ones with per-channel weights) at a reduced resolution through the
+interpreter; then networks through the whole compiler,
 run on the ISA simulator or the n16 RTL, ResNet-50 (uint8 activations, per-channel weights: every
 conv an integer QLinearConv in onnxruntime, so its output is exact on any CPU) up to 224×224.
 Each row: the seconds to make + import (onnxruntime quantizes and computes output.npy), to
@@ -56,8 +57,9 @@ def run() -> list[dict]:
     """One row per network."""
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        for name, resolution in ZOO:
-            rows.append(_interpreted(Path(scratch), name, resolution))
+        for options in ({}, UINT8):
+            for name, resolution in ZOO:
+                rows.append(_interpreted(Path(scratch), name, resolution, options))
         for name, resolution, dram, options, engine in NETWORKS:
             rows.append(_measure(Path(scratch), name, resolution, dram, options, engine))
     return rows
@@ -72,12 +74,13 @@ def _imported(scratch: Path, name: str, resolution: int, options: dict | None = 
     return imported, time.perf_counter() - start
 
 
-def _interpreted(scratch: Path, name: str, resolution: int) -> dict:
-    imported, seconds = _imported(scratch, name, resolution)
+def _interpreted(scratch: Path, name: str, resolution: int, options: dict) -> dict:
+    imported, seconds = _imported(scratch, name, resolution, options)
     bundle = load(imported.folder)
     start = time.perf_counter()
     result, _ = interpret(bundle.program.body, bundle.arrays)
-    return {"network": f"{name} {resolution}x{resolution}", "config": "interpreter",
+    form = "uint8 per-channel" if options else "int8"
+    return {"network": f"{name} {resolution}x{resolution} ({form})", "config": "interpreter",
             "make+import s": round(seconds, 1), "nodes": dag_size(bundle.program.body),
             "run s": round(time.perf_counter() - start, 1),
             "host steps": len(imported.host_ops),
