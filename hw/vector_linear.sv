@@ -22,14 +22,17 @@ module vector_linear (
     localparam int FRAME = 61;  // the 33-bit product shifted up by GUARD, and a carry
     localparam int MANT  = 23;  // float32 fraction bits
 
-    // value >> shift rounded half to even (shift < 64).
-    function automatic logic [FRAME-1:0] round_shift(input logic [FRAME-1:0] value,
-                                                     input logic [5:0] shift);
-        logic [FRAME-1:0] kept, below, half;
-        kept  = value >> shift;
-        below = value & ((FRAME'(1) << shift) - FRAME'(1));
-        half  = shift == 6'd0 ? '0 : FRAME'(1) << (shift - 6'd1);
-        round_shift = kept + FRAME'(shift != 6'd0 && (below > half || (below == half && kept[0])));
+    // value >> shift rounded half to even (0 < shift < 64; the result fits 25 bits): the round
+    // bit and the sticky OR below it, not a comparison of the whole remainder, so only the
+    // 25-bit increment is a carry chain.
+    function automatic logic [MANT+1:0] round_shift(input logic [FRAME-1:0] value,
+                                                    input logic [5:0] shift);
+        logic [MANT+1:0] kept;
+        logic round_bit, sticky;
+        kept      = (MANT+2)'(value >> shift);
+        round_bit = value[shift - 6'd1];
+        sticky    = (value & ((FRAME'(1) << (shift - 6'd1)) - FRAME'(1))) != '0;
+        round_shift = kept + (MANT+2)'(round_bit && (sticky || kept[0]));
     endfunction
 
     // value · 2^up in frame units: exact for 0 ≤ up ≤ GUARD; below, truncated and sticky.
@@ -61,10 +64,11 @@ module vector_linear (
 
     logic signed [11:0]      ep, ea, low;
     logic [FRAME-1:0]        p_framed, a_framed, magnitude;
-    logic signed [FRAME:0]   total;
+    logic [FRAME-1:0]        sum, a_minus_p;  // both terms are below 2^60: no carry out
+    logic [FRAME:0]          p_minus_a;       // its top bit: A > P
     logic [5:0]              msb;
     logic signed [11:0]      shift;
-    logic [FRAME-1:0]        m_wide;
+    logic [MANT+1:0]         m_wide;
 
     always_comb begin
         // A zero term takes the other's exponent, so it cannot push the other out of the frame.
@@ -73,14 +77,26 @@ module vector_linear (
         low = (ep > ea ? ep : ea) - 12'(GUARD);
         p_framed = framed(FRAME'(product), ep - low);
         a_framed = framed(FRAME'(a_mant), ea - low);
-        total = (p_neg ? -$signed({1'b0, p_framed}) : $signed({1'b0, p_framed}))
-              + (a_neg ? -$signed({1'b0, a_framed}) : $signed({1'b0, a_framed}));
-        magnitude = total[FRAME] ? FRAME'(-total) : FRAME'(total);
+        // The signed sum as a magnitude and a sign, its three candidates side by side (one
+        // carry chain deep, not a negation, an addition and a negation in series).
+        sum        = p_framed + a_framed;
+        p_minus_a  = {1'b0, p_framed} - {1'b0, a_framed};
+        a_minus_p  = a_framed - p_framed;
+        if (p_neg == a_neg) begin
+            magnitude = sum;
+            r_neg     = p_neg;
+        end else if (!p_minus_a[FRAME]) begin
+            magnitude = FRAME'(p_minus_a);
+            r_neg     = p_neg;
+        end else begin
+            magnitude = a_minus_p;
+            r_neg     = a_neg;
+        end
+        if (magnitude == '0) r_neg = 1'b0;  // an exact zero is +0, as the model's
         msb = highest(magnitude);
         shift = 12'(msb) - 12'(MANT);
         if (shift > 0) m_wide = round_shift(magnitude, 6'(shift));
-        else m_wide = magnitude << 6'(-shift);
-        r_neg  = total[FRAME];
+        else m_wide = (MANT+2)'(magnitude << 6'(-shift));
         r_mant = m_wide[MANT+1] ? 24'h800000 : m_wide[MANT:0];
         r_exp  = magnitude == '0 ? 12'sd0 : low + shift + 12'(m_wide[MANT+1]);
     end

@@ -5,9 +5,10 @@ an int32 bias the accumulator starts from, a relu and/or ``(requantize k)`` the 
 becomes an accelerator kernel run the way the schedule search picks (glc/lower/schedule.py),
 its operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or
 whose view the transfers cannot walk, is first materialised into DRAM by a host *copy*; one the
-search reads faster from another layout is repacked first (glc/lower/relayout.py). A fold the
-vector unit runs becomes a fold kernel (glc/lower/fold.py), a depthwise product one kernel per
-N channels (glc/lower/depthwise.py). Every other node is computed by
+search reads faster from another layout is repacked first (glc/lower/relayout.py), and one whose
+bias no schedule can add is cut into chunks of C (glc/lower/chunks.py). A fold the vector unit
+runs becomes a fold kernel (glc/lower/folds.py, glc/lower/fold.py), a depthwise product one
+kernel per N channels (glc/lower/depthwise.py). Every other node is computed by
 a host step: the interpreter on the sub-term, with the kernels' results read from DRAM. The
 result is read back through its view (a transpose or reshape of a kernel's result costs
 nothing). Every tensor gets an address: the memory plan."""
@@ -28,7 +29,7 @@ from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
 from glc.lower import chunks, depthwise, linear
-from glc.lower.fold import Fold, build_fold_kernel
+from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel, transposed
 from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
@@ -72,7 +73,7 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer(Relayout):
+class _Lowerer(Relayout, Folds):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
         self.term, self.config, self.build = term, config, build
         self.types = check(term, env)
@@ -189,59 +190,6 @@ class _Lowerer(Relayout):
                 name = self._host(node)
                 self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
         return self.in_dram[id(node)]
-
-    # --- folds on the vector unit -------------------------------------------------------------
-
-    def _fold(self, node: Term) -> View | None:
-        """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
-        an operand or the buffers cannot hold a fold (then it is a host step)."""
-        op, operands, folded, dims, relu, shift, requant, lin = self.rule.fold_plan(node)
-        rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
-        targets = {}
-        for which, operand in zip("ab", operands, strict=False):
-            view = view_of(operand, self.types, self._materialise)
-            if not self._reaches(view):
-                return None
-            buffer = self.program.buffers[view.buffer]
-            kept = [g for k, g in enumerate(view.groups) if k not in folded]
-            row_digits = [d for g in kept[:-1] for d in g] + \
-                [d for k in folded for d in view.groups[k]]
-            matrix = replace(view, groups=(tuple(row_digits), tuple(kept[-1]) if kept else ()))
-            targets[which] = Target(matrix, buffer.address, np.dtype(buffer.dtype).itemsize)
-        wide = self.types[id(operands[0])].dtype == "int32"
-        result_dtype = self.types[id(node)].dtype
-        raw = result_dtype == "int32"
-        requantization = None
-        if requant is not None:
-            if not dims or not self.rule.affine(requant.args[1]):
-                return None
-            view = view_of(requant.args[1], self.types, self._materialise)
-            matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
-                                           view.groups[-1]))
-            requantization = linear.Linear(
-                Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
-            try:
-                requantization.check()
-            except OperandUnexpressible:
-                return None
-            if requantization.by_rows:  # a fold's STOREs requantize by column only
-                return None
-            targets["m"] = requantization.multipliers
-        self._check_fits(targets, dims, raw)
-        multipliers = targets.pop("m", None)
-        group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
-        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin)
-        out = self._fresh("fold")
-        c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
-        try:
-            kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
-                                       self.config, requantization)
-        except (OperandUnexpressible, DoesNotFit):
-            return None
-        self._allocate(out, Access(dims, (), result_dtype), dram=True)
-        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
-        self.program.steps.append(KernelStep(out, kernel, inputs, out))
-        return row_major(out, dims)
 
     # --- depthwise products on the array -------------------------------------------------------
 

@@ -252,3 +252,20 @@ def test_a_padded_image_read_first_gets_room_below_it(nhwc):
     assert program.buffers["data"].address > 0 and program.figures()["host_copies"] == 0
     expected, _ = interpret(term, arrays)
     assert np.array_equal(execute(program, arrays, "isa").result, expected)
+
+
+def test_a_fold_lays_out_its_columns_along_the_operands_contiguous_dim(tmp_path):
+    # An NCHW view of NHWC tensors: the last logical dim (W) is strided by C. The fold puts C
+    # last instead (its LOADs move N-element runs, one beat each, not one element a run) and
+    # its result is the same view of a buffer stored that way.
+    rng = np.random.default_rng(3)
+    arrays = {k: rng.integers(-128, 128, (1, 8, 8, 32), dtype=np.int8) for k in ("a", "b")}
+    nchw = "(access-transpose (access-tensor {}) (list 0 3 1 2))"
+    term = parse_term(f"(add-linear {nchw.format('a')} {nchw.format('b')} 0.0213 -125 0.0311 -120"
+                      f" 0.0427 -100 128)")
+    n16 = load_config("n16")
+    program = lower(term, env_types(arrays), n16)
+    loads = [i for s in program.kernels for i in s.kernel.instructions if i.op.name == "load"]
+    assert loads and all(i["run"] == n16.array_size for i in loads)
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
