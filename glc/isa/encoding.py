@@ -157,7 +157,7 @@ def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
             return "lin folds int8 scratchpad rows into a new value: no src_acc, no accumulate"
         else:
             for field in ("fixed", *LIN_SCALES):
-                if (instruction[field] >> 23) & 0xFF > vector_linear.MAX_FIELD:
+                if not vector_linear.takes(instruction[field]):
                     return f"{field}'s magnitude is not below 2^64"
     elif name == "sync":
         unit = instruction.unit

@@ -39,6 +39,12 @@ LATENCY = 2
 INT_MIN = -(1 << 31)
 
 
+def takes(bits: int) -> bool:
+    """Whether VECTOR ``lin`` takes the float32 ``bits`` as a constant: |value| < 2^64 (its
+    exponent field at most MAX_FIELD; no ∞, no NaN)."""
+    return (bits >> MANTISSA) & 0xFF <= MAX_FIELD
+
+
 def unpack(bits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """float32 bit patterns → (negative, mantissa, exponent of its last bit)."""
     bits = np.asarray(bits, dtype=np.int64) & 0xFFFFFFFF

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from glc.errors import DoesNotFit
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
-from glc.isa.fields import LIN_SCALES, VECTOR_OPS
+from glc.isa.fields import VECTOR_OPS
 from glc.lower.fusion import Lin
 from glc.lower.kernel import Kernel, OperandUnexpressible
 from glc.lower.linear import Linear
@@ -65,9 +65,6 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
         reserved = linear.reserve(fold.rows, columns, n, config.accumulator_rows)
         config = replace(config, accumulator_rows=linear.table_row)
     per_row = fold.per_row
-    lin_fields = {} if fold.lin is None else {
-        "offset": fold.lin.offset, "fixed": fold.lin.fixed,
-        **dict(zip(LIN_SCALES, fold.lin.scales, strict=False))}
     # Two halves of the source memory and of the accumulator rows written; int32 operands share
     # the accumulator with the results: four quarters.
     if fold.wide:
@@ -95,7 +92,8 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
             src=index % 2 * source_half, dst=dst,
             count=count, group=per_row,
             ostride=fold.group if len(fold.operands) == 1 else 1,
-            gstride=1 if len(fold.operands) == 1 else count, **lin_fields,
+            gstride=1 if len(fold.operands) == 1 else count,
+            **(fold.lin.fields if fold.lin is not None else {}),
             pop_prev=1, pop_next=int(index >= 2), push_prev=int(later), push_next=1))
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(linear.column(col // n) if linear is not None else {})}

@@ -78,11 +78,9 @@ class Folds:
         self._allocate(out, Access(dims, (), result_dtype), dram=True)
         inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
         self.program.steps.append(KernelStep(out, kernel, inputs, out))
-        stored = row_major(out, dims)
-        logical = [()] * len(order)
-        for position, k in enumerate(order):
-            logical[k] = stored.groups[position]
-        return replace(stored, groups=tuple(logical))
+        stored = row_major(out, dims)  # in the fold's order: its dims back in the node's
+        return replace(stored, groups=tuple(stored.groups[order.index(k)]
+                                            for k in range(len(order))))
 
 
 def _contiguous_last(operands: list) -> list[int]:

@@ -23,6 +23,7 @@ from glc.ir.quantized import add_linear_constants
 from glc.ir.term import Term, walk
 from glc.ir.types import Access, ComputeKind
 from glc.isa import vector_linear
+from glc.isa.fields import LIN_SCALES
 from glc.lower import linear
 from glc.lower.view import NotAffine, View, row_major, view_of
 
@@ -227,7 +228,7 @@ class Absorb:
         sa, za, sb, zb, sc, zc, offset = (x.value for x in numbers)
         ra, rb, fixed = add_linear_constants(sa, int(za), sb, int(zb), sc, int(zc), int(offset))
         bits = [int(np.float32(v).view(np.uint32)) for v in (fixed, rb, ra)]
-        if requant is not None or any((v >> 23) & 0xFF > vector_linear.MAX_FIELD for v in bits) \
+        if requant is not None or not all(map(vector_linear.takes, bits)) \
                 or not (self.affine(a) and self.affine(b)):
             return None
         lin = Lin(int(offset), bits[0], tuple(bits[1:]))
@@ -241,6 +242,12 @@ class Lin(NamedTuple):
     offset: int
     fixed: int
     scales: tuple[int, ...]
+
+    @property
+    def fields(self) -> dict[str, int]:
+        """The VECTOR fields that carry them."""
+        return {"offset": self.offset, "fixed": self.fixed,
+                **dict(zip(LIN_SCALES, self.scales, strict=False))}
 
 
 class FoldPlan(NamedTuple):

@@ -158,12 +158,17 @@ class Linear:
                 accumulator_rows: int) -> int:
         """The accumulator rows the table may take (at most half of them); the table starts
         where the kernel's own rows end. A store's rows split at most once more than N does."""
-        rows = 2 * -(-m // n) if self.by_rows else len(o_tiles)
+        rows = self.table_rows(m, len(o_tiles), n)
         if 2 * rows > accumulator_rows:
             raise DoesNotFit(f"{rows} multiplier rows do not fit beside the kernel's "
                            f"{accumulator_rows} accumulator rows")
         self.table_row = accumulator_rows - rows
         return rows
+
+    def table_rows(self, m: int, o_tiles: int, n: int) -> int:
+        """The table's rows for a C of ``m`` rows in ``o_tiles`` output tiles: one per tile by
+        column; by row one per N rows of C, twice (a store's rows split at most once more)."""
+        return 2 * -(-m // n) if self.by_rows else o_tiles
 
     def pieces(self, rows: tuple[int, int] | None, tile: int, n: int):
         """A STORE of C's ``rows`` (None: C is a vector) in output tile ``tile`` as (rows,

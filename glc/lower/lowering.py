@@ -34,7 +34,7 @@ from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel, transposed
 from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
 from glc.lower.relayout import Relayout
-from glc.lower.schedule import search
+from glc.lower.schedule import Schedule, search
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
@@ -225,7 +225,7 @@ class _Lowerer(Relayout, Folds):
             c_address = self.top + first * rows * (4 if raw else 1)
             try:
                 chosen = search(targets, (rows, n), raw, relu, shift or 0, c_address,
-                                self.config, (False,))
+                                self.config, {False: None})
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, None, chosen.order, chosen.k_inner,
                                       chosen.block_rows, flat=chosen.flat) if self.build else \
@@ -270,12 +270,11 @@ class _Lowerer(Relayout, Folds):
             raise _Unfused
         raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
-        dtype = "int32" if raw else "int8"
         while True:
             self._check_fits(targets, dims, raw)
             try:
                 chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config,
-                                tuple(requantizations))
+                                requantizations)
                 break
             except (OperandUnexpressible, GlcError) as error:
                 if isinstance(error, OperandUnexpressible) and error.which == "bias":
@@ -288,29 +287,42 @@ class _Lowerer(Relayout, Folds):
                 operand = systolic.args[2 if error.which == "a" else 3]
                 targets[error.which] = self._operand(operand, copy=True)
         chosen, targets = self._relayout(systolic, targets, chosen, dims, raw, relu, shift or 0,
-                                         tuple(requantizations))
-        label = self._label(node)
+                                         requantizations)
+        try:
+            kernel = self._built(node, chosen, raw, relu, shift, requantizations[chosen.swap])
+        except (OperandUnexpressible, GlcError):
+            if plan is None:
+                raise
+            raise _Unfused from None
+        return self._stored(systolic, [kernel], targets, chosen.swap, raw, plan)
+
+    def _built(self, node: Term, chosen: Schedule, raw: bool, relu: bool, shift: int | None,
+               requantization: linear.Linear | None) -> Kernel:
+        """The kernel of a schedule; costing: the analytic figure, no instructions."""
         if self.build:
-            requantization = requantizations[chosen.swap]
-            try:
-                kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
-                                      self.config, chosen.bias, chosen.order, chosen.k_inner,
-                                      chosen.block_rows, requantization, chosen.flat)
-            except (OperandUnexpressible, GlcError):
-                if plan is None:
-                    raise
-                raise _Unfused from None
-        else:  # costing: the analytic figure, no instructions
+            kernel = build_kernel(self._label(node), chosen.a, chosen.b, chosen.c, raw, relu,
+                                  shift or 0, self.config, chosen.bias, chosen.order,
+                                  chosen.k_inner, chosen.block_rows, requantization, chosen.flat)
+        else:
             a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1
-            kernel = Kernel(label, m, *chosen.b.view.dims, raw, relu, shift or 0, [],
-                            chosen.bias is not None)
+            kernel = Kernel(self._label(node), m, *chosen.b.view.dims, raw, relu, shift or 0,
+                            [], chosen.bias is not None)
         kernel.estimated = chosen.cycles
-        swap = chosen.swap
-        name = self._fresh("kernel")
-        out = self._allocate(name, Access(dims[::-1] if swap else dims, (), dtype), dram=True)
+        return kernel
+
+    def _stored(self, systolic: Term, kernels: list[Kernel], targets: dict[str, Target],
+                swap: bool, raw: bool, plan: linear.LinearPlan | None) -> View:
+        """The steps of the kernels computing the systolic node (or its chunks) into one fresh
+        result, C or with ``swap`` Cᵀ; the node's value (with ``plan``, the layer's view)."""
+        dims = self.types[id(systolic)].dims
+        out = self._allocate(self._fresh("kernel"),
+                             Access(dims[::-1] if swap else dims, (), "int32" if raw else "int8"),
+                             dram=True)
         inputs = sorted({t.view.buffer for t in targets.values()})
-        self.program.steps.append(KernelStep(out, kernel, inputs, out))
+        for index, kernel in enumerate(kernels):
+            name = out if len(kernels) == 1 else f"{out}.{index}"
+            self.program.steps.append(KernelStep(name, kernel, inputs, out))
         stored = row_major(out, self.program.buffers[out].shape)
         result = transposed(stored) if swap else stored
         if plan is not None and plan.chain is not None:  # the layer's view of the result
@@ -331,35 +343,13 @@ class _Lowerer(Relayout, Folds):
                     best = found
         if best is None:
             raise _Unfused
-        dims = self.types[id(systolic)].dims
         raw = shift is None and plan is None
-        label, kernels = self._label(node), []
-        for chosen, requantization in best:
-            if self.build:
-                try:
-                    kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu,
-                                          shift or 0, self.config, chosen.bias, chosen.order,
-                                          chosen.k_inner, chosen.block_rows, requantization,
-                                          chosen.flat)
-                except (OperandUnexpressible, GlcError):
-                    raise _Unfused from None
-            else:
-                kernel = Kernel(label, chosen.a.view.dims[0], *chosen.b.view.dims, raw, relu,
-                                shift or 0, [], True)
-            kernel.estimated = chosen.cycles
-            kernels.append(kernel)
-        swap = best[0][0].swap
-        out = self._allocate(self._fresh("kernel"),
-                             Access(dims[::-1] if swap else dims, (), "int32" if raw else "int8"),
-                             dram=True)
-        inputs = sorted({t.view.buffer for t in targets.values()})
-        for index, kernel in enumerate(kernels):
-            self.program.steps.append(KernelStep(f"{out}.{index}", kernel, inputs, out))
-        stored = row_major(out, self.program.buffers[out].shape)
-        result = transposed(stored) if swap else stored
-        if plan is not None and plan.chain is not None:  # the layer's view of the result
-            result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
-        return result
+        try:
+            kernels = [self._built(node, chosen, raw, relu, shift, requantization)
+                       for chosen, requantization in best]
+        except (OperandUnexpressible, GlcError):
+            raise _Unfused from None
+        return self._stored(systolic, kernels, targets, best[0][0].swap, raw, plan)
 
     def _chunks(self, systolic: Term, targets: dict[str, Target], relu: bool,
                 shift: int | None, swap: bool, plan: linear.LinearPlan | None) -> list:
@@ -383,14 +373,8 @@ class _Lowerer(Relayout, Folds):
             if plan is not None and requantization is None:
                 raise _Unfused
             size = (hi - lo, dims[1]) if axis == 0 else (dims[0], hi - lo)
-            config = self.config
-            if requantization is not None:  # the build's multiplier table (Linear.reserve)
-                n = config.array_size
-                table = 2 * -(-(hi - lo) // n) if requantization.by_rows else \
-                    -(-dims[1 - axis] // n)
-                config = replace(config, accumulator_rows=config.accumulator_rows - table)
-            return search(parts, size, raw, relu, shift or 0, self.top + lo * stride, config,
-                          (swap,)), requantization
+            return search(parts, size, raw, relu, shift or 0, self.top + lo * stride,
+                          self.config, {swap: requantization}), requantization
 
         def fits(count: int) -> bool:
             try:

@@ -24,11 +24,13 @@ operand the transfers cannot walk, or whose buffers do not fit, is skipped.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.lower.kernel import flat_k, k_digits, kernel_estimate, shared_k, transposed
+from glc.lower.linear import Linear
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import merge, row_major
 
@@ -88,20 +90,28 @@ def _k_orders(a: Target, b: Target) -> list[int | None]:
 
 def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
            shift: int, c_address: int, config: HwConfig,
-           swaps: tuple[bool, ...] = (False, True)) -> Schedule:
+           requantizations: Mapping[bool, Linear | None] | None = None) -> Schedule:
     """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations
-    (``swaps``: those allowed), the operands' layouts and the step orders. Raises the first
-    candidate's error when none can be built (an operand no transfer walks: the caller copies
-    it; a bias the schedule cannot add: it stays a host step)."""
+    (the keys of ``requantizations``, those allowed: by default both, neither requantizing;
+    a requantization's multiplier table takes accumulator rows from the schedule, as in the
+    build), the operands' layouts and the step orders. Raises the first candidate's error when
+    none can be built (an operand no transfer walks: the caller copies it; a bias the schedule
+    cannot add: the caller cuts the product into chunks)."""
     n = config.array_size
     best: Schedule | None = None
+    best_config = config
     failures: list[Exception] = []
-    for swap in swaps:
+    for swap, requantization in (requantizations or {False: None, True: None}).items():
         try:
             a, b, c, bias = orient(targets, dims, swap, c_address, raw)
         except GlcError as error:
             failures.append(error)
             continue
+        here = config
+        if requantization is not None:
+            m = a.view.dims[0] if len(a.view.groups) == 2 else 1
+            table = requantization.table_rows(m, -(-c.view.dims[-1] // n), n)
+            here = replace(config, accumulator_rows=config.accumulator_rows - table)
         try:
             inners = _k_orders(a, b)
         except OperandUnexpressible as error:
@@ -112,7 +122,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
         for a_layout, b_layout, (k_inner, flat) in itertools.product(
                 _layouts(a, n), _layouts(b, n), orders):
             try:
-                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, config, bias,
+                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, here, bias,
                                         k_inner, flat=flat)
             except (OperandUnexpressible, GlcError) as error:
                 failures.append(error)
@@ -120,11 +130,12 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
             if best is None or found.cycles < best.cycles:
                 best = Schedule(a_layout, b_layout, c, bias, swap, found.order, k_inner, flat,
                                 found.block_rows, found.cycles)
+                best_config = here
     if best is None:
         bias_error = [e for e in failures
                       if isinstance(e, OperandUnexpressible) and e.which == "bias"]
         raise (bias_error or failures)[0]
-    return _smaller_blocks(best, raw, relu, shift, config)
+    return _smaller_blocks(best, raw, relu, shift, best_config)
 
 
 def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,

@@ -71,21 +71,28 @@ def _feeds(params) -> dict[str, np.ndarray]:
     return {"x": dequantize_linear(x, sa, za), "y": dequantize_linear(y, sb, zb)}
 
 
-@pytest.mark.parametrize("params", PARAMETERS, ids=["calibrated", "calibrated-2", "ties"])
-@pytest.mark.parametrize("dtype", [np.int8, np.uint8], ids=["int8", "uint8"])
-@pytest.mark.parametrize("form", ["QOperator", "QDQ"])
-def test_the_imported_add_equals_onnxruntime_on_every_pair(tmp_path, form, dtype, params):
+def _imported(tmp_path, model: onnx.ModelProto, params) -> tuple[str, np.ndarray, np.ndarray]:
+    """The model saved, imported with the grid of pairs as its inputs and interpreted: the
+    program's text, its result and onnxruntime's output."""
     path = tmp_path / "add.onnx"
-    onnx.save(_model(form, dtype, params), path)
+    onnx.save(model, path)
     inputs = tmp_path / "inputs"
     inputs.mkdir()
     for name, value in _feeds(params).items():
         np.save(inputs / f"{name}.npy", value)
     result = import_model(path, tmp_path / "program", inputs_dir=inputs)
     bundle = load(result.folder)
-    assert "(add-linear " in "".join(p.read_text() for p in result.folder.glob("*.gls"))
     out, _ = interpret(bundle.program.body, bundle.arrays)
-    assert np.array_equal(out, bundle.expected)
+    return "".join(p.read_text() for p in result.folder.glob("*.gls")), out, bundle.expected
+
+
+@pytest.mark.parametrize("params", PARAMETERS, ids=["calibrated", "calibrated-2", "ties"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8], ids=["int8", "uint8"])
+@pytest.mark.parametrize("form", ["QOperator", "QDQ"])
+def test_the_imported_add_equals_onnxruntime_on_every_pair(tmp_path, form, dtype, params):
+    text, out, expected = _imported(tmp_path, _model(form, dtype, params), params)
+    assert "(add-linear " in text
+    assert np.array_equal(out, expected)
 
 
 def _with_relu(model: onnx.ModelProto, op: str) -> onnx.ModelProto:
@@ -112,18 +119,10 @@ def test_an_add_under_a_relu_the_quantization_makes_redundant_is_qlinearadd(tmp_
     and Relu stay float. The two readings differ on this grid (47 and 307 pairs), so each case
     tells which one the import chose."""
     params = (*PARAMETERS[-1][:5], zero)
-    path = tmp_path / "add.onnx"
-    onnx.save(_with_relu(_model("QDQ", dtype, params), op), path)
-    inputs = tmp_path / "inputs"
-    inputs.mkdir()
-    for name, value in _feeds(params).items():
-        np.save(inputs / f"{name}.npy", value)
-    result = import_model(path, tmp_path / "program", inputs_dir=inputs)
-    bundle = load(result.folder)
-    text = "".join(p.read_text() for p in result.folder.glob("*.gls"))
+    text, out, expected = _imported(tmp_path, _with_relu(_model("QDQ", dtype, params), op),
+                                    params)
     assert ("(add-linear " in text) == fused
-    out, _ = interpret(bundle.program.body, bundle.arrays)
-    assert np.array_equal(out, bundle.expected)
+    assert np.array_equal(out, expected)
 
 
 @pytest.mark.parametrize("relu", [False, True], ids=["sum", "sum-relu"])
@@ -133,17 +132,10 @@ def test_a_sum_stays_float_as_onnxruntime_leaves_it(tmp_path, relu):
     params = (*PARAMETERS[-1][:5], -128)
     model = _model("QDQ", np.uint8, params)
     next(n for n in model.graph.node if n.op_type == "Add").op_type = "Sum"
-    path = tmp_path / "sum.onnx"
-    onnx.save(_with_relu(model, "Relu") if relu else model, path)
-    inputs = tmp_path / "inputs"
-    inputs.mkdir()
-    for name, value in _feeds(params).items():
-        np.save(inputs / f"{name}.npy", value)
-    result = import_model(path, tmp_path / "program", inputs_dir=inputs)
-    bundle = load(result.folder)
-    assert "(add-linear " not in "".join(p.read_text() for p in result.folder.glob("*.gls"))
-    out, _ = interpret(bundle.program.body, bundle.arrays)
-    assert np.array_equal(out, bundle.expected)
+    text, out, expected = _imported(tmp_path, _with_relu(model, "Relu") if relu else model,
+                                    params)
+    assert "(add-linear " not in text
+    assert np.array_equal(out, expected)
 
 
 def test_dequantize_add_quantize_is_not_onnxruntimes_add(tmp_path):
