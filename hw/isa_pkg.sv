@@ -46,10 +46,11 @@ package isa_pkg;
     localparam int VOP_LIN = 3;
     localparam int VOPS = 4;
     // VECTOR lin: rows per group (one scale each), the largest exponent field,
-    // the cycles its writes come after the other ops'.
+    // the cycles its writes come after the other ops', the outputs of a block.
     localparam int LIN_GROUP = 2;
     localparam int LIN_MAX_EXPONENT = 190;
-    localparam int LIN_LATENCY = 2;
+    localparam int LIN_LATENCY = 4;
+    localparam int LIN_WAYS = 3;
 
     // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of
     // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0.

@@ -1,13 +1,16 @@
-// The fused multiply-add of VECTOR `lin` (docs/isa.md, VECTOR) in one lane, its second pipeline
-// stage: `r = p + a` rounded once to float32, half to even, where p = ±product · 2^p_exp is the
-// exact product of the source element (plus the offset) and a scale's mantissa, formed the cycle
-// before (hw/vector_unit.sv), and a the addend. Integer logic only; glc/isa/vector_linear.py is
-// the same algorithm and says why it is exact. A float is `±mant · 2^exp`, exp the exponent of
-// the mantissa's last bit. The adder's frame ends GUARD bits below the larger term's last bit: a
-// term within GUARD bits is shifted up exactly, one further down is shifted down with its lost
-// bits ORed into the frame's last bit (sticky); the sum is then rounded to 24 bits, or
-// normalised up when shorter. hw/vector_round.sv converts the fold's last r to int8.
+// The fused multiply-add of VECTOR `lin` (docs/isa.md, VECTOR) in one lane: `r = p + a` rounded
+// once to float32, half to even, where p = ±product · 2^p_exp is the exact product of the source
+// element (plus the offset) and a scale's mantissa, formed the cycle before (hw/vector_unit.sv),
+// and a the addend. Integer logic only; glc/isa/vector_linear.py is the same algorithm and says why
+// it is exact. A float is `±mant · 2^exp`, exp the exponent of the mantissa's last bit. The
+// adder's frame ends GUARD bits below the larger term's last bit: a term within GUARD bits is
+// shifted up exactly, one further down is shifted down with its lost bits ORed into the frame's
+// last bit (sticky); the sum is then rounded to 24 bits, or normalised up when shorter.
+// Three pipeline stages, a sum entering each cycle (SUM_STAGES, docs/isa.md "Timing"): the terms
+// aligned in the frame; their signed sum and its leading one; the rounding. The result of a sum
+// entering in cycle x is on r_* in cycle x+2. hw/vector_round.sv converts the fold's last r to int8.
 module vector_linear (
+    input  logic               clk,
     input  logic               p_neg,    // the product
     input  logic        [32:0] product,
     input  logic signed [11:0] p_exp,
@@ -62,42 +65,70 @@ module vector_linear (
         end
     endfunction
 
-    logic signed [11:0]      ep, ea, low;
-    logic [FRAME-1:0]        p_framed, a_framed, magnitude;
-    logic [FRAME-1:0]        sum, a_minus_p;  // both terms are below 2^60: no carry out
-    logic [FRAME:0]          p_minus_a;       // its top bit: A > P
-    logic [5:0]              msb;
-    logic signed [11:0]      shift;
-    logic [MANT+1:0]         m_wide;
-
+    // Stage 1: the terms in the frame. A zero term takes the other's exponent, so it cannot push
+    // the other out of the frame.
+    logic signed [11:0] ep, ea, low;
+    logic [FRAME-1:0]   p_framed, a_framed;
     always_comb begin
-        // A zero term takes the other's exponent, so it cannot push the other out of the frame.
         ep  = product == '0 ? a_exp : p_exp;
         ea  = a_mant == '0 ? ep : a_exp;
         low = (ep > ea ? ep : ea) - 12'(GUARD);
         p_framed = framed(FRAME'(product), ep - low);
         a_framed = framed(FRAME'(a_mant), ea - low);
-        // The signed sum as a magnitude and a sign, its three candidates side by side (one
-        // carry chain deep, not a negation, an addition and a negation in series).
-        sum        = p_framed + a_framed;
-        p_minus_a  = {1'b0, p_framed} - {1'b0, a_framed};
-        a_minus_p  = a_framed - p_framed;
-        if (p_neg == a_neg) begin
+    end
+    logic               p_neg1_q, a_neg1_q;
+    logic [FRAME-1:0]   p_framed_q, a_framed_q;
+    logic signed [11:0] low1_q;
+    always_ff @(posedge clk) begin
+        p_neg1_q   <= p_neg;
+        a_neg1_q   <= a_neg;
+        p_framed_q <= p_framed;
+        a_framed_q <= a_framed;
+        low1_q     <= low;
+    end
+
+    // Stage 2: the signed sum as a magnitude and a sign, its three candidates side by side (one
+    // carry chain deep, not a negation, an addition and a negation in series), and its leading one.
+    logic [FRAME-1:0] sum, a_minus_p, magnitude;  // both terms are below 2^60: no carry out
+    logic [FRAME:0]   p_minus_a;                  // its top bit: A > P
+    logic             neg;
+    always_comb begin
+        sum       = p_framed_q + a_framed_q;
+        p_minus_a = {1'b0, p_framed_q} - {1'b0, a_framed_q};
+        a_minus_p = a_framed_q - p_framed_q;
+        if (p_neg1_q == a_neg1_q) begin
             magnitude = sum;
-            r_neg     = p_neg;
+            neg       = p_neg1_q;
         end else if (!p_minus_a[FRAME]) begin
             magnitude = FRAME'(p_minus_a);
-            r_neg     = p_neg;
+            neg       = p_neg1_q;
         end else begin
             magnitude = a_minus_p;
-            r_neg     = a_neg;
+            neg       = a_neg1_q;
         end
-        if (magnitude == '0) r_neg = 1'b0;  // an exact zero is +0, as the model's
-        msb = highest(magnitude);
-        shift = 12'(msb) - 12'(MANT);
-        if (shift > 0) m_wide = round_shift(magnitude, 6'(shift));
-        else m_wide = (MANT+2)'(magnitude << 6'(-shift));
+        if (magnitude == '0) neg = 1'b0;  // an exact zero is +0, as the model's
+    end
+    logic               neg2_q, zero2_q;
+    logic [FRAME-1:0]   magnitude2_q;
+    logic [5:0]         msb2_q;
+    logic signed [11:0] low2_q;
+    always_ff @(posedge clk) begin
+        neg2_q       <= neg;
+        zero2_q      <= magnitude == '0;
+        magnitude2_q <= magnitude;
+        msb2_q       <= highest(magnitude);
+        low2_q       <= low1_q;
+    end
+
+    // Stage 3: rounded to 24 bits, or normalised up.
+    logic signed [11:0] shift;
+    logic [MANT+1:0]    m_wide;
+    always_comb begin
+        shift = 12'(msb2_q) - 12'(MANT);
+        if (shift > 0) m_wide = round_shift(magnitude2_q, 6'(shift));
+        else m_wide = (MANT+2)'(magnitude2_q << 6'(-shift));
+        r_neg  = neg2_q;
         r_mant = m_wide[MANT+1] ? 24'h800000 : m_wide[MANT:0];
-        r_exp  = magnitude == '0 ? 12'sd0 : low + shift + 12'(m_wide[MANT+1]);
+        r_exp  = zero2_q ? 12'sd0 : low2_q + shift + 12'(m_wide[MANT+1]);
     end
 endmodule

@@ -6,11 +6,13 @@
 // with op add (wrapping), max (signed) or mul (wrapping); S is the scratchpad (int8,
 // sign-extended) or, with src_acc, the accumulator. `lin` folds int8 rows in float32 instead,
 // starting from `fixed`, one fused multiply-add per row by its `scale`, and writes the result's
-// int8 conversion, in a pipeline of three stages a row: the exact product (here), the rounded
-// sum (hw/vector_linear.sv: a group's next row's sum needs this one's, a cycle later, while the
-// next row's product is formed), the int8 (hw/vector_round.sv). Issuing at t it addresses one
-// source row per cycle in t+1 … t+count·group; E = t + 1 + count·group (lin: LIN_LATENCY cycles
-// later, its writes, completion and pushes alike). The memories read synchronously, so
+// int8 conversion, in a pipeline of five stages a row: the exact product (here), the rounded sum
+// (hw/vector_linear.sv, three stages), the int8 (hw/vector_round.sv). A group's next row needs
+// this one's sum, so lin reads its outputs in blocks of LIN_WAYS: the block's first rows, then
+// its second rows, each LIN_WAYS cycles after its first (a short last block waits the
+// difference). Issuing at t it addresses one source row per cycle in t+1 … t+count·group (lin:
+// and its waits); E = t + 1 + count·group (lin: plus the waits, and LIN_LATENCY cycles later,
+// its writes, completion and pushes alike). The memories read synchronously, so
 // the folding runs one cycle behind the addresses: output i is written at the end of the cycle
 // after its group's last row (its last one at the end of E, before anything issuing at E reads
 // the accumulator in E+1), and a later output still sees an earlier one. SYNC
@@ -86,7 +88,11 @@ module vector_unit #(
     logic                active_q, src_acc_q, accumulate_q, push_prev_q, push_next_q;
     logic [1:0]          op_q;
     logic [15:0]         left_q, j_q, group_q, ostride_q, gstride_q;
-    logic [31:0]         out_base_q, row_q, dst_q, pc_q;
+    // The rows go by blocks of b_q outputs (ways_q at most: 1, or LIN_WAYS for lin): row j of
+    // each of the block's outputs o in turn, then row j+1 after bubble_q waits. row_q is the
+    // row addressed, phase_q row j of the block's first output, next_q the next block's first.
+    logic [1:0]          ways_q, b_q, o_q, bubble_q;
+    logic [31:0]         row_q, phase_q, next_q, dst_q, pc_q;
     logic [N-1:0][31:0]  fold_q;
     // lin: the offset, the scales, `fixed` as (sign, mantissa, last bit's exponent), and the
     // fold so far in each lane in that form
@@ -105,7 +111,7 @@ module vector_unit #(
     assign bad_src   = is_vector && 32'(head_end) > (head_word[VECTOR_SRC_ACC_LSB]
                                                      ? ACC_ROWS : SP_ROWS);
     assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS;
-    logic [1:0] drain_q;  // lin: cycles its pipeline still writes after the last row
+    logic [2:0] drain_q;  // lin: cycles its pipeline still writes after the last row
     assign free      = !active_q && drain_q == '0 && !stop;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
                     && (!head_word[FLAG_POP_NEXT] || next_token_ok);
@@ -126,17 +132,27 @@ module vector_unit #(
         endcase
     endfunction
 
-    // The rows addressed this cycle: the source row and the output row's old value.
-    logic group_end, last;
-    assign sp_row      = 16'(row_q);
-    assign src_row     = 16'(row_q);
-    assign acc_old_row = 16'(dst_q);
-    assign group_end   = j_q == group_q - 16'd1;
-    assign last        = group_end && left_q == 16'd1;
+    // The rows addressed this cycle (unless waiting): the source row and the output row's old
+    // value.
+    logic reading, block_row_end, group_end, last;
+    logic [15:0] out_row;
+    assign reading       = active_q && bubble_q == '0;
+    assign out_row       = 16'(dst_q) + 16'(o_q);
+    assign sp_row        = 16'(row_q);
+    assign src_row       = 16'(row_q);
+    assign acc_old_row   = out_row;
+    assign block_row_end = o_q == b_q - 2'd1;
+    assign group_end     = j_q == group_q - 16'd1;
+    assign last          = reading && block_row_end && group_end && left_q == 16'(b_q);
     // The instruction completes (and pushes) the cycle after this: its last row's, or for lin
     // its pipeline's last write's.
     logic finishing;
-    assign finishing = op_q == 2'(VOP_LIN) ? drain_q == 2'd1 : active_q && last;
+    assign finishing = op_q == 2'(VOP_LIN) ? drain_q == 3'd1 : last;
+
+    // min(ways, outputs left): the next block's outputs
+    function automatic logic [1:0] block(input logic [1:0] ways, input logic [15:0] outputs);
+        block = outputs >= 16'(ways) ? ways : outputs[1:0];
+    endfunction
 
     // One cycle later, when they arrive: the source row folded into the group so far; at the
     // group's end, into ACC.
@@ -144,10 +160,12 @@ module vector_unit #(
     logic [15:0]        fold_dst_q;
     logic [N-1:0][31:0] value, folded;
     // lin stage 1, as each row arrives: |s + offset| times the scale's mantissa (exact, 33
-    // bits), its sign and exponent; stage 2 adds it to `fixed` (a group's first row) or to the
-    // fold so far; stage 3 converts the group's last sum to int8.
-    logic               s1_valid_q, s1_first_q, s1_end_q, s2_end_q;
-    logic [15:0]        s1_dst_q, s2_dst_q;
+    // bits), its sign and exponent; stages 2-4 add it to `fixed` (a group's first row) or to the
+    // fold so far (LIN_WAYS cycles earlier: in lin_*_q as it enters stage 2); stage 5 converts
+    // the group's last sum to int8. s<k>_* go with the row in stage k+1.
+    logic               s1_valid_q, s1_first_q, s1_end_q, s2_valid_q, s2_end_q, s3_valid_q,
+                        s3_end_q, s4_end_q;
+    logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q;
     logic [N-1:0]       s1_neg_q;
     logic [N-1:0][32:0] s1_product_q;
     logic signed [11:0] s1_exp_q;
@@ -162,8 +180,14 @@ module vector_unit #(
         s1_first_q <= fold_first_q;
         s1_end_q   <= fold_end_q;
         s1_dst_q   <= fold_dst_q;
-        s2_end_q   <= !rst && s1_valid_q && s1_end_q;
+        s2_valid_q <= !rst && s1_valid_q;
+        s2_end_q   <= s1_end_q;
         s2_dst_q   <= s1_dst_q;
+        s3_valid_q <= !rst && s2_valid_q;
+        s3_end_q   <= s2_end_q;
+        s3_dst_q   <= s2_dst_q;
+        s4_end_q   <= !rst && s3_valid_q && s3_end_q;
+        s4_dst_q   <= s3_dst_q;
         s1_exp_q   <= (scale[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(scale[30:23]))) - 12'sd150;
         for (int n = 0; n < N; n++) begin
             logic signed [9:0] x;
@@ -174,6 +198,7 @@ module vector_unit #(
     end
     for (genvar n = 0; n < N; n++) begin : g_lin
         vector_linear u_linear (
+            .clk     (clk),
             .p_neg   (s1_neg_q[n]),
             .product (s1_product_q[n]),
             .p_exp   (s1_exp_q),
@@ -193,10 +218,10 @@ module vector_unit #(
         );
     end
     always_ff @(posedge clk) begin
-        fold_valid_q <= !rst && active_q;
+        fold_valid_q <= !rst && reading;
         fold_first_q <= j_q == '0;
         fold_end_q   <= group_end;
-        fold_dst_q   <= 16'(dst_q);
+        fold_dst_q   <= out_row;
     end
     always_comb begin
         value = '0;
@@ -214,10 +239,10 @@ module vector_unit #(
                                        : combine(op_q, fold_q[n], value[n]);
             acc_data[n] = folded[n];
         end
-        if (s2_end_q) for (int n = 0; n < N; n++) acc_data[n] = 32'(signed'(r_int8[n]));
+        if (s4_end_q) for (int n = 0; n < N; n++) acc_data[n] = 32'(signed'(r_int8[n]));
     end
-    assign acc_we  = fold_valid_q && fold_end_q && op_q != 2'(VOP_LIN) || s2_end_q;
-    assign acc_row = s2_end_q ? s2_dst_q : fold_dst_q;
+    assign acc_we  = fold_valid_q && fold_end_q && op_q != 2'(VOP_LIN) || s4_end_q;
+    assign acc_row = s4_end_q ? s4_dst_q : fold_dst_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -230,11 +255,17 @@ module vector_unit #(
                         || (finishing && push_prev_q);
             push_next_r <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
                         || (finishing && push_next_q);
-            if (active_q && last && op_q == 2'(VOP_LIN)) drain_q <= 2'(LIN_LATENCY);
-            else if (drain_q != '0) drain_q <= drain_q - 2'd1;
+            if (last && op_q == 2'(VOP_LIN)) drain_q <= 3'(LIN_LATENCY);
+            else if (drain_q != '0) drain_q <= drain_q - 3'd1;
             if (issue && is_vector) begin
+                logic [1:0] ways;
+                ways = head_word[VECTOR_OP_LSB +: 2] == 2'(VOP_LIN) ? 2'(LIN_WAYS) : 2'd1;
                 active_q <= 1'b1;
                 op_q         <= head_word[VECTOR_OP_LSB +: 2];
+                ways_q       <= ways;
+                b_q          <= block(ways, f_count);
+                o_q          <= '0;
+                bubble_q     <= '0;
                 accumulate_q <= head_word[VECTOR_ACCUMULATE_LSB];
                 src_acc_q    <= head_word[VECTOR_SRC_ACC_LSB];
                 left_q       <= f_count;
@@ -242,8 +273,8 @@ module vector_unit #(
                 ostride_q    <= f_ostride;
                 gstride_q    <= f_gstride;
                 j_q          <= '0;
-                out_base_q   <= 32'(f_src);
                 row_q        <= 32'(f_src);
+                phase_q      <= 32'(f_src);
                 dst_q        <= 32'(f_dst);
                 pc_q         <= head_pc;
                 push_prev_q  <= head_word[FLAG_PUSH_PREV];
@@ -256,21 +287,33 @@ module vector_unit #(
                 fixed_exp_q  <= (f_fixed[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(f_fixed[30:23])))
                               - 12'sd150;
             end else if (active_q) begin
-                if (group_end) begin
-                    j_q        <= '0;
-                    left_q     <= left_q - 16'd1;
-                    dst_q      <= dst_q + 32'd1;
-                    out_base_q <= out_base_q + 32'(ostride_q);
-                    row_q      <= out_base_q + 32'(ostride_q);
-                    if (last) active_q <= 1'b0;
-                end else begin
-                    j_q   <= j_q + 16'd1;
-                    row_q <= row_q + 32'(gstride_q);
+                if (!reading) bubble_q <= bubble_q - 2'd1;
+                else if (!block_row_end) begin  // the block's next output, same row j
+                    o_q   <= o_q + 2'd1;
+                    row_q <= row_q + 32'(ostride_q);
+                end else if (!group_end) begin  // row j+1 of the block's outputs
+                    o_q      <= '0;
+                    j_q      <= j_q + 16'd1;
+                    row_q    <= phase_q + 32'(gstride_q);
+                    phase_q  <= phase_q + 32'(gstride_q);
+                    bubble_q <= ways_q - b_q;
+                end else if (last) active_q <= 1'b0;
+                else begin  // the next block
+                    logic [31:0] base;
+                    base = j_q == '0 ? row_q + 32'(ostride_q) : next_q;
+                    o_q     <= '0;
+                    j_q     <= '0;
+                    left_q  <= left_q - 16'(b_q);
+                    b_q     <= block(ways_q, left_q - 16'(b_q));
+                    dst_q   <= dst_q + 32'(b_q);
+                    row_q   <= base;
+                    phase_q <= base;
                 end
+                if (reading && block_row_end && j_q == '0) next_q <= row_q + 32'(ostride_q);
             end
         end
         if (fold_valid_q) fold_q <= folded;
-        if (s1_valid_q) begin
+        if (s3_valid_q) begin
             lin_neg_q  <= r_neg;
             lin_mant_q <= r_mant;
             lin_exp_q  <= r_exp;

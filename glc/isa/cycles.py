@@ -248,7 +248,9 @@ class _Model:
         if unit == "vector":
             end = t + 1 + (instruction["count"] * instruction["group"] if name == "vector" else 0)
             if name == "vector" and VECTOR_OPS[instruction["op"]] == "lin":
-                end += vector_linear.LATENCY  # its pipeline's last write
+                # its reads' waits, then its pipeline's last write
+                end += vector_linear.waits(instruction["count"], instruction["group"])
+                end += vector_linear.LATENCY
             self.busy_until[unit] = end
             counters.busy_vector += end - t
             return end

@@ -33,9 +33,19 @@ from glc.isa.linear import round_shift
 GUARD = 26  # frame bits below the larger term's last bit; ≥ 12 suffices, see above
 MAX_FIELD = 190  # the largest exponent field of `fixed` and the scales: |value| < 2^64
 MANTISSA = 23  # float32 fraction bits
-# The cycles lin's writes, completion and pushes come after the other ops' (docs/isa.md, Timing):
-# the RTL's pipeline forms a row's product, then its rounded sum, then the int8 (hw/vector_unit.sv).
-LATENCY = 2
+# docs/isa.md, Timing. The RTL's pipeline forms a row's product, then its rounded sum in three
+# stages (hw/vector_linear.sv), then the int8 (hw/vector_unit.sv): lin's writes, completion and
+# pushes come LATENCY cycles after the other ops'. A group's next row needs the sum of the one
+# before, so they are read WAYS cycles apart: lin reads its outputs in blocks of WAYS.
+LATENCY = 4
+WAYS = 3
+
+
+def waits(count: int, group: int) -> int:
+    """The cycles lin's row reads wait: a last block of r < WAYS outputs waits WAYS − r cycles
+    before each of its rows after the first."""
+    short = count % WAYS
+    return (group - 1) * (WAYS - short) if short else 0
 INT_MIN = -(1 << 31)
 
 

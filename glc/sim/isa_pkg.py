@@ -81,10 +81,11 @@ def render() -> str:
         lines.append(f"    localparam int VOP_{name.upper()} = {index};")
     lines.append(f"    localparam int VOPS = {len(VECTOR_OPS)};")
     lines.append("    // VECTOR lin: rows per group (one scale each), the largest exponent field,")
-    lines.append("    // the cycles its writes come after the other ops'.")
+    lines.append("    // the cycles its writes come after the other ops', the outputs of a block.")
     lines.append(f"    localparam int LIN_GROUP = {len(LIN_SCALES)};")
     lines.append(f"    localparam int LIN_MAX_EXPONENT = {vector_linear.MAX_FIELD};")
     lines.append(f"    localparam int LIN_LATENCY = {vector_linear.LATENCY};")
+    lines.append(f"    localparam int LIN_WAYS = {vector_linear.WAYS};")
     lines += ["", "    // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of",
               "    // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0."]
     shared = _transfer_names()

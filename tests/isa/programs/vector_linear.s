@@ -2,7 +2,7 @@
 ; (offset 128; scale0 = sb/sc for the first row of a group, scale1 = sa/sc, fixed = F), then a
 ; one-row lin with a negative offset whose scale 2^40 sends most values past int32 (INT_MIN: the
 ; low bound) and a sign-flipping small one, stored as int8 and as raw int32.
-.equ R, 24                   ; rows per block
+.equ R, 23                   ; rows per block (not a multiple of lin's blocks of 3)
 .equ D, 0                    ; 2R×N int8: the b block, then the a block
 .equ OUT, D + 2*R*N          ; 3R×N int8: the add, the 2^40 row-wise lin, the small one
 .equ RAW, OUT + 3*R*N        ; R×N int32: the add again, raw
