@@ -1,14 +1,15 @@
 """Float layers a quantized model keeps between a DequantizeLinear and a QuantizeLinear, written as
 float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
 which no convolution precedes to fold it into), Mul and Add of an activation and a broadcast
-constant (DenseNet's Caffe2-style scale and shift), and LRN. Each is listed among the import's host
+constant (DenseNet's Caffe2-style scale and shift) that onnxruntime does not fuse into its integer
+QLinearMul / QLinearAdd (glc/onnx/binary.py), and LRN. Each is listed among the import's host
 ops."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from glc.onnx import layers
+from glc.onnx import binary, layers
 from glc.onnx.program import Constant, Float, broadcast, literal
 
 
@@ -63,13 +64,14 @@ def _with_constant(t, node, compute: str) -> bool:
 
 
 def _mul(t, node, attrs) -> None:
-    if not _with_constant(t, node, "elementwise-mul"):
+    if not binary.fused(t, node) and not _with_constant(t, node, "elementwise-mul"):
         raise t.error(node, "only a product with a constant is supported")
 
 
 def _add(t, node, attrs) -> None:
-    """An Add with a constant here; of activations, the residual sum (glc/onnx/layers.py)."""
-    if not _with_constant(t, node, "elementwise-add"):
+    """An Add with a constant here (onnxruntime's QLinearAdd when it fuses it,
+    glc/onnx/binary.py); of activations, the residual sum (glc/onnx/layers.py)."""
+    if not binary.fused(t, node) and not _with_constant(t, node, "elementwise-add"):
         layers.TABLE["Add"](t, node, attrs)
 
 

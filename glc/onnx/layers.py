@@ -214,7 +214,7 @@ def _add(t, node, attrs) -> None:
     if len(node.input) < 2:
         raise t.error(node, "needs at least two inputs")
     values = [t.value(node, i) for i in range(len(node.input))]
-    relu = _redundant_relu(t, node)
+    relu = redundant_relu(t, node)
     last = relu or node
     reader = t.graph.only_consumer(last.output[0])
     if node.op_type == "Add" and all(isinstance(v, Dequantized) for v in values) and \
@@ -240,7 +240,7 @@ def _add(t, node, attrs) -> None:
     t.bind(node, Float(t.b.define(node.output[0], expr), dims))
 
 
-def _redundant_relu(t, node):
+def redundant_relu(t, node):
     """The Relu (or Clip(0, ∞)) that alone reads ``node`` when a QuantizeLinear whose zero point
     is its type's least value alone reads it: quantizing clamps there anyway, so onnxruntime
     drops it (its ReluQuantFusion) and fuses a QDQ Add under it into QLinearAdd (measured on

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from glc.errors import GlcError
-from glc.onnx import attention, floats, layers, pools
+from glc.onnx import attention, binary, floats, layers, pools
 from glc.onnx.graph import Graph, attributes
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import scale_of, unsupported, zero_point
@@ -197,4 +197,5 @@ TABLE = {
     **attention.TABLE,
     **pools.TABLE,
     **floats.TABLE,
+    **binary.TABLE,
 }

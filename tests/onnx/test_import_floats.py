@@ -65,11 +65,12 @@ def test_dropout_is_the_identity(tmp_path):
     assert np.array_equal(out, expected) and np.any(out != 0)
 
 
-@pytest.mark.parametrize("options", FORMS[:3], ids=FORM_IDS[:3])  # QOperator's QLinearMul: not yet
+@pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
 def test_scale_and_shift_by_constants_match_onnxruntime(tmp_path, options):
     # DenseNet's light model spells a BatchNormalization after a Concat as a Mul and an Add of
-    # (C, 1, 1) constants (after a Concat no conv can absorb them); the Add's constant comes
-    # first, to keep the operands' order.
+    # (C, 1, 1) constants (after a Concat no conv can absorb them): onnxruntime's QLinearMul and
+    # QLinearAdd (uint8, QOperator) or float ones (int8 QDQ). The Add's constant comes first, to
+    # keep the operands' order (every pair of values: tests/onnx/test_import_binary.py).
     rng = np.random.default_rng(4)
     convs, inits = _two_convs(rng)
     nodes = convs + [helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
@@ -83,4 +84,4 @@ def test_scale_and_shift_by_constants_match_onnxruntime(tmp_path, options):
                              tmp_path, **options)
     assert np.array_equal(out, expected)
     text = (tmp_path / "program" / "model.gls").read_text()
-    assert "(Mul)" in text and "(Add)" in text
+    assert "Mul)" in text and "Add)" in text
