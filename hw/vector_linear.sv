@@ -14,12 +14,15 @@ module vector_linear (
     input  logic               p_neg,    // the product
     input  logic        [32:0] product,
     input  logic signed [11:0] p_exp,
+    input  logic               p_zero,   // product == 0, known before the product
     input  logic               a_neg,    // the addend
     input  logic        [23:0] a_mant,
     input  logic signed [11:0] a_exp,
+    input  logic               a_zero,   // a_mant == 0
     output logic               r_neg,    // the rounded sum, normalised (r_mant ≥ 2^23 unless 0)
     output logic        [23:0] r_mant,
-    output logic signed [11:0] r_exp
+    output logic signed [11:0] r_exp,
+    output logic               r_zero    // r_mant == 0
 );
     localparam int GUARD = 26;
     localparam int FRAME = 61;  // the 33-bit product shifted up by GUARD, and a carry
@@ -38,17 +41,12 @@ module vector_linear (
         round_shift = kept + (MANT+2)'(round_bit && (sticky || kept[0]));
     endfunction
 
-    // value · 2^up in frame units: exact for 0 ≤ up ≤ GUARD; below, truncated and sticky.
-    function automatic logic [FRAME-1:0] framed(input logic [FRAME-1:0] value,
-                                                input logic signed [11:0] up);
-        logic [11:0] down;
-        if (up >= 0) framed = value << 5'(up);
-        else begin
-            down = 12'(-up);
-            if (down >= 12'(FRAME)) framed = FRAME'(value != '0);
-            else framed = (value >> 6'(down))
-                        | FRAME'((value & ((FRAME'(1) << 6'(down)) - FRAME'(1))) != '0);
-        end
+    // value >> down in frame units, the lost bits ORed into the last bit (sticky).
+    function automatic logic [FRAME-1:0] shifted_down(input logic [FRAME-1:0] value,
+                                                      input logic [12:0] down);
+        if (down >= 13'(FRAME)) shifted_down = FRAME'(value != '0);
+        else shifted_down = (value >> 6'(down))
+                          | FRAME'((value & ((FRAME'(1) << 6'(down)) - FRAME'(1))) != '0);
     endfunction
 
     // The index of the highest set bit (0 for 0), as a tree of six halvings: a priority chain
@@ -65,16 +63,25 @@ module vector_linear (
         end
     endfunction
 
-    // Stage 1: the terms in the frame. A zero term takes the other's exponent, so it cannot push
-    // the other out of the frame.
+    // Stage 1: the terms in the frame: the one with the larger exponent shifted up by GUARD, the
+    // other as far less as its exponent is lower (exact within GUARD bits, sticky below), as an
+    // adder's swap and align: both differences at once, one shifter. A zero term takes the
+    // other's exponent, so it cannot push the other out of the frame.
     logic signed [11:0] ep, ea, low;
-    logic [FRAME-1:0]   p_framed, a_framed;
+    logic signed [12:0] p_less, a_less;  // ea - ep, ep - ea
+    logic               a_larger;
+    logic [FRAME-1:0]   p_up, a_up, p_framed, a_framed;
     always_comb begin
-        ep  = product == '0 ? a_exp : p_exp;
-        ea  = a_mant == '0 ? ep : a_exp;
-        low = (ep > ea ? ep : ea) - 12'(GUARD);
-        p_framed = framed(FRAME'(product), ep - low);
-        a_framed = framed(FRAME'(a_mant), ea - low);
+        ep       = p_zero ? a_exp : p_exp;
+        ea       = a_zero ? ep : a_exp;
+        p_less   = 13'(ea) - 13'(ep);
+        a_less   = 13'(ep) - 13'(ea);
+        a_larger = !p_less[12] && p_less != '0;
+        low      = (a_larger ? ea : ep) - 12'(GUARD);
+        p_up     = FRAME'(product) << GUARD;
+        a_up     = FRAME'(a_mant) << GUARD;
+        p_framed = a_larger ? shifted_down(p_up, p_less) : p_up;
+        a_framed = a_larger ? a_up : shifted_down(a_up, a_less);
     end
     logic               p_neg1_q, a_neg1_q;
     logic [FRAME-1:0]   p_framed_q, a_framed_q;
@@ -130,5 +137,6 @@ module vector_linear (
         r_neg  = neg2_q;
         r_mant = m_wide[MANT+1] ? 24'h800000 : m_wide[MANT:0];
         r_exp  = zero2_q ? 12'sd0 : low2_q + shift + 12'(m_wide[MANT+1]);
+        r_zero = zero2_q;
     end
 endmodule

@@ -98,10 +98,10 @@ module vector_unit #(
     // fold so far in each lane in that form
     logic signed [8:0]   offset_q;
     logic [31:0]         scale0_q, scale1_q;
-    logic                fixed_neg_q;
+    logic                fixed_neg_q, fixed_zero_q;
     logic [23:0]         fixed_mant_q;
     logic signed [11:0]  fixed_exp_q;
-    logic [N-1:0]        lin_neg_q;
+    logic [N-1:0]        lin_neg_q, lin_zero_q;
     logic [N-1:0][23:0]  lin_mant_q;
     logic [N-1:0][11:0]  lin_exp_q;
     logic                push_prev_r, push_next_r;
@@ -166,10 +166,10 @@ module vector_unit #(
     logic               s1_valid_q, s1_first_q, s1_end_q, s2_valid_q, s2_end_q, s3_valid_q,
                         s3_end_q, s4_end_q;
     logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q;
-    logic [N-1:0]       s1_neg_q;
+    logic [N-1:0]       s1_neg_q, s1_zero_q;
     logic [N-1:0][32:0] s1_product_q;
     logic signed [11:0] s1_exp_q;
-    logic [N-1:0]       r_neg;
+    logic [N-1:0]       r_neg, r_zero;
     logic [N-1:0][23:0] r_mant;
     logic [N-1:0][11:0] r_exp;
     logic [N-1:0][7:0]  r_int8;
@@ -193,6 +193,7 @@ module vector_unit #(
             logic signed [9:0] x;
             x = 10'(signed'(sp_data[n])) + 10'(offset_q);
             s1_neg_q[n]     <= x[9] ^ scale[31];
+            s1_zero_q[n]    <= x == '0 || scale[30:0] == '0;  // the product is 0
             s1_product_q[n] <= 33'(x[9] ? 10'(-x) : x) * 33'({scale[30:23] != 8'd0, scale[22:0]});
         end
     end
@@ -202,12 +203,15 @@ module vector_unit #(
             .p_neg   (s1_neg_q[n]),
             .product (s1_product_q[n]),
             .p_exp   (s1_exp_q),
+            .p_zero  (s1_zero_q[n]),
             .a_neg   (s1_first_q ? fixed_neg_q : lin_neg_q[n]),
             .a_mant  (s1_first_q ? fixed_mant_q : lin_mant_q[n]),
             .a_exp   (s1_first_q ? fixed_exp_q : signed'(lin_exp_q[n])),
+            .a_zero  (s1_first_q ? fixed_zero_q : lin_zero_q[n]),
             .r_neg   (r_neg[n]),
             .r_mant  (r_mant[n]),
-            .r_exp   (r_exp[n])
+            .r_exp   (r_exp[n]),
+            .r_zero  (r_zero[n])
         );
         vector_round u_round (
             .r_neg  (lin_neg_q[n]),
@@ -283,6 +287,7 @@ module vector_unit #(
                 scale0_q     <= head_word[VECTOR_SCALE0_LSB +: VECTOR_SCALE0_W];
                 scale1_q     <= head_word[VECTOR_SCALE1_LSB +: VECTOR_SCALE1_W];
                 fixed_neg_q  <= f_fixed[31];
+                fixed_zero_q <= f_fixed[30:0] == '0;
                 fixed_mant_q <= {f_fixed[30:23] != 8'd0, f_fixed[22:0]};
                 fixed_exp_q  <= (f_fixed[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(f_fixed[30:23])))
                               - 12'sd150;
@@ -317,6 +322,7 @@ module vector_unit #(
             lin_neg_q  <= r_neg;
             lin_mant_q <= r_mant;
             lin_exp_q  <= r_exp;
+            lin_zero_q <= r_zero;
         end
         if (issue && is_sync) push_pc <= head_pc;
         else if (finishing) push_pc <= pc_q;

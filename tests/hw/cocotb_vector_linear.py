@@ -56,13 +56,16 @@ async def vector_linear_equals_the_model(dut):
             dut.p_neg.value = int(p_neg[i])
             dut.product.value = int(product[i])
             dut.p_exp.value = int(p_exp[i]) & 0xFFF
+            dut.p_zero.value = int(product[i] == 0)
             dut.a_neg.value = int(neg[i])
             dut.a_mant.value = int(mant[i])
             dut.a_exp.value = int(exp[i]) & 0xFFF
+            dut.a_zero.value = int(mant[i] == 0)
         await Timer(1, unit="ns")
         if i >= 2:
             k = i - 2
             case = (int(x[k]), hex(int(scale[k])), int(neg[k]), int(mant[k]), int(exp[k]))
-            assert (int(dut.r_neg.value), int(dut.r_mant.value), dut.r_exp.value.to_signed()) == \
-                (int(r_neg[k]), int(r_mant[k]), int(r_exp[k])), case
+            assert (int(dut.r_neg.value), int(dut.r_mant.value), dut.r_exp.value.to_signed(),
+                    int(dut.r_zero.value)) == \
+                (int(r_neg[k]), int(r_mant[k]), int(r_exp[k]), int(r_mant[k] == 0)), case
         await RisingEdge(dut.clk)
