@@ -1,8 +1,9 @@
-"""The model zoo (glc/onnx/zoo.py): light architectures with seeded weights, quantized by
+"""The model zoo (glc/onnx/zoo.py): every light architecture with seeded weights, quantized by
 onnxruntime at a reduced resolution, imported, compiled and run with ``glc run --engine isa``;
 the result equals onnxruntime's output bit for bit. ResNet-50 and SqueezeNet also run on the n16
 RTL (issue 11), their cycles equal to the model's. The resolution keeps the module to minutes on
-two cores; full size belongs to scripts/bench.py (``--only onnx``)."""
+two cores (each model's smallest that it and onnxruntime's quantizer take); full size belongs
+to scripts/bench.py (``--only onnx``)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,25 @@ from click.testing import CliRunner
 from glc.cli import main
 from glc.onnx.zoo import make
 
-RESOLUTION = 32
+UINT8 = dict(activations="uint8", per_channel=True)
 
+# (model, resolution, quantization). uint8 activations: then onnxruntime fuses every conv into
+# an integer QLinearConv, so its output is exact on every CPU; with int8 ones it runs some as
+# float Conv (ResNet-50: 20 of the 53), whose rounding is its sgemm's (docs/onnx.md, "The zoo").
+# AlexNet, ZFNet-512 and Inception v1 need 64 (a pool window, onnxruntime's shape inference),
+# Inception v2 128. ~4 minutes of CPU in all.
 ZOO = [
-    # ~25 s of CPU: its residual DAG compiled as a DAG (docs/onnx.md). uint8 activations: then
-    # onnxruntime fuses every conv into an integer QLinearConv, so its output is exact on every
-    # CPU; with int8 ones it runs 20 of the 53 as float Conv, whose rounding is its sgemm's.
-    ("resnet50", dict(activations="uint8", per_channel=True)),
-    ("squeezenet", dict()),
-    ("squeezenet", dict(activations="uint8", per_channel=True)),
-    ("squeezenet", dict(form="QOperator")),
+    ("resnet50", 32, UINT8),  # ~25 s of CPU: its residual DAG compiled as a DAG (docs/onnx.md)
+    ("squeezenet", 32, dict()),
+    ("squeezenet", 32, UINT8),
+    ("squeezenet", 32, dict(form="QOperator")),
+    ("bvlc_alexnet", 64, UINT8),
+    ("densenet121", 32, UINT8),
+    ("inception_v1", 64, UINT8),
+    ("inception_v2", 128, UINT8),
+    ("shufflenet", 32, UINT8),
+    ("vgg19", 32, UINT8),  # ~70 s: its 140 M weights quantized and compiled
+    ("zfnet512", 64, UINT8),
 ]
 
 
@@ -33,13 +43,13 @@ RTL_ZOO = [ZOO[0], ZOO[1]]
 
 
 def _ids(models):
-    return [f"{n}-{'-'.join(map(str, o.values())) or 'int8'}" for n, o in models]
+    return [f"{n}@{r}-{'-'.join(map(str, o.values())) or 'int8'}" for n, r, o in models]
 
 
-def _run_zoo(tmp_path, name, options, engine: str) -> dict:
+def _run_zoo(tmp_path, name, resolution, options, engine: str) -> dict:
     """The model made, imported and run on ``engine`` (n16); its figures, after checking the
     result equals onnxruntime's output bit for bit."""
-    model = make(name, tmp_path / f"{name}.onnx", resolution=RESOLUTION, **options)
+    model = make(name, tmp_path / f"{name}.onnx", resolution=resolution, **options)
     runner = CliRunner()
     folder = tmp_path / "program"
     imported = runner.invoke(main, ["import", str(model), "-o", str(folder)])
@@ -54,14 +64,15 @@ def _run_zoo(tmp_path, name, options, engine: str) -> dict:
     return figures
 
 
-@pytest.mark.parametrize("name,options", ZOO, ids=_ids(ZOO))
-def test_zoo_model_runs_bit_exact_on_the_isa(tmp_path, name, options):
-    _run_zoo(tmp_path, name, options, "isa")
+@pytest.mark.parametrize("name,resolution,options", ZOO, ids=_ids(ZOO))
+def test_zoo_model_runs_bit_exact_on_the_isa(tmp_path, name, resolution, options):
+    _run_zoo(tmp_path, name, resolution, options, "isa")
 
 
-@pytest.mark.parametrize("name,options", RTL_ZOO, ids=_ids(RTL_ZOO))
-def test_zoo_model_runs_bit_exact_on_the_rtl_in_the_models_cycles(tmp_path, name, options):
-    figures = _run_zoo(tmp_path, name, options, "rtl")
+@pytest.mark.parametrize("name,resolution,options", RTL_ZOO, ids=_ids(RTL_ZOO))
+def test_zoo_model_runs_bit_exact_on_the_rtl_in_the_models_cycles(tmp_path, name, resolution,
+                                                                  options):
+    figures = _run_zoo(tmp_path, name, resolution, options, "rtl")
     assert figures["engine"] == "rtl" and figures["match"] is True
     assert figures["cycles"] == figures["predicted_cycles"]
     if name == "resnet50":  # SqueezeNet's int8 QDQ form keeps float convs (docs/onnx.md)
