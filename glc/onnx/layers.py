@@ -54,30 +54,40 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
               f"{pads[0]} {pads[2]}) {x.zero} 3 {pads[1]} {pads[3]})")
     padded = t.b.define(hint + "_pad", padded)
     og = o // groups
-    if cg == 1 and og == 1 and groups > 1:
-        acc = _depthwise(t, hint, padded, w, (kh, kw), strides, dims)
-    else:
-        parts = []
-        for g in range(groups):
-            wg = t.b.tensor(f"{hint}_w{g}" if groups > 1 else hint + "_w", w[g * og:(g + 1) * og])
-            data = padded if groups == 1 else (f"(access-slice (access-tensor {padded}) 1 "
-                                              f"{g * cg} {(g + 1) * cg})")
-            parts.append(
-                f"(access-transpose (compute dot-product (access-cartesian-product "
-                f"(access (access-tensor {wg}) 1) (access (access-squeeze (access-windows "
-                f"(access {data} 1) (shape {cg} {kh} {kw}) (shape 1 {strides[0]} {strides[1]})) 1)"
-                f" 3))) (list 1 0 2 3))")
-        acc = parts[0]
-        for part in parts[1:]:
-            acc = f"(access-concatenate {acc} {part} 1)"
-        acc = t.b.define(hint + "_acc", acc)
     # The padding holds the zero point, so the sum is sum((x - zx) * w) + zx * sum(w):
     # the bias takes the constant term off (w's zero point is 0).
     correction = x.zero * w.reshape(o, -1).astype(np.int64).sum(axis=1)
     b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
-    m = multiplier(x.scale, w_scale, y_scale)
-    name = requantize_sum(t, hint, acc, dims, b.reshape(1, o, 1, 1),
-                       np.broadcast_to(m, (o,)).reshape(1, o, 1, 1), y_zero)
+    m = np.broadcast_to(multiplier(x.scale, w_scale, y_scale), (o,))
+    if cg == 1 and og == 1 and groups > 1:
+        acc = _depthwise(t, hint, padded, w, (kh, kw), strides, dims)
+        name = requantize_sum(t, hint, acc, dims, b.reshape(1, o, 1, 1), m.reshape(1, o, 1, 1),
+                              y_zero)
+    else:
+        # Each group's sum is requantized on its own (the requantization is per channel), so
+        # each is a kernel with its conversion in its STOREs, and the groups' int8 results are
+        # placed side by side (a Concat).
+        parts = []
+        for g in range(groups):
+            gh = f"{hint}_g{g}" if groups > 1 else hint
+            wg = t.b.tensor(gh + "_w", w[g * og:(g + 1) * og])
+            data = padded if groups == 1 else (f"(access-slice (access-tensor {padded}) 1 "
+                                              f"{g * cg} {(g + 1) * cg})")
+            acc = t.b.define(gh + "_acc", (
+                f"(access-transpose (compute dot-product (access-cartesian-product "
+                f"(access (access-tensor {wg}) 1) (access (access-squeeze (access-windows "
+                f"(access {data} 1) (shape {cg} {kh} {kw}) (shape 1 {strides[0]} {strides[1]})) 1)"
+                f" 3))) (list 1 0 2 3))"))
+            channels = slice(g * og, (g + 1) * og)
+            parts.append(requantize_sum(t, gh, acc, (n, og, oh, ow),
+                                        b[channels].reshape(1, og, 1, 1),
+                                        m[channels].reshape(1, og, 1, 1), y_zero))
+        name = parts[0]
+        if groups > 1:
+            expr = f"(access-tensor {parts[0]})"
+            for part in parts[1:]:
+                expr = f"(access-concatenate {expr} (access-tensor {part}) 1)"
+            name = t.b.define(hint, expr)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
