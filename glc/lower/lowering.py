@@ -8,7 +8,8 @@ whose view the transfers cannot walk, is first materialised into DRAM by a host 
 search reads faster from another layout is repacked first (glc/lower/relayout.py), and one whose
 bias no schedule can add is cut into chunks of C (glc/lower/chunks.py). A fold the vector unit
 runs becomes a fold kernel (glc/lower/folds.py, glc/lower/fold.py), a depthwise product one
-kernel per N channels (glc/lower/depthwise.py). Every other node is computed by
+kernel per N channels (glc/lower/depthwise.py), a concatenation of kernels' results copies into
+its slices (glc/lower/concat.py). Every other node is computed by
 a host step: the interpreter on the sub-term, with the kernels' results read from DRAM. The
 result is read back through its view (a transpose or reshape of a kernel's result costs
 nothing). Every tensor gets an address: the memory plan."""
@@ -29,6 +30,7 @@ from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
 from glc.lower import chunks, depthwise, linear
+from glc.lower.concat import Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel, transposed
@@ -73,7 +75,7 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer(Relayout, Folds):
+class _Lowerer(Relayout, Folds, Concats):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
         self.term, self.config, self.build = term, config, build
         self.types = check(term, env)
@@ -186,6 +188,10 @@ class _Lowerer(Relayout, Folds):
                 folded = self._fold(node)
                 if folded is not None:
                     self.in_dram[id(node)] = folded
+            if id(node) not in self.in_dram and node.op == "access-concatenate":
+                copied = self._concat(node)
+                if copied is not None:
+                    self.in_dram[id(node)] = copied
             if id(node) not in self.in_dram:
                 name = self._host(node)
                 self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
