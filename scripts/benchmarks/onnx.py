@@ -2,8 +2,9 @@
 light architectures with seeded weights, quantized by onnxruntime). First every zoo model (QDQ,
 int8 activations, then uint8 ones with per-channel weights) at a reduced resolution through the
 interpreter; then networks through the whole compiler,
-run on the ISA simulator or the n16 RTL, ResNet-50 (uint8 activations, per-channel weights: every
-conv an integer QLinearConv in onnxruntime, so its output is exact on any CPU) up to 224×224.
+run on the ISA simulator or the n16 RTL, ResNet-50 and SqueezeNet (uint8 activations, per-channel
+weights: every conv an integer QLinearConv in onnxruntime, so its output is exact on any CPU) up
+to 224×224.
 Each row: the seconds to make + import (onnxruntime quantizes and computes output.npy), to
 interpret, or to compile (saturate, extract, lower) and to run; the distinct nodes of the
 program; kernels and host steps; cycles against the compute ideal and the roofline limit
@@ -50,6 +51,7 @@ NETWORKS = [
     ("squeezenet", 32, None, {}, "isa"),
     ("resnet50", 32, None, UINT8, "rtl"),
     ("resnet50", 224, 128 << 20, UINT8, "rtl"),
+    ("squeezenet", 224, None, UINT8, "rtl"),
 ]
 
 
