@@ -6,6 +6,7 @@ out with the dim its operands walk contiguously as its columns.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -14,9 +15,11 @@ from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower import linear
 from glc.lower.fold import Fold, build_fold_kernel
-from glc.lower.program import KernelStep
+from glc.lower.kernel import Kernel
+from glc.lower.program import Buffer, KernelStep, aligned
+from glc.lower.repack import repacks
 from glc.lower.transfer import OperandUnexpressible, Target
-from glc.lower.view import View, row_major, view_of
+from glc.lower.view import View, access_chain, row_major, view_of
 
 
 class Folds:
@@ -24,9 +27,62 @@ class Folds:
 
     def _fold(self, node: Term) -> View | None:
         """The fold kernel for ``node``, its result's view; None if the transfers cannot walk
-        an operand or the buffers cannot hold a fold (then it is a host step)."""
-        op, operands, folded, dims, relu, shift, requant, lin = self.rule.fold_plan(node)
-        views = [view_of(operand, self.types, self._materialise) for operand in operands]
+        an operand or the buffers cannot hold a fold (then it is a host step). A fold of one
+        operand that no column walks contiguously (a strided pool over NCHW: an element a run)
+        reads a repack of the operand's tensor instead (glc/lower/repack.py) where the copy and
+        the fold over it take fewer cycles."""
+        plan = self.rule.fold_plan(node)
+        views = [view_of(operand, self.types, self._materialise) for operand in plan[1]]
+        built = self._fold_built(node, plan, views)
+        if built is None:
+            return None
+        if built.slow:
+            built = self._fold_repacked(node, plan, built)
+        kernel, out, inputs, dims, order = built.kernel, built.out, built.inputs, built.dims, \
+            built.order
+        self._allocate(out, Access(dims, (), self.types[id(node)].dtype), dram=True)
+        self.program.steps.append(KernelStep(out, kernel, inputs, out))
+        stored = row_major(out, dims)  # in the fold's order: its dims back in the node's
+        return replace(stored, groups=tuple(stored.groups[order.index(k)]
+                                            for k in range(len(order))))
+
+    def _fold_repacked(self, node: Term, plan, built: _Built) -> _Built:
+        """``built``, or the fold over a repack of its one operand's tensor (the copy a kernel
+        step before it) where that takes fewer cycles, the copy's included."""
+        operand = plan[1][0]
+        base = access_chain(operand)[1]
+        source = self._materialise(base)
+        if self.program.buffers[source.buffer].dtype != "int8":
+            return built
+        best, cycles = None, built.kernel.predicted_cycles(self.config)
+        result = int(np.prod(built.dims)) * np.dtype(self.types[id(node)].dtype).itemsize
+        for repack in repacks(source):
+            name = self.repacked.get((source, repack.dim))
+            if name is None and aligned(self.top + repack.nbytes) + result > \
+                    self.config.dram_bytes:
+                continue  # no room for the copy beside the result
+            cost = 0 if name is not None else repack.cycles(self.config)
+            copied = repack.view(name or "repack")
+            view = view_of(operand, self.types,
+                           lambda t, v=copied: v if t is base else self._materialise(t))
+            trial = self._fold_built(node, plan, [view])
+            if trial is not None and \
+                    trial.kernel.predicted_cycles(self.config) + cost < cycles:
+                best, cycles = repack, trial.kernel.predicted_cycles(self.config) + cost
+        if best is None:
+            return built
+        name = self.repacked.get((source, best.dim))
+        if name is None:
+            name = self._fresh("repack")
+            self._repack(best, source, name)
+        view = view_of(operand, self.types,
+                       lambda t: best.view(name) if t is base else self._materialise(t))
+        return self._fold_built(node, plan, [view]) or built
+
+    def _fold_built(self, node: Term, plan, views: list[View]) -> _Built | None:
+        """The fold kernel over ``views`` (the plan's operands), its result at the next free
+        address, not yet allocated; None where it cannot be built."""
+        op, operands, folded, dims, relu, shift, requant, lin = plan
         # The result's dims in the order the fold lays them out: as they are, or with the dim
         # the operands walk contiguously last (its columns: an N-wide run a beat, not an
         # element a run), when they are not the multipliers' columns.
@@ -36,9 +92,12 @@ class Folds:
         rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
         targets = {}
         for which, view in zip("ab", views, strict=False):
-            if not self._reaches(view):
+            if view.buffer not in self.program.buffers:  # a trial over a copy not made yet:
+                buffer = Buffer(view.buffer, view.dims, "int8", 0)  # cycles see no addresses
+            elif not self._reaches(view):
                 return None
-            buffer = self.program.buffers[view.buffer]
+            else:
+                buffer = self.program.buffers[view.buffer]
             kept = [g for k, g in enumerate(view.groups) if k not in folded]
             kept = [kept[k] for k in order]
             row_digits = [d for g in kept[:-1] for d in g] + \
@@ -46,8 +105,7 @@ class Folds:
             matrix = replace(view, groups=(tuple(row_digits), tuple(kept[-1]) if kept else ()))
             targets[which] = Target(matrix, buffer.address, np.dtype(buffer.dtype).itemsize)
         wide = self.types[id(operands[0])].dtype == "int32"
-        result_dtype = self.types[id(node)].dtype
-        raw = result_dtype == "int32"
+        raw = self.types[id(node)].dtype == "int32"
         requantization = None
         if requant is not None:
             if not dims or not self.rule.affine(requant.args[1]):
@@ -64,7 +122,8 @@ class Folds:
             if requantization.by_rows:  # a fold's STOREs requantize by column only
                 return None
             targets["m"] = requantization.multipliers
-        self._check_fits(targets, dims, raw)
+        if all(t.view.buffer in self.program.buffers for t in targets.values()):
+            self._check_fits(targets, dims, raw)  # (a trial's copy: checked once it is made)
         multipliers = targets.pop("m", None)
         group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
         fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin)
@@ -75,24 +134,35 @@ class Folds:
                                        self.config, requantization)
         except (OperandUnexpressible, DoesNotFit):
             return None
-        self._allocate(out, Access(dims, (), result_dtype), dram=True)
         inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
-        self.program.steps.append(KernelStep(out, kernel, inputs, out))
-        stored = row_major(out, dims)  # in the fold's order: its dims back in the node's
-        return replace(stored, groups=tuple(stored.groups[order.index(k)]
-                                            for k in range(len(order))))
+        slow = len(views) == 1 and requant is None and dims and not _contiguous(kept[-1])
+        return _Built(kernel, out, inputs, dims, order, bool(slow))
+
+
+class _Built(NamedTuple):
+    """A fold kernel built at the next free address, before its result is allocated."""
+
+    kernel: Kernel
+    out: str
+    inputs: list[str]
+    dims: tuple[int, ...]
+    order: list[int]
+    slow: bool  # one operand, read an element a run
+
+
+def _contiguous(group) -> bool:
+    """Whether a dim's innermost digit of more than one index has stride 1."""
+    digits = [d for d in group if d.size > 1]
+    return bool(digits) and digits[-1].stride == 1
 
 
 def _contiguous_last(operands: list) -> list[int]:
     """The result's dims in order, or with the dim that most operands walk contiguously (their
     innermost digit of stride 1) moved last, when the last dim is walked so by fewer."""
-    def contiguous(group) -> bool:
-        digits = [d for d in group if d.size > 1]
-        return bool(digits) and digits[-1].stride == 1
     order = list(range(len(operands[0])))
     if not order:
         return order
-    votes = [sum(contiguous(groups[k]) for groups in operands) for k in order]
+    votes = [sum(_contiguous(groups[k]) for groups in operands) for k in order]
     best = max(votes)
     if votes[-1] == best:
         return order

@@ -111,3 +111,34 @@ def test_a_repacked_conv_on_the_rtl_equals_the_interpreter_and_the_model():
     outcome = execute(program, arrays, "rtl")
     assert np.array_equal(outcome.result, expected)
     assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+def _pool(layout: str, seed: int):
+    """A 3×3/2 max pool over a 32-channel image: NCHW windows step 2 bytes along a row, so no
+    column of the fold reads a run; NHWC windows read their channels in runs."""
+    shape = (1, 32, 15, 15) if layout == "nchw" else (1, 15, 15, 32)
+    windows = ("(access-windows (access (access-tensor x) 2) (shape 3 3) (shape 2 2))"
+               if layout == "nchw" else
+               "(access-transpose (access-windows (access (access-transpose (access-tensor x) "
+               "(list 0 3 1 2)) 2) (shape 3 3) (shape 2 2)) (list 0 2 3 1 4 5))")
+    arrays = {"x": np.random.default_rng(seed).integers(-128, 128, shape).astype(np.int8)}
+    return parse_term(f"(compute reduce-max {windows})"), arrays
+
+
+@pytest.mark.parametrize("config", ["n4", "n16"])
+def test_a_strided_pool_over_nchw_reads_a_channels_last_copy(config):
+    term, arrays = _pool("nchw", seed=7)
+    program = lower(term, env_types(arrays), load_config(config))
+    assert [s.kernel.kind for s in program.kernels] == ["repack", "fold"]
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+def test_a_pool_reading_runs_is_not_repacked():
+    term, arrays = _pool("nhwc", seed=8)
+    program = lower(term, env_types(arrays), load_config("n16"))
+    assert [s.kernel.kind for s in program.kernels] == ["fold"]
+    expected, _ = interpret(term, arrays)
+    assert np.array_equal(execute(program, arrays, "isa").result, expected)
