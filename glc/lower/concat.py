@@ -55,7 +55,8 @@ class Concats:
         try:
             for view in views:
                 size = math.prod(view.dims)
-                kernels.append(self._copy(view, size, out, self.top + offset))
+                kernels.append(self._copy(view, size, out, self.top + offset,
+                                          self._label(node)))
                 offset += size
         except (OperandUnexpressible, DoesNotFit):
             return None
@@ -74,10 +75,10 @@ class Concats:
         return base.op == "symbol" or id(base) in self.in_dram or \
             self.rule.linear_plan(base) is not None or bool(self.rule.fusion(base, self.unfused))
 
-    def _copy(self, view: View, size: int, out: str, address: int):
+    def _copy(self, view: View, size: int, out: str, address: int, label: str):
         """The fold copying the int8 ``view`` (``size`` elements) row-major to ``address`` in
-        ``out``: N columns where the view is one contiguous run (a beat a row), else its last
-        dim's."""
+        ``out``, labelled as the concatenation: N columns where the view is one contiguous run (a
+        beat a row), else its last dim's."""
         n = self.config.array_size
         buffer = self.program.buffers[view.buffer]
         digits = merge(view.digits())
@@ -92,5 +93,5 @@ class Concats:
                                            tuple(view.groups[-1]) if view.groups else ()))
         fold = Fold("add", (Target(matrix, buffer.address, 1),), 1, rows, cols, wide=False)
         c = Target(row_major(out, (rows, cols)), address, 1)
-        return build_fold_kernel(f"(copy {view.buffer})", fold, c, raw=False, relu=False,
-                                 shift=0, config=self.config)
+        return build_fold_kernel(label, fold, c, raw=False, relu=False, shift=0,
+                                 config=self.config)

@@ -208,6 +208,8 @@ class _Lowerer(Relayout, Folds, Concats):
         x, w = (view_of(t, self.types, self._materialise) for t in (x_term, w_term))
         dims = self.types[id(core)].dims
         found = depthwise.plan(x, w, len(dims))
+        if found is None and (packed := self._packed_channels(x_term, w, len(dims))):
+            x, found = packed, depthwise.plan(packed, w, len(dims))
         n = self.config.array_size
         if found is None or found.channels % n:
             return None

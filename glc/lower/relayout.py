@@ -12,11 +12,12 @@ from glc.cost.limit import array_ideal
 from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
+from glc.lower import depthwise
 from glc.lower.program import KernelStep, aligned
 from glc.lower.repack import Repack, repacks
 from glc.lower.schedule import Schedule, search
 from glc.lower.transfer import OperandUnexpressible, Target
-from glc.lower.view import View, access_chain, merge, view_of
+from glc.lower.view import NotAffine, View, access_chain, merge, through, view_of
 
 
 class Relayout:
@@ -45,6 +46,42 @@ class Relayout:
                     self._repack(repack, source, name)
                 return over
         return view
+
+    def _packed_channels(self, term: Term, w: View, rank: int) -> View | None:
+        """The image ``term`` of a depthwise product whose channel dim is no single digit (a
+        channel shuffle's reshape-transpose-reshape below its windows) read from a repack of
+        the tensor under its windows and pads, in which the channels are one contiguous digit;
+        the copy a kernel step. The smallest such copy of a tensor no larger than the one under
+        it (a windowed view would copy every tap), for channels the kernels can take (a
+        multiple of N), or None."""
+        chain, bottom = access_chain(term)
+        under = self._materialise(bottom)
+        best = None
+        for index in range(len(chain) + 1):
+            try:
+                below = through(chain[index:], under, self.types)
+            except NotAffine:
+                continue
+            if math.prod(below.dims) > math.prod(under.dims) or below.coords:
+                continue
+            for repack in repacks(below):
+                try:
+                    image = through(chain[:index], repack.view("repack"), self.types)
+                except NotAffine:
+                    continue
+                found = depthwise.plan(image, w, rank)
+                if found is not None and found.channels % self.config.array_size == 0 and \
+                        (best is None or repack.nbytes < best[0].nbytes):
+                    best = (repack, index)
+        if best is None:
+            return None
+        repack, index = best
+        source = through(chain[index:], under, self.types)
+        name = self.repacked.get((source, repack.dim))
+        if name is None:
+            name = self._fresh("repack")
+            self._repack(repack, source, name)
+        return through(chain[:index], repack.view(name), self.types)
 
     def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
                   dims: tuple[int, ...], raw: bool, relu: bool, shift: int,

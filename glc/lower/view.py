@@ -71,6 +71,12 @@ def view_of(term: Term, types: dict[int, object], base: Callable[[Term], View | 
     view = base(bottom)
     if view is None:
         raise NotAffine(bottom.op)
+    return through(chain, view, types)
+
+
+def through(chain: list[Term], view: View, types: dict[int, object]) -> View:
+    """``view`` seen through the access operators ``chain`` (outermost first, as
+    ``access_chain`` gives them)."""
     for node in reversed(chain):
         view = _RULES[node.op](view, types[id(node)], *(_static(a, types) for a in node.args[1:]))
     return view

@@ -40,6 +40,8 @@ def test_a_concatenation_is_copies_into_its_slices(config, engine):
     assert not program.host_steps
     copies = [s for s in program.kernels if s.name.startswith("concat")]
     assert len(copies) == 3 and all(s.kernel.kind == "fold" for s in copies)
+    # labelled as the concatenation, so glc run --report names them after its node
+    assert all(parse_term(s.kernel.label).op == "access-concatenate" for s in copies)
     expected, _ = interpret(term, arrays)
     outcome = execute(program, arrays, engine)
     assert np.array_equal(outcome.result, expected)

@@ -98,3 +98,31 @@ def test_a_depthwise_conv_on_the_rtl_equals_the_interpreter_and_the_model(nhwc):
     outcome = execute(program, arrays, "rtl")
     assert np.array_equal(outcome.result, expected)
     assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+@pytest.mark.parametrize("config,groups", [("n4", 2), ("n4", 4), ("n16", 2)])
+def test_a_depthwise_conv_after_a_channel_shuffle_reads_a_packed_copy(config, groups):
+    """ShuffleNet's channel shuffle (reshape to groups × channels, swap, reshape back) leaves
+    the image's channel dim two digits, no depthwise reading; a repack of the shuffled image
+    makes it one, and the conv runs on the array."""
+    rng = np.random.default_rng(groups)
+    c = 32
+    x = rng.integers(-128, 128, (1, c, 6, 6)).astype(np.int8)
+    w = rng.integers(-128, 128, (c, 1, 3, 3)).astype(np.int8)
+    shuffled = (f"(access-reshape (access-transpose (access-reshape (access-tensor x) "
+                f"(access-shape (shape 1 {groups} {c // groups} 6 6) (shape))) (list 0 2 1 3 4)) "
+                f"(access-shape (shape 1 {c} 6 6) (shape)))")
+    image = f"(access-pad (access-pad {shuffled} zero-padding 2 1 1) zero-padding 3 1 1)"
+    weights = (f"(access (access-broadcast (access-reshape (access-tensor w) (access-shape "
+               f"(shape 1 {c} 1 1 3 3) (shape))) (access-shape (shape 1 {c} 6 6 3 3) "
+               f"(shape))) 4)")
+    term = parse_term(f"(compute dot-product (access-pair (access-windows (access {image} 2) "
+                      f"(shape 3 3) (shape 1 1)) {weights}))")
+    arrays = {"x": x, "w": w}
+    program = lower(term, env_types(arrays), load_config(config))
+    kinds = [s.kernel.kind for s in program.kernels]
+    assert not program.host_steps and kinds[0] == "repack" and "diagonal" in kinds
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
