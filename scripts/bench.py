@@ -95,9 +95,27 @@ def _record(chosen: list[str], text: list[str]) -> None:
     blocks = _split_blocks(old)
     for name, block in _split_blocks("\n".join(text)).items():
         if name in chosen:
-            blocks[name] = block
+            blocks[name] = block + _notes(blocks.get(name, ""), block)
     head = old.split("\n## ", 1)[0].rstrip() + "\n"
     path.write_text(head + "".join("\n" + blocks[k] for k in sorted(blocks)))
+
+
+def _notes(block: str, fresh: str) -> str:
+    """A recorded block without its heading, the table ``fresh`` measures again (the first with
+    its header row) and that run's stamp line: the analysis written by hand around them (what
+    the figures mean, earlier runs), kept when the table is measured again."""
+    header = next((ln for ln in fresh.split("\n") if ln.startswith("|")), None)
+    lines = block.split("\n")[1:]
+    table = next((i for i, ln in enumerate(lines) if ln == header), None)
+    if table is not None:
+        end = next((i for i in range(table, len(lines)) if not lines[i].startswith("|")),
+                   len(lines))
+        lines = lines[:table] + lines[end:]
+    stamp = next((i for i, ln in enumerate(lines) if ln.startswith("Measured ")), None)
+    if stamp is not None:
+        lines = lines[:stamp] + lines[stamp + 1:]
+    notes = "\n".join(lines).strip("\n")
+    return f"\n{notes}\n" if notes else ""
 
 
 def _split_blocks(text: str) -> dict[str, str]:

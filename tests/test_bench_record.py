@@ -1,0 +1,48 @@
+"""scripts/bench.py --write: a section measured again gets its fresh table and stamp, and keeps
+the analysis written around the old table."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import bench  # noqa: E402
+
+OLD = """## onnx: networks
+
+Why the rows differ.
+
+| network | cycles |
+|---|---|
+| a | 10 |
+
+Measured 2026-12-01, vm.
+
+What the 10 cycles were spent on.
+
+### An earlier run
+
+| other | table |
+|---|---|
+"""
+
+FRESH = """## onnx: networks
+
+| network | cycles |
+|---|---|
+| a | 9 |
+
+Measured 2026-12-02, vm.
+"""
+
+
+def test_a_measured_block_keeps_its_notes_and_drops_its_old_table():
+    block = FRESH + bench._notes(OLD, FRESH)
+    assert block.count("| network | cycles |") == 1 and "| a | 9 |" in block
+    assert "| a | 10 |" not in block and "2026-12-01" not in block
+    for kept in ("Why the rows differ.", "What the 10 cycles were spent on.", "### An earlier run",
+                 "| other | table |"):
+        assert kept in block
+    assert bench._notes(FRESH, FRESH) == ""
