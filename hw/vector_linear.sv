@@ -1,12 +1,13 @@
 // The fused multiply-add of VECTOR `lin` (docs/isa.md, VECTOR) in one lane: `r = p + a` rounded
 // once to float32, half to even, where p = ±product · 2^p_exp is the exact product of the source
 // element (plus the offset) and a scale's mantissa, formed the cycle before (hw/vector_unit.sv),
-// and a the addend. Integer logic only; glc/isa/vector_linear.py is the same algorithm and says why
-// it is exact. A float is `±mant · 2^exp`, exp the exponent of the mantissa's last bit. The
-// adder's frame ends GUARD bits below the larger term's last bit: a term within GUARD bits is
-// shifted up exactly, one further down is shifted down with its lost bits ORed into the frame's
-// last bit (sticky); the sum is then rounded to 24 bits, or normalised up when shorter.
-// Three pipeline stages, a sum entering each cycle (SUM_STAGES, docs/isa.md "Timing"): the terms
+// and a the addend. Integer logic only; glc/isa/vector_linear.py computes the same frame and
+// rounding and says why they are exact. A float is `±mant · 2^exp`, exp the exponent of the
+// mantissa's last bit. The adder's frame ends GUARD bits below the larger term's last bit: a term
+// within GUARD bits is shifted up exactly, one further down is shifted down with its lost bits
+// ORed into the frame's last bit (sticky) — here both as one sticky right shift of the term
+// shifted up by GUARD; the sum is then rounded to 24 bits, or normalised up when shorter.
+// Three pipeline stages, a sum entering each cycle (docs/isa.md "Timing", lin's E): the terms
 // aligned in the frame; their signed sum and its leading one; the rounding. The result of a sum
 // entering in cycle x is on r_* in cycle x+2. hw/vector_round.sv converts the fold's last r to int8.
 module vector_linear (
