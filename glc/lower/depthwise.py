@@ -18,8 +18,9 @@ its useful MACs, which against the layer's roofline (the image read and the resu
 once) is ~0.22 at MobileNet's shapes. A kernel of kind "diagonal" counts only its useful MACs
 (m·k: one weight per A element) in its ideal and limit (glc/cost/limit.py).
 
-The groups' results lie side by side, group-major: a buffer (G, pixels, N) whose view is the
-node's value, each kernel writing its rows × N block row-major.
+The groups' results lie side by side in one buffer (pixels, C) whose view is the node's value,
+each kernel writing its rows × N columns (the last group the channels left, fewer than N where
+N does not divide C) with C's row stride.
 """
 
 from __future__ import annotations
@@ -70,15 +71,14 @@ class Depthwise:
                             (Digit(width, 0, (0,) * extra + (-1,)),)))
         return a, b
 
-    def result(self, buffer: str, n: int, dims: tuple[int, ...]) -> View:
-        """The node's value in ``buffer`` (G, pixels, N): channel c at group c // N, column
-        c mod N; the pixels row-major."""
+    def result(self, buffer: str, dims: tuple[int, ...]) -> View:
+        """The node's value in ``buffer`` (pixels, C), each group's kernel having stored its
+        columns: channel c at column c, the pixels row-major."""
         pixels = [dims[k] for k in self.pixels]
-        size = math.prod(pixels)
         groups: list[tuple[Digit, ...]] = [()] * len(dims)
-        groups[self.channel] = (Digit(self.channels // n, size * n, ()), Digit(n, 1, ()))
+        groups[self.channel] = (Digit(self.channels, 1, ()),)
         for index, k in enumerate(self.pixels):
-            groups[k] = (Digit(dims[k], n * math.prod(pixels[index + 1:]), ()),)
+            groups[k] = (Digit(dims[k], self.channels * math.prod(pixels[index + 1:]), ()),)
         return View(buffer, 0, tuple(groups), ())
 
 

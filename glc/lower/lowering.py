@@ -211,7 +211,7 @@ class _Lowerer(Relayout, Folds, Concats):
         if found is None and (packed := self._packed_channels(x_term, w, len(dims))):
             x, found = packed, depthwise.plan(packed, w, len(dims))
         n = self.config.array_size
-        if found is None or found.channels % n:
+        if found is None:
             return None
         # Each K tile is N channels of one tap: both operands load it in runs where their
         # channels are contiguous, so a layout where they are not is repacked first.
@@ -221,33 +221,35 @@ class _Lowerer(Relayout, Folds, Concats):
         if found is None or not all(self._reaches(v) for v in (x, w)):
             return None
         raw = shift is None
-        rows = math.prod(dims) // found.channels
+        channels = found.channels
+        rows = math.prod(dims) // channels
         address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
         label = self._label(node)
         kernels = []
-        for first in range(0, found.channels, n):
-            a, b = found.operands(first, n)
+        for first in range(0, channels, n):  # the last group takes what is left
+            width = min(n, channels - first)
+            a, b = found.operands(first, width)
             targets = {"a": Target(a, address[a.buffer], 1), "b": Target(b, address[b.buffer], 1)}
             if not first:  # the groups read the same tensors, into one result
-                self._check_fits(targets, (rows, found.channels), raw)
-            c_address = self.top + first * rows * (4 if raw else 1)
+                self._check_fits(targets, (rows, channels), raw)
+            c_address = self.top + first * (4 if raw else 1)  # its columns of (pixels, C)
             try:
-                chosen = search(targets, (rows, n), raw, relu, shift or 0, c_address,
-                                self.config, {False: None})
+                chosen = search(targets, (rows, width), raw, relu, shift or 0, c_address,
+                                self.config, {False: None}, c_stride=channels)
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, None, chosen.order, chosen.k_inner,
                                       chosen.block_rows, flat=chosen.flat) if self.build else \
-                    Kernel(label, rows, a.dims[1], n, raw, relu, shift or 0, [])
+                    Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [])
             except (OperandUnexpressible, GlcError):
                 return None
             kernels.append(replace(kernel, kind="diagonal", estimated=chosen.cycles))
         out = self._allocate(self._fresh("kernel"),
-                             Access((found.channels // n, rows, n), (), "int32" if raw else "int8"),
+                             Access((rows, channels), (), "int32" if raw else "int8"),
                              dram=True)
         for index, kernel in enumerate(kernels):
             self.program.steps.append(KernelStep(f"{out}.{index}", kernel, [x.buffer, w.buffer],
                                                  out))
-        result = found.result(out, n, dims)
+        result = found.result(out, dims)
         if views is not None:  # the data movement over the converted result
             result = view_of(views, self.types, lambda t: result if t is core else None)
         return result

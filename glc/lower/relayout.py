@@ -52,8 +52,7 @@ class Relayout:
         channel shuffle's reshape-transpose-reshape below its windows) read from a repack of
         the tensor under its windows and pads, in which the channels are one contiguous digit;
         the copy a kernel step. The smallest such copy of a tensor no larger than the one under
-        it (a windowed view would copy every tap), for channels the kernels can take (a
-        multiple of N), or None."""
+        it (a windowed view would copy every tap), or None."""
         chain, bottom = access_chain(term)
         under = self._materialise(bottom)
         best = None
@@ -69,8 +68,7 @@ class Relayout:
                     image = through(chain[:index], repack.view("repack"), self.types)
                 except NotAffine:
                     continue
-                found = depthwise.plan(image, w, rank)
-                if found is not None and found.channels % self.config.array_size == 0 and \
+                if depthwise.plan(image, w, rank) is not None and \
                         (best is None or repack.nbytes < best[0].nbytes):
                     best = (repack, index)
         if best is None:

@@ -32,7 +32,7 @@ from glc.hwconfig import HwConfig
 from glc.lower.kernel import flat_k, k_digits, kernel_estimate, shared_k, transposed
 from glc.lower.linear import Linear
 from glc.lower.transfer import OperandUnexpressible, Target
-from glc.lower.view import merge, row_major
+from glc.lower.view import Digit, View, merge, row_major
 
 BLOCK_DIVISORS = (2, 4, 8, 16)  # the smaller blocks of A rows tried (_smaller_blocks)
 
@@ -55,16 +55,23 @@ class Schedule:
 
 
 def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_address: int,
-           raw: bool) -> tuple[Target, Target, Target, Target | None]:
+           raw: bool, c_stride: int | None = None
+           ) -> tuple[Target, Target, Target, Target | None]:
     """The operands (A, B, C, bias) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
-    operand stationary. C is stored row-major either way (Cᵀ's rows) at ``c_address``."""
+    operand stationary. C is stored row-major either way (Cᵀ's rows) at ``c_address``; with
+    ``c_stride``, C's rows lie that many elements apart (a block of a wider matrix), and Cᵀ is
+    stored as C lies."""
     a, b, bias = targets["a"], targets["b"], targets.get("bias")
     esize = 4 if raw else 1
     if not swap:
-        return a, b, Target(row_major("C", dims), c_address, esize), bias
+        c = row_major("C", dims) if c_stride is None else \
+            View("C", 0, ((Digit(dims[0], c_stride, ()),), (Digit(dims[1], 1, ()),)), ())
+        return a, b, Target(c, c_address, esize), bias
     if len(a.view.groups) != 2:
         raise GlcError("a vector operand is not swapped")
-    c = Target(row_major("C", dims[::-1]), c_address, esize)
+    c = Target(row_major("C", dims[::-1]) if c_stride is None else View(
+        "C", 0, ((Digit(dims[1], 1, ()),), (Digit(dims[0], c_stride, ()),)), ()),
+        c_address, esize)
     flip = [None if t is None else replace(t, view=transposed(t.view)) for t in (b, a, bias)]
     return flip[0], flip[1], c, flip[2]
 
@@ -90,7 +97,8 @@ def _k_orders(a: Target, b: Target) -> list[int | None]:
 
 def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
            shift: int, c_address: int, config: HwConfig,
-           requantizations: Mapping[bool, Linear | None] | None = None) -> Schedule:
+           requantizations: Mapping[bool, Linear | None] | None = None,
+           c_stride: int | None = None) -> Schedule:
     """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations
     (the keys of ``requantizations``, those allowed: by default both, neither requantizing;
     a requantization's multiplier table takes accumulator rows from the schedule, as in the
@@ -103,7 +111,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
     failures: list[Exception] = []
     for swap, requantization in (requantizations or {False: None, True: None}).items():
         try:
-            a, b, c, bias = orient(targets, dims, swap, c_address, raw)
+            a, b, c, bias = orient(targets, dims, swap, c_address, raw, c_stride)
         except GlcError as error:
             failures.append(error)
             continue

@@ -65,15 +65,21 @@ def test_a_depthwise_conv_runs_on_the_array_and_equals_the_interpreter(seed, nhw
     assert outcome.cycles == program.figures()["predicted_cycles"]
 
 
-def test_channels_that_fill_no_whole_kernel_stay_a_host_step():
-    """6 channels on N = 4: the groups' results would not lie side by side (docs/lowering.md,
-    "Depthwise products"), so the product is a host step, still right."""
-    term, arrays, _ = _depthwise(1, False, channels=6)
-    program = lower(term, env_types(arrays), load_config("n4"))
-    assert not any(s.kernel.kind == "diagonal" for s in program.kernels)
-    assert program.host_steps
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("channels", [6, 10])
+def test_channels_that_fill_no_whole_kernel_leave_the_last_group_narrower(channels, nhwc):
+    """6 and 10 channels on N = 4: the last kernel takes the 2 left over, each kernel storing its
+    columns of the (pixels, C) result (docs/lowering.md, "Depthwise products")."""
+    term, arrays, macs = _depthwise(channels, nhwc, channels=channels, convert=True)
+    config = load_config("n4")
+    program = lower(term, env_types(arrays), config)
+    diagonal = [s for s in program.kernels if s.kernel.kind == "diagonal"]
+    assert not program.host_steps and len(diagonal) == -(-channels // 4)
+    assert sum(kernel_limit(s.kernel, config).macs for s in program.kernels) == macs
     expected, _ = interpret(term, arrays)
-    assert np.array_equal(execute(program, arrays, "isa").result, expected)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
 
 
 def test_a_pair_product_that_is_no_depthwise_conv_is_not_one():
@@ -91,7 +97,7 @@ def test_a_pair_product_that_is_no_depthwise_conv_is_not_one():
 @pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
 def test_a_depthwise_conv_on_the_rtl_equals_the_interpreter_and_the_model(nhwc):
     """The diagonal B's LOADs walk a coordinate down (a negative xcoef/ycoef)."""
-    term, arrays, _ = _depthwise(5, nhwc, channels=8, convert=True)
+    term, arrays, _ = _depthwise(5, nhwc, channels=6, convert=True)  # a narrower last group
     program = lower(term, env_types(arrays), load_config("n4"))
     assert any(s.kernel.kind == "diagonal" for s in program.kernels)
     expected, _ = interpret(term, arrays)
