@@ -13,7 +13,7 @@ from dataclasses import replace
 from glc.errors import DoesNotFit
 from glc.ir.term import Term
 from glc.ir.types import Access
-from glc.lower.fold import Fold, build_fold_kernel
+from glc.lower.fold import copy_kernel
 from glc.lower.program import KernelStep
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, access_chain, merge, row_major, view_of
@@ -91,7 +91,5 @@ class Concats:
             rows = size // cols
             matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
                                            tuple(view.groups[-1]) if view.groups else ()))
-        fold = Fold("add", (Target(matrix, buffer.address, 1),), 1, rows, cols, wide=False)
-        c = Target(row_major(out, (rows, cols)), address, 1)
-        return build_fold_kernel(label, fold, c, raw=False, relu=False, shift=0,
-                                 config=self.config)
+        return copy_kernel(label, Target(matrix, buffer.address, 1),
+                           Target(row_major(out, (rows, cols)), address, 1), self.config)

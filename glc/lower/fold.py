@@ -108,6 +108,17 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
                   kind="fold")
 
 
+def copy_kernel(label: str, source: Target, c: Target, config: HwConfig,
+                tile_rows: int = 0) -> Kernel:
+    """The fold copying the int8 matrix ``source`` into ``c`` (a row-major matrix of its
+    shape): op ``add`` over one operand, stored with shift 0, so exact (a repack, a slice of a
+    concatenation)."""
+    rows, cols = source.view.dims
+    fold = Fold("add", (source,), 1, rows, cols, wide=False)
+    return build_fold_kernel(label, fold, c, raw=False, relu=False, shift=0, config=config,
+                             tile_rows=tile_rows)
+
+
 def _loads(fold: Fold, tile, base: int, index: int, total: int) -> list[Instruction]:
     """The LOADs of one tile's operands into the source rows from ``base``: a pair's second
     operand after the first one's rows."""

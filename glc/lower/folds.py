@@ -66,17 +66,14 @@ class Folds:
             view = view_of(operand, self.types,
                            lambda t, v=copied: v if t is base else self._materialise(t))
             trial = self._fold_built(node, plan, [view])
-            if trial is not None and \
-                    trial.kernel.predicted_cycles(self.config) + cost < cycles:
-                best, cycles = repack, trial.kernel.predicted_cycles(self.config) + cost
+            if trial is not None and (total := trial.kernel.predicted_cycles(self.config)
+                                      + cost) < cycles:
+                best, cycles = repack, total
         if best is None:
             return built
-        name = self.repacked.get((source, best.dim))
-        if name is None:
-            name = self._fresh("repack")
-            self._repack(best, source, name)
+        copied = best.view(self._copy_of(best, source))
         view = view_of(operand, self.types,
-                       lambda t: best.view(name) if t is base else self._materialise(t))
+                       lambda t: copied if t is base else self._materialise(t))
         return self._fold_built(node, plan, [view]) or built
 
     def _fold_built(self, node: Term, plan, views: list[View]) -> _Built | None:

@@ -70,16 +70,11 @@ class Relayout:
                     continue
                 if depthwise.plan(image, w, rank) is not None and \
                         (best is None or repack.nbytes < best[0].nbytes):
-                    best = (repack, index)
+                    best = (repack, below, index)
         if best is None:
             return None
-        repack, index = best
-        source = through(chain[index:], under, self.types)
-        name = self.repacked.get((source, repack.dim))
-        if name is None:
-            name = self._fresh("repack")
-            self._repack(repack, source, name)
-        return through(chain[:index], repack.view(name), self.types)
+        repack, source, index = best
+        return through(chain[:index], repack.view(self._copy_of(repack, source)), self.types)
 
     def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
                   dims: tuple[int, ...], raw: bool, relu: bool, shift: int,
@@ -128,6 +123,14 @@ class Relayout:
                 if fresh:
                     self._repack(repack, source, name)
         return chosen, targets
+
+    def _copy_of(self, repack: Repack, source: View) -> str:
+        """The buffer of ``repack`` of ``source``: the copy already made, or a new one."""
+        name = self.repacked.get((source, repack.dim))
+        if name is None:
+            name = self._fresh("repack")
+            self._repack(repack, source, name)
+        return name
 
     def _repack(self, repack: Repack, source: View, name: str) -> None:
         """The copy ``name`` of ``source`` as a kernel step: built, or as costing sees it;

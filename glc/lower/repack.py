@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, replace
 
 from glc.hwconfig import HwConfig
-from glc.lower.fold import Fold, build_fold_kernel
+from glc.lower.fold import copy_kernel
 from glc.lower.kernel import Kernel
 from glc.lower.transfer import Target
 from glc.lower.view import View, merge, row_major
@@ -71,15 +71,13 @@ class Repack:
         inner = merge(rows)
         transpose = config.array_size if inner and inner[-1].stride == 1 else 0
         height, width = math.prod(self.shape[:-1]), self.shape[-1]
-        fold = Fold("add", (Target(matrix, source_address, 1, transpose),), 1, height, width,
-                    wide=False)
         c = Target(row_major(buffer, (height, width)), address, 1)
         # Tiles of N rows when transposing: a transposing LOAD holds the port for its N beats
         # and then drains its block for N cycles (docs/isa.md, "Timing"), in which the STORE
         # of the tile before, N beats, fits; larger tiles' STOREs hold the port past the drain
         # and the LOADs wait (a 56×56×64 image: 1.06 of the port floor, against 1.9).
-        built = build_fold_kernel(self.label, fold, c, raw=False, relu=False, shift=0,
-                                  config=config, tile_rows=transpose)
+        built = copy_kernel(self.label, Target(matrix, source_address, 1, transpose), c, config,
+                            tile_rows=transpose)
         return replace(built, kind="repack")
 
     @property
