@@ -117,19 +117,26 @@ module decoder #(
         else if ((word & ~mask) != '0) error = ERR_ILLEGAL_FIELD;
         else begin
             case (opcode)
-                // A transposing LOAD writes the scratchpad only (ISA v2 A1).
-                OP_LOAD:   error = transfer_bad || (word[LOAD_ACC_LSB] && word[LOAD_TRANSPOSE_LSB])
+                // A transposing LOAD writes the scratchpad only (ISA v2 A1), so does a strided
+                // one; `step` is 0 … 2 (ISA 2.4).
+                OP_LOAD:   error = transfer_bad || (word[LOAD_ACC_LSB] && (word[LOAD_TRANSPOSE_LSB]
+                                   || word[LOAD_STEP_LSB +: LOAD_STEP_W] != '0))
+                                   || word[LOAD_STEP_LSB +: LOAD_STEP_W] == 2'd3
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
                 // STORE: raw int32 takes no requantize shift; `linear` (int8) takes neither
-                // raw nor shift, and only it takes a zero point, a multipliers' row and qrows.
+                // raw nor shift, and only it takes a zero point and a multipliers' row; only
+                // `bias` takes a biases' row; qrows needs one of the two.
                 OP_STORE:  error = transfer_bad || (word[STORE_RAW_LSB]
                                    && word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0)
                                    || (word[STORE_LINEAR_LSB] && (word[STORE_RAW_LSB]
                                        || word[STORE_SHIFT_LSB +: STORE_SHIFT_W] != '0))
                                    || (!word[STORE_LINEAR_LSB]
                                        && (word[STORE_ZERO_LSB +: STORE_ZERO_W] != '0
-                                           || word[STORE_QROW_LSB +: STORE_QROW_W] != '0
-                                           || word[STORE_QROWS_LSB]))
+                                           || word[STORE_QROW_LSB +: STORE_QROW_W] != '0))
+                                   || (!word[STORE_BIAS_LSB]
+                                       && word[STORE_BROW_LSB +: STORE_BROW_W] != '0)
+                                   || (word[STORE_QROWS_LSB] && !word[STORE_LINEAR_LSB]
+                                       && !word[STORE_BIAS_LSB])
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
                 OP_MATMUL: error = word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W] == '0
                                ? ERR_ILLEGAL_FIELD : ERR_OK;

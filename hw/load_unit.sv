@@ -68,6 +68,7 @@ module load_unit #(
     logic is_load, is_sync, free, tokens_ok, rows_fit, range_error;
     logic wide_q, transpose_q, push_q, push_next_q, push_vec_q, push_vec_r;
     logic [7:0] pad_q;
+    logic [1:0] step_q;
     logic [15:0] base_q;
     logic [31:0] pc_q;
 
@@ -119,19 +120,25 @@ module load_unit #(
 
     // Assemble the local row: a fresh row of zeros at its first beat, then this beat's bytes at
     // their columns: DRAM bytes for in-bounds elements, the `pad` value (to ACC sign-extended to
-    // int32, little-endian) for the others.
+    // int32, little-endian) for the others. A strided run (`step`, to SP only) takes the bytes
+    // 2^step apart and skips the ones between.
     logic [4*N-1:0][7:0] row_q, row_next;
     always_comb begin
-        logic [31:0] at, element;
+        logic [31:0] at, element, place;
+        logic taken;
         at = '0;
         element = '0;
+        place = '0;
+        taken = 1'b0;
         row_next = walk_row_first ? '0 : row_q;
         // Skipped while idle: the simulator then spends no time on this unit.
         if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
             at = 32'(walk_offset) + i;
-            element = wide_q ? at >> 2 : at;
-            if (at < 32'(walk_bytes)) begin
-                row_next[(32'(walk_column) << (wide_q ? 2 : 0)) + at] =
+            element = wide_q ? at >> 2 : at >> step_q;
+            place = wide_q ? (32'(walk_column) << 2) + at : 32'(walk_column) + element;
+            taken = wide_q || (at & ((32'd1 << step_q) - 32'd1)) == '0;
+            if (at < 32'(walk_bytes) && taken) begin
+                row_next[place] =
                     element >= 32'(walk_lo) && element < 32'(walk_hi) ? dram_rdata[i]
                     : !wide_q || at[1:0] == 2'd0 ? pad_q : {8{pad_q[7]}};
             end
@@ -180,6 +187,7 @@ module load_unit #(
             wide_q      <= head_word[LOAD_ACC_LSB];
             transpose_q <= head_word[LOAD_TRANSPOSE_LSB];
             pad_q       <= head_word[LOAD_PAD_LSB +: LOAD_PAD_W];
+            step_q      <= head_word[LOAD_STEP_LSB +: LOAD_STEP_W];
             base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
             pc_q        <= head_pc;
             push_next_q <= head_word[FLAG_PUSH_NEXT];

@@ -3,9 +3,11 @@
 // local accumulator row, converting its elements (ReLU, requantize to int8 or raw int32) and
 // writing the elements that are inside the bounds (out-of-bounds runs, or with `xrun` elements,
 // crop an edge tile and write nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
-// A `linear` STORE (ONNX's requantization) first reads its multipliers' ACC row `qrow`: it
-// addresses that row in t, latches it in t + 1 while addressing its first row, and starts its
-// beats a cycle later, E = t + 2 + beats, holding the DRAM port throughout.
+// A `linear` STORE (ONNX's requantization) first reads its multipliers' ACC row `qrow`, a
+// `bias` STORE its biases' row `brow` (ISA 2.5), both in that order: each row is addressed one
+// cycle and latched the next while the following one (the other table row, or the first local
+// row) is addressed, so the beats start one cycle later per table row, E = t + 1 + linear +
+// bias + beats, holding the DRAM port throughout.
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -63,12 +65,14 @@ module store_unit #(
 );
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
     logic raw_q, relu_q, push_q, push_prev_q, push_vec_q, push_vec_r;
-    logic is_linear, linear_q, qrows_q, setup_q, qrow_fits;
+    logic is_linear, is_bias, linear_q, bias_q, qrows_q, setup_q, qrow_fits, brow_fits;
+    // The set-up cycles' table row: the multipliers' (then maybe the biases') or the biases'.
+    logic reading_q_q, last_setup;
     // With `qrows`, the local row's index mod N chooses the multiplier: counted per row.
     logic [$clog2(N)-1:0] qindex_q;
     logic [4:0] shift_q;
     logic signed [7:0] zero_q;
-    logic [N-1:0][31:0] multiplier_q;
+    logic [N-1:0][31:0] multiplier_q, bias_row_q;
     // The walker starts at issue, or a cycle later (with this copy of the word) for `linear`.
     /* verilator lint_off UNUSEDSIGNAL */
     logic [WORD_W-1:0] word_q;
@@ -85,9 +89,13 @@ module store_unit #(
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !setup_q && !stop;
     assign is_linear = head_word[STORE_LINEAR_LSB];
-    // The local rows must fit, checked when the instruction would issue.
+    assign is_bias   = head_word[STORE_BIAS_LSB];
+    // The local rows and table rows must fit, checked when the instruction would issue.
     assign qrow_fits = !is_linear || 32'(head_word[STORE_QROW_LSB +: STORE_QROW_W]) < ACC_ROWS;
-    assign rows_fit  = 32'(head_end) <= ACC_ROWS && qrow_fits;
+    assign brow_fits = !is_bias || 32'(head_word[STORE_BROW_LSB +: STORE_BROW_W]) < ACC_ROWS;
+    assign rows_fit  = 32'(head_end) <= ACC_ROWS && qrow_fits && brow_fits;
+    // The set-up cycle that latches the last table row (the biases' when there are both).
+    assign last_setup = setup_q && !(reading_q_q && bias_q);
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
@@ -102,9 +110,9 @@ module store_unit #(
     transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
         .clk        (clk),
         .rst        (rst),
-        .start      (issue && is_store && !is_linear || setup_q),
+        .start      (issue && is_store && !is_linear && !is_bias || last_setup),
         .word       (setup_q ? word_q : head_word),
-        .wide       (!setup_q && head_word[STORE_RAW_LSB]),
+        .wide       (setup_q ? raw_q : head_word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
         .run_bytes  (walk_bytes),
@@ -123,20 +131,27 @@ module store_unit #(
 
     // The accumulator reads synchronously: address the row of the next beat (the first row
     // while issuing, the next row after a row's last beat), which arrives with that beat.
-    // A `linear` STORE reads its multipliers' row first, its first row in the set-up cycle.
+    // A `linear` or `bias` STORE reads its table rows first, its first row in the last set-up
+    // cycle.
     always_comb begin
         if (issue && is_store) acc_row = is_linear ? head_word[STORE_QROW_LSB +: STORE_QROW_W]
-                                                   : head_word[XFER_ROW_LSB +: XFER_ROW_W];
+                                       : is_bias ? head_word[STORE_BROW_LSB +: STORE_BROW_W]
+                                       : head_word[XFER_ROW_LSB +: XFER_ROW_W];
+        else if (setup_q && !last_setup) acc_row = word_q[STORE_BROW_LSB +: STORE_BROW_W];
         else if (setup_q) acc_row = base_q;
         else acc_row = base_q + walk_row + 16'(walk_row_last);
     end
 
-    // Convert the whole row; each beat then picks its run's bytes.
-    logic [N-1:0][31:0] raw;
+    // Convert the whole row (the bias added first, wrapping like the accumulator); each beat
+    // then picks its run's bytes. With `qrows` the local row's index mod N picks the multiplier
+    // and the bias.
+    logic [N-1:0][31:0] raw, biased;
     logic [N-1:0][7:0]  narrow, shifted, linear;
     for (genvar n = 0; n < N; n++) begin : g_convert
+        assign biased[n] = acc_data[n] + (!bias_q ? '0 : qrows_q ? bias_row_q[qindex_q]
+                                                              : bias_row_q[n]);
         requantize u_requantize (
-            .x     (acc_data[n]),
+            .x     (biased[n]),
             .relu  (relu_q),
             .shift (shift_q),
             .raw   (raw[n]),
@@ -179,7 +194,7 @@ module store_unit #(
             push_vec_r <= 1'b0;
             setup_q    <= 1'b0;
         end else begin
-            setup_q    <= issue && is_store && is_linear;
+            setup_q    <= issue && is_store && (is_linear || is_bias) || setup_q && !last_setup;
             push_q     <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
                        || (walk_active && walk_last && push_prev_q);
             push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC])
@@ -192,6 +207,8 @@ module store_unit #(
             relu_q      <= head_word[STORE_RELU_LSB];
             shift_q     <= head_word[STORE_SHIFT_LSB +: STORE_SHIFT_W];
             linear_q    <= is_linear;
+            bias_q      <= is_bias;
+            reading_q_q <= is_linear;
             qrows_q     <= head_word[STORE_QROWS_LSB];
             zero_q      <= head_word[STORE_ZERO_LSB +: STORE_ZERO_W];
             word_q      <= head_word;
@@ -200,7 +217,9 @@ module store_unit #(
             push_prev_q <= head_word[FLAG_PUSH_PREV];
             push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
-        if (setup_q) multiplier_q <= acc_data;
+        if (setup_q && reading_q_q) multiplier_q <= acc_data;
+        if (setup_q && !reading_q_q) bias_row_q <= acc_data;
+        if (setup_q) reading_q_q <= 1'b0;
         if (issue && is_store) qindex_q <= '0;
         else if (walk_active && walk_row_last)
             qindex_q <= 32'(qindex_q) == N - 1 ? '0 : qindex_q + $clog2(N)'(1);

@@ -5,7 +5,8 @@
 // cropping), the local row and column the run belongs to, and where the beat falls in its row.
 // Bounds (ISA v2 A1, `xrun`): without xrun a run is in or out as a whole; with it the y test
 // applies to the run and the x test to each element j at x + j, so the in-bounds elements are
-// always one contiguous range [elem_lo, elem_hi) of the run.
+// always one contiguous range [elem_lo, elem_hi) of the run. A LOAD's `step` (ISA 2.4) spaces a
+// run's bytes 2^step apart: its span is run·2^step bytes and element j sits at x + j·2^step.
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -60,32 +61,35 @@ module transfer_walker #(
     logic [XFER_XLIM_W-1:0] xlim_q;
     logic [7:0]           run_q, lo_q, hi_q;
     logic [2:0]           inner_q;
+    logic [1:0]           step_q;
     logic                 xrun_q, wide_q;
     logic [9:0]           bytes_q;
     logic [9:0]           beats_q;   // beats per run
     logic [9:0]           beat_q;
     logic [15:0]          row_q, column_q;
 
-    // The in-bounds elements [lo, hi) of a run at (x, y), from comparisons of x with constants
-    // only (no subtraction ahead of a comparison): element j is inside when 0 <= x + j < xlim,
-    // j in [-x, xlim - x) clipped to the run, so lo = -x when x < 0 and hi = xlim - x when that
-    // is below run; the range is empty when -x >= run, xlim - x <= 0 or run = 0. Without xrun a
-    // run is in or out as a whole.
+    // The in-bounds elements [lo, hi) of a run at (x, y), computed for the next run while the
+    // current one moves: element j (at x + j·s, s = 2^step) is inside when 0 <= x + j·s < xlim,
+    // so lo = ceil(-x / s) when x < 0 and hi = ceil((xlim - x) / s) when that is below run; the
+    // range is empty when the last element x + (run-1)·s < 0, x >= xlim, run = 0 or lo >= hi
+    // (elements s apart can straddle a short row). Without xrun a run is in or out as a whole.
     function automatic logic [15:0] bounds(
         input logic signed [31:0] y, input logic signed [31:0] x,
         input logic [XFER_YLIM_W-1:0] ylim, input logic [XFER_XLIM_W-1:0] xlim,
-        input logic [7:0] run, input logic xrun);
-        logic signed [31:0] xl, rn;
+        input logic [7:0] run, input logic xrun, input logic [1:0] step);
+        logic signed [31:0] xl, rn, round;
         logic y_in, x_in, clip, empty;
         logic [7:0] lo, hi;
         xl = signed'(32'(xlim));
         rn = signed'(32'(run));
+        round = (32'sd1 <<< step) - 32'sd1;
         y_in = ylim == '0 || (y >= 0 && y < signed'(32'(ylim)));
         x_in = xlim == '0 || (x >= 0 && x < xl);
         clip = xrun && xlim != '0;
-        lo = clip && x < 0 ? 8'(-x) : '0;
-        hi = clip && x + rn > xl ? 8'(xl - x) : run;
-        empty = run == '0 || (clip && (x + rn <= 0 || x >= xl));
+        lo = clip && x < 0 ? 8'((-x + round) >>> step) : '0;
+        hi = clip && x + (rn <<< step) > xl ? 8'((xl - x + round) >>> step) : run;
+        // With step > 0 the elements may all fall between 0 and xlim's neighbours: lo = hi.
+        empty = run == '0 || (clip && (x + ((rn - 32'sd1) <<< step) < 0 || x >= xl || lo >= hi));
         bounds = !y_in || (!xrun && !x_in) || empty ? '0 : {hi, lo};
     endfunction
 
@@ -107,7 +111,10 @@ module transfer_walker #(
             logic [31:0] dram;
             logic signed [31:0] y0, x0;
             logic [7:0] run;
-            nbytes = 10'(word[XFER_RUN_LSB +: XFER_RUN_W]) << (wide ? 2 : 0);
+            logic [1:0] step;
+            // A STORE has no `step`: its bits are 0 (or the word is ILLEGAL_FIELD).
+            step = word[LOAD_STEP_LSB +: LOAD_STEP_W];
+            nbytes = 10'(word[XFER_RUN_LSB +: XFER_RUN_W]) << (wide ? 2'd2 : step);
             dram = word[XFER_DRAM_LSB +: XFER_DRAM_W];
             y0 = 32'(signed'(word[XFER_Y0_LSB +: XFER_Y0_W]));
             x0 = 32'(signed'(word[XFER_X0_LSB +: XFER_X0_W]));
@@ -130,9 +137,11 @@ module transfer_walker #(
             ylim_q  <= word[XFER_YLIM_LSB +: XFER_YLIM_W];
             xlim_q  <= word[XFER_XLIM_LSB +: XFER_XLIM_W];
             {hi_q, lo_q} <= bounds(y0, x0, word[XFER_YLIM_LSB +: XFER_YLIM_W],
-                                   word[XFER_XLIM_LSB +: XFER_XLIM_W], run, word[XFER_XRUN_LSB]);
+                                   word[XFER_XLIM_LSB +: XFER_XLIM_W], run, word[XFER_XRUN_LSB],
+                                   step);
             run_q   <= run;
             inner_q <= word[XFER_INNER_LSB +: XFER_INNER_W];
+            step_q  <= step;
             xrun_q  <= word[XFER_XRUN_LSB];
             wide_q  <= wide;
             bytes_q <= nbytes;
@@ -183,7 +192,7 @@ module transfer_walker #(
                     end
                 end
                 addr_q <= next_addr;
-                {hi_q, lo_q} <= bounds(next_y, next_x, ylim_q, xlim_q, run_q, xrun_q);
+                {hi_q, lo_q} <= bounds(next_y, next_x, ylim_q, xlim_q, run_q, xrun_q, step_q);
                 if (!stepped) begin
                     row_q <= '0;
                     column_q <= '0;
@@ -211,7 +220,8 @@ module transfer_walker #(
         // Only in-bounds elements touch DRAM: the end of the last one must lie inside it
         // (no wrap-around past 2^32).
         dram_error  = active && beat_q == '0 && hi_q != '0
-                   && 64'(addr_q) + (64'(hi_q) << (wide_q ? 2 : 0)) > 64'(DRAM_BYTES);
+                   && 64'(addr_q) + (wide_q ? 64'(hi_q) << 2 : (64'(hi_q - 1'b1) << step_q) + 1)
+                      > 64'(DRAM_BYTES);
         row_index   = row_q;
         column      = column_q;
         row_first   = (!active || inner_first) && beat_q == '0;

@@ -33,10 +33,9 @@ def test_report_of_the_tiny_cnn_names_each_step_and_its_limits():
     pool_rows, pool_bytes = 36 * 4, 144 + 36
     # dense 36 -> 5, int32 result: 36 + 180 + 20 bytes.
     dense_macs, dense_bytes = 36 * 5, 36 + 180 + 4 * 5
-    # The pool reads a channels-last repack of the conv's result (glc/lower/folds.py): overhead
-    # the schedule chose, named after its reader, no limit of its own.
+    # The stride-2 pool reads the conv's NCHW result in strided runs (docs/isa.md, revision
+    # 2.4): no repack of it first.
     expected = [("features", "array", conv_macs, -(-conv_macs // N ** 2), conv_bytes),
-                ("pooled: repack", "vector", None, 0, 0),
                 ("pooled", "vector", None, -(-pool_rows // N), pool_bytes),
                 ("result", "array", dense_macs, -(-dense_macs // N ** 2), dense_bytes)]
     assert len(steps) == len(expected)

@@ -236,13 +236,15 @@ class CycleCost:
         return None
 
     def _bias_cost(self, eg: EGraph, array: ENode, bias: int) -> float:
-        """What adding the bias in the accumulator adds to the kernel's predicted cycles (its
-        LOADs, the k-outer order it needs); host work if the lowering cannot fuse it."""
+        """What adding the bias in the kernel's STOREs adds to its predicted cycles (its table
+        LOADs and set-up cycles); host work if the lowering cannot fuse it (a bias that varies
+        along both of the product's dims, glc/lower/table.py): the bias as the view of the
+        input tensors it is, so a per-channel bias is seen as the vector it is."""
         env = dict(eg.env)
         product = self._synthetic(eg, array, env)
         ty = eg.type_of(bias)
         pair = Term("access-pair", (Term("access", (product, leaf("int", len(ty.shape)))),
-                                    _fresh(eg, "bias", ty, env)))
+                                    self._operand(eg, bias, "bias", env)))
         term = Term("compute", (leaf("compute-type", ("elementwise-add",)), pair))
         host = host_cost(2 * ty.size())
         return EPSILON + max(0.0, self._predict(term, env, host) - self.systolic(eg, array))

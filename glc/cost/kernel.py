@@ -1,6 +1,6 @@
 """The analytic cost of a systolic kernel: gemm.py's schedule as tile operations.
 
-``estimate`` predicts the cycles of the kernel glc/lower/kernel.py builds for C = A·B (+ bias)
+``estimate`` predicts the cycles of the kernel glc/lower/kernel.py builds for C = A·B
 without building it: the blocking gemm.py would choose (``_plan``), its steps and the load step
 of each A slice (``step_plan``), and per tile the instructions and DRAM beats of the transfers
 the operand's view needs (glc/lower/transfer.py), run through the tile-level pipeline model
@@ -24,6 +24,20 @@ from glc.isa.gemm import GemmLayout, MatrixRows, _plan, step_plan
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
 
 ORDERS = ("k-outer", "j-outer")
+
+
+@dataclass(frozen=True)
+class TableCost:
+    """What a kernel's table of biases and multipliers adds (glc/lower/table.py): ``vectors``
+    table rows each STORE reads first (one set-up cycle each, holding the DRAM port), loaded
+    one row per output tile, or with ``by_rows`` per N rows of C, whose STOREs are then cut
+    into runs of at most N rows."""
+
+    vectors: int = 0
+    by_rows: bool = False
+
+
+NO_TABLE = TableCost()
 
 
 @dataclass(frozen=True)
@@ -56,7 +70,8 @@ def _dma(target: Target, rows, cols, field_items: tuple, port: int, which: str,
     total = Dma(0, 0)
     for values in found:
         counts = [values.get(f"count{k}", 1) for k in range(4)]
-        moved = math.prod(counts) * -(-values["run"] * (4 if wide else 1) // port)
+        span = values["run"] * (4 if wide else 1 << values.get("step", 0))
+        moved = math.prod(counts) * -(-span // port)
         tail = 0
         if values.get("transpose"):
             local_rows = math.prod(counts[values["inner"]:])
@@ -68,9 +83,9 @@ def _dma(target: Target, rows, cols, field_items: tuple, port: int, which: str,
 class _Tiles:
     """The tile costs of one kernel, memoised per tile."""
 
-    def __init__(self, a: Target, b: Target, c: Target, bias: Target | None, mode: dict,
-                 k_tiles, o_tiles, config: HwConfig):
-        self.a, self.b, self.c, self.bias, self.mode = a, b, c, bias, mode
+    def __init__(self, a: Target, b: Target, c: Target, mode: dict,
+                 k_tiles, o_tiles, config: HwConfig, table: TableCost):
+        self.a, self.b, self.c, self.mode, self.table = a, b, c, mode, table
         self.k_tiles, self.o_tiles = k_tiles, o_tiles
         self.port, self.n = config.dram_port_bytes, config.array_size
         self.a_matrix = len(a.view.groups) == 2
@@ -88,16 +103,29 @@ class _Tiles:
 
     @functools.cache  # noqa: B019
     def store(self, first: int, count: int, j: int) -> Dma:
-        rows = (first, count) if self.c_matrix else None
-        return dma(self.c, rows, self.o_tiles[j], self.mode, self.port, "c")
+        pieces = [(first, count)]
+        if self.table.by_rows and self.c_matrix:
+            pieces = [(r, min(self.n, first + count - r))
+                      for r in range(first, first + count, self.n)]
+        total = Dma(0, 0)
+        for part in pieces:
+            found = dma(self.c, part if self.c_matrix else None, self.o_tiles[j], self.mode,
+                        self.port, "c")
+            # Each STORE's set-up cycles for the table rows it reads hold the port like beats.
+            total = total + Dma(found.instructions,
+                                found.beats + self.table.vectors * found.instructions)
+        return total
 
-    def load_bias(self, first: int, count: int, j: int) -> Dma:
-        rows = (first, count) if self.c_matrix else None
-        return dma(self.bias, rows, self.o_tiles[j], {"acc": 1}, self.port, "bias")
+    def load_table(self, m: int, n_out: int) -> Dma:
+        """The table's LOADs (one a row of N int32) for ``m`` rows of C in ``n_out`` columns."""
+        keys = -(-m // self.n) if self.table.by_rows else n_out // self.n
+        count = keys * self.table.vectors
+        return Dma(count, count * -(-4 * self.n // self.port))
+
 
 
 def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles,
-             bias: bool) -> list[Op]:
+             ) -> list[Op]:
     """gemm.py's program for the layout as tile operations, in its program order."""
     steps, slice_step = step_plan(m, k, n_out, n, layout)
     depth, chunks, rows = layout.weight_buffers, layout.chunks, layout.block_rows
@@ -105,12 +133,8 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
     chunk = rows // chunks
     total = len(steps)
     ops: list[Op] = []
-    if bias:  # the bias LOADs of every stored tile run first (kernel.py, _bias_loads)
-        found = Dma(0, 0)
-        for mb, kk, j in steps:
-            if kk == k // n - 1:
-                for c in range(chunks):
-                    found = found + tiles.load_bias(mb * rows + c * chunk, chunk, j)
+    if tiles.table.vectors:  # the table rows are the kernel's first LOADs
+        found = tiles.load_table(m, n_out)
         ops.append(Op("load", "dma", found.instructions, found.beats))
 
     def load_step(s: int) -> None:
@@ -165,43 +189,37 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
 
 
 def estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
-             config: HwConfig, bias: Target | None, k_tiles, o_tiles,
-             orders=ORDERS, block_rows: int = 0) -> Estimate:
+             config: HwConfig, k_tiles, o_tiles,
+             orders=ORDERS, block_rows: int = 0, table: TableCost = NO_TABLE) -> Estimate:
     """The predicted cycles of build_kernel's kernel for these operands (views already shared
     over K, ``k_tiles``/``o_tiles`` its tiles), the fastest of ``orders``. Memoised per
     signature: the views and element sizes (not which tensors they are or where they lie, a
     view's offset included: a tile's beats do not depend on its address; so a layer's equal
-    chunks are one estimate), the output conversion, the config."""
-    def placed(t: Target | None) -> Target | None:
-        return None if t is None else replace(t, address=0,
-                                              view=replace(t.view, buffer="", offset=0))
+    chunks are one estimate), the output conversion and table, the config."""
+    def placed(t: Target) -> Target:
+        return replace(t, address=0, view=replace(t.view, buffer="", offset=0))
 
-    return _estimate(placed(a), placed(b), placed(c), raw, relu, shift, config, placed(bias),
-                     tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows)
+    return _estimate(placed(a), placed(b), placed(c), raw, relu, shift, config,
+                     tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows, table)
 
 
 @functools.lru_cache(maxsize=4096)
 def _estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
-              config: HwConfig, bias: Target | None, k_tiles, o_tiles, orders,
-              block_rows: int) -> Estimate:
+              config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
+              table: TableCost) -> Estimate:
     n = config.array_size
     m = a.view.dims[0] if len(a.view.groups) == 2 else 1
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
     mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
-    tiles = _Tiles(a, b, c, bias, mode, k_tiles, o_tiles, config)
+    tiles = _Tiles(a, b, c, mode, k_tiles, o_tiles, config, table)
     canonical = replace(config, dram_bytes=1 << 32)
     best = None
     for order in orders:
         layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows)
         if layout is None:
             continue
-        # The bias is loaded into every accumulator tile first (glc/lower/kernel.py,
-        # _bias_loads): k-outer holds a block's J tiles per slot, j-outer one tile per slot.
-        used = m // layout.block_rows * (len(o_tiles) if layout.order == "j-outer" else 1)
-        if bias is not None and used > layout.acc_slots:
-            raise OperandUnexpressible("bias", "the schedule reuses accumulator rows")
         cycles = _extrapolated(m // layout.block_rows, len(k_tiles), len(o_tiles), layout,
-                               tiles, bias is not None, config)
+                               tiles, config)
         if best is None or cycles < best.cycles:
             best = Estimate(cycles, order, layout.block_rows)
     if best is None:
@@ -215,7 +233,7 @@ class _Selected:
     dim of the small kernel is tile ``select[i]`` of the real one."""
 
     def __init__(self, tiles: _Tiles, rows: int, blocks, k_tiles, o_tiles):
-        self.tiles, self.rows = tiles, rows
+        self.tiles, self.rows, self.table = tiles, rows, tiles.table
         self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
 
     def _row(self, first: int) -> int:
@@ -231,8 +249,9 @@ class _Selected:
     def store(self, first: int, count: int, j: int) -> Dma:
         return self.tiles.store(self._row(first), count, self.o_tiles[j])
 
-    def load_bias(self, first: int, count: int, j: int) -> Dma:
-        return self.tiles.load_bias(self._row(first), count, self.o_tiles[j])
+    def load_table(self, m: int, n_out: int) -> Dma:
+        return self.tiles.load_table(m, n_out)
+
 
 
 SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; _extrapolated)
@@ -245,7 +264,7 @@ LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
 
 
 def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
-                  bias: bool, config: HwConfig) -> int:
+                  config: HwConfig) -> int:
     """The cycles of the whole schedule from short runs, so the cost does not grow with the
     kernel. A *periodic* dim of d tiles is run with a and with b > a of them (the first ones and
     the last) and the cycles extrapolated linearly, T(d) = T(a) + (d − a)·(T(b) − T(a))/(b − a):
@@ -297,5 +316,5 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, rows, sb, sk, sj)
         total += wb * wk * wj * run(gemm_ops(len(sb) * rows, len(sk) * n, len(sj) * n, n,
-                                             layout, small, bias), config)
+                                             layout, small), config)
     return round(total)

@@ -28,7 +28,7 @@ import numpy as np
 
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
-from glc.isa.transfer import element_bytes, expand
+from glc.isa.transfer import element_bytes, expand, pitch
 
 TRANSFERS = ("load", "store")
 
@@ -64,7 +64,7 @@ def compulsory_bytes(instructions: list[Instruction]) -> int:
                 continue
             size = element_bytes(instruction)
             runs = expand(instruction)
-            offsets = np.arange(instruction["run"], dtype=np.int64) * size
+            offsets = np.arange(instruction["run"], dtype=np.int64) * pitch(instruction)
             first = (runs.address[:, None] + offsets)[runs.inside]
             starts.append(first)
             ends.append(first + size)

@@ -153,6 +153,29 @@ def _store_linear(s, n, rng, dram):
             (s["OUT3"], _bytes(halves, "i1"))]
 
 
+def _store_bias(s, n, rng, dram):
+    m, r, z = s["M"], s["R"], s["Z"]
+    edges = np.array([(1 << 31) - 1, -(1 << 31), 1 << 30, -(1 << 30)])[:n]
+    bias = rng.integers(-(1 << 20), 1 << 20, (2, n), dtype=np.int64)
+    bias[1, :edges.size] = edges  # sums that wrap
+    a, w = _i8(rng, m, n), _i8(rng, n, n)
+    scales = (2.0 ** rng.uniform(-24, -8, n)).astype(np.float32).view(np.uint32)
+    x = rng.integers(-(1 << 31), 1 << 31, (r, n), dtype=np.int64)
+    x[:, :edges.size] = edges
+    x[r // 2:] >>= 12  # values the multipliers keep inside int8
+    for name, values in (("BIAS", bias.astype("<i4")), ("MUL", scales), ("A", a), ("WT", w),
+                         ("X", x.astype("<i4"))):
+        _put(dram, s[name], values)
+    product = a.astype(np.int64) @ w.astype(np.int64) + bias[0]
+    by_row = np.arange(r) % n
+    wrapped = (x + bias[1] + (1 << 31)) % (1 << 32) - (1 << 31)
+    wrapped_rows = (x + bias[1][by_row, None] + (1 << 31)) % (1 << 32) - (1 << 31)
+    return [(s["OUT1"], _bytes(_requantize(np.maximum(product, 0), s["SH"]), "i1")),
+            (s["OUT2"], _bytes(linear_reference(product, scales, z), "i1")),
+            (s["OUT3"], _bytes(wrapped, "<i4")), (s["OUT4"], _bytes(wrapped_rows, "<i4")),
+            (s["OUT5"], _bytes(linear_reference(wrapped_rows, scales[by_row, None], z), "i1"))]
+
+
 def _weight_swap(s, n, rng, dram):
     data = _i8(rng, 4 * n, n)
     _put(dram, s["X"], data)
@@ -175,6 +198,23 @@ def _transpose_pad(s, n, rng, dram):
     return [(s["C1"], _bytes(a.astype(np.int64) @ w.T.astype(np.int64), "<i4")),
             (s["C2"], _bytes(block, "<i4")), (s["C3"], _bytes(rows, "<i4")),
             (s["C4"], cropped)]
+
+
+def _load_step(s, n, rng, dram):
+    hi, wi, pad = s["HI"], s["WI"], s["PADV"]
+    img, y, z, v = _i8(rng, hi, wi), _i8(rng, 4 * n + 4), _i8(rng, n, 2 * n), _i8(rng, n)
+    for name, values in (("IMG", img), ("Y", y), ("Z", z), ("V", v),
+                         ("EYE", np.eye(n, dtype=np.int8))):
+        _put(dram, s[name], values)
+    framed = np.full((hi + 2, wi + 2 * n), pad, dtype=np.int64)  # the image with its border
+    framed[1:hi + 1, 1:wi + 1] = img
+    rows = [framed[r, 0:2 * n:2] for r in range(hi + 1)]  # y = -1 … HI-1, x = -1, 1, …
+    rows += [y[0:4 * n:4], y[1:4 * n + 1:4]]
+    rows += list(z[:, ::2].T)
+    half, paired = n // 2, np.zeros(n, dtype=np.int64)  # two runs of N/2 side by side
+    paired[:half], paired[half:2 * half] = v[0:2 * half:2], v[1:2 * half:2]
+    rows.append(paired)
+    return [(s["OUT"], _bytes(np.stack(rows).astype(np.int64), "<i4"))]
 
 
 def _vector_pool(s, n, rng, dram):
@@ -215,8 +255,10 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "im2col_nchw": _im2col_nchw,
     "store_requant": _store_requant,
     "store_linear": _store_linear,
+    "store_bias": _store_bias,
     "weight_swap": _weight_swap,
     "transpose_pad": _transpose_pad,
+    "load_step": _load_step,
     "vector_pool": _vector_pool,
     "vector_linear": _vector_linear,
     "bad_opcode": (ErrorCode.ILLEGAL_OPCODE, 1),

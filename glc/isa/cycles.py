@@ -256,8 +256,10 @@ class _Model:
             return end
         if unit != "exec":
             moved = beats(instruction, self.config.dram_port_bytes) if name != "sync" else 0
-            # A `linear` STORE first reads its multipliers' row: one more set-up cycle.
-            end = t + 1 + int(bool(instruction.get("linear"))) + moved
+            # A `linear` STORE first reads its multipliers' row, a `bias` STORE its biases'
+            # row: one more set-up cycle each.
+            end = t + 1 + int(bool(instruction.get("linear"))) + \
+                int(bool(instruction.get("bias"))) + moved
             if self._uses_port(instruction):
                 self.port_free = end
             if instruction.get("transpose"):

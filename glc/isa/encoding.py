@@ -20,6 +20,7 @@ from glc.isa.fields import (
     LEVELS,
     LIN_FIELDS,
     LIN_SCALES,
+    MAX_STEP,
     OPCODE_BITS,
     UNIT_FLAGS,
     UNITS,
@@ -136,10 +137,19 @@ def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
                                                           or instruction["shift"]):
             return "linear requantizes to int8: raw and shift must be 0"
         if name == "store" and not instruction["linear"] and (
-                instruction["zero"] or instruction["qrow"] or instruction["qrows"]):
-            return "zero, qrow and qrows must be 0 without linear"
+                instruction["zero"] or instruction["qrow"]):
+            return "zero and qrow must be 0 without linear"
+        if name == "store" and not instruction["bias"] and instruction["brow"]:
+            return "brow must be 0 without bias"
+        if name == "store" and instruction["qrows"] and not (instruction["linear"]
+                                                             or instruction["bias"]):
+            return "qrows needs linear or bias"
         if name == "load" and instruction["acc"] and instruction["transpose"]:
             return "a transposing LOAD writes the scratchpad, not the accumulator"
+        if name == "load" and instruction["step"] > MAX_STEP:
+            return f"step={instruction['step']} > {MAX_STEP}: elements 1, 2 or 4 bytes apart"
+        if name == "load" and instruction["acc"] and instruction["step"]:
+            return "a strided run (step) is read into the scratchpad, not the accumulator"
     elif name == "matmul" and instruction["rows"] == 0:
         return "rows is 0"
     elif name == "vector":

@@ -17,6 +17,7 @@ UNITS = ("load", "exec", "store", "vector")
 VECTOR_OPS = ("add", "max", "mul", "lin")  # VECTOR's `op` field (docs/isa.md, VECTOR)
 LIN_SCALES = ("scale0", "scale1")  # VECTOR `lin`: the float32 multiplier of each row of a group
 LIN_FIELDS = ("offset", "fixed", *LIN_SCALES)  # VECTOR `lin` only (0 otherwise)
+MAX_STEP = 2  # LOAD `step`: a run's bytes 1, 2 or 4 apart (3 is ILLEGAL_FIELD)
 
 
 @dataclass(frozen=True)
@@ -127,14 +128,15 @@ OPCODES: tuple[Opcode, ...] = (
     Opcode("load", 1, "load", (
         *_flags("pop_next", "push_next", *VEC_FLAGS),
         *_transfer((Field("acc", 16, 1, flag=True), Field("transpose", 18, 1, flag=True),
-                    Field("pad", 32, 8, signed=True))),
+                    Field("pad", 32, 8, signed=True), Field("step", 43, 2))),
     )),
     Opcode("store", 2, "store", (
         *_flags("pop_prev", "push_prev", *VEC_FLAGS),
         *_transfer((Field("raw", 16, 1, flag=True), Field("relu", 17, 1, flag=True),
                     Field("shift", 20, 5), Field("linear", 25, 1, flag=True),
-                    Field("qrows", 26, 1, flag=True),
-                    Field("zero", 424, 8, signed=True), Field("qrow", 432, 16))),
+                    Field("qrows", 26, 1, flag=True), Field("bias", 27, 1, flag=True),
+                    Field("zero", 424, 8, signed=True), Field("qrow", 432, 16),
+                    Field("brow", 448, 16))),
     )),
     Opcode("preload", 3, "exec", (
         *_flags(*ALL_FLAGS),

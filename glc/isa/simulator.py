@@ -20,7 +20,7 @@ from glc.isa.cycles import Timeline, schedule
 from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason, to_bytes
 from glc.isa.fields import LIN_SCALES, VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.isa.transfer import element_bytes, expand, local_rows, written_rows
+from glc.isa.transfer import element_bytes, expand, local_rows, pitch, written_rows
 
 
 def requantize(x: np.ndarray, shift: int) -> np.ndarray:
@@ -206,13 +206,13 @@ class _Machine:
         _check_rows(instruction["row"], written_rows(instruction, self.config.array_size),
                     memory, code, label)
         runs = expand(instruction)
-        width = element_bytes(instruction)
-        # Only in-bounds elements touch DRAM: the end of the last one must lie inside it.
-        ends = runs.address[:, None] + width * (1 + np.arange(instruction["run"]))
+        width, apart = element_bytes(instruction), pitch(instruction)
+        # Only in-bounds elements touch DRAM: the end of each must lie inside it.
+        ends = runs.address[:, None] + apart * np.arange(instruction["run"]) + width
         outside = runs.inside & (ends > self.config.dram_bytes)
         if outside.any():
             run, element = np.unravel_index(np.argmax(outside), outside.shape)
-            first = int(runs.address[run]) + width * int(element)
+            first = int(runs.address[run]) + apart * int(element)
             raise _Fault(ErrorCode.DRAM_RANGE,
                          f"element at DRAM {first} … {first + width - 1} is outside "
                          f"0 … {self.config.dram_bytes - 1}")
@@ -229,7 +229,8 @@ class _Machine:
         # Every element of a run starts as the pad value; in-bounds ones are read from DRAM.
         values = np.full(runs.inside.shape, instruction["pad"], dtype=memory.dtype)
         run_at, element = np.nonzero(runs.inside)
-        raw = self.dram[(runs.address[run_at] + width * element)[:, None] + np.arange(width)]
+        at = runs.address[run_at] + pitch(instruction) * element
+        raw = self.dram[at[:, None] + np.arange(width)]
         values[run_at, element] = raw.view("<i4")[:, 0] if to_acc else raw.view(np.int8)[:, 0]
         block[runs.row[:, None], runs.column[:, None] + np.arange(run)] = values
         row = instruction["row"]
@@ -246,6 +247,14 @@ class _Machine:
                                             "accumulator")
         run, row = instruction["run"], instruction["row"]
         values = self.acc[row + runs.row[:, None], runs.column[:, None] + np.arange(run)]
+        # `qrows`: the table rows (biases, multipliers) are read by local row mod N, not by
+        # the element's column.
+        columns = runs.column[:, None] + np.arange(run)
+        if instruction["qrows"]:
+            columns = np.broadcast_to(runs.row[:, None] % self.config.array_size, columns.shape)
+        if instruction["bias"]:
+            _check_rows(instruction["brow"], 1, self.acc, ErrorCode.ACC_RANGE, "accumulator")
+            values = _wrap32(values.astype(np.int64) + self.acc[instruction["brow"]][columns])
         if instruction["relu"]:
             values = np.maximum(values, 0)
         if instruction["raw"]:
@@ -254,10 +263,6 @@ class _Machine:
             # An element's multiplier is in ACC row `qrow` (float32 bits): in the element's
             # column, or with `qrows` in column (local row mod N).
             _check_rows(instruction["qrow"], 1, self.acc, ErrorCode.ACC_RANGE, "accumulator")
-            columns = runs.column[:, None] + np.arange(run)
-            if instruction["qrows"]:
-                columns = np.broadcast_to(runs.row[:, None] % self.config.array_size,
-                                          columns.shape)
             multipliers = self.acc[instruction["qrow"]].view(np.uint32)[columns]
             data = linear.requantize_linear(values, multipliers, instruction["zero"])
         else:

@@ -21,6 +21,12 @@ def element_bytes(instruction: Instruction) -> int:
     return 4 if wide else 1
 
 
+def pitch(instruction: Instruction) -> int:
+    """DRAM bytes from one element of a run to the next: the element's size, or with a LOAD's
+    `step` 2**step single bytes apart (a strided run: every other pixel of a stride-2 conv)."""
+    return element_bytes(instruction) << instruction.get("step")
+
+
 def counts(instruction: Instruction) -> list[int]:
     """Iterations of loop levels 0 … 3."""
     return [instruction[f"count{k}"] for k in range(LEVELS)]
@@ -32,8 +38,9 @@ def local_rows(instruction: Instruction) -> int:
 
 
 def beats(instruction: Instruction, port_bytes: int) -> int:
-    """DRAM port cycles: one per `port_bytes` of each run, padding runs included."""
-    run_bytes = instruction["run"] * element_bytes(instruction)
+    """DRAM port cycles: one per `port_bytes` of each run's span (run · pitch bytes), padding
+    runs included."""
+    run_bytes = instruction["run"] * pitch(instruction)
     return math.prod(counts(instruction)) * -(-run_bytes // port_bytes)
 
 
@@ -82,10 +89,10 @@ def expand(instruction: Instruction) -> Runs:
             outer_scale *= levels[k]
     run = instruction["run"]
     y, x = y.reshape(-1, 1), x.reshape(-1, 1)
-    # With `xrun` element j of a run sits at x + j and is bounds-checked alone; otherwise the
-    # run is in or out as a whole.
+    # With `xrun` element j of a run sits at x + j·2**step and is bounds-checked alone;
+    # otherwise the run is in or out as a whole.
     if instruction["xrun"]:
-        x = x + np.arange(run, dtype=np.int64)
+        x = x + (np.arange(run, dtype=np.int64) << instruction.get("step"))
     inside = np.ones((y.shape[0], run), dtype=bool)
     if instruction["ylim"]:
         inside &= (y >= 0) & (y < instruction["ylim"])

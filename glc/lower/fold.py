@@ -24,7 +24,7 @@ from glc.isa.encoding import Instruction
 from glc.isa.fields import VECTOR_OPS
 from glc.lower.fusion import Lin
 from glc.lower.kernel import Kernel, OperandUnexpressible
-from glc.lower.linear import Linear
+from glc.lower.table import StoreTable
 from glc.lower.transfer import Target, Unexpressible, transfers
 
 MAX_FIELD = (1 << 16) - 1  # VECTOR's count and group, a transfer's count (docs/isa.md)
@@ -51,10 +51,10 @@ class Fold:
 
 
 def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
-                      config: HwConfig, linear: Linear | None = None,
+                      config: HwConfig, linear: StoreTable | None = None,
                       tile_rows: int = 0) -> Kernel:
     """The kernel computing ``fold`` into ``c`` (a row-major matrix view of the result);
-    ``linear``: its STOREs requantize by column (glc/lower/linear.py), the multipliers in the
+    ``linear``: its STOREs requantize by column (glc/lower/table.py), the multipliers in the
     accumulator's top rows; ``tile_rows``: a cap on the output rows of a tile (0: as many as
     half the buffers hold)."""
     if fold.op not in VECTOR_OPS:

@@ -13,11 +13,11 @@ import numpy as np
 from glc.errors import DoesNotFit
 from glc.ir.term import Term
 from glc.ir.types import Access
-from glc.lower import linear
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel
 from glc.lower.program import Buffer, KernelStep, aligned
 from glc.lower.repack import repacks
+from glc.lower.table import StoreTable
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import View, access_chain, row_major, view_of
 
@@ -110,7 +110,7 @@ class Folds:
             view = view_of(requant.args[1], self.types, self._materialise)
             matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
                                            view.groups[-1]))
-            requantization = linear.Linear(
+            requantization = StoreTable(
                 Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
             try:
                 requantization.check()

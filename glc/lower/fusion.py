@@ -1,7 +1,9 @@
 """What one kernel can absorb, over the terms the lowering walks (docs/lowering.md, "Fusion").
 
-A systolic-array node over int8 operands becomes a kernel together with an int32 bias the
-accumulator starts from and a relu and/or ``(requantize k)`` the STORE applies, through any
+A systolic-array node over int8 operands becomes a kernel together with an int32 bias, a relu
+and/or ``(requantize k)``, all of which its STOREs apply (the bias from a table row,
+glc/lower/table.py; one that varies along both of the product's dims the lowering leaves
+unfused: a view's property, which the extraction's cost sees by lowering it), through any
 data-moving operators between them (both act elementwise and keep 0, so they commute with every
 view), or ONNX's ``requantize-linear`` the STORE applies (glc/lower/linear.py); a reduce or
 elementwise node over views is a fold of the vector unit, with the same conversions. ``Absorb``
@@ -54,7 +56,8 @@ def commutes(op: str, pad_type: object = None) -> bool:
 
 
 def bias_fits(product: Access, bias: Access) -> bool:
-    """Whether ``bias`` can start the accumulator of ``product``: int32 and of its dims."""
+    """Whether ``bias`` can be added to ``product`` by its kernel's STOREs: int32 and of its
+    dims (and, a view's property the lowering checks, a vector along one of them)."""
     return bias.dtype == "int32" and bias.dims == product.dims
 
 
@@ -80,8 +83,8 @@ class Absorb:
     def fusion(self, node: Term, unfused: frozenset[int] | set[int] = frozenset()):
         """(systolic node, relu, requantize shift, bias, views) when ``node`` is an int8
         systolic array plus at most an int32 bias (``elementwise-add`` of an ``access-pair``),
-        under at most one relu and one requantize, each used only there (the kernel adds the
-        bias in the accumulator, the STORE converts), else None. Between the relu/requantize and
+        under at most one relu and one requantize, each used only there (the kernel's STOREs add
+        the bias and convert), else None. Between the relu/requantize and
         the array may lie data-moving operators (``views``, their topmost node): relu and
         requantize act elementwise and keep 0, so they commute with every view."""
         found = self._conversions(node, unfused)

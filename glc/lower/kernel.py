@@ -12,8 +12,8 @@ Tiles follow the digits of the views: a K tile is a box of the digits A's column
 share once refined to the same sizes (e.g. one input channel's 3×3 taps, 9 of the N rows, or 16
 channels of one NHWC tap), so each LOAD writes whole local rows; the unused rows and columns of a
 tile are the LOAD's zero fill (A) or are multiplied by those zeros (B), and the STORE crops them.
-A bias is loaded into the accumulator rows each STORE drains before the first MATMUL, and every
-MATMUL then accumulates.
+A bias, like ONNX's requantization multipliers, is one accumulator row per output tile that the
+STOREs read (glc/lower/table.py); the first MATMUL of a tile writes the accumulator fresh.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from glc.cost.kernel import Estimate, estimate
+from glc.cost.kernel import NO_TABLE, Estimate, TableCost, estimate
 from glc.cost.limit import compute_ideal
 from glc.hwconfig import HwConfig
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_program
-from glc.lower.linear import Linear
+from glc.lower.table import StoreTable
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
 from glc.lower.view import Digit, View, merge
 
@@ -51,7 +51,7 @@ class Kernel:
     relu: bool
     shift: int
     instructions: list[Instruction]
-    bias: bool = False  # the accumulator starts from a bias loaded from DRAM
+    bias: bool = False  # the STOREs add a bias (glc/lower/table.py)
     kind: str = "matmul"
     estimated: int = 0  # the analytic model's cycles (glc/cost/kernel.py); 0: not estimated
     _cycles: dict[HwConfig, int] = field(default_factory=dict, repr=False, compare=False)
@@ -201,35 +201,30 @@ def flat_k(a: Target, b: Target, k_inner: int | None, n: int) -> bool:
 
 
 def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
-                    config: HwConfig, bias: Target | None = None,
-                    k_inner: int | None = None, block_rows: int = 0,
-                    flat: bool = False) -> Estimate:
+                    config: HwConfig, k_inner: int | None = None, block_rows: int = 0,
+                    flat: bool = False, table: TableCost = NO_TABLE) -> Estimate:
     """The analytic model's cycles for build_kernel's kernel (glc/cost/kernel.py) and the step
-    order they are for: with a bias, k-outer (it keeps a block's output tiles in distinct
-    accumulator rows, so the bias can be loaded into all of them first, see _bias_loads)."""
+    order they are for; ``table`` what its table of biases and multipliers adds."""
     tiling = shape(a, b, config.array_size, k_inner, flat)
-    orders = ("k-outer",) if bias is not None else ("k-outer", "j-outer")
-    return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, bias, tiling.k_tiles,
-                    tiling.o_tiles, orders, block_rows)
+    return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, tiling.k_tiles,
+                    tiling.o_tiles, block_rows=block_rows, table=table)
 
 
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
-                 shift: int, config: HwConfig, bias: Target | None = None,
-                 order: str | None = None, k_inner: int | None = None,
-                 block_rows: int = 0, linear: Linear | None = None,
-                 flat: bool = False) -> Kernel:
+                 shift: int, config: HwConfig, order: str | None = None,
+                 k_inner: int | None = None, block_rows: int = 0,
+                 table: StoreTable | None = None, flat: bool = False) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
-    B's ((),(K,Nₒ)), C's the result's row-major view, the bias an int32 view of C's dims;
-    ``order`` the step order (default: the one kernel_estimate predicts faster), ``k_inner``
-    the K digit walked innermost (shared_k), ``flat`` its tiles flat (flat_k),
-    ``block_rows`` a cap on the block of A rows;
-    ``linear`` ONNX's requantization in the STOREs (glc/lower/linear.py), its table in the
+    B's ((),(K,Nₒ)), C's the result's row-major view; ``order`` the step order (default: the
+    one kernel_estimate predicts faster), ``k_inner`` the K digit walked innermost (shared_k),
+    ``flat`` its tiles flat (flat_k), ``block_rows`` a cap on the block of A rows; ``table``
+    the bias and ONNX's requantization the STOREs apply (glc/lower/table.py), in the
     accumulator's top rows."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
-        order = kernel_estimate(a, b, c, raw, relu, shift, config, bias, k_inner,
-                                block_rows, flat).order
+        order = kernel_estimate(a, b, c, raw, relu, shift, config, k_inner, block_rows, flat,
+                                table.cost if table is not None else NO_TABLE).order
     tiling = shape(a, b, n, k_inner, flat)
     a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
     k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
@@ -237,14 +232,12 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     # The canonical layout only names tiles (its addresses are decoded below, never used), so
     # it may exceed the real DRAM: give gemm.py the whole 32-bit address space to lay it out in.
     canonical = replace(config, dram_bytes=1 << 32)
-    if linear is not None:
-        table = linear.reserve(m, o_tiles, n, config.accumulator_rows)
-        canonical = replace(canonical, accumulator_rows=linear.table_row)
+    if table is not None:
+        reserved = table.reserve(m, o_tiles, n, config.accumulator_rows)
+        canonical = replace(canonical, accumulator_rows=table.table_row)
     text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift,
                                 order=order, block_rows=block_rows)
     out: list[Instruction] = []
-    bias_loads: list[Instruction] = []
-    stored: set[int] = set()
     esize = 4 if raw else 1
     for ins in assemble(text, canonical).instructions():
         name = ins.op.name
@@ -259,52 +252,22 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
             first, rest = divmod((ins["dram"] - layout.c) // esize, o_pad)
             rows = (first, ins["count0"]) if c_matrix else None
             mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
-            pieces = linear.pieces(rows, rest // n, n) if linear is not None else None
+            pieces = table.pieces(rows, rest // n, n) if table is not None else None
             new = _retarget("c", c, rows, o_tiles[rest // n], ins, mode, pieces)
-            if bias is not None:
-                bias_loads += _bias_loads(bias, rows, o_tiles[rest // n], ins, stored)
         else:
             out.append(ins)
             continue
         out += new
-    if bias is not None:
-        out = bias_loads + [_accumulating(i) for i in out]
-    if linear is not None:
-        out = linear.loads(o_tiles, table) + out
-    return Kernel(label, m, k, n_out, raw, relu, shift, out, bias is not None)
-
-
-def _bias_loads(bias: Target, rows: Range | None, cols: Range, store: Instruction,
-                stored: set[int]) -> list[Instruction]:
-    """LOADs putting the bias into the accumulator rows a STORE drains (isa.md, LOAD to ACC).
-
-    They run first, before any MATMUL (the first MATMUL waits for a token the LOAD unit pushes
-    after them), and every MATMUL accumulates onto them; so each accumulator row must hold one
-    output tile only: a schedule that reuses rows (a large C) keeps the bias a host step."""
-    count = store["count0"]
-    rows_here = set(range(store["row"], store["row"] + count))
-    if rows_here & stored:
-        raise OperandUnexpressible("bias", "the schedule reuses accumulator rows")
-    stored |= rows_here
-    try:
-        values = transfers(bias, rows, cols, store["row"], {"acc": 1})
-    except Unexpressible as error:
-        raise OperandUnexpressible("bias", str(error)) from None
-    return [Instruction.make("load", **v) for v in values]
-
-
-def _accumulating(ins: Instruction) -> Instruction:
-    """A MATMUL that adds to the accumulator (onto the bias); anything else unchanged."""
-    if ins.op.name != "matmul":
-        return ins
-    return Instruction(ins.op, tuple(1 if f.name == "accumulate" else v
-                                     for f, v in zip(ins.op.fields, ins.values, strict=True)))
+    if table is not None:
+        out = table.loads(o_tiles, reserved) + out
+    return Kernel(label, m, k, n_out, raw, relu, shift, out,
+                  table is not None and table.bias is not None)
 
 
 def _retarget(which: str, target: Target, rows: Range | None, cols: Range, ins: Instruction,
               mode: dict[str, int], pieces=None) -> list[Instruction]:
     """The transfers replacing ``ins``: its pops on the first, its pushes on the last;
-    ``pieces`` split its rows, each (rows, extra fields) (glc/lower/linear.py). They write no
+    ``pieces`` split its rows, each (rows, extra fields) (glc/lower/table.py). They write no
     local row ``ins`` does not (a transposing LOAD writes whole N-row blocks)."""
     try:
         values = []

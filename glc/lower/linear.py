@@ -2,33 +2,27 @@
 
 A quantized conv or dense layer is ``(requantize-linear (compute elementwise-add (access-pair X
 B)) M z)``: X the int32 product, seen through data-moving operators (a conv's NCHW transpose of
-the array's result), B the int32 bias, M the float32 multipliers, z the zero point. The kernel
-adds the bias in the accumulator and its STOREs requantize (docs/isa.md, STORE ``linear``) with
-multipliers from accumulator rows the kernel loads first from M's tensor in DRAM, the zero point
-a STORE field. M may vary along one of C's dims: along its columns (per tensor, or per channel
-with the channels as C's columns) each output tile's STOREs take one row of multipliers by
-column; along its rows (the channels as C's rows) each STORE is cut into runs of at most N rows,
-each taking its own row of multipliers by local row (``qrows``).
+the array's result), B the int32 bias, M the float32 multipliers, z the zero point. The kernel's
+STOREs add the bias (STORE ``bias``) and requantize (docs/isa.md, STORE ``linear``) with
+multipliers and biases from accumulator rows the kernel loads first from their tensors in DRAM,
+the zero point a STORE field.
 
 The bias and the multipliers are given over the layer's dims; the kernel needs them over the
-array's. The operators between are bijective (transpose, reshape, flatten, squeeze, insert-axis,
-re-split), so each operand is pulled back through their inverses (``pulled_back``). A fold on
-the vector unit (glc/lower/fold.py: a global average pool's sum plus its bias) requantizes the
-same way, by column.
+array's (glc/lower/table.py holds them for its STOREs). The operators between are bijective
+(transpose, reshape, flatten, squeeze, insert-axis, re-split), so each operand is pulled back
+through their inverses (``pulled_back``). A fold on the vector unit (glc/lower/fold.py: a global
+average pool's sum plus its bias) requantizes the same way, by column.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
-from glc.errors import DoesNotFit, GlcError
 from glc.ir.check import check
 from glc.ir.term import Term, walk
 from glc.ir.types import Access, ComputeKind
-from glc.isa.encoding import Instruction
-from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
-from glc.lower.view import View, merge, view_of
+from glc.lower.view import View, view_of
 from glc.syntax.reader import parse_term
 
 # Data-moving operators that are bijections of the elements: requantize-linear (which maps 0 to
@@ -128,89 +122,3 @@ def pulled_back(operand: View, operand_type: Access, chain: Term | None,
 
 def _dims(dims: tuple[int, ...]) -> str:
     return " ".join(map(str, dims))
-
-
-@dataclass
-class Linear:
-    """A kernel's requantization: the multipliers as a float32 matrix view of C's dims, the
-    zero point, and the accumulator rows from ``table_row`` on that hold them, one row per
-    output tile (the multipliers vary along C's columns: STORE by column) or per run of at most
-    N of C's rows (they vary along its rows: STORE ``qrows``, one STORE per such run)."""
-
-    multipliers: Target
-    zero: int
-    table_row: int = 0
-    by_rows: bool = False
-    table: dict[tuple[int, int], int] = field(default_factory=dict)  # (first, count) → row
-
-    def check(self) -> None:
-        """Choose by column or by row; OperandUnexpressible("m") if the multipliers vary along
-        both of C's dims."""
-        groups = self.multipliers.view.groups
-        if len(groups) == 1 or _broadcast(groups[0]):
-            self.by_rows = False
-        elif _broadcast(groups[1]):
-            self.by_rows = True
-        else:
-            raise OperandUnexpressible("m", "the multipliers vary along C's rows and columns")
-
-    def reserve(self, m: int, o_tiles: list[tuple[int, int]], n: int,
-                accumulator_rows: int) -> int:
-        """The accumulator rows the table may take (at most half of them); the table starts
-        where the kernel's own rows end. A store's rows split at most once more than N does."""
-        rows = self.table_rows(m, len(o_tiles), n)
-        if 2 * rows > accumulator_rows:
-            raise DoesNotFit(f"{rows} multiplier rows do not fit beside the kernel's "
-                           f"{accumulator_rows} accumulator rows")
-        self.table_row = accumulator_rows - rows
-        return rows
-
-    def table_rows(self, m: int, o_tiles: int, n: int) -> int:
-        """The table's rows for a C of ``m`` rows in ``o_tiles`` output tiles: one per tile by
-        column; by row one per N rows of C, twice (a store's rows split at most once more)."""
-        return 2 * -(-m // n) if self.by_rows else o_tiles
-
-    def pieces(self, rows: tuple[int, int] | None, tile: int, n: int):
-        """A STORE of C's ``rows`` (None: C is a vector) in output tile ``tile`` as (rows,
-        fields) pieces: one piece by column; runs of at most N rows with ``qrows``."""
-        if not self.by_rows:
-            return [(rows, self.column(tile))]
-        first, count = rows
-        return [((r, min(n, first + count - r)),
-                 {**self._fields((r, min(n, first + count - r))), "qrows": 1})
-                for r in range(first, first + count, n)]
-
-    def column(self, tile: int) -> dict[str, int]:
-        """The STORE fields for output tile ``tile`` (its N columns) by column."""
-        return self._fields(("column", tile))
-
-    def _fields(self, key) -> dict[str, int]:
-        row = self.table.setdefault(key, self.table_row + len(self.table))
-        return {"linear": 1, "zero": self.zero, "qrow": row}
-
-    def loads(self, o_tiles: list[tuple[int, int]], reserved: int) -> list[Instruction]:
-        """LOADs to ACC of the table rows the STOREs use (float32 bits as int32); the kernel's
-        first instructions, so every STORE (which waits for a MATMUL, which waits for a later
-        LOAD's token) finds them."""
-        if len(self.table) > reserved:
-            raise GlcError(f"{len(self.table)} multiplier rows exceed the {reserved} reserved")
-        view = self.multipliers.view
-        out = []
-        for key, row in self.table.items():
-            if key[0] == "column":
-                source = self.multipliers
-                rows, cols = ((0, 1) if len(view.groups) == 2 else None), o_tiles[key[1]]
-            else:  # C's rows key[0] … as the columns of one row
-                source = replace(self.multipliers, view=replace(view, groups=view.groups[::-1]))
-                rows, cols = (0, 1), key
-            try:
-                values = transfers(source, rows, cols, row, {"acc": 1})
-            except Unexpressible as error:
-                raise OperandUnexpressible("m", str(error)) from None
-            out += [Instruction.make("load", **v) for v in values]
-        return out
-
-
-def _broadcast(group) -> bool:
-    """Whether a dim's digits all repeat one element (stride 0, no bound depends on them)."""
-    return not any(d.stride or any(d.coefs) for d in merge(group))

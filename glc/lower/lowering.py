@@ -1,18 +1,17 @@
 """The lowering: an extracted term → a Program (memory plan, kernels, host steps).
 
 Walks the term from its root. A systolic-array node with what it absorbs (glc/lower/fusion.py:
-an int32 bias the accumulator starts from, a relu and/or ``(requantize k)`` the STORE applies)
-becomes an accelerator kernel run the way the schedule search picks (glc/lower/schedule.py),
-its operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or
-whose view the transfers cannot walk, is first materialised into DRAM by a host *copy*; one the
-search reads faster from another layout is repacked first (glc/lower/relayout.py), and one whose
-bias no schedule can add is cut into chunks of C (glc/lower/chunks.py). A fold the vector unit
+an int32 bias, a relu and/or ``(requantize k)``, all applied by its STOREs) becomes an
+accelerator kernel run the way the schedule search picks (glc/lower/schedule.py), its operands
+views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or whose view the
+transfers cannot walk, is first materialised into DRAM by a host *copy*; one the search reads
+faster from another layout is repacked first (glc/lower/relayout.py). A fold the vector unit
 runs becomes a fold kernel (glc/lower/folds.py, glc/lower/fold.py), a depthwise product one
 kernel per N channels (glc/lower/depthwise.py), a concatenation of kernels' results copies into
-its slices (glc/lower/concat.py). Every other node is computed by
-a host step: the interpreter on the sub-term, with the kernels' results read from DRAM. The
-result is read back through its view (a transpose or reshape of a kernel's result costs
-nothing). Every tensor gets an address: the memory plan."""
+its slices (glc/lower/concat.py). Every other node is computed by a host step: the interpreter
+on the sub-term, with the kernels' results read from DRAM. The result is read back through its
+view (a transpose or reshape of a kernel's result costs nothing). Every tensor gets an address:
+the memory plan."""
 
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
-from glc.lower import chunks, depthwise, linear
+from glc.lower import depthwise, linear
 from glc.lower.concat import Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
@@ -37,6 +36,7 @@ from glc.lower.kernel import Kernel, build_kernel, transposed
 from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
 from glc.lower.relayout import Relayout
 from glc.lower.schedule import Schedule, search
+from glc.lower.table import StoreTable
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
@@ -66,7 +66,8 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
 
 
 class _Unfused(Exception):
-    """The bias of a fused node cannot be added in the accumulator."""
+    """The bias or requantization of a fused node cannot be applied by its kernel's STOREs (a
+    bias that varies along both of C's dims: glc/lower/table.py)."""
 
 
 def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) -> int:
@@ -237,7 +238,7 @@ class _Lowerer(Relayout, Folds, Concats):
                 chosen = search(targets, (rows, width), raw, relu, shift or 0, c_address,
                                 self.config, {False: None}, c_stride=channels)
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
-                                      self.config, None, chosen.order, chosen.k_inner,
+                                      self.config, chosen.order, chosen.k_inner,
                                       chosen.block_rows, flat=chosen.flat) if self.build else \
                     Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [])
             except (OperandUnexpressible, GlcError):
@@ -258,9 +259,9 @@ class _Lowerer(Relayout, Folds, Concats):
 
     def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None,
                 bias: Term | None, plan: linear.LinearPlan | None = None) -> View:
-        """A kernel for the systolic node (its bias added in the accumulator, its relu and
-        requantize — or with ``plan`` ONNX's requantization — fused into the STORE); its result
-        is the view returned: row-major, or transposed when the kernel computes Cᵀ."""
+        """A kernel for the systolic node (its bias, relu and requantize — or with ``plan`` ONNX's
+        requantization — fused into the STORE); its result is the view returned: row-major, or
+        transposed when the kernel computes Cᵀ."""
         targets = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             targets[which] = self._operand(operand, copy=False)
@@ -273,10 +274,10 @@ class _Lowerer(Relayout, Folds, Concats):
             if plan is not None:  # over the layer's dims: pulled back to the array's
                 view = linear.pulled_back(view, self.types[id(term)], plan.chain, self.types)
             targets[which] = Target(view, self._to_dram(view.buffer).address, 4)
-        # Each orientation's requantization; only those whose STOREs can read the multipliers.
-        requantizations = {False: None, True: None} if plan is None else {
-            s: r for s in (False, True) if (r := self._requantization(targets["m"], s, plan))}
-        if not requantizations:
+        # Each orientation's table; only those whose STOREs can read the bias and multipliers.
+        tables = {False: None, True: None} if bias is None and plan is None else {
+            s: t for s in (False, True) if (t := self._table(targets, s, plan))}
+        if not tables:
             raise _Unfused
         raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
@@ -284,12 +285,9 @@ class _Lowerer(Relayout, Folds, Concats):
             self._check_fits(targets, dims, raw)
             try:
                 chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config,
-                                requantizations)
+                                tables)
                 break
             except (OperandUnexpressible, GlcError) as error:
-                if isinstance(error, OperandUnexpressible) and error.which == "bias":
-                    return self._chunked(node, systolic, targets, relu, shift, requantizations,
-                                         plan)
                 if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
                         self._is_row_major(targets[error.which]):
                     raise error if isinstance(error, GlcError) else \
@@ -297,34 +295,34 @@ class _Lowerer(Relayout, Folds, Concats):
                 operand = systolic.args[2 if error.which == "a" else 3]
                 targets[error.which] = self._operand(operand, copy=True)
         chosen, targets = self._relayout(systolic, targets, chosen, dims, raw, relu, shift or 0,
-                                         requantizations)
+                                         tables)
         try:
-            kernel = self._built(node, chosen, raw, relu, shift, requantizations[chosen.swap])
+            kernel = self._built(node, chosen, raw, relu, shift, tables[chosen.swap])
         except (OperandUnexpressible, GlcError):
-            if plan is None:
+            if plan is None and bias is None:
                 raise
             raise _Unfused from None
         return self._stored(systolic, [kernel], targets, chosen.swap, raw, plan)
 
     def _built(self, node: Term, chosen: Schedule, raw: bool, relu: bool, shift: int | None,
-               requantization: linear.Linear | None) -> Kernel:
+               table: StoreTable | None) -> Kernel:
         """The kernel of a schedule; costing: the analytic figure, no instructions."""
         if self.build:
             kernel = build_kernel(self._label(node), chosen.a, chosen.b, chosen.c, raw, relu,
-                                  shift or 0, self.config, chosen.bias, chosen.order,
-                                  chosen.k_inner, chosen.block_rows, requantization, chosen.flat)
+                                  shift or 0, self.config, chosen.order, chosen.k_inner,
+                                  chosen.block_rows, table, chosen.flat)
         else:
             a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1
             kernel = Kernel(self._label(node), m, *chosen.b.view.dims, raw, relu, shift or 0,
-                            [], chosen.bias is not None)
+                            [], table is not None and table.bias is not None)
         kernel.estimated = chosen.cycles
         return kernel
 
     def _stored(self, systolic: Term, kernels: list[Kernel], targets: dict[str, Target],
                 swap: bool, raw: bool, plan: linear.LinearPlan | None) -> View:
-        """The steps of the kernels computing the systolic node (or its chunks) into one fresh
-        result, C or with ``swap`` Cᵀ; the node's value (with ``plan``, the layer's view)."""
+        """The steps of the kernels computing the systolic node into one fresh result, C or with
+        ``swap`` Cᵀ; the node's value (with ``plan``, the layer's view)."""
         dims = self.types[id(systolic)].dims
         out = self._allocate(self._fresh("kernel"),
                              Access(dims[::-1] if swap else dims, (), "int32" if raw else "int8"),
@@ -339,72 +337,17 @@ class _Lowerer(Relayout, Folds, Concats):
             result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
         return result
 
-    def _chunked(self, node: Term, systolic: Term, targets: dict[str, Target], relu: bool,
-                 shift: int | None, requantizations: dict, plan: linear.LinearPlan | None) -> View:
-        """The systolic node as kernels of consecutive chunks of C when one kernel cannot add
-        its bias (glc/lower/chunks.py): of C's rows (A's) as it lies, of its columns (B's) when
-        it computes Cᵀ, whichever the model finds faster; raises _Unfused when neither can."""
-        best = None
-        for swap in requantizations:
-            with contextlib.suppress(OperandUnexpressible, GlcError, _Unfused):
-                found = self._chunks(systolic, targets, relu, shift, swap, plan)
-                if best is None or sum(c.cycles for c, _ in found) < \
-                        sum(c.cycles for c, _ in best):
-                    best = found
-        if best is None:
-            raise _Unfused
-        raw = shift is None and plan is None
-        try:
-            kernels = [self._built(node, chosen, raw, relu, shift, requantization)
-                       for chosen, requantization in best]
-        except (OperandUnexpressible, GlcError):
-            raise _Unfused from None
-        return self._stored(systolic, kernels, targets, best[0][0].swap, raw, plan)
+    def _table(self, targets: dict[str, Target], swap: bool,
+               plan: linear.LinearPlan | None) -> StoreTable | None:
+        """The kernel's table of biases and multipliers (glc/lower/table.py), oriented like C;
+        None if its STOREs cannot read them in that orientation."""
+        def oriented(which: str) -> Target | None:
+            target = targets.get(which)
+            if target is None or not swap:
+                return target
+            return replace(target, view=transposed(target.view))
 
-    def _chunks(self, systolic: Term, targets: dict[str, Target], relu: bool,
-                shift: int | None, swap: bool, plan: linear.LinearPlan | None) -> list:
-        """(schedule, requantization) per chunk of C's streamed dim (its rows, or with
-        ``swap`` its columns: Cᵀ's rows), the largest chunks that schedule."""
-        dims = self.types[id(systolic)].dims
-        raw = shift is None and plan is None
-        axis = int(swap)
-        found = chunks.step(targets["b" if swap else "a"].view, axis)
-        if found is None:
-            raise _Unfused
-        stride = dims[1 - axis] * (4 if raw else 1)  # bytes per row of the stored C (or Cᵀ)
-
-        def schedule(lo: int, hi: int):
-            parts = {k: chunks.sliced(t, axis, lo, hi) if k != "ab"[1 - axis] else t
-                     for k, t in targets.items()}
-            if None in parts.values():
-                raise _Unfused
-            requantization = None if plan is None else \
-                self._requantization(parts["m"], swap, plan)
-            if plan is not None and requantization is None:
-                raise _Unfused
-            size = (hi - lo, dims[1]) if axis == 0 else (dims[0], hi - lo)
-            return search(parts, size, raw, relu, shift or 0, self.top + lo * stride,
-                          self.config, {swap: requantization}), requantization
-
-        def fits(count: int) -> bool:
-            try:
-                schedule(0, count)
-            except (OperandUnexpressible, GlcError, _Unfused):
-                return False
-            return True
-
-        index, inner = found
-        group = targets["b" if swap else "a"].view.groups[axis]
-        size = chunks.largest(group[index].size, inner, fits)
-        if size is None:
-            raise _Unfused
-        return [schedule(lo, hi) for lo, hi in chunks.bounds(dims[axis], size)]
-
-    def _requantization(self, m: Target, swap: bool,
-                        plan: linear.LinearPlan) -> linear.Linear | None:
-        """The kernel's requantization, its multipliers oriented like C; None if its STOREs
-        cannot read them in that orientation."""
-        found = linear.Linear(replace(m, view=transposed(m.view)) if swap else m, plan.zero)
+        found = StoreTable(oriented("m"), plan.zero if plan is not None else 0, oriented("bias"))
         try:
             found.check()
         except OperandUnexpressible:

@@ -78,7 +78,7 @@ class Relayout:
 
     def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
                   dims: tuple[int, ...], raw: bool, relu: bool, shift: int,
-                  requantizations: dict) -> tuple[Schedule, dict[str, Target]]:
+                  tables: dict) -> tuple[Schedule, dict[str, Target]]:
         """The schedule with an operand read from a repack of its tensor (glc/lower/repack.py)
         where the copy and the kernel over it take fewer cycles than the kernel as it is; a
         repack chosen becomes a kernel before this one. Operand by operand, A then B with A's
@@ -113,7 +113,7 @@ class Relayout:
                                lambda t, b=base, v=copied: v if t is b else self._materialise(t))
                 trial = {**targets, which: Target(view, address, 1)}
                 try:
-                    found = search(trial, dims, raw, relu, shift, top, config, requantizations)
+                    found = search(trial, dims, raw, relu, shift, top, config, tables)
                 except (OperandUnexpressible, GlcError):
                     continue
                 if found.cycles + cost < chosen.cycles:

@@ -27,11 +27,12 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from glc.cost.kernel import NO_TABLE, TableCost
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.lower.kernel import flat_k, k_digits, kernel_estimate, shared_k, transposed
-from glc.lower.linear import Linear
-from glc.lower.transfer import OperandUnexpressible, Target
+from glc.lower.table import StoreTable
+from glc.lower.transfer import STEPPED, OperandUnexpressible, Target
 from glc.lower.view import Digit, View, merge, row_major
 
 BLOCK_DIVISORS = (2, 4, 8, 16)  # the smaller blocks of A rows tried (_smaller_blocks)
@@ -39,13 +40,12 @@ BLOCK_DIVISORS = (2, 4, 8, 16)  # the smaller blocks of A rows tried (_smaller_b
 
 @dataclass(frozen=True)
 class Schedule:
-    """The chosen way to run a node: the operands as A, B, C (and the bias) of the kernel
-    built, whether C holds the node's value transposed, the step order and predicted cycles."""
+    """The chosen way to run a node: the operands as A, B, C of the kernel built, whether C
+    holds the node's value transposed, the step order and predicted cycles."""
 
     a: Target
     b: Target
     c: Target
-    bias: Target | None
     swap: bool
     order: str
     k_inner: int | None  # the K digit walked innermost (glc/lower/kernel.py, shared_k)
@@ -56,31 +56,31 @@ class Schedule:
 
 def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_address: int,
            raw: bool, c_stride: int | None = None
-           ) -> tuple[Target, Target, Target, Target | None]:
-    """The operands (A, B, C, bias) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
+           ) -> tuple[Target, Target, Target]:
+    """The operands (A, B, C) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
     operand stationary. C is stored row-major either way (Cᵀ's rows) at ``c_address``; with
     ``c_stride``, C's rows lie that many elements apart (a block of a wider matrix), and Cᵀ is
     stored as C lies."""
-    a, b, bias = targets["a"], targets["b"], targets.get("bias")
+    a, b = targets["a"], targets["b"]
     esize = 4 if raw else 1
     if not swap:
         c = row_major("C", dims) if c_stride is None else \
             View("C", 0, ((Digit(dims[0], c_stride, ()),), (Digit(dims[1], 1, ()),)), ())
-        return a, b, Target(c, c_address, esize), bias
+        return a, b, Target(c, c_address, esize)
     if len(a.view.groups) != 2:
         raise GlcError("a vector operand is not swapped")
     c = Target(row_major("C", dims[::-1]) if c_stride is None else View(
         "C", 0, ((Digit(dims[1], 1, ()),), (Digit(dims[0], c_stride, ()),)), ()),
         c_address, esize)
-    flip = [None if t is None else replace(t, view=transposed(t.view)) for t in (b, a, bias)]
-    return flip[0], flip[1], c, flip[2]
+    return (replace(b, view=transposed(b.view)), replace(a, view=transposed(a.view)), c)
 
 
 def _layouts(target: Target, n: int) -> tuple[Target, ...]:
-    """The operand as it lies and, when its rows are contiguous in DRAM (a stride-1 innermost
-    row digit: the only case a transposing LOAD moves in runs), loaded transposed."""
+    """The operand as it lies and, when its rows are contiguous in DRAM or 2 or 4 bytes apart
+    (a stride-1, 2 or 4 innermost row digit: the cases a transposing LOAD moves in runs, plain
+    or strided), loaded transposed."""
     rows = merge(target.view.groups[0]) if len(target.view.groups) == 2 else ()
-    if rows and rows[-1].stride == 1:
+    if rows and (rows[-1].stride == 1 or rows[-1].stride in STEPPED):
         return target, replace(target, transpose=n)
     return (target,)
 
@@ -97,29 +97,28 @@ def _k_orders(a: Target, b: Target) -> list[int | None]:
 
 def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
            shift: int, c_address: int, config: HwConfig,
-           requantizations: Mapping[bool, Linear | None] | None = None,
+           tables: Mapping[bool, StoreTable | None] | None = None,
            c_stride: int | None = None) -> Schedule:
     """The fastest schedule of C = A·B (+ bias) by the analytic model over the orientations
-    (the keys of ``requantizations``, those allowed: by default both, neither requantizing;
-    a requantization's multiplier table takes accumulator rows from the schedule, as in the
-    build), the operands' layouts and the step orders. Raises the first candidate's error when
-    none can be built (an operand no transfer walks: the caller copies it; a bias the schedule
-    cannot add: the caller cuts the product into chunks)."""
+    (the keys of ``tables``, those allowed: by default both, with no table; a table of biases
+    and multipliers takes accumulator rows from the schedule, as in the build), the operands'
+    layouts and the step orders. Raises the first candidate's error when none can be built (an
+    operand no transfer walks: the caller copies it)."""
     n = config.array_size
     best: Schedule | None = None
-    best_config = config
+    best_config, best_cost = config, NO_TABLE
     failures: list[Exception] = []
-    for swap, requantization in (requantizations or {False: None, True: None}).items():
+    for swap, table in (tables or {False: None, True: None}).items():
         try:
-            a, b, c, bias = orient(targets, dims, swap, c_address, raw, c_stride)
+            a, b, c = orient(targets, dims, swap, c_address, raw, c_stride)
         except GlcError as error:
             failures.append(error)
             continue
-        here = config
-        if requantization is not None:
+        here, cost = config, table.cost if table is not None else NO_TABLE
+        if table is not None:
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1
-            table = requantization.table_rows(m, -(-c.view.dims[-1] // n), n)
-            here = replace(config, accumulator_rows=config.accumulator_rows - table)
+            rows = table.table_rows(m, -(-c.view.dims[-1] // n), n)
+            here = replace(config, accumulator_rows=config.accumulator_rows - rows)
         try:
             inners = _k_orders(a, b)
         except OperandUnexpressible as error:
@@ -130,24 +129,22 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
         for a_layout, b_layout, (k_inner, flat) in itertools.product(
                 _layouts(a, n), _layouts(b, n), orders):
             try:
-                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, here, bias,
-                                        k_inner, flat=flat)
+                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, here, k_inner,
+                                        flat=flat, table=cost)
             except (OperandUnexpressible, GlcError) as error:
                 failures.append(error)
                 continue
             if best is None or found.cycles < best.cycles:
-                best = Schedule(a_layout, b_layout, c, bias, swap, found.order, k_inner, flat,
+                best = Schedule(a_layout, b_layout, c, swap, found.order, k_inner, flat,
                                 found.block_rows, found.cycles)
-                best_config = here
+                best_config, best_cost = here, cost
     if best is None:
-        bias_error = [e for e in failures
-                      if isinstance(e, OperandUnexpressible) and e.which == "bias"]
-        raise (bias_error or failures)[0]
-    return _smaller_blocks(best, raw, relu, shift, best_config)
+        raise failures[0]
+    return _smaller_blocks(best, raw, relu, shift, best_config, best_cost)
 
 
 def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
-                    config: HwConfig) -> Schedule:
+                    config: HwConfig, table: TableCost) -> Schedule:
     """The best schedule with its block of A rows cut to a half, a quarter … (gemm.py takes the
     largest block that fits; a smaller one lets a block's STOREs overlap the next block's
     compute, at the cost of reloading the weights once more per block)."""
@@ -156,8 +153,8 @@ def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
         if cap < config.array_size:
             break
         try:
-            found = kernel_estimate(best.a, best.b, best.c, raw, relu, shift, config, best.bias,
-                                    best.k_inner, cap, best.flat)
+            found = kernel_estimate(best.a, best.b, best.c, raw, relu, shift, config,
+                                    best.k_inner, cap, best.flat, table)
         except (OperandUnexpressible, GlcError):
             continue
         if found.cycles < best.cycles:

@@ -15,11 +15,12 @@ import contextlib
 import math
 from dataclasses import dataclass, replace
 
-from glc.isa.fields import BY_NAME, LEVELS
+from glc.isa.fields import BY_NAME, LEVELS, MAX_STEP
 from glc.lower.view import Digit, View, advanced, merge
 
 _LOAD = {f.name: f for f in BY_NAME["load"].fields}
 MAX_COUNT = (1 << _LOAD["count0"].width) - 1
+STEPPED = {1 << k: k for k in range(1, MAX_STEP + 1)}  # element stride → LOAD `step`
 
 
 class Unexpressible(Exception):
@@ -199,16 +200,17 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
               if _may_leave(origins[c], limit, [(d.coefs[c], n) for d, _, n in digits])]
     walking = [k for k, (_, _, n) in enumerate(digits) if n > 1]
     inner = [k for k in walking if k >= n_rows]
-    run, x_axis = 1, None
+    run, x_axis, step = 1, None, 0
     if inner:
         d, _, n = digits[inner[-1]]
         bounded = [c for c in active if d.coefs[c]]
-        if d.stride == 1 and not bounded:
-            run, inner = n, inner[:-1]
-        elif d.stride == 1 and len(bounded) == 1 and d.coefs[bounded[0]] == 1:
+        pitch = _pitch(d.stride, fields)
+        if pitch is not None and not bounded:
+            run, inner, step = n, inner[:-1], pitch
+        elif pitch is not None and len(bounded) == 1 and d.coefs[bounded[0]] == d.stride:
             # xrun: the run walks x one element at a time, each element checked on its own
             # (docs/isa.md, LOAD and STORE), so a run of pixels may straddle a padded border.
-            run, inner, x_axis = n, inner[:-1], bounded[0]
+            run, inner, x_axis, step = n, inner[:-1], bounded[0], pitch
     outer = [k for k in walking if k < n_rows]
     too_big = any(digits[k][2] > MAX_COUNT for k in outer)
     if len(inner) + len(outer) > LEVELS or len(active) > 2 or too_big:
@@ -219,6 +221,8 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
     levels = [digits[k] for k in reversed(inner)] + [digits[k] for k in reversed(outer)]
     values = dict(fields, inner=len(inner), run=run, row=local_row,
                   dram=target.address + offset * target.element)
+    if step:
+        values["step"] = step
     if x_axis is None:
         axes = dict(zip("yx", active, strict=False))
     else:
@@ -237,6 +241,18 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
         values["pad"] = view.fill  # the padding's value (a LOAD field; an int8 or ACC's int32)
     _check(values)
     return [values]
+
+
+def _pitch(stride: int, fields: dict[str, int]) -> int | None:
+    """The `step` of a run along a digit of ``stride`` elements: 0 for contiguous elements;
+    1 or 2 for elements 2 or 4 bytes apart, which only a LOAD to the scratchpad reads (a
+    strided run, docs/isa.md revision 2.4: a stride-2 conv's pixels in NCHW); None: no run.
+    A STORE's fields always carry `raw`, a LOAD to the accumulator's `acc`."""
+    if stride == 1:
+        return 0
+    if "raw" in fields or fields.get("acc") or stride not in STEPPED:
+        return None
+    return STEPPED[stride]
 
 
 def _split(target, row_group, row_box: Box, col_group, col_box: Box, local_row: int,

@@ -9,15 +9,16 @@ import pytest
 
 from glc.compiler import compile_program
 from glc.cost import kernel as cost_kernel
-from glc.cost.kernel import estimate
+from glc.cost.kernel import NO_TABLE, estimate
 from glc.cost.pipeline import Op, run
 from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.isa.cycles import predict
 from glc.lower.kernel import build_kernel, kernel_estimate, shape
+from glc.lower.table import StoreTable
 from glc.lower.transfer import Target
-from glc.lower.view import row_major
+from glc.lower.view import Digit, View, row_major
 from glc.rewrites import DEFAULT, select
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
@@ -50,7 +51,8 @@ def test_the_estimate_of_every_corpus_kernel_is_within_2_percent(name, config_na
         assert _close(kernel.estimated, real), (kernel.estimated, real)
 
 
-# (M, K, Nout, raw, bias): tall, wide, a GEMV, a bias, requantized output.
+# (M, K, Nout, raw, bias): tall, wide, a GEMV, a bias (per output column, added by the
+# STOREs from the kernel's table), requantized output.
 SHAPES = [(256, 128, 64, True, False), (32, 512, 256, False, False), (1, 1024, 256, True, False),
           (128, 64, 512, False, False), (64, 128, 128, True, True), (100, 48, 80, False, False)]
 
@@ -62,15 +64,22 @@ def test_the_estimate_of_a_gemm_in_either_order_is_within_2_percent(m, k, n_out,
     b = Target(row_major("b", (k, n_out)), m * k, 1)
     esize = 4 if raw else 1
     c = Target(row_major("c", (m, n_out)), m * k + k * n_out, esize)
-    bias_target = Target(row_major("bias", (m, n_out)), 1 << 20, 4) if bias else None
-    orders = ("k-outer",) if bias else ("k-outer", "j-outer")
-    for order in orders:
-        kernel = build_kernel("t", a, b, c, raw, False, 3 * (not raw), config, bias_target,
-                              order)
+    vector = View("bias", 0, ((Digit(m, 0, ()),), (Digit(n_out, 1, ()),)), ())
+
+    def table() -> StoreTable | None:
+        found = StoreTable(None, 0, Target(vector, 1 << 20, 4)) if bias else None
+        if found is not None:
+            found.check()
+        return found
+
+    cost = table().cost if bias else NO_TABLE
+    for order in ("k-outer", "j-outer"):
+        kernel = build_kernel("t", a, b, c, raw, False, 3 * (not raw), config, order,
+                              table=table())
         real = predict(kernel.instructions, config).counters.cycles
-        estimate = kernel_estimate(a, b, c, raw, False, 3 * (not raw), config, bias_target)
-        chosen = build_kernel("t", a, b, c, raw, False, 3 * (not raw), config, bias_target,
-                              estimate.order)
+        estimate = kernel_estimate(a, b, c, raw, False, 3 * (not raw), config, table=cost)
+        chosen = build_kernel("t", a, b, c, raw, False, 3 * (not raw), config, estimate.order,
+                              table=table())
         assert _close(estimate.cycles, predict(chosen.instructions, config).counters.cycles)
         assert estimate.cycles <= real * (1 + TOLERANCE)  # the faster order was kept
 
@@ -142,7 +151,7 @@ def test_a_large_gemm_is_estimated_from_a_sample_as_if_run_whole(monkeypatch):
 
     def cycles(order: str) -> int:
         cost_kernel._estimate.cache_clear()
-        return estimate(tiling.a, tiling.b, c, True, False, 0, config, None, tiling.k_tiles,
+        return estimate(tiling.a, tiling.b, c, True, False, 0, config, tiling.k_tiles,
                         tiling.o_tiles, (order,)).cycles
 
     sampled = {order: cycles(order) for order in ("k-outer", "j-outer")}
@@ -150,5 +159,5 @@ def test_a_large_gemm_is_estimated_from_a_sample_as_if_run_whole(monkeypatch):
     for order, figure in sampled.items():
         assert abs(figure - cycles(order)) <= 0.001 * figure, order
     order = min(sampled, key=sampled.get)
-    kernel = build_kernel("t", a, b, c, True, False, 0, config, None, order)
+    kernel = build_kernel("t", a, b, c, True, False, 0, config, order)
     assert _close(sampled[order], predict(kernel.instructions, config).counters.cycles)

@@ -21,7 +21,9 @@ PUSHES = ("push_prev", "push_next", "push_vec")
 def _beats(ins, port):
     wide = ins["acc"] if ins.op.name == "load" else ins["raw"]
     counts = [ins[f"count{k}"] for k in range(4)]
-    return math.prod(counts) * math.ceil(ins["run"] * (4 if wide else 1) / port)
+    # A strided run (LOAD `step`) spans run · 2**step bytes.
+    span = ins["run"] * (4 if wide else 1 << ins.get("step"))
+    return math.prod(counts) * math.ceil(span / port)
 
 
 def _pops(unit, ins):

@@ -101,10 +101,17 @@ def _store(**fields) -> Instruction:
     (dict(linear=1, shift=3), "raw and shift must be 0"),
     (dict(zero=-3), "without linear"),
     (dict(qrow=2), "without linear"),
-    (dict(qrows=1), "without linear"),
+    (dict(qrows=1), "qrows needs linear or bias"),
+    (dict(brow=5), "brow must be 0 without bias"),
 ])
 def test_linear_field_rules(fields, reason):
     assert reason in illegal_reason(_store(**fields), 4)
+
+
+@pytest.mark.parametrize("fields", [dict(bias=1, brow=5), dict(bias=1, qrows=1, raw=1),
+                                    dict(linear=1, bias=1, qrows=1, qrow=1, brow=2)])
+def test_bias_fields_are_legal_with_any_conversion(fields):
+    assert illegal_reason(_store(**fields), 4) is None
 
 
 def test_linear_fields_round_trip():

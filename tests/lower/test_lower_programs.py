@@ -18,10 +18,10 @@ from glc.isa.encoding import read_image
 ROOT = Path(__file__).parents[2]
 PROGRAMS = sorted(p for p in (ROOT / "programs").iterdir() if p.is_dir())
 # The programs whose products and folds must run on the accelerator (kernels on the array and
-# folds on the vector unit, repacks among them: cnn-int8's pool reads a copy), not as host steps.
+# folds on the vector unit), not as host steps.
 ON_THE_ACCELERATOR = {
     "matmul-int8": 1, "dense-int8": 1, "mlp-int8": 2, "conv2d-nchw-int8": 1,
-    "conv2d-nhwc-hwio-int8": 1, "conv2d-stride2-asym-int8": 1, "conv1d-int8": 1, "cnn-int8": 4,
+    "conv2d-nhwc-hwio-int8": 1, "conv2d-stride2-asym-int8": 1, "conv1d-int8": 1, "cnn-int8": 3,
     "dense-bias-int8": 1, "residual-add-int8": 2, "gemm256-int8": 1, "conv2d-nhwc64-int8": 1,
     "maxpool2x2-int8": 1, "reduce-sum-int8": 1, "maxpool3x3s2-112-int8": 1,
     "global-avgpool-7-int8": 1, "attention-qkt-int8": 1, "mul-wrap-int32": 1,

@@ -28,12 +28,12 @@ def test_the_search_keeps_the_cheapest_of_its_candidates():
     chosen = search(targets, (128, 128), True, False, 0, 16384, config)
     figures = []
     for swap in (False, True):
-        a, b, c, bias = orient(targets, (128, 128), swap, 16384, True)
+        a, b, c = orient(targets, (128, 128), swap, 16384, True)
         for ta, tb, inner in itertools.product((0, n), (0, n), [None, *range(k_digits(a, b))]):
             try:
                 figures.append(kernel_estimate(replace(a, transpose=ta),
                                                replace(b, transpose=tb), c, True, False, 0,
-                                               config, bias, inner).cycles)
+                                               config, inner).cycles)
             except (OperandUnexpressible, GlcError):  # no such kernel: no figure
                 continue
     assert chosen.cycles <= min(figures)
