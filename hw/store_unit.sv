@@ -107,7 +107,7 @@ module store_unit #(
     assign push_prev = push_q;
     assign push_vec  = push_vec_r;
 
-    transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES)) u_walk (
+    transfer_walker #(.PORT_BYTES(PORT_BYTES), .DRAM_BYTES(DRAM_BYTES), .STRIDED(1'b0)) u_walk (
         .clk        (clk),
         .rst        (rst),
         .start      (issue && is_store && !is_linear && !is_bias || last_setup),

@@ -16,7 +16,10 @@ module transfer_walker #(
     // P: bytes the DRAM port moves per beat
     parameter int PORT_BYTES = 16,
     // bytes of DRAM, for DRAM_RANGE
-    parameter longint DRAM_BYTES = 64'd1048576
+    parameter longint DRAM_BYTES = 64'd1048576,
+    // 1: the LOAD unit's walker, which reads `step` (strided runs); 0: the STORE unit's, whose
+    // runs are contiguous (its word has no `step`), so none of that logic is built
+    parameter bit STRIDED = 1'b1
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -71,25 +74,43 @@ module transfer_walker #(
     // The in-bounds elements [lo, hi) of a run at (x, y), computed for the next run while the
     // current one moves: element j (at x + j·s, s = 2^step) is inside when 0 <= x + j·s < xlim,
     // so lo = ceil(-x / s) when x < 0 and hi = ceil((xlim - x) / s) when that is below run; the
-    // range is empty when the last element x + (run-1)·s < 0, x >= xlim, run = 0 or lo >= hi
-    // (elements s apart can straddle a short row). Without xrun a run is in or out as a whole.
+    // range is (0, 0) when the last element x + (run-1)·s < 0, x >= xlim or run = 0. Elements
+    // s apart can also all miss a short row (x = -1, s = 4, xlim = 3): then lo >= hi, which the
+    // units read as empty too, so no comparison of the two is built here. Each step's division
+    // is a shift of its own sum, the three chosen by `step` (no shifter after an adder); without
+    // STRIDED, step is 0. Without xrun a run is in or out as a whole.
     function automatic logic [15:0] bounds(
         input logic signed [31:0] y, input logic signed [31:0] x,
         input logic [XFER_YLIM_W-1:0] ylim, input logic [XFER_XLIM_W-1:0] xlim,
-        input logic [7:0] run, input logic xrun, input logic [1:0] step);
-        logic signed [31:0] xl, rn, round;
+        input logic [7:0] run, input logic xrun, input logic [1:0] step_in);
+        logic signed [31:0] xl, rn;
         logic y_in, x_in, clip, empty;
+        logic [1:0] step;
         logic [7:0] lo, hi;
+        step = STRIDED ? step_in : 2'd0;
         xl = signed'(32'(xlim));
         rn = signed'(32'(run));
-        round = (32'sd1 <<< step) - 32'sd1;
         y_in = ylim == '0 || (y >= 0 && y < signed'(32'(ylim)));
         x_in = xlim == '0 || (x >= 0 && x < xl);
         clip = xrun && xlim != '0;
-        lo = clip && x < 0 ? 8'((-x + round) >>> step) : '0;
-        hi = clip && x + (rn <<< step) > xl ? 8'((xl - x + round) >>> step) : run;
-        // With step > 0 the elements may all fall between 0 and xlim's neighbours: lo = hi.
-        empty = run == '0 || (clip && (x + ((rn - 32'sd1) <<< step) < 0 || x >= xl || lo >= hi));
+        case (step)
+            2'd1: begin
+                lo = clip && x < 0 ? 8'((-x + 32'sd1) >>> 1) : '0;
+                hi = clip && x + (rn <<< 1) > xl ? 8'((xl - x + 32'sd1) >>> 1) : run;
+                empty = x + ((rn - 32'sd1) <<< 1) < 0;
+            end
+            2'd2: begin
+                lo = clip && x < 0 ? 8'((-x + 32'sd3) >>> 2) : '0;
+                hi = clip && x + (rn <<< 2) > xl ? 8'((xl - x + 32'sd3) >>> 2) : run;
+                empty = x + ((rn - 32'sd1) <<< 2) < 0;
+            end
+            default: begin
+                lo = clip && x < 0 ? 8'(-x) : '0;
+                hi = clip && x + rn > xl ? 8'(xl - x) : run;
+                empty = x + rn <= 0;
+            end
+        endcase
+        empty = run == '0 || (clip && (empty || x >= xl));
         bounds = !y_in || (!xrun && !x_in) || empty ? '0 : {hi, lo};
     endfunction
 
@@ -113,7 +134,7 @@ module transfer_walker #(
             logic [7:0] run;
             logic [1:0] step;
             // A STORE has no `step`: its bits are 0 (or the word is ILLEGAL_FIELD).
-            step = word[LOAD_STEP_LSB +: LOAD_STEP_W];
+            step = STRIDED ? word[LOAD_STEP_LSB +: LOAD_STEP_W] : 2'd0;
             nbytes = 10'(word[XFER_RUN_LSB +: XFER_RUN_W]) << (wide ? 2'd2 : step);
             dram = word[XFER_DRAM_LSB +: XFER_DRAM_W];
             y0 = 32'(signed'(word[XFER_Y0_LSB +: XFER_Y0_W]));
@@ -219,7 +240,7 @@ module transfer_walker #(
         run_bytes   = bytes_q;
         // Only in-bounds elements touch DRAM: the end of the last one must lie inside it
         // (no wrap-around past 2^32).
-        dram_error  = active && beat_q == '0 && hi_q != '0
+        dram_error  = active && beat_q == '0 && hi_q > lo_q
                    && 64'(addr_q) + (wide_q ? 64'(hi_q) << 2 : (64'(hi_q - 1'b1) << step_q) + 1)
                       > 64'(DRAM_BYTES);
         row_index   = row_q;

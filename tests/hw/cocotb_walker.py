@@ -76,7 +76,10 @@ class TB:
             beats.append(tuple(int(getattr(dut, name).value) for name in FIELDS))
             await RisingEdge(dut.clk)
             await Timer(1, unit="ns")
-        return [(*b[:5], bool(b[5]), bool(b[6]), bool(b[7])) for b in beats]
+        # An empty range is any lo >= hi (elements 2^step apart can all miss a short row: the
+        # walker does not compare the two, the units read it as empty): shown as (0, 0).
+        return [(b[0], *(b[1:3] if b[1] < b[2] else (0, 0)), *b[3:5], bool(b[5]), bool(b[6]),
+                 bool(b[7])) for b in beats]
 
 
 @cocotb.test()
