@@ -66,8 +66,9 @@ module store_unit #(
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
     logic raw_q, relu_q, push_q, push_prev_q, push_vec_q, push_vec_r;
     logic is_linear, is_bias, linear_q, bias_q, qrows_q, setup_q, qrow_fits, brow_fits;
-    // The set-up cycles' table row: the multipliers' (then maybe the biases') or the biases'.
-    logic reading_q_q, last_setup;
+    // The set-up cycle latches the multipliers' row (reading_mult_q; the biases' may follow),
+    // else the biases'.
+    logic reading_mult_q, last_setup;
     // With `qrows`, the local row's index mod N chooses the multiplier: counted per row.
     logic [$clog2(N)-1:0] qindex_q;
     logic [4:0] shift_q;
@@ -95,7 +96,7 @@ module store_unit #(
     assign brow_fits = !is_bias || 32'(head_word[STORE_BROW_LSB +: STORE_BROW_W]) < ACC_ROWS;
     assign rows_fit  = 32'(head_end) <= ACC_ROWS && qrow_fits && brow_fits;
     // The set-up cycle that latches the last table row (the biases' when there are both).
-    assign last_setup = setup_q && !(reading_q_q && bias_q);
+    assign last_setup = setup_q && !(reading_mult_q && bias_q);
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
@@ -208,7 +209,7 @@ module store_unit #(
             shift_q     <= head_word[STORE_SHIFT_LSB +: STORE_SHIFT_W];
             linear_q    <= is_linear;
             bias_q      <= is_bias;
-            reading_q_q <= is_linear;
+            reading_mult_q <= is_linear;
             qrows_q     <= head_word[STORE_QROWS_LSB];
             zero_q      <= head_word[STORE_ZERO_LSB +: STORE_ZERO_W];
             word_q      <= head_word;
@@ -217,9 +218,9 @@ module store_unit #(
             push_prev_q <= head_word[FLAG_PUSH_PREV];
             push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
-        if (setup_q && reading_q_q) multiplier_q <= acc_data;
-        if (setup_q && !reading_q_q) bias_row_q <= acc_data;
-        if (setup_q) reading_q_q <= 1'b0;
+        if (setup_q && reading_mult_q) multiplier_q <= acc_data;
+        if (setup_q && !reading_mult_q) bias_row_q <= acc_data;
+        if (setup_q) reading_mult_q <= 1'b0;
         if (issue && is_store) qindex_q <= '0;
         else if (walk_active && walk_row_last)
             qindex_q <= 32'(qindex_q) == N - 1 ? '0 : qindex_q + $clog2(N)'(1);

@@ -123,9 +123,7 @@ class _Tiles:
         return Dma(count, count * -(-4 * self.n // self.port))
 
 
-
-def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles,
-             ) -> list[Op]:
+def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles) -> list[Op]:
     """gemm.py's program for the layout as tile operations, in its program order."""
     steps, slice_step = step_plan(m, k, n_out, n, layout)
     depth, chunks, rows = layout.weight_buffers, layout.chunks, layout.block_rows
@@ -251,7 +249,6 @@ class _Selected:
 
     def load_table(self, m: int, n_out: int) -> Dma:
         return self.tiles.load_table(m, n_out)
-
 
 
 SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; _extrapolated)

@@ -246,10 +246,10 @@ class _Machine:
         runs, width = self._transfer_checks(instruction, self.acc, ErrorCode.ACC_RANGE,
                                             "accumulator")
         run, row = instruction["run"], instruction["row"]
-        values = self.acc[row + runs.row[:, None], runs.column[:, None] + np.arange(run)]
-        # `qrows`: the table rows (biases, multipliers) are read by local row mod N, not by
-        # the element's column.
         columns = runs.column[:, None] + np.arange(run)
+        values = self.acc[row + runs.row[:, None], columns]
+        # The table rows (biases, multipliers) are read by the element's column, or with
+        # `qrows` by local row mod N.
         if instruction["qrows"]:
             columns = np.broadcast_to(runs.row[:, None] % self.config.array_size, columns.shape)
         if instruction["bias"]:

@@ -51,19 +51,19 @@ class Fold:
 
 
 def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
-                      config: HwConfig, linear: StoreTable | None = None,
+                      config: HwConfig, table: StoreTable | None = None,
                       tile_rows: int = 0) -> Kernel:
     """The kernel computing ``fold`` into ``c`` (a row-major matrix view of the result);
-    ``linear``: its STOREs requantize by column (glc/lower/table.py), the multipliers in the
+    ``table``: its STOREs requantize by column (glc/lower/table.py), the multipliers in the
     accumulator's top rows; ``tile_rows``: a cap on the output rows of a tile (0: as many as
     half the buffers hold)."""
     if fold.op not in VECTOR_OPS:
         raise ValueError(f"no vector operation {fold.op}")
     n = config.array_size
     columns = [(col, min(n, fold.cols - col)) for col in range(0, fold.cols, n)]
-    if linear is not None:
-        reserved = linear.reserve(fold.rows, columns, n, config.accumulator_rows)
-        config = replace(config, accumulator_rows=linear.table_row)
+    if table is not None:
+        reserved = table.reserve(fold.rows, columns, n, config.accumulator_rows)
+        config = replace(config, accumulator_rows=table.table_row)
     per_row = fold.per_row
     # Two halves of the source memory and of the accumulator rows written; int32 operands share
     # the accumulator with the results: four quarters.
@@ -96,14 +96,14 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
             **(fold.lin.fields if fold.lin is not None else {}),
             pop_prev=1, pop_next=int(index >= 2), push_prev=int(later), push_next=1))
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
-                **(linear.column(col // n) if linear is not None else {})}
+                **(table.column(col // n) if table is not None else {})}
         stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
         out += _flagged("store", stores, first={"pop_vec": 1}, last={"push_vec": int(later)})
         if later:
             out += loads[index + 2]
     out.append(Instruction.make("halt"))
-    if linear is not None:
-        out = linear.loads(columns, reserved) + out
+    if table is not None:
+        out = table.loads(columns, reserved) + out
     return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
                   kind="fold")
 

@@ -80,7 +80,7 @@ def _layouts(target: Target, n: int) -> tuple[Target, ...]:
     (a stride-1, 2 or 4 innermost row digit: the cases a transposing LOAD moves in runs, plain
     or strided), loaded transposed."""
     rows = merge(target.view.groups[0]) if len(target.view.groups) == 2 else ()
-    if rows and (rows[-1].stride == 1 or rows[-1].stride in STEPPED):
+    if rows and rows[-1].stride in STEPPED:
         return target, replace(target, transpose=n)
     return (target,)
 

@@ -20,7 +20,7 @@ from glc.lower.view import Digit, View, advanced, merge
 
 _LOAD = {f.name: f for f in BY_NAME["load"].fields}
 MAX_COUNT = (1 << _LOAD["count0"].width) - 1
-STEPPED = {1 << k: k for k in range(1, MAX_STEP + 1)}  # element stride → LOAD `step`
+STEPPED = {1 << k: k for k in range(MAX_STEP + 1)}  # element stride → LOAD `step` (0: contiguous)
 
 
 class Unexpressible(Exception):
@@ -204,13 +204,13 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
     if inner:
         d, _, n = digits[inner[-1]]
         bounded = [c for c in active if d.coefs[c]]
-        pitch = _pitch(d.stride, fields)
-        if pitch is not None and not bounded:
-            run, inner, step = n, inner[:-1], pitch
-        elif pitch is not None and len(bounded) == 1 and d.coefs[bounded[0]] == d.stride:
-            # xrun: the run walks x one element at a time, each element checked on its own
-            # (docs/isa.md, LOAD and STORE), so a run of pixels may straddle a padded border.
-            run, inner, x_axis, step = n, inner[:-1], bounded[0], pitch
+        found = _step(d.stride, fields)
+        # xrun: the run walks x one element at a time, each element checked on its own
+        # (docs/isa.md, LOAD and STORE), so a run of pixels may straddle a padded border.
+        xrun = len(bounded) == 1 and d.coefs[bounded[0]] == d.stride
+        if found is not None and (not bounded or xrun):
+            run, inner, step = n, inner[:-1], found
+            x_axis = bounded[0] if bounded else None
     outer = [k for k in walking if k < n_rows]
     too_big = any(digits[k][2] > MAX_COUNT for k in outer)
     if len(inner) + len(outer) > LEVELS or len(active) > 2 or too_big:
@@ -243,16 +243,15 @@ def _emit(target: Target, row_group, row_box: Box, col_group, col_box: Box, loca
     return [values]
 
 
-def _pitch(stride: int, fields: dict[str, int]) -> int | None:
+def _step(stride: int, fields: dict[str, int]) -> int | None:
     """The `step` of a run along a digit of ``stride`` elements: 0 for contiguous elements;
     1 or 2 for elements 2 or 4 bytes apart, which only a LOAD to the scratchpad reads (a
     strided run, docs/isa.md revision 2.4: a stride-2 conv's pixels in NCHW); None: no run.
     A STORE's fields always carry `raw`, a LOAD to the accumulator's `acc`."""
-    if stride == 1:
-        return 0
-    if "raw" in fields or fields.get("acc") or stride not in STEPPED:
+    step = STEPPED.get(stride)
+    if step and ("raw" in fields or fields.get("acc")):
         return None
-    return STEPPED[stride]
+    return step
 
 
 def _split(target, row_group, row_box: Box, col_group, col_box: Box, local_row: int,
