@@ -7,10 +7,11 @@ Static nodes (ints, shapes, lists, compute types) need no evaluation: their valu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
-from glc.ir.check import result_types
+from glc.ir.check import lazy, result_types
 from glc.ir.compute import Pairs
 from glc.ir.ops import OPS
 from glc.ir.term import Term, walk
@@ -33,10 +34,14 @@ def interpret(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray,
             continue
         if node.op == "symbol":
             value = np.asarray(arrays[node.value])
+        elif node.op == "access-reshape" and isinstance(values[id(node.args[0])], Pairs) and lazy(
+                node.op, ty, [types[id(node.args[0])]], [True]):
+            # A reshape of a cartesian product that keeps its pairs stays unmaterialised.
+            value = replace(values[id(node.args[0])], out=ty)
         else:
             # A cartesian product stays unmaterialised for a dot product over it (Pairs).
-            lazy = node.op == "compute" and types[id(node.args[0])].name == "dot-product"
-            args = [values[id(a)] if lazy or not isinstance(values[id(a)], Pairs)
+            contracts = node.op == "compute" and types[id(node.args[0])].name == "dot-product"
+            args = [values[id(a)] if contracts or not isinstance(values[id(a)], Pairs)
                     else np.asarray(values[id(a)]) for a in node.args]
             value = OPS[node.op].evaluate(ty, *args)
         if value.shape != ty.dims or str(value.dtype) != ty.dtype:

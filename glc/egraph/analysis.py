@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from glc.ir.check import infer_node
+from glc.ir.check import infer_node, lazy
 from glc.ir.types import Access
 
 Box = tuple[tuple[int, int], ...]
@@ -39,31 +39,33 @@ class AnalysisMismatch(Exception):
 
 @dataclass(frozen=True)
 class Data:
-    """One e-class's analysis value: its type and (for access patterns) its zero boxes."""
+    """One e-class's analysis value: its type, (for access patterns) its zero boxes, and
+    whether it is a lazy product (glc/ir/check.py ``lazy``: held by no tensor, so the size
+    limit binds only where something materialises it)."""
 
     type: object
     zeros: tuple[Box, ...] = ()
+    lazy: bool = False
 
 
 def make(op: str, value: object, children: list[Data], env: Mapping[str, Access]) -> Data:
     """The data of one e-node from its children's; raises ShapeError if it is ill-typed."""
-    ty = infer_node(op, value, [c.type for c in children], env)
+    types, lazies = [c.type for c in children], [c.lazy for c in children]
+    ty = infer_node(op, value, types, env, lazies)
     if not isinstance(ty, Access):
         return Data(ty)
     rule = ZERO_RULES.get(op)
-    if rule is None:
-        return Data(ty)
-    return Data(ty, normalize(rule(ty, children)))
+    zeros = normalize(rule(ty, children)) if rule else ()
+    return Data(ty, zeros, lazy(op, ty, types, lazies))
 
 
 def merge(a: Data, b: Data) -> Data:
     """The data of the union of two classes (``a`` itself when ``b`` adds nothing)."""
     if a.type != b.type:
         raise AnalysisMismatch(f"types {a.type} and {b.type} differ")
-    if not b.zeros or b.zeros == a.zeros:
-        return a
-    zeros = normalize(a.zeros + b.zeros)
-    return a if zeros == a.zeros else Data(a.type, zeros)
+    zeros = normalize(a.zeros + b.zeros) if b.zeros and b.zeros != a.zeros else a.zeros
+    merged = a.lazy or b.lazy
+    return a if (zeros, merged) == (a.zeros, a.lazy) else Data(a.type, zeros, merged)
 
 
 def is_zero(data: Data, box: Box) -> bool:

@@ -7,7 +7,7 @@ term and the e-graph analysis applies it to e-nodes, so both follow the same rul
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from glc.errors import GlcError, ShapeError
 from glc.ir.ops import KIND_NAMES, KIND_TYPES, OPS
@@ -24,8 +24,10 @@ def describe(value: object) -> str:
     return str(value)
 
 
-def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access]) -> object:
-    """The type of one node from its arguments' types; raises ShapeError if a rule is violated."""
+def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access],
+               lazy_args: Sequence[bool] = ()) -> object:
+    """The type of one node from its arguments' types (``lazy_args``: which arguments are lazy
+    products, ``lazy``); raises ShapeError if a rule is violated."""
     if op in ("int", "float", "pad-type"):
         return value
     if op == "compute-type":
@@ -47,28 +49,37 @@ def infer_node(op: str, value: object, arg_types: list, env: Mapping[str, Access
             raise ShapeError(f"needs {KIND_NAMES[kind]} as argument {i + 1}, got {describe(arg)}",
                              arg=i)
     result = spec.infer(*arg_types)
-    if isinstance(result, Access) and not lazy(op, result):
+    if isinstance(result, Access) and not lazy(op, result, arg_types, lazy_args):
         problem = size_problem(result.dims)
         if problem:
             raise ShapeError(f"gives a tensor of dims {fmt_dims(result.dims)}: {problem}")
     return result
 
 
-def lazy(op: str, ty: Access) -> bool:
+def lazy(op: str, ty: Access, arg_types: Sequence = (), lazy_args: Sequence[bool] = ()) -> bool:
     """An integer cartesian product is never materialised for the dot product over it (the
     interpreter's ``Pairs``, the array's operand pairs): a 1024³ GEMM's holds 2³¹ elements.
-    Its size is held to the limit where anything else consumes it (``check``)."""
-    return op == "access-cartesian-product" and is_int(ty.dtype)
+    Nor is a reshape of one that keeps the pair axis outermost in the item, as the im2col
+    rewrites write it (glc/rewrites/im2col.py: a 200-channel 3×3 conv at 29×29 pairs 2³⁰
+    elements). Its size is held to the limit where anything else consumes it (``check``)."""
+    if op == "access-cartesian-product":
+        return is_int(ty.dtype)
+    if op != "access-reshape" or not lazy_args or not lazy_args[0]:
+        return False
+    source = arg_types[0]
+    return ty.item[:1] == (2,) and math.prod(ty.shape) == math.prod(source.shape)
 
 
-def _materialised(node: Term, types: Mapping[int, object]) -> None:
+def _materialised(node: Term, types: Mapping[int, object], lazies: set[int]) -> None:
     """A ShapeError at the first lazy argument of ``node`` that ``node`` would materialise
-    past the size limit (all but a dot product's compute over it)."""
+    past the size limit (all but a dot product's compute over it, or a lazy reshape of it)."""
+    if id(node) in lazies:
+        return
     kind = types[id(node.args[0])] if node.op == "compute" else None
     contracts = isinstance(kind, ComputeKind) and kind.name == "dot-product"
     for i, arg in enumerate(node.args):
         ty = types[id(arg)]
-        if isinstance(ty, Access) and lazy(arg.op, ty) and not (contracts and i == 1):
+        if id(arg) in lazies and not (contracts and i == 1):
             problem = size_problem(ty.dims)
             if problem:
                 raise ShapeError(f"materialises a cartesian product of dims "
@@ -97,15 +108,19 @@ def located(error: ShapeError, node: Term) -> GlcError:
 def check(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
     """Types of every node of ``term``, keyed by ``id(node)``; a GlcError at the first violation."""
     types: dict[int, object] = {}
+    lazies: set[int] = set()
     for node in walk(term):
         try:
-            types[id(node)] = infer_node(node.op, node.value,
-                                         [types[id(a)] for a in node.args], env)
-            _materialised(node, types)
+            arg_types = [types[id(a)] for a in node.args]
+            lazy_args = [id(a) in lazies for a in node.args]
+            ty = types[id(node)] = infer_node(node.op, node.value, arg_types, env, lazy_args)
+            if isinstance(ty, Access) and lazy(node.op, ty, arg_types, lazy_args):
+                lazies.add(id(node))
+            _materialised(node, types, lazies)
         except ShapeError as error:
             raise located(error, node) from None
     root = types[id(term)]
-    if isinstance(root, Access) and lazy(term.op, root) and size_problem(root.dims):
+    if id(term) in lazies and size_problem(root.dims):
         raise located(ShapeError(f"gives a tensor of dims {fmt_dims(root.dims)}: "
                                  f"{size_problem(root.dims)}"), term)
     return types

@@ -8,6 +8,7 @@ and negative keep the dtype; requantize rounds half up by an arithmetic shift an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,13 +57,24 @@ def _infer_dot(a: Access, kind: ComputeKind) -> Access:
 @dataclass(frozen=True)
 class Pairs:
     """An integer access-cartesian-product, unmaterialised: every item of ``left`` paired with
-    every item of ``right``. A dot product over it is a tensor contraction (compute.py); any
-    other consumer reads the full array (``np.asarray``), which for a convolution's im2col pairs
-    would be items × pixels × filters large."""
+    every item of ``right``, each operand held as a matrix (its items flattened to rows).
+    ``out`` is the product's type, or that of a reshape of it which keeps the pair axis outermost
+    in the item (the im2col rewrites' ``(access-reshape (access-cartesian-product ..) ..)``): the
+    value is the pairs of ``left``'s rows with ``right``'s, in row-major order, reshaped to
+    ``out``'s dims. A dot product over it is a matrix product (``_eval_dot``); any other consumer
+    reads the full array (``np.asarray``), which for a convolution's im2col pairs would be
+    items × pixels × filters large."""
 
     left: np.ndarray
     right: np.ndarray
     out: Access
+
+    @classmethod
+    def of(cls, x: np.ndarray, y: np.ndarray, out: Access) -> Pairs:
+        """The cartesian product of ``x`` and ``y`` (their items the last ``len(out.item) - 1``
+        dims), of type ``out``."""
+        width = math.prod(out.item[1:])
+        return cls(x.reshape(-1, width), y.reshape(-1, width), out)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -73,27 +85,20 @@ class Pairs:
         return np.dtype(self.out.dtype)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        x, y, out = self.left, self.right, self.out
-        na, nb = x.ndim - len(out.item) + 1, y.ndim - len(out.item) + 1
-        item = out.item[1:]
-        left = x.reshape(x.shape[:na] + (1,) * nb + item)
-        right = y.reshape((1,) * na + y.shape[:nb] + item)
-        full = out.shape + item
-        value = np.stack([np.broadcast_to(left, full), np.broadcast_to(right, full)],
-                         axis=na + nb).astype(out.dtype)
+        (a, width), b = self.left.shape, len(self.right)
+        value = np.stack([np.broadcast_to(self.left[:, None, :], (a, b, width)),
+                          np.broadcast_to(self.right[None, :, :], (a, b, width))], axis=2)
+        value = value.reshape(self.out.dims).astype(self.out.dtype)
         return value if dtype is None else value.astype(dtype)
 
 
 def _eval_dot(x, a, out, kind):
     # Item [t, r...]: multiply the t tuple members elementwise, then sum over r (paper §2).
-    if isinstance(x, Pairs) and a.item[0] == 2:
+    if isinstance(x, Pairs):
         # Over a cartesian product (Pairs): Σ_r L[s0, r]·R[s1, r], the same exact int64
         # sums, without the pairs (an im2col convolution's would be gigabytes).
-        items = len(a.item) - 1
-        left, right = _wide(x.left), _wide(x.right)
-        axes = (tuple(range(left.ndim - items, left.ndim)),
-                tuple(range(right.ndim - items, right.ndim)))
-        return np.tensordot(left, right, axes=axes).astype(out.dtype)
+        product = _wide(x.left) @ _wide(x.right).T
+        return product.reshape(out.dims).astype(out.dtype)
     product = np.prod(_wide(np.asarray(x)), axis=a.n)
     return np.sum(product, axis=tuple(range(a.n, product.ndim))).astype(out.dtype)
 

@@ -120,7 +120,7 @@ def _infer_cartesian(a: Access, b: Access) -> Access:
 
 
 def _eval_cartesian(out: Access, x: np.ndarray, y: np.ndarray) -> np.ndarray | Pairs:
-    pairs = Pairs(x, y, out)
+    pairs = Pairs.of(x, y, out)
     return pairs if is_int(out.dtype) else np.asarray(pairs)
 
 

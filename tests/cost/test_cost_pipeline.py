@@ -121,6 +121,12 @@ LAYERS = {
                     + _dense("(access-tensor x)", "w", True),
     "nchw-3x3": _nchw_conv(16, 32, 32, 3, 1, 1),
     "stem-7x7s2": _nchw_conv(32, 3, 32, 7, 2, 3),
+    # One output pixel, 745 K tiles in one block: extrapolated from 2 and 3 K tiles, 13.9 %
+    # high, before the K tiles of one block were sampled in runs of 12 and 18.
+    "nchw-7x7s3-one-pixel": _nchw_conv(8, 243, 64, 7, 3, 0),
+    # K tiles of three kinds (a channel's 9 taps in tiles of 16): -2.8 % when extrapolated
+    # from the first tiles alone, before the middle tiles were costed per kind (_strata).
+    "nchw-3x3s3": _nchw_conv(39, 227, 19, 3, 3, 1),
 }
 
 
