@@ -125,7 +125,7 @@ LAYERS = {
     # high, before the K tiles of one block were sampled in runs of 12 and 18.
     "nchw-7x7s3-one-pixel": _nchw_conv(8, 243, 64, 7, 3, 0),
     # K tiles of three kinds (a channel's 9 taps in tiles of 16): -2.8 % when extrapolated
-    # from the first tiles alone, before the middle tiles were costed per kind (_strata).
+    # from the first tiles alone, before the middle tiles were costed per kind (_k_runs).
     "nchw-3x3s3": _nchw_conv(39, 227, 19, 3, 3, 1),
 }
 
