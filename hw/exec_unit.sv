@@ -1,6 +1,7 @@
 // The EXEC unit (docs/isa.md, "PRELOAD", "MATMUL" and "Timing"): issues at most one instruction
-// per cycle, in order, and keeps several in flight. PRELOAD issuing at t writes shadow row k in
-// t+k (E = t+N). MATMUL issuing at t feeds scratchpad row sp+i into the array in t+i; the first
+// per cycle, in order, and keeps several in flight. PRELOAD issuing at t writes shadow row k of
+// column j in t+k+j (E = t+N: its scratchpad reads; the array skews the writes by column, ISA
+// revision 2.6). MATMUL issuing at t feeds scratchpad row sp+i into the array in t+i; the first
 // row carries the swap bit when a PRELOAD issued since the last MATMUL; row i's result is due in the
 // accumulator at the end of t+i+2N-1 (E = t+rows+2N-1). A MATMUL may issue as soon as the
 // previous one's rows have all entered, so matmuls stream back to back.
@@ -61,7 +62,6 @@ module exec_unit #(
     output logic [ERR_W-1:0]   error_code,
     output logic [31:0]        error_pc
 );
-    localparam int AGE_W = $clog2(N + 1);
     localparam int K_W = $clog2(N);
     localparam int W_ROW_W = $clog2(N + 1);   // the array's shadow-row index
 
@@ -87,7 +87,6 @@ module exec_unit #(
     assign pl_row     = head_word[PRELOAD_ROW_LSB +: PRELOAD_ROW_W];
 
     logic               preload_pending_q, preload_active_q;
-    logic [AGE_W-1:0]   swap_age_q;        // cycles since the last swapping MATMUL issued (≤ N)
     logic [K_W-1:0]     preload_k_q;
     logic [15:0]        preload_base_q;
     logic [31:0]        preload_pc_q, sync_pc_q, mm_pc_q;
@@ -100,10 +99,12 @@ module exec_unit #(
     assign swaps = preload_pending_q;
     always_comb begin
         unit_ok = 1'b0;
-        // PRELOAD: the previous one is complete and the last swap has reached every PE.
-        if (is_preload) unit_ok = !preload_active_q && 32'(swap_age_q) >= N;
-        // MATMUL: the previous one's rows have all entered; a swap needs its PRELOAD complete.
-        if (is_matmul)  unit_ok = stream_left_q == '0 && !(swaps && preload_active_q);
+        // PRELOAD: the previous one is complete. Its writes travel the array as the streamed
+        // rows do, so one issuing after a swapping MATMUL reaches each PE after that swap, and
+        // a MATMUL issuing after it swaps each PE after the write (docs/isa.md, "Timing").
+        if (is_preload) unit_ok = !preload_active_q;
+        // MATMUL: the previous one's rows have all entered.
+        if (is_matmul)  unit_ok = stream_left_q == '0;
         if (is_sync)    unit_ok = 1'b1;
     end
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
@@ -189,7 +190,6 @@ module exec_unit #(
         if (rst) begin
             preload_pending_q <= 1'b0;
             preload_active_q  <= 1'b0;
-            swap_age_q        <= AGE_W'(N);
             stream_left_q     <= '0;
             in_flight_q       <= '0;
             mm_push_q         <= '0;
@@ -198,9 +198,6 @@ module exec_unit #(
         end else begin
             if (pl_issue) preload_pending_q <= 1'b1;
             else if (mm_issue) preload_pending_q <= 1'b0;
-
-            if (mm_issue && swaps) swap_age_q <= AGE_W'(1);
-            else if (32'(swap_age_q) < N) swap_age_q <= swap_age_q + 1'b1;
 
             pl_push_q <= '0;
             if (pl_issue) begin

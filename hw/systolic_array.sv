@@ -3,6 +3,10 @@
 // meets x[r] at the same cycle as the partial sum of x[0..r-1]·W[0..r-1][c] from above. Column c's
 // sum leaves the bottom N+c cycles after x entered and is delayed N-1-c more cycles, so the whole
 // result row y = x·W appears together LATENCY = 2N-1 cycles after x, with the tag it entered with.
+// A shadow-weight write is skewed the same way by column: row r's write given in cycle t reaches
+// PE(r, c) in t+c, as a row entering in t reaches it in t+r+c with row r's write given in t+r. So
+// a swap and a write travel in step (ISA revision 2.6): a write given after a swap's row entered
+// lands after that swap at every PE, and a swap entering after a write meets it everywhere.
 module systolic_array #(
     // rows and columns of processing elements
     parameter int N = 16,
@@ -21,7 +25,7 @@ module systolic_array #(
     input  logic                       in_swap,
     input  logic [N-1:0][IN_W-1:0]     in_data,
     input  logic [TAG_W-1:0]           in_tag,
-    // shadow weight write: row `w_row` of the next weight tile
+    // shadow weight write: row `w_row` of the next weight tile (column c c cycles later)
     input  logic                       w_we,
     input  logic [$clog2(N+1)-1:0]     w_row,
     input  logic [N-1:0][IN_W-1:0]     w_data,
@@ -36,6 +40,30 @@ module systolic_array #(
     localparam int LATENCY = 2 * N - 1;
     if (N < 1) begin : g_bad_n
         $fatal(1, "systolic_array: N=%0d must be at least 1", N);
+    end
+
+    // Write skew: column c's write enable, row and byte are delayed c cycles.
+    for (genvar c = 0; c < N; c++) begin : g_wcol
+        logic                     we_d  [c+1];
+        logic [$clog2(N+1)-1:0]   row_d [c+1];
+        logic [IN_W-1:0]          data_d[c+1];
+        // what reaches the column's PEs
+        logic                     we;
+        logic [$clog2(N+1)-1:0]   row;
+        logic [IN_W-1:0]          data;
+        assign we_d[0]   = w_we;
+        assign row_d[0]  = w_row;
+        assign data_d[0] = w_data[c];
+        for (genvar d = 1; d <= c; d++) begin : g_skew
+            always_ff @(posedge clk) begin
+                we_d[d]   <= rst ? 1'b0 : we_d[d-1];
+                row_d[d]  <= row_d[d-1];
+                data_d[d] <= data_d[d-1];
+            end
+        end
+        assign we   = we_d[c];
+        assign row  = row_d[c];
+        assign data = data_d[c];
     end
 
     // Each PE's outputs are nets of its own generate scope, read by its right and lower
@@ -80,8 +108,8 @@ module systolic_array #(
                 .a_in     (a_in),
                 .swap_in  (s_in),
                 .psum_in  (p_in),
-                .shadow_we(w_we && 32'(w_row) == r),
-                .shadow_w (w_data[c]),
+                .shadow_we(g_wcol[c].we && 32'(g_wcol[c].row) == r),
+                .shadow_w (g_wcol[c].data),
                 .a_out    (a_out),
                 .swap_out (s_out),
                 .psum_out (p_out)

@@ -88,8 +88,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
     pushed: dict[str, list[int]] = {c: [] for c in consumer}
     popped: dict[str, int] = dict.fromkeys(consumer, 0)
     free = [0, 0, 0, 0]
-    port = exec_next = stream = preload_done = swap_clear = 0
-    pending = False
+    port = exec_next = stream = preload_done = 0
     last = words + 1  # HALT dispatches in cycle `words`
     cand: list[int | None] = [None, None, None, None]
     stale = [True, True, True, True]
@@ -116,10 +115,9 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 if kind == _DMA:
                     t = max(t, port)
                 elif kind == _PRELOAD:
-                    t = max(t, exec_next, preload_done, swap_clear)
+                    t = max(t, exec_next, preload_done)
                 elif kind == _MATMUL:
-                    t = max(t, exec_next, stream, preload_done) if pending else \
-                        max(t, exec_next, stream)
+                    t = max(t, exec_next, stream)
             cand[unit] = t
         unit, t = -1, 0
         for u in range(4):
@@ -139,11 +137,9 @@ def run(ops: list[Op], config: HwConfig) -> int:
             end = free[unit] = port + tail
             stale[0] = stale[2] = True  # LOAD and STORE share the port
         elif kind == _PRELOAD:
-            exec_next, preload_done, pending = t + 1, t + n, True
-            end = t + n
+            exec_next = t + 1
+            end = preload_done = t + n
         elif kind == _MATMUL:
-            if pending:
-                pending, swap_clear = False, t + n
             exec_next, stream = t + 1, t + length
             end = t + length + 2 * n - 1
         else:

@@ -98,8 +98,6 @@ class _Model:
         self.exec_next = 0  # EXEC issues at most one instruction per cycle
         self.stream_free = 0  # the previous MATMUL's rows have all entered the array
         self.preload_done = 0  # the last PRELOAD's completion
-        self.preload_pending = False  # a PRELOAD has issued since the last MATMUL
-        self.swap_clear = 0  # the last weight swap has reached every PE (issue + N)
         self.last_complete = 0
         # Instruction fetch (docs/isa.md, "Instruction fetch"): word p's fetch starts at
         # fetch_start[p] and it can dispatch from fetch_start[p] + fetch_beats.
@@ -206,11 +204,12 @@ class _Model:
         if unit != "exec":
             return max(ready, self.busy_until[unit])
         ready = max(ready, self.exec_next)
+        # A PRELOAD's writes and a MATMUL's swap travel the array in step (ISA revision 2.6):
+        # issuing after the other in EXEC's order is all either needs.
         if name == "preload":
-            return max(ready, self.preload_done, self.swap_clear)
+            return max(ready, self.preload_done)
         if name == "matmul":
-            ready = max(ready, self.stream_free)
-            return max(ready, self.preload_done) if self.preload_pending else ready
+            return max(ready, self.stream_free)
         return ready
 
     def _tokens_ok(self, unit: str, instruction: Instruction) -> bool:
@@ -272,12 +271,10 @@ class _Model:
             return end
         self.exec_next = t + 1
         if name == "preload":
-            self.preload_done, self.preload_pending = t + n, True
+            self.preload_done = t + n
             return t + n
         if name == "matmul":
             rows = instruction["rows"]
-            if self.preload_pending:
-                self.preload_pending, self.swap_clear = False, t + n
             self.stream_free = t + rows
             counters.busy_exec += rows
             return t + rows + 2 * n - 1

@@ -86,14 +86,15 @@ def test_the_estimate_of_a_gemm_in_either_order_is_within_2_percent(m, k, n_out,
 
 def test_tile_operations_follow_the_tokens_and_the_port():
     config = load_config("n4")
-    # A LOAD of 2 instructions and 6 beats (ends at 1 + 8), a PRELOAD (N = 4 cycles), a MATMUL
-    # of 8 rows (drain 2N - 1), a STORE of 1 instruction and 8 beats after it.
+    # A LOAD of 2 instructions and 6 beats (ends at 1 + 8), a PRELOAD (N = 4 cycles) whose
+    # MATMUL of 8 rows swaps one cycle after it issues (ISA revision 2.6; drain 2N - 1), a
+    # STORE of 1 instruction and 8 beats after it.
     ops = [Op("load", "dma", 2, 6, pushes=("ld2ex",)),
            Op("exec", "preload", 1, 4, pops=("ld2ex",)),
            Op("exec", "matmul", 1, 8, pushes=("ex2st",)),
            Op("store", "dma", 1, 8, pops=("ex2st",))]
     load_end = 2 + 2 + 6  # dispatched in cycle 1, issues in 2
-    matmul_end = load_end + 4 + 8 + 7
+    matmul_end = load_end + 1 + 8 + 7
     assert run(ops, config) == matmul_end + 1 + 8
 
 

@@ -102,7 +102,7 @@ def reference_schedule(program, config, limit=100_000, unfetchable=False):
                 continue
             if u != "exec" and not _unit_free(u, t, e, c, unit_of):
                 continue
-            if u == "exec" and not _exec_ready(ins, program, t, e, c, n):
+            if u == "exec" and not _exec_ready(ins, program, t, e, c):
                 continue
             if any(tokens[k] == 0 for k in _pops(u, ins)):
                 stalls[f"stall_token_{u}"] += 1
@@ -153,28 +153,17 @@ def _unit_free(unit, t, e, c, unit_of):
     return all(e[p] <= c for p in t if unit_of[p] == unit)
 
 
-def _exec_ready(ins, program, t, e, c, n):
+def _exec_ready(ins, program, t, e, c):
     done = [p for p in t if program[p].unit == "exec"]
     if any(t[p] >= c for p in done):  # one issue per cycle
         return False
     matmuls = [p for p in done if program[p].op.name == "matmul"]
     preloads = [p for p in done if program[p].op.name == "preload"]
     if ins.op.name == "preload":
-        if any(e[p] > c for p in preloads):
-            return False
-        swaps = [p for p in matmuls if _swaps(p, program, t)]
-        return not swaps or c >= max(t[p] for p in swaps) + n
+        # The previous PRELOAD has completed; it is after the last swapping MATMUL's issue
+        # (one issue per cycle, above), which is all revision 2.6 asks.
+        return not any(e[p] > c for p in preloads)
     if ins.op.name == "matmul":
-        if any(t[p] + program[p]["rows"] > c for p in matmuls):
-            return False
-        last_matmul = max((t[p] for p in matmuls), default=-1)
-        pending = [p for p in preloads if t[p] > last_matmul]
-        return all(e[p] <= c for p in pending)
+        # The previous MATMUL's rows have all entered; a swap needs its PRELOAD issued only.
+        return not any(t[p] + program[p]["rows"] > c for p in matmuls)
     return True
-
-
-def _swaps(p, program, t):
-    """Did matmul p swap weights in: a preload issued after the previous matmul?"""
-    earlier = [q for q in t if t[q] < t[p] and program[q].unit == "exec"]
-    previous = max((t[q] for q in earlier if program[q].op.name == "matmul"), default=-1)
-    return any(program[q].op.name == "preload" and t[q] > previous for q in earlier)

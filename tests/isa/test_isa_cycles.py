@@ -35,25 +35,28 @@ def test_the_documented_example_program():
     t = _timeline(text)
     # word 0 is fetched in cycle 0 and dispatches in 1 (every later word one cycle after it);
     # load 0: issues d+1 = 2, 8 beats -> E = 2 + 1 + 8 = 11; load 1: 11 .. 11 + 1 + 4 = 16;
-    # preload at 16 (its token), E = 20; matmul at 20, E = 20 + 8 + 2·4 − 1 = 35;
-    # store at 35: 8 rows of 16 bytes = 32 beats, E = 35 + 1 + 32 = 68.
+    # preload at 16 (its token), E = 20; matmul at 17 (its swap needs the preload issued
+    # only, revision 2.6), E = 17 + 8 + 2·4 − 1 = 32;
+    # store at 32: 8 rows of 16 bytes = 32 beats, E = 32 + 1 + 32 = 65.
     assert [t.dispatch[pc] for pc in range(6)] == [1, 2, 3, 4, 5, 6]
-    assert [t.issue[pc] for pc in range(5)] == [2, 11, 16, 20, 35]
-    assert [t.complete[pc] for pc in range(5)] == [11, 16, 20, 35, 68]
+    assert [t.issue[pc] for pc in range(5)] == [2, 11, 16, 17, 32]
+    assert [t.complete[pc] for pc in range(5)] == [11, 16, 20, 32, 65]
     c = t.counters
-    assert (c.cycles, c.busy_load, c.busy_exec, c.busy_store) == (68, 14, 8, 33)
-    # preload waits from 4 (dispatched in 3) to 16; the store from 6 to 35
-    assert (c.stall_token_exec, c.stall_token_store) == (12, 29)
+    assert (c.cycles, c.busy_load, c.busy_exec, c.busy_store) == (65, 14, 8, 33)
+    # preload waits from 4 (dispatched in 3) to 16; the store from 6 to 32
+    assert (c.stall_token_exec, c.stall_token_store) == (12, 26)
     assert c.macs == 16 * 8
 
 
 @pytest.mark.parametrize(("rows", "issues", "cycles"), [
-    # (every issue one cycle after v1's: word 0 arrives from DRAM in cycle 1)
-    # second preload: after the first swap has spread (6 + N = 10), done at 14;
-    # 12 rows >= 2N: the second matmul follows the first one's rows without a bubble (6 + 12)
-    (12, [2, 6, 10, 18], 18 + 12 + 7),
-    # 4 rows < 2N: it waits for the preload (14)
-    (4, [2, 6, 10, 14], 14 + 4 + 7),
+    # (word 0 arrives from DRAM in cycle 1; words dispatch one a cycle from cycle 1)
+    # first preload at 2 (E = 6); the first matmul swaps at 3, its preload issued (revision
+    # 2.6: the writes and the swap travel the array in step); the second preload when the
+    # first has completed (6, E = 10);
+    # 12 rows: the second matmul follows the first one's rows without a bubble (3 + 12)
+    (12, [2, 3, 6, 15], 15 + 12 + 7),
+    # 4 rows >= N: also without a bubble (3 + 4), one cycle after the second preload
+    (4, [2, 3, 6, 7], 7 + 4 + 7),
 ])
 def test_back_to_back_matmuls_stream_while_the_next_weights_preload(rows, issues, cycles):
     t = _timeline(f"preload row=0\nmatmul rows={rows}\npreload row=0\nmatmul rows={rows}\nhalt")
