@@ -83,23 +83,24 @@ def _dma(target: Target, rows, cols, field_items: tuple, port: int, which: str,
 class _Tiles:
     """The tile costs of one kernel, memoised per tile."""
 
-    def __init__(self, a: Target, b: Target, c: Target, mode: dict,
+    def __init__(self, a: tuple[Target, ...], b: tuple[Target, ...], c: Target, mode: dict,
                  k_tiles, o_tiles, config: HwConfig, table: TableCost):
         self.a, self.b, self.c, self.mode, self.table = a, b, c, mode, table
         self.k_tiles, self.o_tiles = k_tiles, o_tiles
         self.port, self.n = config.dram_port_bytes, config.array_size
-        self.a_matrix = len(a.view.groups) == 2
+        self.a_matrix = len(a[0].view.groups) == 2
         self.c_matrix = len(c.view.groups) == 2
 
     @functools.cache  # noqa: B019 (one instance per estimate)
     def load_a(self, first: int, count: int, kk: int) -> Dma:
         rows = (first, count) if self.a_matrix else None
-        return dma(self.a, rows, self.k_tiles[kk], {}, self.port, "a", count, self.n)
+        part, cols = self.k_tiles[kk]
+        return dma(self.a[part], rows, cols, {}, self.port, "a", count, self.n)
 
     @functools.cache  # noqa: B019
     def load_b(self, kk: int, j: int) -> Dma:
-        return dma(self.b, self.k_tiles[kk], self.o_tiles[j], {}, self.port, "b", self.n,
-                   self.n)
+        part, rows = self.k_tiles[kk]
+        return dma(self.b[part], rows, self.o_tiles[j], {}, self.port, "b", self.n, self.n)
 
     @functools.cache  # noqa: B019
     def store(self, first: int, count: int, j: int) -> Dma:
@@ -186,27 +187,28 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
     return ops
 
 
-def estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
-             config: HwConfig, k_tiles, o_tiles,
+def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
+             shift: int, config: HwConfig, k_tiles, o_tiles,
              orders=ORDERS, block_rows: int = 0, table: TableCost = NO_TABLE) -> Estimate:
-    """The predicted cycles of build_kernel's kernel for these operands (views already shared
-    over K, ``k_tiles``/``o_tiles`` its tiles), the fastest of ``orders``. Memoised per
+    """The predicted cycles of build_kernel's kernel for these operands (per part of K, views
+    already shared over K; ``k_tiles`` its (part, range) tiles, ``o_tiles`` the output
+    tiles: glc/lower/tiling.py), the fastest of ``orders``. Memoised per
     signature: the views and element sizes (not which tensors they are or where they lie, a
     view's offset included: a tile's beats do not depend on its address; so a layer's equal
     chunks are one estimate), the output conversion and table, the config."""
     def placed(t: Target) -> Target:
         return replace(t, address=0, view=replace(t.view, buffer="", offset=0))
 
-    return _estimate(placed(a), placed(b), placed(c), raw, relu, shift, config,
-                     tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows, table)
+    return _estimate(tuple(map(placed, a)), tuple(map(placed, b)), placed(c), raw, relu, shift,
+                     config, tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows, table)
 
 
 @functools.lru_cache(maxsize=4096)
-def _estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
-              config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
+def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
+              shift: int, config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
               table: TableCost) -> Estimate:
     n = config.array_size
-    m = a.view.dims[0] if len(a.view.groups) == 2 else 1
+    m = a[0].view.dims[0] if len(a[0].view.groups) == 2 else 1
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
     mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
     tiles = _Tiles(a, b, c, mode, k_tiles, o_tiles, config, table)

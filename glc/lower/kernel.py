@@ -18,7 +18,6 @@ STOREs read (glc/lower/table.py); the first MATMUL of a tile writes the accumula
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 from glc.cost.kernel import NO_TABLE, Estimate, TableCost, estimate
@@ -29,10 +28,8 @@ from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_program
 from glc.lower.table import StoreTable
+from glc.lower.tiling import Range, shape
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
-from glc.lower.view import Digit, View, merge
-
-Range = tuple[int, int]  # (first index, count)
 
 
 @dataclass
@@ -91,115 +88,6 @@ class Kernel:
                 f"{self.k}x{self.n_out}, stored {mode}\n")
 
 
-def tiles(sizes: list[int], n: int) -> list[Range]:
-    """A tiling of a dim of digit ``sizes`` (outermost first) into boxes of at most n indices,
-    the fewest tiles: the innermost digits whole, the next one cut into chunks (the last chunk
-    may be short)."""
-    if not sizes:
-        return [(0, 1)]
-    found = []
-    for j in range(len(sizes) - 1, -1, -1):
-        suffix = math.prod(sizes[j + 1:])
-        if suffix > n:
-            break
-        x = min(sizes[j], n // suffix)
-        found.append([((outer * sizes[j] + t * x) * suffix, min(x, sizes[j] - t * x) * suffix)
-                      for outer in range(math.prod(sizes[:j]))
-                      for t in range(-(-sizes[j] // x))])
-    return min(found, key=len)
-
-
-def shared_k(a: View, b: View, inner: int | None = None) -> tuple[View, View]:
-    """A's columns and B's rows over one digit sequence, in the order the kernel walks K.
-
-    K is summed over, so any order of its indices gives the same product, as long as A and B
-    agree: refine both digit sequences to the same sizes (a digit of s·t splits into s and t),
-    then move refined digit ``inner`` innermost (it sets the K tiles: e.g. the channels of an
-    NHWC window, or of one tap of an NCHW one); by default a digit A reads contiguously (stride
-    1, unbounded), so A's K tiles load as runs. Raises OperandUnexpressible("a") when the
-    sequences have no common refinement (materialising A makes one)."""
-    first, second = list(merge(a.groups[-1])), list(merge(b.groups[0]))
-    fine_a: list[Digit] = []
-    fine_b: list[Digit] = []
-    while first and second:
-        x, y = first.pop(), second.pop()
-        if x.size % y.size == 0 and x.size != y.size:
-            first.append(_split(x, y.size)[0])
-            x = _split(x, y.size)[1]
-        elif y.size % x.size == 0 and x.size != y.size:
-            second.append(_split(y, x.size)[0])
-            y = _split(y, x.size)[1]
-        elif x.size != y.size:
-            raise OperandUnexpressible("a", "A's and B's K dims split differently")
-        fine_a.insert(0, x)
-        fine_b.insert(0, y)
-    if inner is None:
-        contiguous = [i for i, d in enumerate(fine_a) if d.stride == 1 and not any(d.coefs)]
-        inner = contiguous[-1] if contiguous else None
-    if inner is not None:
-        order = [i for i in range(len(fine_a)) if i != inner] + [inner]
-        fine_a, fine_b = [fine_a[i] for i in order], [fine_b[i] for i in order]
-    return (replace(a, groups=a.groups[:-1] + (tuple(fine_a),)),
-            replace(b, groups=(tuple(fine_b),) + b.groups[1:]))
-
-
-def _split(d: Digit, inner: int) -> tuple[Digit, Digit]:
-    """A digit as (outer, inner) digits, the inner of size ``inner``."""
-    return (Digit(d.size // inner, d.stride * inner, tuple(c * inner for c in d.coefs)),
-            Digit(inner, d.stride, d.coefs))
-
-
-def transposed(view: View) -> View:
-    """The matrix view with rows and columns swapped (C = A·B ⇔ Cᵀ = Bᵀ·Aᵀ)."""
-    return replace(view, groups=view.groups[::-1])
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A product's tiling: A's and B's views over one K digit sequence, the K and Nₒ tiles."""
-
-    a: Target
-    b: Target
-    m: int
-    k: int
-    n_out: int
-    k_tiles: list[Range]
-    o_tiles: list[Range]
-
-
-def k_digits(a: Target, b: Target) -> int:
-    """How many digits K has once A's and B's are refined to one sequence (shared_k)."""
-    return len(shared_k(a.view, b.view)[0].groups[-1])
-
-
-def shape(a: Target, b: Target, n: int, k_inner: int | None = None,
-          flat: bool = False) -> Shape:
-    """The tiling of C = A·B on an N×N array, K digit ``k_inner`` innermost (shared_k), its K
-    tiles flat with ``flat`` (``flat_k``). A's view is ((M),(K)) or ((),(K)), B's
-    ((),(K,Nₒ))."""
-    m = a.view.dims[0] if len(a.view.groups) == 2 else 1
-    k, n_out = b.view.dims
-    a_view, b_view = shared_k(a.view, b.view, k_inner)
-    k_sizes = [d.size for d in a_view.groups[-1]]
-    if flat:
-        k_sizes = [math.prod(k_sizes)]
-    return Shape(replace(a, view=a_view), replace(b, view=b_view), m, k, n_out,
-                 tiles(k_sizes, n),
-                 tiles([d.size for d in merge(b_view.groups[1])], n))
-
-
-def flat_k(a: Target, b: Target, k_inner: int | None, n: int) -> bool:
-    """Whether flat K tiles are a different tiling worth costing. K tiles are boxes of the
-    refined digits (A's columns must be one box: a LOAD writes its local rows whole), e.g. one
-    channel's 3×3 taps, 9 of N rows; where A's K merges into one digit any range of it is one
-    box, so the tiles may be flat, N indices each across the digits' boundaries (B's K rows
-    then several boxes, one LOAD each): OIHW weights streamed against an NCHW im2col."""
-    a_view = shared_k(a.view, b.view, k_inner)[0]
-    sizes = [d.size for d in a_view.groups[-1]]
-    return len(merge(a_view.groups[-1])) == 1 and \
-        len(tiles(sizes, n)) > len(tiles([math.prod(sizes)], n))
-
-
 def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
                     config: HwConfig, k_inner: int | None = None, block_rows: int = 0,
                     flat: bool = False, table: TableCost = NO_TABLE) -> Estimate:
@@ -244,10 +132,12 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
         if name == "load" and ins["dram"] < layout.b:
             first, rest = divmod(ins["dram"] - layout.a, k_pad)
             rows = (first, ins["count0"]) if a_matrix else None
-            new = _retarget("a", a, rows, k_tiles[rest // n], ins, {})
+            part, cols = k_tiles[rest // n]
+            new = _retarget("a", a[part], rows, cols, ins, {})
         elif name == "load":
             kk, rest = divmod(ins["dram"] - layout.b, n * o_pad)
-            new = _retarget("b", b, k_tiles[kk], o_tiles[rest // n], ins, {})
+            part, k_rows = k_tiles[kk]
+            new = _retarget("b", b[part], k_rows, o_tiles[rest // n], ins, {})
         elif name == "store":
             first, rest = divmod((ins["dram"] - layout.c) // esize, o_pad)
             rows = (first, ins["count0"]) if c_matrix else None

@@ -32,11 +32,12 @@ from glc.lower import depthwise, linear
 from glc.lower.concat import Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
-from glc.lower.kernel import Kernel, build_kernel, transposed
+from glc.lower.kernel import Kernel, build_kernel
 from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
 from glc.lower.relayout import Relayout
 from glc.lower.schedule import Schedule, search
 from glc.lower.table import StoreTable
+from glc.lower.tiling import transposed
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term

@@ -30,8 +30,9 @@ from dataclasses import dataclass, replace
 from glc.cost.kernel import NO_TABLE, TableCost
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.lower.kernel import flat_k, k_digits, kernel_estimate, shared_k, transposed
+from glc.lower.kernel import kernel_estimate
 from glc.lower.table import StoreTable
+from glc.lower.tiling import flat_k, k_digits, shared_k, transposed
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target
 from glc.lower.view import Digit, View, merge, row_major
 

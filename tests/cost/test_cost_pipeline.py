@@ -15,8 +15,9 @@ from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.isa.cycles import predict
-from glc.lower.kernel import build_kernel, kernel_estimate, shape
+from glc.lower.kernel import build_kernel, kernel_estimate
 from glc.lower.table import StoreTable
+from glc.lower.tiling import shape
 from glc.lower.transfer import Target
 from glc.lower.view import Digit, View, row_major
 from glc.rewrites import DEFAULT, select

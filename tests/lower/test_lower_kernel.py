@@ -16,8 +16,9 @@ from glc.isa import simulator
 from glc.isa.cycles import predict
 from glc.isa.encoding import encode
 from glc.lower.execute import execute
-from glc.lower.kernel import build_kernel, flat_k, shape
+from glc.lower.kernel import build_kernel
 from glc.lower.lowering import lower, predicted_cycles
+from glc.lower.tiling import flat_k, shape
 from glc.lower.transfer import Target
 from glc.lower.view import row_major, view_of
 from glc.syntax.printer import print_term

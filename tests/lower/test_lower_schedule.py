@@ -8,8 +8,9 @@ from dataclasses import replace
 
 from glc.errors import GlcError
 from glc.hwconfig import load_config
-from glc.lower.kernel import k_digits, kernel_estimate
+from glc.lower.kernel import kernel_estimate
 from glc.lower.schedule import orient, search
+from glc.lower.tiling import k_digits
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import row_major
 

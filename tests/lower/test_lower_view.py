@@ -15,7 +15,7 @@ from glc.ir.check import check
 from glc.isa import simulator
 from glc.isa.encoding import Instruction, encode
 from glc.isa.transfer import local_rows
-from glc.lower.kernel import tiles
+from glc.lower.tiling import tiles
 from glc.lower.transfer import Target, transfers
 from glc.lower.view import NotAffine, gather, merge, row_major, view_of
 from glc.syntax.reader import parse_term
