@@ -115,3 +115,17 @@ def test_random_nhwc_convs_with_parts_match_the_interpreter_and_numpy():
         assert np.array_equal(outcome.result, expected)
         assert outcome.cycles == program.figures()["predicted_cycles"]
     assert parted >= 3
+
+
+@pytest.mark.rtl
+def test_a_parted_nhwc_conv_on_the_rtl_equals_numpy_and_the_model():
+    """Runs of bytes that straddle the padded border, checked element by element, and the
+    short part's tiles on the Verilator RTL (n4): result and cycles."""
+    term, arrays = _nhwc_conv(3, 9, 3, 2, 1, 6, seed=3)
+    config = load_config("n4")
+    a, b = _operands(term, arrays)
+    assert len(shape(a, b, config.array_size).a) == 2
+    program = lower(term, env_types(arrays), config)
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, _reference(arrays, 2, 1))
+    assert outcome.cycles == program.figures()["predicted_cycles"]
