@@ -98,7 +98,7 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(table.column(col // n) if table is not None else {})}
         stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
-        out += _flagged("store", stores, first={"pop_vec": 1}, last={"push_vec": int(later)})
+        out += flagged("store", stores, first={"pop_vec": 1}, last={"push_vec": int(later)})
         if later:
             out += loads[index + 2]
     out.append(Instruction.make("halt"))
@@ -128,7 +128,7 @@ def _loads(fold: Fold, tile, base: int, index: int, total: int) -> list[Instruct
         fields += _transfers(operand, (r0 * fold.group, count * fold.group), (col, width),
                              base + slot * count * fold.group, {"acc": int(fold.wide)},
                              "ab"[slot])
-    return _flagged("load", fields, first={"pop_vec": int(index >= 2)}, last={"push_vec": 1})
+    return flagged("load", fields, first={"pop_vec": int(index >= 2)}, last={"push_vec": 1})
 
 
 def _transfers(target: Target, rows, cols, local_row: int, mode: dict[str, int],
@@ -139,7 +139,7 @@ def _transfers(target: Target, rows, cols, local_row: int, mode: dict[str, int],
         raise OperandUnexpressible(which, str(error)) from None
 
 
-def _flagged(name: str, fields: list[dict[str, int]], first: dict[str, int],
+def flagged(name: str, fields: list[dict[str, int]], first: dict[str, int],
              last: dict[str, int]) -> list[Instruction]:
     """The instructions, the token pops on the first and the pushes on the last."""
     out = []

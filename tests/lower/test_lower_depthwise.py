@@ -15,14 +15,18 @@ from glc.syntax.reader import parse_term
 
 
 def _depthwise(seed: int, nhwc: bool, channels: int | None = None,
-               convert: bool = False) -> tuple:
+               convert: bool = False, stride: int | None = None, size: int | None = None,
+               k: int | None = None, pad: int | None = None) -> tuple:
     """A random depthwise conv as glc import and the layer suite write it: each channel's
     windows paired with its own taps broadcast over the pixels, summed; NCHW/OIHW or
-    NHWC/HWIO (transposed in the term), random size, window, stride and padding."""
+    NHWC/HWIO (transposed in the term), random size, window, stride and padding (those not
+    given)."""
     rng = np.random.default_rng(seed)
     c = channels or int(rng.choice([4, 8, 12]))
-    size, k = int(rng.integers(3, 8)), int(rng.integers(1, 4))
-    stride, pad = int(rng.integers(1, 3)), int(rng.integers(0, 2))
+    drawn = int(rng.integers(3, 8)), int(rng.integers(1, 4))
+    size, k = size or drawn[0], k or drawn[1]
+    drawn = int(rng.integers(1, 3)), int(rng.integers(0, 2))
+    stride, pad = stride or drawn[0], drawn[1] if pad is None else pad
     out = (size + 2 * pad - k) // stride + 1
     if nhwc:
         x = rng.integers(-128, 128, (1, size, size, c)).astype(np.int8)
@@ -46,6 +50,19 @@ def _depthwise(seed: int, nhwc: bool, channels: int | None = None,
     if convert:
         body = f"(compute (requantize 7) (compute relu {body}))"
     return parse_term(body), {"x": x, "w": w}, c * out * out * k * k
+
+
+def _depthwise_reference(arrays, nhwc: bool, pad: int) -> np.ndarray:
+    """A stride-1 depthwise conv in numpy (independent of the IR), in the term's layout."""
+    x, w = arrays["x"].astype(np.int64), arrays["w"].astype(np.int64)
+    if not nhwc:  # NCHW/OIHW as NHWC/HWIO
+        x, w = x.transpose(0, 2, 3, 1), w.transpose(2, 3, 0, 1)
+    k, size = w.shape[0], x.shape[1]
+    padded = np.pad(x[0], ((pad, pad), (pad, pad), (0, 0)))
+    out = size + 2 * pad - k + 1
+    result = sum(padded[ky:ky + out, kx:kx + out] * w[ky, kx, :, 0]
+                 for ky in range(k) for kx in range(k))[None]
+    return result if nhwc else result.transpose(0, 3, 1, 2)
 
 
 @pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
@@ -74,7 +91,9 @@ def test_channels_that_fill_no_whole_kernel_leave_the_last_group_narrower(channe
     config = load_config("n4")
     program = lower(term, env_types(arrays), config)
     diagonal = [s for s in program.kernels if s.kernel.kind == "diagonal"]
-    assert not program.host_steps and len(diagonal) == -(-channels // 4)
+    # A kernel per group, or one band kernel over every group (glc/lower/band.py).
+    banded = len(diagonal) == 1 and diagonal[0].kernel.n_out == channels
+    assert not program.host_steps and (banded or len(diagonal) == -(-channels // 4))
     assert sum(kernel_limit(s.kernel, config).macs for s in program.kernels) == macs
     expected, _ = interpret(term, arrays)
     outcome = execute(program, arrays, "isa")
@@ -131,4 +150,55 @@ def test_a_depthwise_conv_after_a_channel_shuffle_reads_a_packed_copy(config, gr
     expected, _ = interpret(term, arrays)
     outcome = execute(program, arrays, "isa")
     assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+def test_stride_1_depthwise_convs_read_the_image_once(nhwc):
+    """Band kernels (glc/lower/band.py): random stride-1 depthwise convs of more channels than
+    N = 4 (the last group narrower or not), kernels of 2 or 3, padded or not, equal to numpy
+    and to the interpreter on the ISA simulator, cycles as predicted; the search takes the band
+    (one kernel over every group) on most of them."""
+    config = load_config("n4")
+    banded = 0
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        channels, k, size, pad = (int(rng.choice([5, 6, 9, 12])), int(rng.integers(2, 4)),
+                                  int(rng.integers(4, 10)), int(rng.integers(0, 2)))
+        term, arrays, _ = _depthwise(seed, nhwc, channels=channels, stride=1, size=size, k=k,
+                                     pad=pad)
+        program = lower(term, env_types(arrays), config)
+        diagonal = [s for s in program.kernels if s.kernel.kind == "diagonal"]
+        banded += len(diagonal) == 1
+        expected, _ = interpret(term, arrays)
+        assert np.array_equal(expected, _depthwise_reference(arrays, nhwc, pad))
+        outcome = execute(program, arrays, "isa")
+        assert np.array_equal(outcome.result, expected)
+        assert outcome.cycles == program.figures()["predicted_cycles"]
+    assert banded >= 6
+
+
+def test_a_mobilenet_depthwise_layer_streams_each_tap_from_one_band():
+    """MobileNet's 3×3 over 144 channels (NHWC, pad 1) at 20×20 on n16: one band kernel, its
+    cycles within 5 % of its own bound — every tap's MATMUL streams (OH − 1)·W′ + OW rows of
+    the extended grid, W′ = OW + 2, for each of the ⌈144/16⌉ groups — and its result numpy's."""
+    term, arrays, _ = _depthwise(0, True, channels=144, stride=1, size=20, k=3, pad=1)
+    config = load_config("n16")
+    program = lower(term, env_types(arrays), config)
+    (step,) = program.kernels
+    bound = 9 * 9 * (19 * 22 + 20)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, _depthwise_reference(arrays, True, 1))
+    assert bound <= outcome.cycles == program.figures()["predicted_cycles"] <= 1.05 * bound
+    assert step.kernel.kind == "diagonal"
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+def test_a_band_kernel_on_the_rtl_equals_numpy_and_the_model(nhwc):
+    term, arrays, _ = _depthwise(2, nhwc, channels=6, stride=1, size=6, k=3, pad=1)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert len([s for s in program.kernels if s.kernel.kind == "diagonal"]) == 1
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, _depthwise_reference(arrays, nhwc, 1))
     assert outcome.cycles == program.figures()["predicted_cycles"]

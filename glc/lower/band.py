@@ -1,0 +1,192 @@
+"""Stride-1 depthwise convolutions with the image read once: band kernels.
+
+A depthwise product on the array (glc/lower/depthwise.py) is one GEMM per N channels whose K
+tiles are the taps: gemm.py's schedule loads each tap's im2col tile from DRAM, so every image
+pixel crosses the port once per tap (9 times for 3×3), and the layer is bound by the port, not
+by the array (MobileNet's 3×3 over 144 channels at 56×56: 31.5 k beats a group against 28 k
+MATMUL rows).
+
+At stride 1 the taps' im2col rows are the same image rows shifted: output pixel (y, x) at tap
+(ky, kx) reads image pixel (y + ky, x + kx). So a band kernel loads each block of image rows
+once, as an extended grid of W′ = OW + KW − 1 pixels a row (the padding the LOAD's zero fill),
+and for tap (ky, kx) streams that grid from scratchpad row ky·W′ + kx: MATMUL row i is output
+pixel (i div W′, i mod W′), whose KW − 1 last columns a row are the halo (computed, never
+stored). A block of R output rows is (R − 1)·W′ + OW rows a tap, all taps accumulating into one
+accumulator region; its rows are then stored one output row a STORE.
+
+The schedule, per block j of every group of N channels (blocks group-major): LOAD the group's
+tap tiles (the diagonal weights, once a group) and the block's image rows into half j mod 2 of
+the scratchpad, PRELOAD and MATMUL each tap into half j mod 2 of the accumulator, STORE. Tokens:
+the loads of block j + 2 wait for block j's MATMULs (ex2ld), block j + 2's first PRELOAD for
+block j's STOREs (st2ex); block j's STOREs are spread between block j + 1's MATMULs, so the
+dispatcher, paced by the EXEC queue, hands them out while the array computes.
+
+Its cost is the instruction-level model's (glc/isa/cycles.py) over the built kernel: it is one
+kernel a layer, and the lowering keeps it where it is faster than the GEMM per group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from glc.hwconfig import HwConfig
+from glc.isa.encoding import Instruction
+from glc.lower.fold import flagged
+from glc.lower.kernel import Kernel
+from glc.lower.transfer import Target, transfers
+from glc.lower.view import Digit, View, advanced, merge
+
+
+@dataclass(frozen=True)
+class Band:
+    """A group's im2col A ((rows y, x) × (taps, channel)) read as shifted image rows: the
+    pixel digits ``y``, ``x``, the channel digit, and per tap (in A's K order) its shift
+    (dy, dx)."""
+
+    view: View
+    y: Digit
+    x: Digit
+    channel: Digit
+    shifts: tuple[tuple[int, int], ...]
+    kw: int
+
+    @property
+    def width(self) -> int:
+        """W′: output pixels a row plus the halo."""
+        return self.x.size + self.kw - 1
+
+    def image(self, first_row: int, rows: int) -> View:
+        """Image rows [first_row, first_row + rows) of the extended grid (rows × W′ pixels, the
+        group's channels as columns), at tap (0, 0)."""
+        return replace(advanced(self.view, self.y, first_row),
+                       groups=((Digit(rows, self.y.stride, self.y.coefs),
+                                Digit(self.width, self.x.stride, self.x.coefs)),
+                               (self.channel,)))
+
+
+def band(a: View) -> Band | None:
+    """A's view as a band: its rows two pixel digits (y, x), its K two tap digits and the
+    channel, each tap digit walking the image as one pixel digit does (stride 1); else None."""
+    rows, items = merge(a.groups[0]), a.groups[1]
+    if len(rows) != 2 or not items:
+        return None
+    channel, taps = items[-1], merge(items[:-1])
+    if len(taps) != 2 or channel.stride != 1 or any(channel.coefs):
+        return None
+    y, x = rows
+    found = {}
+    for index, tap in enumerate(taps):
+        for name, pixel in (("y", y), ("x", x)):
+            if (tap.stride, tap.coefs) == (pixel.stride, pixel.coefs):
+                found[name] = index
+    if sorted(found.values()) != [0, 1]:
+        return None
+    kh, kw = taps[found["y"]].size, taps[found["x"]].size
+    shifts = tuple((i if found["y"] == 0 else j, j if found["x"] == 1 else i)
+                   for i in range(taps[0].size) for j in range(taps[1].size))
+    return Band(a, y, x, channel, shifts, kw) if kh > 1 or kw > 1 else None
+
+
+@dataclass(frozen=True)
+class Group:
+    """One group of channels: its band, its diagonal weights B (taps·width × width), its C
+    (output pixels × width, a block of the layer's result)."""
+
+    band: Band
+    b: Target
+    c: Target
+    image_address: int
+
+
+SPLITS = (1, 2, 4)  # blocks a group is cut into beyond what fits, tried (band_kernel)
+
+
+def band_kernel(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
+                config: HwConfig) -> Kernel | None:
+    """The band kernel over every group, the fastest of its block sizes by the
+    instruction-level model (the largest that fits, or cut 2 or 4 times finer: a block's
+    LOADs and STOREs overlap the others' MATMULs, the first and last do not, and a block
+    reads KH − 1 halo rows more); None where a block of one output row does not fit half the
+    scratchpad and accumulator."""
+    first = groups[0].band
+    weights = len(first.shifts) * config.array_size
+    out_h, width = first.y.size, first.width
+    kh = max(dy for dy, _ in first.shifts) + 1
+    fits = min(out_h, (config.accumulator_rows // 2 - first.x.size) // width + 1,
+               (config.scratchpad_rows - 2 * weights) // 2 // width - kh + 1)
+    if fits < 1:
+        return None
+    least = -(-out_h // fits)
+    built = [_built(label, groups, raw, relu, shift, config, -(-out_h // blocks))
+             for blocks in sorted({min(out_h, least * split) for split in SPLITS})]
+    return min(built, key=lambda k: k.predicted_cycles(config))
+
+
+def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
+           config: HwConfig, rows: int) -> Kernel:
+    """The band kernel in blocks of ``rows`` output rows."""
+    n = config.array_size
+    first = groups[0].band
+    taps, width = len(first.shifts), first.width
+    kh = max(dy for dy, _ in first.shifts) + 1
+    out_h, out_w = first.y.size, first.x.size
+    weights = taps * n
+    sp_half = (config.scratchpad_rows - 2 * weights) // 2
+    acc_half = config.accumulator_rows // 2
+    blocks = [(g, r0, min(rows, out_h - r0)) for g in range(len(groups))
+              for r0 in range(0, out_h, rows)]
+    mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
+
+    def loads(j: int) -> list[Instruction]:
+        g, r0, count = blocks[j]
+        group = groups[g]
+        fields = []
+        if r0 == 0:  # the group's tap tiles, once
+            for t in range(taps):
+                fields += transfers(group.b, (t * group.c.view.dims[1], group.c.view.dims[1]),
+                                    (0, group.c.view.dims[1]), 2 * sp_half + g % 2 * weights +
+                                    t * n, {})
+        image = group.band.image(r0, count + kh - 1)
+        fields += transfers(Target(image, group.image_address, 1), (0, image.dims[0]),
+                            (0, image.dims[1]), j % 2 * sp_half, {})
+        return flagged("load", fields, {"pop_next": int(j >= 2)}, {"push_next": 1})
+
+    def stores(j: int) -> list[Instruction]:
+        g, r0, count = blocks[j]
+        c = groups[g].c
+        fields = []
+        for i in range(count):
+            fields += transfers(c, ((r0 + i) * out_w, out_w), (0, c.view.dims[1]),
+                                j % 2 * acc_half + i * width, mode)
+        return flagged("store", fields, {"pop_prev": 1},
+                       {"push_prev": int(j + 2 < len(blocks))})
+
+    def execs(j: int) -> list[list[Instruction]]:
+        g, _, count = blocks[j]
+        streamed = (count - 1) * width + out_w
+        out = []
+        for t, (dy, dx) in enumerate(first.shifts):
+            last = t == taps - 1
+            out.append([
+                Instruction.make("preload", row=2 * sp_half + g % 2 * weights + t * n,
+                                 pop_prev=int(t == 0), pop_next=int(t == 0 and j >= 2)),
+                Instruction.make("matmul", sp=j % 2 * sp_half + dy * width + dx,
+                                 acc=j % 2 * acc_half, rows=streamed, accumulate=int(t > 0),
+                                 push_prev=int(last and j + 2 < len(blocks)),
+                                 push_next=int(last))])
+        return out
+
+    out = loads(0) + (loads(1) if len(blocks) > 1 else [])
+    for j in range(len(blocks)):
+        pending = stores(j - 1) if j else []
+        taps_j = execs(j)
+        share = -(-len(pending) // len(taps_j))
+        for t, pair in enumerate(taps_j):
+            out += pair + pending[t * share:(t + 1) * share]
+        if j + 2 < len(blocks):
+            out += loads(j + 2)
+    out += stores(len(blocks) - 1)
+    out.append(Instruction.make("halt"))
+    channels = sum(g.c.view.dims[1] for g in groups)
+    return Kernel(label, out_h * out_w, taps * channels, channels, raw, relu, shift, out,
+                  kind="diagonal")
