@@ -76,12 +76,14 @@ def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_addr
     return (replace(b, view=transposed(b.view)), replace(a, view=transposed(a.view)), c)
 
 
-def _layouts(target: Target, n: int) -> tuple[Target, ...]:
+def _layouts(target: Target, n: int, any_order: bool = False) -> tuple[Target, ...]:
     """The operand as it lies and, when its rows are contiguous in DRAM or 2 or 4 bytes apart
     (a stride-1, 2 or 4 innermost row digit: the cases a transposing LOAD moves in runs, plain
-    or strided), loaded transposed."""
+    or strided), loaded transposed. With ``any_order`` (B, whose rows are K, walked in any
+    order: shared_k may make any digit innermost) any such row digit will do: an NHWC image's
+    channels under its NCHW-ordered windows."""
     rows = merge(target.view.groups[0]) if len(target.view.groups) == 2 else ()
-    if rows and rows[-1].stride in STEPPED:
+    if any(d.stride in STEPPED for d in (rows if any_order else rows[-1:])):
         return target, replace(target, transpose=n)
     return (target,)
 
@@ -128,7 +130,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
         orders = [(k, flat) for k in inners for flat in (False, True)
                   if not flat or flat_k(a, b, k, n)]
         for a_layout, b_layout, (k_inner, flat) in itertools.product(
-                _layouts(a, n), _layouts(b, n), orders):
+                _layouts(a, n), _layouts(b, n, any_order=True), orders):
             try:
                 found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, here, k_inner,
                                         flat=flat, table=cost)

@@ -4,14 +4,17 @@ the K tiles (docs/lowering.md, "Tiling and the schedule").
 K is summed over, so it may be walked in any order as long as A and B agree: their digit
 sequences are refined to the same sizes and one digit moved innermost. A K tile is a box of
 the refined digits (a LOAD writes its local rows whole): the innermost digits whole, the next
-one in chunks. Two refinements cut the tiles further:
+one in chunks. Three refinements cut the tiles further, each taken where it gives fewer tiles:
 
 - **Channels inside a padded coordinate.** An NHWC image's channels c lie inside each pixel
   x: the window row (kx, c) is contiguous in DRAM, but only kx moves the padded coordinate,
   so the two stay two digits and a tile holds whole pixels (5 pixels of 3 channels, 15 of 16
   rows). Counting x in bytes, x′ = C·x + c (bound C·W, the same test since 0 ≤ c < C), the
   window row is one digit of 7·3 = 21 indices whose every element is checked on its own by
-  the LOAD (`xrun`).
+  the LOAD (`xrun`). The image is A when the windows stream, B when they are stationary.
+- **Merged neighbours.** A K order that moves the channels innermost may put digits side by
+  side that both operands walk as one (kx and c of an unpadded NHWC window and of HWIO
+  weights): merged again, they tile as one digit.
 - **Parts.** An innermost digit longer than N but no multiple of it leaves a short chunk in
   every outer index (21 = 16 + 5, seven times for a 7×7 kernel: 14 tiles). Its last
   s mod N indices are a part of their own, tiled with the outer digits (5 × 3 kernel rows in
@@ -135,16 +138,26 @@ def shape(a: Target, b: Target, n: int, k_inner: int | None = None,
     if flat:
         parts = [(a_view, b_view, tiles([math.prod(d.size for d in a_view.groups[-1])], n))]
     else:
-        parts = _parts(a_view, b_view, n)
-        scaled = _channels_in_bytes(a_view)
-        if scaled is not None:
-            finer = _parts(*shared_k(scaled, b_view), n)
-            if _count(finer) < _count(parts):
-                parts = finer
+        # The fewest tiles (the first of equals): the digits as refined, merged where the K
+        # order put neighbours side by side that both operands walk as one, and with the
+        # channels counted inside a padded coordinate.
+        scaled = _channels_in_bytes(a_view, -1), _channels_in_bytes(b_view, 0)
+        candidates = [(a_view, b_view), _coarse(a_view, b_view)]
+        if scaled != (None, None):
+            candidates.append(_coarse(scaled[0] or a_view, scaled[1] or b_view))
+        parts = min((_parts(*views, n) for views in candidates), key=_count)
     return Shape(tuple(replace(a, view=pa) for pa, _, _ in parts),
                  tuple(replace(b, view=pb) for _, pb, _ in parts), m, k, n_out,
                  [(p, r) for p, (_, _, found) in enumerate(parts) for r in found],
                  tiles([d.size for d in merge(b_view.groups[1])], n))
+
+
+def _coarse(a: View, b: View) -> tuple[View, View]:
+    """A's and B's K digits, in their order, merged where both operands walk neighbours as
+    one digit, then refined to the same sizes again."""
+    fine_a, fine_b = _refined(a.groups[-1], b.groups[0], "a")
+    return (replace(a, groups=a.groups[:-1] + (fine_a,)),
+            replace(b, groups=(fine_b,) + b.groups[1:]))
 
 
 def _count(parts) -> int:
@@ -170,12 +183,14 @@ def _parts(a: View, b: View, n: int) -> list[tuple[View, View, list[Range]]]:
     return found if _count(found) < _count(whole) else whole
 
 
-def _channels_in_bytes(a: View) -> View | None:
-    """A's view with the padded coordinate x of the digit outside its innermost K digit c
-    counted in c's units, x′ = size(c)·x + c (the module's "Channels inside a padded
-    coordinate"), so the two merge into one digit; None where they would not (c strided or
-    bounded, or the outer digit not exactly one c apart or in more than one coordinate)."""
-    fine = a.groups[-1]
+def _channels_in_bytes(view: View, k: int) -> View | None:
+    """The view (A's, its K the last group ``k`` = −1, or B's, its K the first, ``k`` = 0:
+    the image is whichever operand holds the padded coordinate) with the coordinate x of the
+    digit outside its innermost K digit c counted in c's units, x′ = size(c)·x + c (the
+    module's "Channels inside a padded coordinate"), so the two merge into one digit; None
+    where they would not (c strided or bounded, or the outer digit not exactly one c apart or
+    in more than one coordinate)."""
+    fine = view.groups[k]
     if len(fine) < 2:
         return None
     outer, c = fine[-2], fine[-1]
@@ -188,12 +203,12 @@ def _channels_in_bytes(a: View) -> View | None:
         return replace(d, coefs=tuple(coef * scale if axis == x else coef
                                       for axis, coef in enumerate(d.coefs)))
 
-    groups = [tuple(scaled(d) for d in group) for group in a.groups]
-    groups[-1] = groups[-1][:-1] + (replace(c, coefs=tuple(int(axis == x)
-                                                           for axis in range(len(c.coefs)))),)
+    groups = [tuple(scaled(d) for d in group) for group in view.groups]
+    groups[k] = groups[k][:-1] + (replace(c, coefs=tuple(int(axis == x)
+                                                         for axis in range(len(c.coefs)))),)
     coords = tuple((origin * scale, limit * scale) if axis == x else (origin, limit)
-                   for axis, (origin, limit) in enumerate(a.coords))
-    return replace(a, groups=tuple(groups), coords=coords)
+                   for axis, (origin, limit) in enumerate(view.coords))
+    return replace(view, groups=tuple(groups), coords=coords)
 
 
 def flat_k(a: Target, b: Target, k_inner: int | None, n: int) -> bool:

@@ -5,6 +5,7 @@ the interpreter and an independent numpy convolution on the ISA simulator."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,9 +13,13 @@ import pytest
 from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
 from glc.ir.check import check
+from glc.isa import simulator
+from glc.isa.encoding import encode
 from glc.lower.execute import execute
+from glc.lower.kernel import build_kernel
 from glc.lower.lowering import lower
-from glc.lower.tiling import _channels_in_bytes, shape, shared_k, tiles
+from glc.lower.schedule import orient
+from glc.lower.tiling import _channels_in_bytes, k_digits, shape, shared_k, tiles
 from glc.lower.transfer import Target
 from glc.lower.view import gather, row_major, view_of
 from glc.syntax.reader import parse_term
@@ -87,7 +92,7 @@ def test_a_window_row_counted_in_bytes_reads_the_same_elements(seed):
     term, arrays = _nhwc_conv(c, size, k, stride, pad, 2, seed)
     a, b = _operands(term, arrays)
     view = shared_k(a.view, b.view)[0]
-    scaled = _channels_in_bytes(view)
+    scaled = _channels_in_bytes(view, -1)
     assert scaled is not None and scaled.coords != view.coords
     flat = arrays["data"].reshape(-1)
     assert np.array_equal(gather(scaled, flat), gather(view, flat))
@@ -129,3 +134,44 @@ def test_a_parted_nhwc_conv_on_the_rtl_equals_numpy_and_the_model():
     outcome = execute(program, arrays, "rtl")
     assert np.array_equal(outcome.result, _reference(arrays, 2, 1))
     assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+def test_the_image_as_b_counts_its_channels_in_bytes_too():
+    """The filters streamed and the windows stationary (Cᵀ = Bᵀ·Aᵀ, the image B): 12 channels,
+    5×5, on n16. With the channels innermost the window row (kx, c) is one digit of 60 on both
+    sides, whether merged as the K order puts it (no padding) or counted in bytes (padding):
+    5·⌈60/16⌉ = 20 tiles, not the 25 of one tap's 12 channels a tile."""
+    for pad in (0, 2):
+        term, arrays = _nhwc_conv(12, 15, 5, 1, pad, 37, seed=pad)
+        a, b = _operands(term, arrays)
+        a, b, _ = orient({"a": a, "b": b}, (1, 1), True, 0, True)
+        channels = next(i for i in range(k_digits(a, b))
+                        if shared_k(a.view, b.view, i)[1].groups[0][-1].stride == 1)
+        assert len(shape(a, b, 16, channels).k_tiles) == 5 * math.ceil(60 / 16)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_k_order_and_orientation_of_an_nhwc_conv_computes_it(seed):
+    """Random NHWC convs built in both orientations and every K order on n4, their tilings
+    refined as shape() chooses, on the ISA simulator: numpy's result each time."""
+    rng = np.random.default_rng(200 + seed)
+    c, k, stride, pad = (int(rng.integers(lo, hi)) for lo, hi in
+                         ((2, 8), (2, 6), (1, 3), (0, 3)))
+    size, out = int(rng.integers(k, k + 5)), int(rng.integers(1, 7))
+    term, arrays = _nhwc_conv(c, size, k, stride, pad, out, seed)
+    config = load_config("n4")
+    expected = _reference(arrays, stride, pad)
+    a, b = _operands(term, arrays)
+    a, b = replace(a, address=4096), replace(b, address=0)
+    pixels = expected.shape[0]
+    for swap in (False, True):
+        x, y, c_target = orient({"a": a, "b": b}, (pixels, out), swap, 16384, True)
+        for inner in (None, *range(k_digits(x, y))):
+            kernel = build_kernel("t", x, y, c_target, True, False, 0, config, k_inner=inner)
+            dram = np.zeros(config.dram_bytes, np.uint8)
+            dram[4096:4096 + arrays["data"].size] = arrays["data"].reshape(-1).view(np.uint8)
+            dram[:arrays["filters"].size] = arrays["filters"].reshape(-1).view(np.uint8)
+            machine = simulator.run([encode(i) for i in kernel.instructions], config, dram)
+            result = machine.dram[16384:16384 + 4 * pixels * out].view("<i4")
+            result = result.reshape((out, pixels) if swap else (pixels, out))
+            assert np.array_equal(result.T if swap else result, expected), (swap, inner)
