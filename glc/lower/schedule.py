@@ -76,14 +76,14 @@ def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_addr
     return (replace(b, view=transposed(b.view)), replace(a, view=transposed(a.view)), c)
 
 
-def _layouts(target: Target, n: int, any_order: bool = False) -> tuple[Target, ...]:
+def _layouts(target: Target, n: int, *walked: Digit) -> tuple[Target, ...]:
     """The operand as it lies and, when its rows are contiguous in DRAM or 2 or 4 bytes apart
     (a stride-1, 2 or 4 innermost row digit: the cases a transposing LOAD moves in runs, plain
-    or strided), loaded transposed. With ``any_order`` (B, whose rows are K, walked in any
-    order: shared_k may make any digit innermost) any such row digit will do: an NHWC image's
-    channels under its NCHW-ordered windows."""
+    or strided), loaded transposed. ``walked``: B's innermost K digits in the K orders costed
+    (shared_k), which may not be its last as the term has it (an NHWC image's channels under
+    NCHW-ordered windows): transposed too when one of them is."""
     rows = merge(target.view.groups[0]) if len(target.view.groups) == 2 else ()
-    if any(d.stride in STEPPED for d in (rows if any_order else rows[-1:])):
+    if any(d.stride in STEPPED for d in (*rows[-1:], *walked)):
         return target, replace(target, transpose=n)
     return (target,)
 
@@ -129,8 +129,13 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
             continue
         orders = [(k, flat) for k in inners for flat in (False, True)
                   if not flat or flat_k(a, b, k, n)]
+        # B transposed where its innermost K digit in some costed K order is a run; costed
+        # with the K orders whose innermost digit is one, or with all where its last is.
+        walked = {k: shared_k(a.view, b.view, k)[1].groups[0][-1:] for k in inners}
         for a_layout, b_layout, (k_inner, flat) in itertools.product(
-                _layouts(a, n), _layouts(b, n, any_order=True), orders):
+                _layouts(a, n), _layouts(b, n, *itertools.chain(*walked.values())), orders):
+            if b_layout not in _layouts(b, n, *walked[k_inner]):
+                continue
             try:
                 found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, here, k_inner,
                                         flat=flat, table=cost)
