@@ -263,7 +263,7 @@ LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
 
 
 MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
-MAX_PERIOD = 8  # the longest period of output tile kinds sampled in whole periods (_j_runs)
+MAX_PERIOD = 8  # the longest period of output tile kinds sampled in whole periods (_periodic_runs)
 
 
 def _runs(size: int, a: int, b: int) -> list[tuple[float, list[int]]]:

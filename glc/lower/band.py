@@ -55,6 +55,11 @@ class Band:
         """W′: output pixels a row plus the halo."""
         return self.x.size + self.kw - 1
 
+    @property
+    def kh(self) -> int:
+        """Kernel rows: image rows a block reads beyond its output rows, plus one."""
+        return max(dy for dy, _ in self.shifts) + 1
+
     def image(self, first_row: int, rows: int) -> View:
         """Image rows [first_row, first_row + rows) of the extended grid (rows × W′ pixels, the
         group's channels as columns), at tap (0, 0)."""
@@ -81,10 +86,9 @@ def band(a: View) -> Band | None:
                 found[name] = index
     if sorted(found.values()) != [0, 1]:
         return None
-    kh, kw = taps[found["y"]].size, taps[found["x"]].size
     shifts = tuple((i if found["y"] == 0 else j, j if found["x"] == 1 else i)
                    for i in range(taps[0].size) for j in range(taps[1].size))
-    return Band(a, y, x, channel, shifts, kw) if kh > 1 or kw > 1 else None
+    return Band(a, y, x, channel, shifts, taps[found["x"]].size)
 
 
 @dataclass(frozen=True)
@@ -106,20 +110,26 @@ def band_kernel(label: str, groups: list[Group], raw: bool, relu: bool, shift: i
     """The band kernel over every group, the fastest of its block sizes by the
     instruction-level model (the largest that fits, or cut 2 or 4 times finer: a block's
     LOADs and STOREs overlap the others' MATMULs, the first and last do not, and a block
-    reads KH − 1 halo rows more); None where a block of one output row does not fit half the
-    scratchpad and accumulator."""
+    reads KH − 1 halo rows more), its ``estimated`` those cycles; None where a block of one
+    output row does not fit half the scratchpad and accumulator."""
     first = groups[0].band
-    weights = len(first.shifts) * config.array_size
     out_h, width = first.y.size, first.width
-    kh = max(dy for dy, _ in first.shifts) + 1
-    fits = min(out_h, (config.accumulator_rows // 2 - first.x.size) // width + 1,
-               (config.scratchpad_rows - 2 * weights) // 2 // width - kh + 1)
+    fits = min(out_h, (_halves(first, config)[1] - first.x.size) // width + 1,
+               _halves(first, config)[0] // width - first.kh + 1)
     if fits < 1:
         return None
     least = -(-out_h // fits)
     built = [_built(label, groups, raw, relu, shift, config, -(-out_h // blocks))
              for blocks in sorted({min(out_h, least * split) for split in SPLITS})]
-    return min(built, key=lambda k: k.predicted_cycles(config))
+    best = min(built, key=lambda k: k.predicted_cycles(config))
+    return replace(best, estimated=best.predicted_cycles(config))
+
+
+def _halves(band: Band, config: HwConfig) -> tuple[int, int]:
+    """The scratchpad rows and accumulator rows of half the local memories a block takes (the
+    scratchpad's top rows hold two groups' tap tiles)."""
+    weights = len(band.shifts) * config.array_size
+    return (config.scratchpad_rows - 2 * weights) // 2, config.accumulator_rows // 2
 
 
 def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
@@ -127,12 +137,10 @@ def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
     """The band kernel in blocks of ``rows`` output rows."""
     n = config.array_size
     first = groups[0].band
-    taps, width = len(first.shifts), first.width
-    kh = max(dy for dy, _ in first.shifts) + 1
+    taps, width, kh = len(first.shifts), first.width, first.kh
     out_h, out_w = first.y.size, first.x.size
     weights = taps * n
-    sp_half = (config.scratchpad_rows - 2 * weights) // 2
-    acc_half = config.accumulator_rows // 2
+    sp_half, acc_half = _halves(first, config)
     blocks = [(g, r0, min(rows, out_h - r0)) for g in range(len(groups))
               for r0 in range(0, out_h, rows)]
     mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
@@ -142,10 +150,10 @@ def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
         group = groups[g]
         fields = []
         if r0 == 0:  # the group's tap tiles, once
+            channels = group.c.view.dims[1]
             for t in range(taps):
-                fields += transfers(group.b, (t * group.c.view.dims[1], group.c.view.dims[1]),
-                                    (0, group.c.view.dims[1]), 2 * sp_half + g % 2 * weights +
-                                    t * n, {})
+                fields += transfers(group.b, (t * channels, channels), (0, channels),
+                                    2 * sp_half + g % 2 * weights + t * n, {})
         image = group.band.image(r0, count + kh - 1)
         fields += transfers(Target(image, group.image_address, 1), (0, image.dims[0]),
                             (0, image.dims[1]), j % 2 * sp_half, {})

@@ -1,4 +1,5 @@
-"""One systolic-array node as an accelerator kernel: tiling, schedule, transfers.
+"""One systolic-array node as an accelerator kernel: schedule and transfers over the tiling of
+glc/lower/tiling.py.
 
 The schedule is glc/isa/gemm.py's (multi-buffered weights, loads two steps ahead, stores
 draining while the array computes), generated on its canonical layout: A a row-major M×K′
@@ -8,10 +9,10 @@ replaced by the transfers of the operand's own view (glc/lower/transfer.py), kee
 flags (pops on the first replacement, pushes on the last). So im2col, transposes and zero padding
 are address patterns, and the token protocol is exactly gemm.py's.
 
-Tiles follow the digits of the views: a K tile is a box of the digits A's columns and B's rows
-share once refined to the same sizes (e.g. one input channel's 3×3 taps, 9 of the N rows, or 16
-channels of one NHWC tap), so each LOAD writes whole local rows; the unused rows and columns of a
-tile are the LOAD's zero fill (A) or are multiplied by those zeros (B), and the STORE crops them.
+Tiles follow the digits of the views (glc/lower/tiling.py: a K tile is a box of the digits A's
+columns and B's rows share once refined, in one part of K), so each LOAD writes whole local
+rows; the unused rows and columns of a tile are the LOAD's zero fill (A) or are multiplied by
+those zeros (B), and the STORE crops them.
 A bias, like ONNX's requantization multipliers, is one accumulator row per output tile that the
 STOREs read (glc/lower/table.py); the first MATMUL of a tile writes the accumulator fresh.
 """

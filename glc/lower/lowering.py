@@ -270,12 +270,9 @@ class _Lowerer(Relayout, Folds, Concats):
             banded = band.band_kernel(label, groups, raw, relu, shift, self.config)
         except Unexpressible:
             return kernels
-        if banded is None:
+        if banded is None or banded.estimated >= sum(k.estimated for k in kernels):
             return kernels
-        cycles = banded.predicted_cycles(self.config)
-        if cycles >= sum(k.estimated for k in kernels):
-            return kernels
-        return [replace(banded, estimated=cycles)]
+        return [banded]
 
     # --- steps ------------------------------------------------------------------------------
 

@@ -76,26 +76,31 @@ def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_addr
     return (replace(b, view=transposed(b.view)), replace(a, view=transposed(a.view)), c)
 
 
-def _layouts(target: Target, n: int, *walked: Digit) -> tuple[Target, ...]:
-    """The operand as it lies and, when its rows are contiguous in DRAM or 2 or 4 bytes apart
-    (a stride-1, 2 or 4 innermost row digit: the cases a transposing LOAD moves in runs, plain
-    or strided), loaded transposed. ``walked``: B's innermost K digits in the K orders costed
-    (shared_k), which may not be its last as the term has it (an NHWC image's channels under
-    NCHW-ordered windows): transposed too when one of them is."""
+def _transposable(target: Target, *walked: Digit) -> bool:
+    """Whether a transposing LOAD moves the operand's tiles in runs: its rows contiguous in
+    DRAM or 2 or 4 bytes apart (a stride-1, 2 or 4 innermost row digit, plain or strided).
+    ``walked``: B's innermost K digits in the K orders costed (shared_k), which need not be its
+    last as the term has it (an NHWC image's channels under NCHW-ordered windows)."""
     rows = merge(target.view.groups[0]) if len(target.view.groups) == 2 else ()
-    if any(d.stride in STEPPED for d in (*rows[-1:], *walked)):
+    return any(d.stride in STEPPED for d in (*rows[-1:], *walked))
+
+
+def _layouts(target: Target, n: int, *walked: Digit) -> tuple[Target, ...]:
+    """The operand as it lies and, where it is ``_transposable``, loaded transposed."""
+    if _transposable(target, *walked):
         return target, replace(target, transpose=n)
     return (target,)
 
 
-def _k_orders(a: Target, b: Target) -> list[int | None]:
-    """The K orders worth costing: each refined digit innermost, and the default (shared_k),
-    one per distinct order (a digit that is already innermost, or the default's choice, is
-    the same kernel)."""
-    found: dict[tuple, int | None] = {}
+def _k_orders(a: Target, b: Target) -> dict[int | None, tuple[Digit, ...]]:
+    """The K orders worth costing, each with B's innermost K digit in it: each refined digit
+    innermost, and the default (shared_k), one per distinct order (a digit that is already
+    innermost, or the default's choice, is the same kernel)."""
+    found: dict[tuple, tuple[int | None, tuple[Digit, ...]]] = {}
     for inner in (None, *range(k_digits(a, b))):
-        found.setdefault(shared_k(a.view, b.view, inner)[0].groups[-1], inner)
-    return list(found.values())
+        a_view, b_view = shared_k(a.view, b.view, inner)
+        found.setdefault(a_view.groups[-1], (inner, b_view.groups[0][-1:]))
+    return dict(found.values())
 
 
 def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
@@ -131,10 +136,9 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
                   if not flat or flat_k(a, b, k, n)]
         # B transposed where its innermost K digit in some costed K order is a run; costed
         # with the K orders whose innermost digit is one, or with all where its last is.
-        walked = {k: shared_k(a.view, b.view, k)[1].groups[0][-1:] for k in inners}
         for a_layout, b_layout, (k_inner, flat) in itertools.product(
-                _layouts(a, n), _layouts(b, n, *itertools.chain(*walked.values())), orders):
-            if b_layout not in _layouts(b, n, *walked[k_inner]):
+                _layouts(a, n), _layouts(b, n, *itertools.chain(*inners.values())), orders):
+            if b_layout.transpose and not _transposable(b, *inners[k_inner]):
                 continue
             try:
                 found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, here, k_inner,
