@@ -9,10 +9,12 @@ MATMUL rows).
 At stride 1 the taps' im2col rows are the same image rows shifted: output pixel (y, x) at tap
 (ky, kx) reads image pixel (y + ky, x + kx). So a band kernel loads each block of image rows
 once, as an extended grid of W′ = OW + KW − 1 pixels a row (the padding the LOAD's zero fill),
-and for tap (ky, kx) streams that grid from scratchpad row ky·W′ + kx: MATMUL row i is output
-pixel (i div W′, i mod W′), whose KW − 1 last columns a row are the halo (computed, never
-stored). A block of R output rows is (R − 1)·W′ + OW rows a tap, all taps accumulating into one
-accumulator region; its rows are then stored one output row a STORE.
+and streams output row y of tap (ky, kx) from scratchpad row (y + ky)·W′ + kx: one MATMUL of
+OW rows an output row, into accumulator rows y·OW …, all taps accumulating there. Back-to-back
+MATMULs stream without a bubble (docs/isa.md, "Timing"), so the halo (the KW − 1 grid columns
+beyond a row's outputs) is never computed: one streamed row per output pixel and tap, the
+1/N packing's bound, where a MATMUL over the whole grid streamed W′/OW as many (1.14 at 14×14).
+A block's output rows are contiguous in the accumulator and leave in one STORE's transfers.
 
 The schedule, per block j of every group of N channels (blocks group-major): LOAD the group's
 tap tiles (the diagonal weights, once a group) and the block's image rows into half j mod 2 of
@@ -114,8 +116,8 @@ def band_kernel(label: str, groups: list[Group], raw: bool, relu: bool, shift: i
     output row does not fit half the scratchpad and accumulator."""
     first = groups[0].band
     out_h, width = first.y.size, first.width
-    fits = min(out_h, (_halves(first, config)[1] - first.x.size) // width + 1,
-               _halves(first, config)[0] // width - first.kh + 1)
+    sp_half, acc_half = _halves(first, config)
+    fits = min(out_h, acc_half // first.x.size, sp_half // width - first.kh + 1)
     if fits < 1:
         return None
     least = -(-out_h // fits)
@@ -162,26 +164,24 @@ def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
     def stores(j: int) -> list[Instruction]:
         g, r0, count = blocks[j]
         c = groups[g].c
-        fields = []
-        for i in range(count):
-            fields += transfers(c, ((r0 + i) * out_w, out_w), (0, c.view.dims[1]),
-                                j % 2 * acc_half + i * width, mode)
+        fields = transfers(c, (r0 * out_w, count * out_w), (0, c.view.dims[1]),
+                           j % 2 * acc_half, mode)
         return flagged("store", fields, {"pop_prev": 1},
                        {"push_prev": int(j + 2 < len(blocks))})
 
     def execs(j: int) -> list[list[Instruction]]:
         g, _, count = blocks[j]
-        streamed = (count - 1) * width + out_w
         out = []
         for t, (dy, dx) in enumerate(first.shifts):
-            last = t == taps - 1
-            out.append([
-                Instruction.make("preload", row=2 * sp_half + g % 2 * weights + t * n,
-                                 pop_prev=int(t == 0), pop_next=int(t == 0 and j >= 2)),
-                Instruction.make("matmul", sp=j % 2 * sp_half + dy * width + dx,
-                                 acc=j % 2 * acc_half, rows=streamed, accumulate=int(t > 0),
-                                 push_prev=int(last and j + 2 < len(blocks)),
-                                 push_next=int(last))])
+            pair = [Instruction.make("preload", row=2 * sp_half + g % 2 * weights + t * n,
+                                     pop_prev=int(t == 0), pop_next=int(t == 0 and j >= 2))]
+            for i in range(count):
+                last = t == taps - 1 and i == count - 1
+                pair.append(Instruction.make(
+                    "matmul", sp=j % 2 * sp_half + (i + dy) * width + dx,
+                    acc=j % 2 * acc_half + i * out_w, rows=out_w, accumulate=int(t > 0),
+                    push_prev=int(last and j + 2 < len(blocks)), push_next=int(last)))
+            out.append(pair)
         return out
 
     out = loads(0) + (loads(1) if len(blocks) > 1 else [])
