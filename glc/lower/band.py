@@ -43,7 +43,8 @@ from glc.lower.view import Digit, View, advanced, merge
 class Band:
     """A group's im2col A ((rows y, x) × (taps, channel)) read as shifted image rows: the
     pixel digits ``y``, ``x``, the channel digit, and per tap (in A's K order) its shift
-    (dy, dx)."""
+    (dy, dx); ``transpose`` N where the channels are not contiguous but the pixels are (an
+    NCHW image), so the grid is loaded by transposing LOADs, N pixels of a channel a run."""
 
     view: View
     y: Digit
@@ -51,11 +52,14 @@ class Band:
     channel: Digit
     shifts: tuple[tuple[int, int], ...]
     kw: int
+    transpose: int = 0
 
     @property
     def width(self) -> int:
-        """W′: output pixels a row plus the halo."""
-        return self.x.size + self.kw - 1
+        """W′: output pixels a row plus the halo; loaded transposed, rounded up to whole
+        blocks of N pixels (a transposing LOAD writes N scratchpad rows a block)."""
+        width = self.x.size + self.kw - 1
+        return -(-width // self.transpose) * self.transpose if self.transpose else width
 
     @property
     def kh(self) -> int:
@@ -71,16 +75,18 @@ class Band:
                                (self.channel,)))
 
 
-def band(a: View) -> Band | None:
+def band(a: View, n: int) -> Band | None:
     """A's view as a band: its rows two pixel digits (y, x), its K two tap digits and the
-    channel, each tap digit walking the image as one pixel digit does (stride 1); else None."""
+    channel, each tap digit walking the image as one pixel digit does (stride 1); the channels
+    contiguous, or else the pixels along x (loaded transposed, ``n`` the array size); else
+    None."""
     rows, items = merge(a.groups[0]), a.groups[1]
     if len(rows) != 2 or not items:
         return None
     channel, taps = items[-1], merge(items[:-1])
-    if len(taps) != 2 or channel.stride != 1 or any(channel.coefs):
-        return None
     y, x = rows
+    if len(taps) != 2 or any(channel.coefs) or 1 not in (channel.stride, x.stride):
+        return None
     found = {}
     for index, tap in enumerate(taps):
         for name, pixel in (("y", y), ("x", x)):
@@ -90,7 +96,8 @@ def band(a: View) -> Band | None:
         return None
     shifts = tuple((i if found["y"] == 0 else j, j if found["x"] == 1 else i)
                    for i in range(taps[0].size) for j in range(taps[1].size))
-    return Band(a, y, x, channel, shifts, taps[found["x"]].size)
+    return Band(a, y, x, channel, shifts, taps[found["x"]].size,
+                0 if channel.stride == 1 else n)
 
 
 @dataclass(frozen=True)
@@ -157,8 +164,8 @@ def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
                 fields += transfers(group.b, (t * channels, channels), (0, channels),
                                     2 * sp_half + g % 2 * weights + t * n, {})
         image = group.band.image(r0, count + kh - 1)
-        fields += transfers(Target(image, group.image_address, 1), (0, image.dims[0]),
-                            (0, image.dims[1]), j % 2 * sp_half, {})
+        fields += transfers(Target(image, group.image_address, 1, first.transpose),
+                            (0, image.dims[0]), (0, image.dims[1]), j % 2 * sp_half, {})
         return flagged("load", fields, {"pop_next": int(j >= 2)}, {"push_next": 1})
 
     def stores(j: int) -> list[Instruction]:

@@ -81,7 +81,7 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
                          f"{source_half} local rows of half a buffer on {config.name}")
     tiles = [(r, min(rows, fold.rows - r), col, min(n, fold.cols - col))
              for col in range(0, fold.cols, n) for r in range(0, fold.rows, rows)]
-    loads = [_loads(fold, tile, index % 2 * source_half, index, len(tiles))
+    loads = [_loads(fold, tile, index % 2 * source_half, source_half, index)
              for index, tile in enumerate(tiles)]
     out: list[Instruction] = [*loads[0], *(loads[1] if len(tiles) > 1 else [])]
     for index, (r0, count, col, width) in enumerate(tiles):
@@ -119,22 +119,26 @@ def copy_kernel(label: str, source: Target, c: Target, config: HwConfig,
                              tile_rows=tile_rows)
 
 
-def _loads(fold: Fold, tile, base: int, index: int, total: int) -> list[Instruction]:
+def _loads(fold: Fold, tile, base: int, half: int, index: int) -> list[Instruction]:
     """The LOADs of one tile's operands into the source rows from ``base``: a pair's second
-    operand after the first one's rows."""
+    operand after the first one's rows. The last operand may write past its rows to the end
+    of the ``half`` (a transposing LOAD writes whole blocks of N rows: a copy of 9-row tiles,
+    OIHW depthwise weights, moves a run per channel instead of a byte)."""
     r0, count, col, width = tile
+    rows = count * fold.group
     fields = []
     for slot, operand in enumerate(fold.operands):
-        fields += _transfers(operand, (r0 * fold.group, count * fold.group), (col, width),
-                             base + slot * count * fold.group, {"acc": int(fold.wide)},
-                             "ab"[slot])
+        last = slot == len(fold.operands) - 1
+        fields += _transfers(operand, (r0 * fold.group, rows), (col, width),
+                             base + slot * rows, {"acc": int(fold.wide)}, "ab"[slot],
+                             half - slot * rows if last else rows)
     return flagged("load", fields, first={"pop_vec": int(index >= 2)}, last={"push_vec": 1})
 
 
 def _transfers(target: Target, rows, cols, local_row: int, mode: dict[str, int],
-               which: str) -> list[dict[str, int]]:
+               which: str, room: int | None = None) -> list[dict[str, int]]:
     try:
-        return transfers(target, rows, cols, local_row, mode)
+        return transfers(target, rows, cols, local_row, mode, room)
     except Unexpressible as error:
         raise OperandUnexpressible(which, str(error)) from None
 

@@ -216,17 +216,24 @@ class _Lowerer(Relayout, Folds, Concats):
         if found is None:
             return None
         # Each K tile is N channels of one tap: both operands load it in runs where their
-        # channels are contiguous, so a layout where they are not is repacked first.
-        x, w = (self._contiguous_channels(t, v, found.channel)
-                for t, v in ((x_term, x), (w_term, w)))
+        # channels are contiguous, so a layout where they are not is repacked first — the
+        # image only where a band kernel cannot read it as it lies (_direct_band).
+        w = self._contiguous_channels(w_term, w, found.channel)
         found = depthwise.plan(x, w, len(dims))
-        if found is None or not all(self._reaches(v) for v in (x, w)):
+        if found is None:
             return None
         raw = shift is None
         channels = found.channels
         rows = math.prod(dims) // channels
-        address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
         label = self._label(node)
+        direct = self._direct_band(label, found, x_term, rows, raw, relu, shift or 0)
+        if direct is not None:
+            return self._depthwise_steps([direct], found, dims, raw, views, core)
+        x = self._contiguous_channels(x_term, x, found.channel)
+        found = depthwise.plan(x, w, len(dims))
+        if found is None or not all(self._reaches(v) for v in (x, w)):
+            return None
+        address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
         kernels, groups = [], []
         for first in range(0, channels, n):  # the last group takes what is left
             width = min(n, channels - first)
@@ -245,15 +252,23 @@ class _Lowerer(Relayout, Folds, Concats):
             except (OperandUnexpressible, GlcError):
                 return None
             kernels.append(replace(kernel, kind="diagonal", estimated=chosen.cycles))
-            if (rows_read := band.band(a)) is not None:
+            if (rows_read := band.band(a, n)) is not None:
                 groups.append(band.Group(rows_read, chosen.b, chosen.c, address[a.buffer]))
         kernels = self._banded(label, kernels, groups, raw, relu, shift or 0)
+        return self._depthwise_steps(kernels, found, dims, raw, views, core)
+
+    def _depthwise_steps(self, kernels: list[Kernel], found: depthwise.Depthwise,
+                         dims: tuple[int, ...], raw: bool, views: Term | None,
+                         core: Term) -> View:
+        """The depthwise product's kernels as steps writing one buffer (pixels, C), at the
+        address their STOREs were built for; the node's value."""
+        rows = math.prod(dims) // found.channels
         out = self._allocate(self._fresh("kernel"),
-                             Access((rows, channels), (), "int32" if raw else "int8"),
+                             Access((rows, found.channels), (), "int32" if raw else "int8"),
                              dram=True)
         for index, kernel in enumerate(kernels):
-            self.program.steps.append(KernelStep(f"{out}.{index}", kernel, [x.buffer, w.buffer],
-                                                 out))
+            self.program.steps.append(KernelStep(f"{out}.{index}", kernel,
+                                                 [found.x.buffer, found.w.buffer], out))
         result = found.result(out, dims)
         if views is not None:  # the data movement over the converted result
             result = view_of(views, self.types, lambda t: result if t is core else None)

@@ -12,11 +12,12 @@ from glc.cost.limit import array_ideal
 from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
-from glc.lower import depthwise
+from glc.lower import band, depthwise
+from glc.lower.kernel import Kernel
 from glc.lower.program import KernelStep, aligned
 from glc.lower.repack import Repack, repacks
-from glc.lower.schedule import Schedule, search
-from glc.lower.transfer import OperandUnexpressible, Target
+from glc.lower.schedule import Schedule, orient, search
+from glc.lower.transfer import STEPPED, OperandUnexpressible, Target, Unexpressible
 from glc.lower.view import NotAffine, View, access_chain, merge, through, view_of
 
 
@@ -32,20 +33,68 @@ class Relayout:
         OIHW depthwise weights (channels 9 bytes apart) then load B a tile a beat, and an NCHW
         image its K tiles in runs, for a copy of each (the image's is ~1/9 of its im2col
         traffic)."""
-        if merge(view.groups[channel])[0].stride == 1:
+        found = self._channel_repack(term, view, channel)
+        if found is None:
             return view
+        repack, source, base = found
+        name = self._copy_of(repack, source)
+        return view_of(term, self.types,
+                       lambda t: repack.view(name) if t is base else self._materialise(t))
+
+    def _channel_repack(self, term: Term, view: View, channel: int
+                        ) -> tuple[Repack, View, Term] | None:
+        """The repack ``_contiguous_channels`` reads ``term`` through, with the stored view it
+        copies and the term of that tensor; None where the channels are contiguous already or
+        no repack makes them so."""
+        if merge(view.groups[channel])[0].stride == 1:
+            return None
         base = access_chain(term)[1]
         source = self._materialise(base)
         for repack in repacks(source):
-            name = self.repacked.get((source, repack.dim)) or self._fresh("repack")
-            copied = repack.view(name)
+            copied = repack.view("copy")
             over = view_of(term, self.types,
-                           lambda t, b=base, v=copied: v if t is b else self._materialise(t))
+                           lambda t, v=copied: v if t is base else self._materialise(t))
             if merge(over.groups[channel])[0].stride == 1:
-                if (source, repack.dim) not in self.repacked:
-                    self._repack(repack, source, name)
-                return over
-        return view
+                return repack, source, base
+        return None
+
+    def _direct_band(self, label: str, found: depthwise.Depthwise, image: Term, rows: int,
+                     raw: bool, relu: bool, shift: int) -> Kernel | None:
+        """The band kernel (glc/lower/band.py) over a depthwise product's ``image`` as it lies
+        where ``_contiguous_channels`` would repack it: an NCHW image read by transposing LOADs,
+        N pixels of a channel a run. Kept where its cycles are at most the copy's plus the
+        bound of any kernel over the copy — the 1/N packing streams taps · pixels rows a group
+        of N channels — so no mapping over the repack is faster; else None."""
+        n, config = self.config.array_size, self.config
+        copy = self._channel_repack(image, found.x, found.channel)
+        if copy is None or not all(self._reaches(v) for v in (found.x, found.w)):
+            return None
+        address = {v.buffer: self.program.buffers[v.buffer].address for v in (found.x, found.w)}
+        channels, esize = found.channels, 4 if raw else 1
+        groups = []
+        for first in range(0, channels, n):
+            width = min(n, channels - first)
+            a, b = found.operands(first, width)
+            read = band.band(a, n)
+            if read is None:
+                return None
+            channel = merge(b.groups[0])[-1]
+            b_target = Target(b, address[b.buffer], 1, n if channel.stride in STEPPED else 0)
+            targets = {"a": Target(a, address[a.buffer], 1), "b": b_target}
+            if not first:
+                self._check_fits(targets, (rows, channels), raw)
+            c = orient(targets, (rows, width), False, self.top + first * esize, raw, channels)[2]
+            groups.append(band.Group(read, b_target, c, address[a.buffer]))
+        try:
+            kernel = band.band_kernel(label, groups, raw, relu, shift, config)
+        except Unexpressible:
+            return None
+        bound = math.prod(found.x.dims[found.rank:]) * rows * len(groups)
+        repack, source, _ = copy
+        copied = 0 if (source, repack.dim) in self.repacked else repack.cycles(config)
+        if kernel is None or kernel.estimated > copied + bound:
+            return None
+        return kernel
 
     def _packed_channels(self, term: Term, w: View, rank: int) -> View | None:
         """The image ``term`` of a depthwise product whose channel dim is no single digit (a
