@@ -32,7 +32,7 @@ from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.lower.kernel import kernel_estimate
 from glc.lower.table import StoreTable
-from glc.lower.tiling import flat_k, k_digits, shared_k, transposed
+from glc.lower.tiling import flat_k, k_digits, shape, shared_k, transposed
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target
 from glc.lower.view import Digit, View, merge, row_major
 
@@ -116,6 +116,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
     best: Schedule | None = None
     best_config, best_cost = config, NO_TABLE
     failures: list[Exception] = []
+    candidates = []
     for swap, table in (tables or {False: None, True: None}).items():
         try:
             a, b, c = orient(targets, dims, swap, c_address, raw, c_stride)
@@ -138,21 +139,38 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
         # with the K orders whose innermost digit is one, or with all where its last is.
         for a_layout, b_layout, (k_inner, flat) in itertools.product(
                 _layouts(a, n), _layouts(b, n, *itertools.chain(*inners.values())), orders):
-            if b_layout.transpose and not _transposable(b, *inners[k_inner]):
-                continue
-            try:
-                found = kernel_estimate(a_layout, b_layout, c, raw, relu, shift, here, k_inner,
-                                        flat=flat, table=cost)
-            except (OperandUnexpressible, GlcError) as error:
-                failures.append(error)
-                continue
-            if best is None or found.cycles < best.cycles:
-                best = Schedule(a_layout, b_layout, c, swap, found.order, k_inner, flat,
-                                found.block_rows, found.cycles)
-                best_config, best_cost = here, cost
+            if not b_layout.transpose or _transposable(b, *inners[k_inner]):
+                candidates.append((_streamed(a_layout, b_layout, n, k_inner, flat), swap,
+                                   a_layout, b_layout, c, k_inner, flat, here, cost))
+    # The fewest streamed rows first; a candidate whose rows alone take as many cycles as
+    # the best estimate cannot beat it and is not estimated (a K tiling of 9 rows a tile).
+    for rows, swap, a, b, c, k_inner, flat, here, cost in sorted(candidates,
+                                                                 key=lambda c: c[0]):
+        if best is not None and rows >= best.cycles:
+            break
+        try:
+            found = kernel_estimate(a, b, c, raw, relu, shift, here, k_inner, flat=flat,
+                                    table=cost)
+        except (OperandUnexpressible, GlcError) as error:
+            failures.append(error)
+            continue
+        if best is None or found.cycles < best.cycles:
+            best = Schedule(a, b, c, swap, found.order, k_inner, flat, found.block_rows,
+                            found.cycles)
+            best_config, best_cost = here, cost
     if best is None:
         raise failures[0]
     return _smaller_blocks(best, raw, relu, shift, best_config, best_cost)
+
+
+def _streamed(a: Target, b: Target, n: int, k_inner: int | None, flat: bool) -> int:
+    """A lower bound on a candidate's cycles: the rows its MATMULs stream, every A row once
+    per K tile and output tile whatever the blocks (busy_exec, docs/isa.md "Counters")."""
+    try:
+        tiling = shape(a, b, n, k_inner, flat)
+    except (OperandUnexpressible, GlcError):
+        return 0
+    return tiling.m * len(tiling.k_tiles) * len(tiling.o_tiles)
 
 
 def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
