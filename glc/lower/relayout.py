@@ -63,13 +63,38 @@ class Relayout:
         """The band kernel (glc/lower/band.py) over a depthwise product's ``image`` as it lies
         where ``_contiguous_channels`` would repack it: an NCHW image read by transposing LOADs,
         N pixels of a channel a run. Kept where its cycles are at most the copy's plus the
-        bound of any kernel over the copy — the 1/N packing streams taps · pixels rows a group
-        of N channels — so no mapping over the repack is faster; else None."""
-        n, config = self.config.array_size, self.config
+        bound of any kernel over the copy (the 1/N packing streams taps · pixels rows a group
+        of N channels), or plus the band over the copy's (the kernel a stride-1 depthwise conv
+        takes there); else None, nothing emitted."""
         copy = self._channel_repack(image, found.x, found.channel)
         if copy is None or not all(self._reaches(v) for v in (found.x, found.w)):
             return None
-        address = {v.buffer: self.program.buffers[v.buffer].address for v in (found.x, found.w)}
+        x_address = self.program.buffers[found.x.buffer].address
+        self._check_fits({"x": Target(found.x, x_address, 1), "w": Target(found.w, 0, 1)},
+                         (rows, found.channels), raw)
+        kernel = self._band(label, found, x_address, rows, raw, relu, shift)
+        if kernel is None:
+            return None
+        repack, source, base = copy
+        copied = 0 if (source, repack.dim) in self.repacked else repack.cycles(config=self.config)
+        groups = -(-found.channels // self.config.array_size)
+        if kernel.estimated <= copied + math.prod(found.x.dims[found.rank:]) * rows * groups:
+            return kernel
+        # The copy's view under a stand-in name: the band's cycles do not depend on addresses.
+        over = view_of(image, self.types,
+                       lambda t: repack.view("copy") if t is base else self._materialise(t))
+        other = depthwise.plan(over, found.w, found.rank)
+        banded = self._band(label, other, 0, rows, raw, relu, shift) if other else None
+        if banded is None or kernel.estimated > copied + banded.estimated:
+            return None
+        return kernel
+
+    def _band(self, label: str, found: depthwise.Depthwise, x_address: int, rows: int,
+              raw: bool, relu: bool, shift: int) -> Kernel | None:
+        """The band kernel over every group of the product, its image at ``x_address``, its
+        result at the top of DRAM; None where a group reads no band or none fits."""
+        n = self.config.array_size
+        w_address = self.program.buffers[found.w.buffer].address
         channels, esize = found.channels, 4 if raw else 1
         groups = []
         for first in range(0, channels, n):
@@ -79,22 +104,14 @@ class Relayout:
             if read is None:
                 return None
             channel = merge(b.groups[0])[-1]
-            b_target = Target(b, address[b.buffer], 1, n if channel.stride in STEPPED else 0)
-            targets = {"a": Target(a, address[a.buffer], 1), "b": b_target}
-            if not first:
-                self._check_fits(targets, (rows, channels), raw)
+            b_target = Target(b, w_address, 1, n if channel.stride in STEPPED else 0)
+            targets = {"a": Target(a, x_address, 1), "b": b_target}
             c = orient(targets, (rows, width), False, self.top + first * esize, raw, channels)[2]
-            groups.append(band.Group(read, b_target, c, address[a.buffer]))
+            groups.append(band.Group(read, b_target, c, x_address))
         try:
-            kernel = band.band_kernel(label, groups, raw, relu, shift, config)
+            return band.band_kernel(label, groups, raw, relu, shift, self.config)
         except Unexpressible:
             return None
-        bound = math.prod(found.x.dims[found.rank:]) * rows * len(groups)
-        repack, source, _ = copy
-        copied = 0 if (source, repack.dim) in self.repacked else repack.cycles(config)
-        if kernel is None or kernel.estimated > copied + bound:
-            return None
-        return kernel
 
     def _packed_channels(self, term: Term, w: View, rank: int) -> View | None:
         """The image ``term`` of a depthwise product whose channel dim is no single digit (a
