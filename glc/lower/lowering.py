@@ -28,7 +28,7 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
-from glc.lower import band, depthwise, linear
+from glc.lower import depthwise, linear
 from glc.lower.concat import Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
@@ -38,7 +38,7 @@ from glc.lower.relayout import Relayout
 from glc.lower.schedule import Schedule, search
 from glc.lower.table import StoreTable
 from glc.lower.tiling import transposed
-from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible
+from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.syntax.printer import print_term
 
@@ -234,7 +234,7 @@ class _Lowerer(Relayout, Folds, Concats):
         if found is None or not all(self._reaches(v) for v in (x, w)):
             return None
         address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
-        kernels, groups = [], []
+        kernels = []
         for first in range(0, channels, n):  # the last group takes what is left
             width = min(n, channels - first)
             a, b = found.operands(first, width)
@@ -252,9 +252,9 @@ class _Lowerer(Relayout, Folds, Concats):
             except (OperandUnexpressible, GlcError):
                 return None
             kernels.append(replace(kernel, kind="diagonal", estimated=chosen.cycles))
-            if (rows_read := band.band(a, n)) is not None:
-                groups.append(band.Group(rows_read, chosen.b, chosen.c, address[a.buffer]))
-        kernels = self._banded(label, kernels, groups, raw, relu, shift or 0)
+        banded = self._band(label, found, address[x.buffer], rows, raw, relu, shift or 0)
+        if banded is not None and banded.estimated < sum(k.estimated for k in kernels):
+            kernels = [banded]  # the image read once (glc/lower/band.py), where it is faster
         return self._depthwise_steps(kernels, found, dims, raw, views, core)
 
     def _depthwise_steps(self, kernels: list[Kernel], found: depthwise.Depthwise,
@@ -273,21 +273,6 @@ class _Lowerer(Relayout, Folds, Concats):
         if views is not None:  # the data movement over the converted result
             result = view_of(views, self.types, lambda t: result if t is core else None)
         return result
-
-    def _banded(self, label: str, kernels: list[Kernel], groups: list[band.Group], raw: bool,
-                relu: bool, shift: int) -> list[Kernel]:
-        """The band kernel (glc/lower/band.py: the image read once, every tap a shifted
-        stream of it) instead of the GEMM per group where every group reads as a band and it
-        is faster, by the instruction-level model against the analytic estimates."""
-        if len(groups) != len(kernels):
-            return kernels
-        try:
-            banded = band.band_kernel(label, groups, raw, relu, shift, self.config)
-        except Unexpressible:
-            return kernels
-        if banded is None or banded.estimated >= sum(k.estimated for k in kernels):
-            return kernels
-        return [banded]
 
     # --- steps ------------------------------------------------------------------------------
 

@@ -70,7 +70,8 @@ class Relayout:
         if copy is None or not all(self._reaches(v) for v in (found.x, found.w)):
             return None
         x_address = self.program.buffers[found.x.buffer].address
-        self._check_fits({"x": Target(found.x, x_address, 1), "w": Target(found.w, 0, 1)},
+        self._check_fits({"x": Target(found.x, x_address, 1),
+                          "w": Target(found.w, self.program.buffers[found.w.buffer].address, 1)},
                          (rows, found.channels), raw)
         kernel = self._band(label, found, x_address, rows, raw, relu, shift)
         if kernel is None:
@@ -91,8 +92,10 @@ class Relayout:
 
     def _band(self, label: str, found: depthwise.Depthwise, x_address: int, rows: int,
               raw: bool, relu: bool, shift: int) -> Kernel | None:
-        """The band kernel over every group of the product, its image at ``x_address``, its
-        result at the top of DRAM; None where a group reads no band or none fits."""
+        """The band kernel over every group of the product (glc/lower/band.py: the image read
+        once, every tap a shifted stream of it), its image at ``x_address``, its result at the
+        top of DRAM; None where a group reads no band, none fits or a transfer cannot walk
+        it. B (the diagonal tap tiles) is loaded transposed where its channels are a run."""
         n = self.config.array_size
         w_address = self.program.buffers[found.w.buffer].address
         channels, esize = found.channels, 4 if raw else 1

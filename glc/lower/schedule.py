@@ -144,8 +144,8 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
                                    a_layout, b_layout, c, k_inner, flat, here, cost))
     # The fewest streamed rows first; a candidate whose rows alone take as many cycles as
     # the best estimate cannot beat it and is not estimated (a K tiling of 9 rows a tile).
-    for rows, swap, a, b, c, k_inner, flat, here, cost in sorted(candidates,
-                                                                 key=lambda c: c[0]):
+    for rows, swap, a, b, c, k_inner, flat, here, cost in sorted(
+            candidates, key=lambda candidate: candidate[0]):
         if best is not None and rows >= best.cycles:
             break
         try:
