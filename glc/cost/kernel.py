@@ -16,7 +16,21 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-from glc.cost.pipeline import Dma, Op, run
+from glc.cost.pipeline import (
+    DMA,
+    EX2LD,
+    EX2ST,
+    EXEC,
+    LD2EX,
+    LOAD,
+    MATMUL,
+    PRELOAD,
+    ST2EX,
+    STORE,
+    Dma,
+    Op,
+    run,
+)
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.cycles import _transpose_end
@@ -125,57 +139,56 @@ class _Tiles:
 
 
 def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles) -> list[Op]:
-    """gemm.py's program for the layout as tile operations, in its program order."""
+    """gemm.py's program for the layout as tile operations, in its program order (plain
+    tuples in Op's field order: the search builds millions)."""
     steps, slice_step = step_plan(m, k, n_out, n, layout)
     depth, chunks, rows = layout.weight_buffers, layout.chunks, layout.block_rows
     blocks, tiles_j = m // rows, n_out // n
     chunk = rows // chunks
     total = len(steps)
+    k_outer = layout.order == "k-outer"
+    last_kk = k // n - 1
     ops: list[Op] = []
     if tiles.table.vectors:  # the table rows are the kernel's first LOADs
         found = tiles.load_table(m, n_out)
-        ops.append(Op("load", "dma", found.instructions, found.beats))
+        ops.append((LOAD, DMA, found.instructions, found.beats, (), (), 0))
 
     def load_step(s: int) -> None:
         mb, kk, j = steps[s]
         weights = tiles.load_b(kk, j)
         if s == 0:
-            ops.append(Op("load", "dma", weights.instructions, weights.beats, tail=weights.tail))
+            ops.append((LOAD, DMA, weights.instructions, weights.beats, (), (), weights.tail))
             for c in range(chunks):
                 found = tiles.load_a(c * chunk, chunk, 0)
-                ops.append(Op("load", "dma", found.instructions, found.beats,
-                              pushes=("ld2ex",), tail=found.tail))
+                ops.append((LOAD, DMA, found.instructions, found.beats, (), _LD2EX, found.tail))
             return
-        pop = ("ex2ld",) if s >= depth else ()
-        for slice_mb, slice_kk in slice_step.get(s, []):
+        pop = _EX2LD if s >= depth else ()
+        for slice_mb, slice_kk in slice_step.get(s, ()):
             found = tiles.load_a(slice_mb * rows, rows, slice_kk)
-            ops.append(Op("load", "dma", found.instructions, found.beats, pops=pop,
-                          tail=found.tail))
+            ops.append((LOAD, DMA, found.instructions, found.beats, pop, (), found.tail))
             pop = ()
-        ops.append(Op("load", "dma", weights.instructions, weights.beats, pops=pop,
-                      pushes=("ld2ex",), tail=weights.tail))
+        ops.append((LOAD, DMA, weights.instructions, weights.beats, pop, _LD2EX, weights.tail))
 
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
-        if layout.order == "k-outer":
+        if k_outer:
             wait, frees = mb >= layout.acc_slots, mb + layout.acc_slots < blocks
         else:
             tile = mb * tiles_j + j
             wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
-        last_k = kk == k // n - 1
-        ops.append(Op("exec", "preload", 1, n, pops=("ld2ex",)))
+        last_k = kk == last_kk
+        ops.append((EXEC, PRELOAD, 1, n, _LD2EX, (), 0))
         for c in range(chunks):
-            pops = (("ld2ex",) if s == 0 and c else ()) + \
-                (("st2ex",) if c == 0 and kk == 0 and wait else ())
-            pushes = (("ex2ld",) if c == chunks - 1 and s + depth < total else ()) + \
-                (("ex2st",) if last_k else ())
-            ops.append(Op("exec", "matmul", 1, chunk, pops=pops, pushes=pushes))
+            pops = (_LD2EX if s == 0 and c else ()) + (_ST2EX if c == 0 and kk == 0 and wait
+                                                       else ())
+            pushes = (_EX2LD if c == chunks - 1 and s + depth < total else ()) + \
+                (_EX2ST if last_k else ())
+            ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
         if last_k:
             for c in range(chunks):
                 found = tiles.store(mb * rows + c * chunk, chunk, j)
-                ops.append(Op("store", "dma", found.instructions, found.beats,
-                              pops=("ex2st",),
-                              pushes=("st2ex",) if c == chunks - 1 and frees else ()))
+                ops.append((STORE, DMA, found.instructions, found.beats, _EX2ST,
+                            _ST2EX if c == chunks - 1 and frees else (), 0))
 
     ahead = depth - 1
     for s in range(min(ahead, total)):
@@ -185,6 +198,10 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
             load_step(s + ahead)
         exec_step(s)
     return ops
+
+
+# gemm.py's dependency tokens as pop and push tuples.
+_LD2EX, _EX2LD, _EX2ST, _ST2EX = (LD2EX,), (EX2LD,), (EX2ST,), (ST2EX,)
 
 
 def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,

@@ -46,21 +46,25 @@ class Dma:
 
 
 class Op(NamedTuple):
-    """One tile operation of a unit's queue, in program order (a tuple: the search makes
-    hundreds of thousands)."""
+    """One tile operation of a unit's queue, in program order. ``run`` reads any tuple of
+    these seven fields in this order: the cost model builds plain ones (hundreds of thousands
+    per search, where a named tuple's constructor would be a tenth of the cost)."""
 
-    unit: str  # "load", "exec", "store", "vector"
-    kind: str  # "dma", "preload", "matmul", "vector"
+    unit: int  # LOAD, EXEC, STORE, VECTOR
+    kind: int  # DMA, PRELOAD, MATMUL, FOLD
     instructions: int
-    length: int  # dma: beats; matmul: rows; vector: rows read (count·group)
-    pops: tuple[str, ...] = ()
-    pushes: tuple[str, ...] = ()
+    length: int  # dma: beats; matmul: rows; fold: rows read (count·group)
+    pops: tuple[int, ...] = ()  # token counters (LD2EX …)
+    pushes: tuple[int, ...] = ()
     tail: int = 0  # dma: cycles the unit stays busy after releasing the port (Dma.tail)
 
 
-UNITS = ("load", "exec", "store", "vector")  # a tie: LOAD wins the port (docs/isa.md)
-_DMA, _PRELOAD, _MATMUL, _OTHER = range(4)
-_KINDS = {"dma": _DMA, "preload": _PRELOAD, "matmul": _MATMUL}
+LOAD, EXEC, STORE, VECTOR = range(4)  # the order breaks ties: LOAD wins the port (docs/isa.md)
+DMA, PRELOAD, MATMUL, FOLD = range(4)
+# The token counters the tile operations pop and push (docs/isa.md "Dependency tokens").
+LD2EX, EX2LD, EX2ST, ST2EX = range(4)
+COUNTERS = 4
+_NEVER = 1 << 62  # the issue cycle of a unit waiting on a token, or with nothing left
 
 
 def run(ops: list[Op], config: HwConfig) -> int:
@@ -68,90 +72,88 @@ def run(ops: list[Op], config: HwConfig) -> int:
 
     An event loop over the four units' queues: the unit whose head can issue earliest goes
     next (the lowest unit on a tie). Written for speed (the schedule search runs it for every
-    candidate): units are indices, each queue's operations pre-decoded."""
+    candidate, ~1 µs an operation): units and counters are indices, each queue's operations
+    pre-decoded, a unit's candidate recomputed only when something it waits on changed."""
     n = config.array_size
-    queues: list[list[tuple]] = [[], [], [], []]
-    index_of = {u: i for i, u in enumerate(UNITS)}
+    queues: tuple[list[tuple], ...] = ([], [], [], [])
+    consumer = [-1] * COUNTERS  # which unit pops each counter: a push releases only its head
     words = 0
-    consumer: dict[str, int] = {}  # which unit pops each counter: a push releases only its head
-    for op in ops:
-        unit = index_of[op.unit]
+    for unit, kind, instructions, length, pops, pushes, tail in ops:
+        for counter in pops:
+            consumer[counter] = unit
         # (dispatch cycle + 1, kind, instructions, length, pops, pushes, tail); one word a
         # cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle after
-        queues[unit].append((words + 2, _KINDS.get(op.kind, _OTHER), op.instructions,
-                             op.length, op.pops, op.pushes, op.tail))
-        words += op.instructions
-        for counter in op.pops:
-            consumer[counter] = unit
+        queues[unit].append((words + 2, kind, instructions, length, pops, pushes, tail))
+        words += instructions
     heads = [0, 0, 0, 0]
     sizes = [len(q) for q in queues]
-    pushed: dict[str, list[int]] = {c: [] for c in consumer}
-    popped: dict[str, int] = dict.fromkeys(consumer, 0)
+    pushed: list[list[int]] = [[] for _ in consumer]
+    popped = [0] * COUNTERS
     free = [0, 0, 0, 0]
     port = exec_next = stream = preload_done = 0
     last = words + 1  # HALT dispatches in cycle `words`
-    cand: list[int | None] = [None, None, None, None]
-    stale = [True, True, True, True]
+    cand = [_NEVER] * 4  # each unit's head's issue cycle, _NEVER while it waits on a token
+    stale = [0, 1, 2, 3]  # the units whose candidate may have changed
     remaining = len(ops)
     while remaining:
-        for unit in range(4):
-            if not stale[unit]:
+        for unit in stale:
+            head = heads[unit]
+            if head == sizes[unit]:
+                cand[unit] = _NEVER
                 continue
-            stale[unit] = False
-            if heads[unit] == sizes[unit]:
-                cand[unit] = None
-                continue
-            ready, kind, _, _, pops, _, _ = queues[unit][heads[unit]]
-            t = ready if ready > free[unit] else free[unit]
-            for counter in pops:
-                times = pushed.get(counter)
+            entry = queues[unit][head]
+            t = entry[0]
+            if free[unit] > t:
+                t = free[unit]
+            for counter in entry[4]:
+                times = pushed[counter]
                 k = popped[counter]
-                if times is None or k >= len(times):
-                    t = None
+                if k >= len(times):
+                    t = _NEVER
                     break
                 if times[k] > t:
                     t = times[k]
-            if t is not None:
-                if kind == _DMA:
-                    t = max(t, port)
-                elif kind == _PRELOAD:
-                    t = max(t, exec_next, preload_done)
-                elif kind == _MATMUL:
+            if t != _NEVER:
+                kind = entry[1]
+                if kind == DMA:
+                    if port > t:
+                        t = port
+                elif kind == MATMUL:
                     t = max(t, exec_next, stream)
+                elif kind == PRELOAD:
+                    t = max(t, exec_next, preload_done)
             cand[unit] = t
-        unit, t = -1, 0
-        for u in range(4):
-            c = cand[u]
-            if c is not None and (unit < 0 or c < t):
-                unit, t = u, c
-        if unit < 0:
+        t = min(cand)
+        if t == _NEVER:
             raise ValueError("the tile operations deadlock")
+        unit = cand.index(t)  # the lowest unit on a tie
         _, kind, instructions, length, pops, pushes, tail = queues[unit][heads[unit]]
         heads[unit] += 1
         remaining -= 1
-        stale[unit] = True
+        stale = [unit]
         for counter in pops:
             popped[counter] += 1
-        if kind == _DMA:
+        if kind == DMA:
             port = t + instructions + length
             end = free[unit] = port + tail
-            stale[0] = stale[2] = True  # LOAD and STORE share the port
-        elif kind == _PRELOAD:
-            exec_next = t + 1
-            end = preload_done = t + n
-        elif kind == _MATMUL:
+            stale = [0, 2]  # LOAD and STORE share the port
+        elif kind == MATMUL:
             exec_next, stream = t + 1, t + length
             end = t + length + 2 * n - 1
+        elif kind == PRELOAD:
+            exec_next = t + 1
+            end = preload_done = t + n
         else:
             end = free[unit] = t + 1 + length
         for counter in pushes:
-            if counter in consumer:
-                times = pushed[counter]
-                if not times or times[-1] <= end:
-                    times.append(end)
-                else:
-                    bisect.insort(times, end)
-                stale[consumer[counter]] = True
+            if consumer[counter] < 0:  # nobody pops it: it releases nothing
+                continue
+            times = pushed[counter]
+            if not times or times[-1] <= end:
+                times.append(end)
+            else:
+                bisect.insort(times, end)
+            stale.append(consumer[counter])
         if end > last:
             last = end
     return last

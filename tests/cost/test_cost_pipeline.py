@@ -10,7 +10,7 @@ import pytest
 from glc.compiler import compile_program
 from glc.cost import kernel as cost_kernel
 from glc.cost.kernel import NO_TABLE, estimate
-from glc.cost.pipeline import Op, run
+from glc.cost.pipeline import DMA, EX2ST, EXEC, LD2EX, LOAD, MATMUL, PRELOAD, STORE, Op, run
 from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
@@ -90,10 +90,10 @@ def test_tile_operations_follow_the_tokens_and_the_port():
     # A LOAD of 2 instructions and 6 beats (ends at 1 + 8), a PRELOAD (N = 4 cycles) whose
     # MATMUL of 8 rows swaps one cycle after it issues (ISA revision 2.6; drain 2N - 1), a
     # STORE of 1 instruction and 8 beats after it.
-    ops = [Op("load", "dma", 2, 6, pushes=("ld2ex",)),
-           Op("exec", "preload", 1, 4, pops=("ld2ex",)),
-           Op("exec", "matmul", 1, 8, pushes=("ex2st",)),
-           Op("store", "dma", 1, 8, pops=("ex2st",))]
+    ops = [Op(LOAD, DMA, 2, 6, pushes=(LD2EX,)),
+           Op(EXEC, PRELOAD, 1, 4, pops=(LD2EX,)),
+           Op(EXEC, MATMUL, 1, 8, pushes=(EX2ST,)),
+           Op(STORE, DMA, 1, 8, pops=(EX2ST,))]
     load_end = 2 + 2 + 6  # dispatched in cycle 1, issues in 2
     matmul_end = load_end + 1 + 8 + 7
     assert run(ops, config) == matmul_end + 1 + 8
