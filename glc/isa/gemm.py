@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.asm import assemble
 from glc.isa.cycles import predict
+from glc.isa.encoding import Instruction
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,10 @@ class MatrixRows:
     k: int
     granule: int = 1  # blocks and chunks of A rows are multiples of this
 
-    def operands(self, first: int, count: int, kk: int, n: int) -> str:
+    def operands(self, first: int, count: int, kk: int, n: int) -> Fields:
         """LOAD operands for rows first … first+count−1 of K tile kk."""
-        return f"dram=A + {first * self.k + kk * n}, run=N, count0={count}, stride0={self.k}"
+        return {"dram": ("A", first * self.k + kk * n), "run": n, "count0": count,
+                "stride0": self.k}
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class Im2colRows:
         """Blocks are whole output rows (one LOAD covers rows of pixels)."""
         return self.out_w
 
-    def operands(self, first: int, count: int, kk: int, n: int) -> str:
+    def operands(self, first: int, count: int, kk: int, n: int) -> Fields:
         """LOAD operands for output pixels first … first+count−1 and K tile kk."""
         ky, rest = divmod(kk * n, self.kw * self.c)
         kx, channel = divmod(rest, self.c)
@@ -81,13 +82,12 @@ class Im2colRows:
         y0, x0 = (first // self.out_w) * s + ky - self.pad, kx - self.pad
         if not -512 <= y0 < 512 or self.h >= 1024 or self.w >= 1024:
             raise GlcError(f"image {self.h}x{self.w} too large for the 10-bit virtual coordinates")
-        return (f"dram=A + {(y0 * self.w + x0) * c + channel}, run=N, "
-                f"count0={self.out_w}, stride0={s * c}, xcoef0={s}, "
-                f"count1={count // self.out_w}, stride1={s * self.w * c}, ycoef1={s}, "
-                f"y0={y0}, x0={x0}, ylim={self.h}, xlim={self.w}")
+        return {"dram": ("A", (y0 * self.w + x0) * c + channel), "run": n,
+                "count0": self.out_w, "stride0": s * c, "xcoef0": s,
+                "count1": count // self.out_w, "stride1": s * self.w * c, "ycoef1": s,
+                "y0": y0, "x0": x0, "ylim": self.h, "xlim": self.w}
 
 
-@functools.lru_cache(maxsize=256)
 def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
@@ -96,9 +96,27 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
     "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster); `block_rows`, if
-    not 0, caps the block of A rows (a schedule search may prefer smaller blocks). Memoised:
-    the extraction's costing and the lowering ask for the same schedules.
+    not 0, caps the block of A rows (a schedule search may prefer smaller blocks).
     """
+    emitter = _schedule(m, k, n_out, config, raw, relu, shift, source, order, block_rows)
+    return emitter.text(), emitter.layout
+
+
+def gemm_instructions(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
+                      relu: bool = False, shift: int = 0, order: str = "auto",
+                      block_rows: int = 0) -> tuple[list[Instruction], GemmLayout]:
+    """``gemm_program``'s program as instructions (what assembling its text gives, without
+    writing and parsing the text: the lowering builds every kernel from it)."""
+    emitter = _schedule(m, k, n_out, config, raw, relu, shift, None, order, block_rows)
+    return emitter.instructions(), emitter.layout
+
+
+@functools.lru_cache(maxsize=256)
+def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: bool, shift: int,
+              source: MatrixRows | Im2colRows | None, order: str,
+              block_rows: int) -> _Emitter:
+    """The program's emitter for the chosen plan. Memoised: the extraction's costing and the
+    lowering ask for the same schedules."""
     n = config.array_size
     if m < 1 or k % n or n_out % n or not k or not n_out:
         raise GlcError(f"gemm {m}x{k}x{n_out}: K and Nout must be positive multiples of N={n}")
@@ -110,15 +128,10 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
                        f"{config.name}")
-    if len(plans) == 1:
-        return _Emitter(m, k, n_out, n, plans[0], source, output).text(), plans[0]
-    best = None
-    for plan in plans:
-        text = _Emitter(m, k, n_out, n, plan, source, output).text()
-        cycles = predict(assemble(text, config).instructions(), config).counters.cycles
-        if best is None or cycles < best[0]:
-            best = (cycles, text, plan)
-    return best[1], best[2]
+    emitters = [_Emitter(m, k, n_out, n, plan, source, output) for plan in plans]
+    if len(emitters) == 1:
+        return emitters[0]
+    return min(emitters, key=lambda e: predict(e.instructions(), config).counters.cycles)
 
 
 def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
@@ -191,7 +204,16 @@ def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
     return steps, slice_step
 
 
+# A field's value: a number, a flag (True), or a DRAM address relative to operand "A", "B" or "C".
+Fields = dict[str, int | bool | tuple[str, int]]
+# A line of the program: a comment, or an instruction (mnemonic, fields).
+Line = str | tuple[str, Fields]
+
+
 class _Emitter:
+    """The program of one plan, as lines: written as assembly text (``text``) or built as
+    instructions (``instructions``), the same program either way."""
+
     def __init__(self, m, k, n_out, n, layout: GemmLayout, source, output):
         self.m, self.k, self.n_out, self.n, self.layout = m, k, n_out, n, layout
         self.source = source
@@ -200,14 +222,14 @@ class _Emitter:
         self.blocks = m // layout.block_rows
         self.steps, self.slice_step = step_plan(m, k, n_out, n, layout)
 
-    def text(self) -> str:
+    def lines(self) -> list[Line]:
         """The program: loads emitted D−1 steps ahead of the exec step that uses them, so every
         pop refers to a push from an instruction dispatched earlier (no deadlock)."""
         lay = self.layout
-        lines = [f"; C = A·B, A {self.m}x{self.k}, B {self.k}x{self.n_out}, int8 "
-                 f"(glc/isa/gemm.py: {lay.order}, Mb={lay.block_rows}, {lay.chunks} chunks, "
-                 f"{lay.weight_buffers} weight buffers, {lay.acc_slots} accumulator slots)",
-                 f".equ A, {lay.a}", f".equ B, {lay.b}", f".equ C, {lay.c}"]
+        lines: list[Line] = [
+            f"C = A·B, A {self.m}x{self.k}, B {self.k}x{self.n_out}, int8 "
+            f"(glc/isa/gemm.py: {lay.order}, Mb={lay.block_rows}, {lay.chunks} chunks, "
+            f"{lay.weight_buffers} weight buffers, {lay.acc_slots} accumulator slots)"]
         ahead = lay.weight_buffers - 1
         for s in range(min(ahead, len(self.steps))):
             lines += self._load_step(s)
@@ -215,7 +237,32 @@ class _Emitter:
             if s + ahead < len(self.steps):
                 lines += self._load_step(s + ahead)
             lines += self._exec_step(s)
-        return "\n".join([*lines, "halt", ""])
+        return [*lines, ("halt", {})]
+
+    def text(self) -> str:
+        """The program as assembly, its operands' addresses as A, B and C plus an offset."""
+        lay = self.layout
+        title, *lines = self.lines()
+        out = [f"; {title}", f".equ A, {lay.a}", f".equ B, {lay.b}", f".equ C, {lay.c}"]
+        for line in lines:
+            if isinstance(line, str):
+                out.append(f"; {line}")
+                continue
+            mnemonic, fields = line
+            operands = [name if value is True else
+                        f"{name}={value[0]} + {value[1]}" if isinstance(value, tuple) else
+                        f"{name}={value}" for name, value in fields.items()]
+            out.append(f"{mnemonic} {', '.join(operands)}".rstrip())
+        return "\n".join([*out, ""])
+
+    def instructions(self) -> list[Instruction]:
+        """The program as instructions."""
+        lay = self.layout
+        base = {"A": lay.a, "B": lay.b, "C": lay.c}
+        return [Instruction.make(line[0], **{
+            name: base[value[0]] + value[1] if isinstance(value, tuple) else int(value)
+            for name, value in line[1].items()})
+            for line in self.lines() if not isinstance(line, str)]
 
     def _a_row(self, mb: int, kk: int) -> int:
         """First scratchpad row of A slice (mb, kk)."""
@@ -246,67 +293,71 @@ class _Emitter:
         tile = mb * self.tiles_j + j
         return (tile % 2) * rows, tile >= 2, tile + 2 < self.blocks * self.tiles_j
 
-    def _load_step(self, s: int) -> list[str]:
+    def _load_step(self, s: int) -> list[Line]:
         """Load step s: the A slices due now, then weight tile s; pushes ld2ex once per token the
         exec step pops (step 0 streams its first slice in chunks so compute starts early)."""
         lay, n = self.layout, self.n
         mb, kk, j = self.steps[s]
-        pop = ", pop_next" if s >= lay.weight_buffers else ""
-        weights = (f"load row={self._b_row(s)}, dram=B + {kk * n * self.n_out + j * n}, "
-                   f"run=N, count0=N, stride0={self.n_out}")
-        lines = [f"; load step {s}: block {mb}, k tile {kk}, output tile {j}"]
+        pop = {"pop_next": True} if s >= lay.weight_buffers else {}
+        weights = {"row": self._b_row(s), "dram": ("B", kk * n * self.n_out + j * n), "run": n,
+                   "count0": n, "stride0": self.n_out}
+        lines: list[Line] = [f"load step {s}: block {mb}, k tile {kk}, output tile {j}"]
         if s == 0:
-            lines.append(weights)
+            lines.append(("load", weights))
             rows = lay.block_rows // lay.chunks
             for c in range(lay.chunks):
-                lines.append(f"load row={c * rows}, {self.source.operands(c * rows, rows, 0, n)}"
-                             ", push_next")
+                lines.append(("load", {"row": c * rows,
+                                       **self.source.operands(c * rows, rows, 0, n),
+                                       "push_next": True}))
             return lines
         for slice_mb, slice_kk in self.slice_step.get(s, []):
-            lines.append(f"load row={self._a_row(slice_mb, slice_kk)}, "
-                         + self.source.operands(slice_mb * lay.block_rows, lay.block_rows,
-                                                slice_kk, n) + pop)
-            pop = ""
-        lines.append(weights + pop + ", push_next")
+            lines.append(("load", {"row": self._a_row(slice_mb, slice_kk),
+                                   **self.source.operands(slice_mb * lay.block_rows,
+                                                          lay.block_rows, slice_kk, n),
+                                   **pop}))
+            pop = {}
+        lines.append(("load", {**weights, **pop, "push_next": True}))
         return lines
 
-    def _exec_step(self, s: int) -> list[str]:
+    def _exec_step(self, s: int) -> list[Line]:
         """Exec step s (PRELOAD, MATMUL chunks), then the stores of a finished output tile."""
         lay = self.layout
         mb, kk, j = self.steps[s]
         rows = lay.block_rows // lay.chunks
         region, wait_store, _ = self._acc(mb, j)
         last_k = kk == self.tiles_k - 1
-        lines = [f"preload row={self._b_row(s)}, pop_prev"]
+        lines: list[Line] = [("preload", {"row": self._b_row(s), "pop_prev": True})]
         for c in range(lay.chunks):
-            flags = []
+            fields: Fields = {"sp": self._a_row(mb, kk) + c * rows, "acc": region + c * rows,
+                              "rows": rows}
             if kk:
-                flags.append("accumulate")
+                fields["accumulate"] = True
             if s == 0 and c > 0:
-                flags.append("pop_prev")
+                fields["pop_prev"] = True
             if c == 0 and kk == 0 and wait_store:
-                flags.append("pop_next")
+                fields["pop_next"] = True
             if c == lay.chunks - 1 and s + lay.weight_buffers < len(self.steps):
-                flags.append("push_prev")
+                fields["push_prev"] = True
             if last_k:
-                flags.append("push_next")
-            lines.append(f"matmul sp={self._a_row(mb, kk) + c * rows}, "
-                         f"acc={region + c * rows}, rows={rows}"
-                         + "".join(", " + f for f in flags))
+                fields["push_next"] = True
+            lines.append(("matmul", fields))
         if last_k:
             lines += self._store_tile(mb, j, rows)
         return lines
 
-    def _store_tile(self, mb: int, j: int, rows: int) -> list[str]:
+    def _store_tile(self, mb: int, j: int, rows: int) -> list[Line]:
         lay, n = self.layout, self.n
         region, _, frees = self._acc(mb, j)
         esize = 4 if self.raw else 1
-        mode = "raw" if self.raw else ("relu, " if self.relu else "") + f"shift={self.shift}"
-        lines = []
+        mode: Fields = {"raw": True} if self.raw else \
+            {**({"relu": True} if self.relu else {}), "shift": self.shift}
+        lines: list[Line] = []
         for c in range(lay.chunks):
             first = mb * lay.block_rows + c * rows
-            push = ", push_prev" if c == lay.chunks - 1 and frees else ""
-            lines.append(f"store {mode}, row={region + c * rows}, "
-                         f"dram=C + {(first * self.n_out + j * n) * esize}, run=N, "
-                         f"count0={rows}, stride0={self.n_out * esize}, pop_prev{push}")
+            fields: Fields = {**mode, "row": region + c * rows,
+                              "dram": ("C", (first * self.n_out + j * n) * esize), "run": n,
+                              "count0": rows, "stride0": self.n_out * esize, "pop_prev": True}
+            if c == lay.chunks - 1 and frees:
+                fields["push_prev"] = True
+            lines.append(("store", fields))
         return lines

@@ -24,10 +24,9 @@ from dataclasses import dataclass, field, replace
 from glc.cost.kernel import NO_TABLE, Estimate, TableCost, estimate
 from glc.cost.limit import compute_ideal
 from glc.hwconfig import HwConfig
-from glc.isa.asm import assemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
-from glc.isa.gemm import gemm_program
+from glc.isa.gemm import gemm_instructions
 from glc.lower.table import StoreTable
 from glc.lower.tiling import Range, shape
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
@@ -124,11 +123,11 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     if table is not None:
         reserved = table.reserve(m, o_tiles, n, config.accumulator_rows)
         canonical = replace(canonical, accumulator_rows=table.table_row)
-    text, layout = gemm_program(m, k_pad, o_pad, canonical, raw=raw, relu=relu, shift=shift,
-                                order=order, block_rows=block_rows)
+    program, layout = gemm_instructions(m, k_pad, o_pad, canonical, raw=raw, relu=relu,
+                                        shift=shift, order=order, block_rows=block_rows)
     out: list[Instruction] = []
     esize = 4 if raw else 1
-    for ins in assemble(text, canonical).instructions():
+    for ins in program:
         name = ins.op.name
         if name == "load" and ins["dram"] < layout.b:
             first, rest = divmod(ins["dram"] - layout.a, k_pad)

@@ -11,7 +11,8 @@ from glc.hwconfig import load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cases import CASES, build_case
-from glc.isa.gemm import conv2d_program, gemm_program
+from glc.isa.encoding import encode
+from glc.isa.gemm import conv2d_program, gemm_instructions, gemm_program
 from glc.isa.status import MachineError
 
 GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]
@@ -79,6 +80,26 @@ def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift, order
     got = result.dram[layout.c:layout.c + expected.nbytes].view(expected.dtype)
     np.testing.assert_array_equal(got.reshape(m, n_out), expected)
     assert result.counters.busy_exec * 16 == m * k * n_out
+
+
+@pytest.mark.parametrize("config", ["n4", "n16"])
+@pytest.mark.parametrize(("m", "k", "n_out", "raw", "relu", "shift", "order", "cap"), [
+    (40, 3, 1, False, True, 7, "k-outer", 0),  # K and Nout in tiles of N
+    (300, 4, 2, True, False, 0, "j-outer", 0),
+    (100, 2, 5, False, False, 3, "auto", 0),
+    (256, 8, 4, False, True, 8, "auto", 32),  # a capped block of A rows
+])
+def test_gemm_instructions_are_the_assembled_text(config, m, k, n_out, raw, relu, shift, order,
+                                                  cap):
+    """The lowering builds kernels from gemm_instructions; the reference schedules are text:
+    the same words either way."""
+    hw = load_config(config)
+    n = hw.array_size
+    options = {"raw": raw, "relu": relu, "shift": shift, "order": order, "block_rows": cap}
+    text, layout = gemm_program(m, k * n, n_out * n, hw, **options)
+    built, built_layout = gemm_instructions(m, k * n, n_out * n, hw, **options)
+    assert built_layout == layout
+    assert [encode(i) for i in built] == assemble(text, hw).words
 
 
 def test_gemm_256_cubed_simulates_in_seconds_and_exactly():
