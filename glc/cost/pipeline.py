@@ -72,7 +72,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
 
     An event loop over the four units' queues: the unit whose head can issue earliest goes
     next (the lowest unit on a tie). Written for speed (the schedule search runs it for every
-    candidate, ~1 µs an operation): units and counters are indices, each queue's operations
+    candidate, ~1.6 µs an operation): units and counters are indices, each queue's operations
     pre-decoded, a unit's candidate recomputed only when something it waits on changed."""
     n = config.array_size
     queues: tuple[list[tuple], ...] = ([], [], [], [])
