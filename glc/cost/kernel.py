@@ -138,6 +138,10 @@ class _Tiles:
         return Dma(count, count * -(-4 * self.n // self.port))
 
 
+# gemm.py's dependency tokens as pop and push tuples.
+_LD2EX, _EX2LD, _EX2ST, _ST2EX = (LD2EX,), (EX2LD,), (EX2ST,), (ST2EX,)
+
+
 def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles) -> list[Op]:
     """gemm.py's program for the layout as tile operations, in its program order (plain
     tuples in Op's field order: the search builds millions)."""
@@ -198,10 +202,6 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
             load_step(s + ahead)
         exec_step(s)
     return ops
-
-
-# gemm.py's dependency tokens as pop and push tuples.
-_LD2EX, _EX2LD, _EX2ST, _ST2EX = (LD2EX,), (EX2LD,), (EX2ST,), (ST2EX,)
 
 
 def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,

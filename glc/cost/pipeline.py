@@ -87,7 +87,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
         words += instructions
     heads = [0, 0, 0, 0]
     sizes = [len(q) for q in queues]
-    pushed: list[list[int]] = [[] for _ in consumer]
+    pushed: list[list[int]] = [[] for _ in range(COUNTERS)]
     popped = [0] * COUNTERS
     free = [0, 0, 0, 0]
     port = exec_next = stream = preload_done = 0
