@@ -25,12 +25,14 @@ LIMITS = {
     "fetch_buffer_words": (1, 1 << 16),
     "fetch_port_bytes": (1, 64),
     "queue_depth": (1, 256),
+    "vector_lanes": (1, 128),
 }
 
 
 @dataclass(frozen=True)
 class HwConfig:
-    """One accelerator: the array size N, memory sizes, DRAM and fetch ports, queue depth."""
+    """One accelerator: the array size N, memory sizes, DRAM and fetch ports, queue depth,
+    the vector unit's lanes."""
 
     array_size: int
     scratchpad_rows: int
@@ -40,11 +42,18 @@ class HwConfig:
     fetch_buffer_words: int
     fetch_port_bytes: int
     queue_depth: int
+    vector_lanes: int  # L: lanes the vector unit computes a cycle, dividing N
     name: str = "custom"
 
     def verilog_parameters(self) -> dict[str, int]:
         """The RTL build's parameters: each key in UPPER_SNAKE case."""
         return {key.upper(): getattr(self, key) for key in LIMITS}
+
+    @property
+    def vector_passes(self) -> int:
+        """N / L: the cycles the vector unit takes over one source row (docs/isa.md, VECTOR
+        timing)."""
+        return self.array_size // self.vector_lanes
 
 
 def load_config(name_or_path: str | Path) -> HwConfig:
@@ -75,4 +84,7 @@ def config_from_dict(data: dict, where: str, name: str = "custom") -> HwConfig:
         value = data[key]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise GlcError(f"{key} must be an integer in {low} … {high}, not {value!r}", where)
+    if data["array_size"] % data["vector_lanes"]:
+        raise GlcError(f"vector_lanes must divide array_size ({data['array_size']}), not "
+                       f"{data['vector_lanes']}", where)
     return HwConfig(name=name, **{key: data[key] for key in LIMITS})

@@ -24,7 +24,9 @@ module accelerator #(
     // bytes the instruction-fetch port reads per cycle
     parameter int FETCH_PORT_BYTES = 64,
     // entries in each unit's instruction queue
-    parameter int QUEUE_DEPTH = 8
+    parameter int QUEUE_DEPTH = 8,
+    // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
+    parameter int VECTOR_LANES = 16
 ) (
     input  logic                            clk,
     input  logic                            rst,          // cycle 0 is the first after reset
@@ -81,6 +83,9 @@ module accelerator #(
     end
     if (QUEUE_DEPTH < 1 || QUEUE_DEPTH > 256) begin : g_bad_queue
         $fatal(1, "QUEUE_DEPTH=%0d: must be 1 … 256", QUEUE_DEPTH);
+    end
+    if (VECTOR_LANES < 1 || N % VECTOR_LANES != 0) begin : g_bad_lanes
+        $fatal(1, "VECTOR_LANES=%0d: must divide ARRAY_SIZE=%0d", VECTOR_LANES, N);
     end
 
     logic done_q, stop;
@@ -244,8 +249,8 @@ module accelerator #(
     logic vu_in_progress, vu_busy, vu_stall_token, vu_error, vu_push_prev, vu_push_next;
     logic [ERR_W-1:0] vu_code;
     logic [31:0] vu_error_pc, vu_push_pc;
-    vector_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS),
-                  .ROWS_W(ROWS_W)) u_vector (
+    vector_unit #(.N(N), .LANES(VECTOR_LANES), .SP_ROWS(SCRATCHPAD_ROWS),
+                  .ACC_ROWS(ACCUMULATOR_ROWS), .ROWS_W(ROWS_W)) u_vector (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_VECTOR]), .head_word(head[UNIT_VECTOR][WORD_W-1:0]),
         .head_pc(head[UNIT_VECTOR][PC_LSB +: 32]),

@@ -16,7 +16,9 @@ module sim_system #(
     // bytes the instruction-fetch port reads per cycle
     parameter int FETCH_PORT_BYTES = 64,
     // entries in each unit's instruction queue
-    parameter int QUEUE_DEPTH = 8
+    parameter int QUEUE_DEPTH = 8,
+    // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
+    parameter int VECTOR_LANES = 16
 ) (
     input  logic        clk,
     input  logic        rst,
@@ -52,7 +54,8 @@ module sim_system #(
         .ARRAY_SIZE(ARRAY_SIZE), .SCRATCHPAD_ROWS(SCRATCHPAD_ROWS),
         .ACCUMULATOR_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES),
         .DRAM_PORT_BYTES(DRAM_PORT_BYTES), .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
-        .FETCH_PORT_BYTES(FETCH_PORT_BYTES), .QUEUE_DEPTH(QUEUE_DEPTH)
+        .FETCH_PORT_BYTES(FETCH_PORT_BYTES), .QUEUE_DEPTH(QUEUE_DEPTH),
+        .VECTOR_LANES(VECTOR_LANES)
     ) u_core (
         .clk, .rst, .watchdog(timed_out_q), .program_base, .fetch_addr, .fetch_rdata,
         .dram_addr, .dram_rdata, .dram_wstrb, .dram_wdata,

@@ -27,7 +27,9 @@ module sim_top #(
     // bytes the instruction-fetch port reads per cycle
     parameter int FETCH_PORT_BYTES = 64,
     // entries in each unit's instruction queue
-    parameter int QUEUE_DEPTH = 8
+    parameter int QUEUE_DEPTH = 8,
+    // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
+    parameter int VECTOR_LANES = 16
 ) (
     input  logic        clk,
     input  logic        rst,
@@ -58,7 +60,8 @@ module sim_top #(
         .DRAM_PORT_BYTES(DRAM_PORT_BYTES),
         .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
         .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
-        .QUEUE_DEPTH(QUEUE_DEPTH)
+        .QUEUE_DEPTH(QUEUE_DEPTH),
+        .VECTOR_LANES(VECTOR_LANES)
     ) u_system (
         .clk,
         .rst,

@@ -9,10 +9,13 @@
 // int8 conversion, in a pipeline of five stages a row: the exact product (here), the rounded sum
 // (hw/vector_linear.sv, three stages), the int8 (hw/vector_round.sv). A group's next row needs
 // this one's sum, so lin reads its outputs in blocks of LIN_WAYS: the block's first rows, then
-// its second rows, each LIN_WAYS cycles after its first (a short last block waits the
-// difference). Issuing at t it addresses one source row per cycle in t+1 … t+count·group (lin:
-// and its waits); E = t + 1 + count·group (lin: plus the waits, and LIN_LATENCY cycles later,
-// its writes, completion and pushes alike). The memories read synchronously, so
+// its second rows, each at least LIN_WAYS cycles after its first (a short last block waits the
+// difference). It computes LANES of the N lanes a cycle, so it takes PASSES = N / LANES cycles
+// over each source row (the row read again each cycle, a slice of its lanes folded; a narrow unit
+// for an FPGA: docs/isa.md, `vector_lanes`), and a lin block holds ⌈LIN_WAYS / PASSES⌉ outputs.
+// Issuing at t it addresses one source row per PASSES cycles in t+1 … t+count·group·PASSES (lin:
+// and its waits); E = t + 1 + count·group·PASSES (lin: plus the waits, and LIN_LATENCY cycles
+// later, its writes, completion and pushes alike). The memories read synchronously, so
 // the folding runs one cycle behind the addresses: output i is written at the end of the cycle
 // after its group's last row (its last one at the end of E, before anything issuing at E reads
 // the accumulator in E+1), and a later output still sees an earlier one. SYNC
@@ -26,6 +29,8 @@ import isa_pkg::*;
 module vector_unit #(
     // N: lanes per row
     parameter int N = 16,
+    // lanes computed a cycle (dividing N)
+    parameter int LANES = 16,
     // scratchpad rows, for SP_RANGE
     parameter int SP_ROWS = 16384,
     // accumulator rows, for ACC_RANGE
@@ -72,6 +77,10 @@ module vector_unit #(
     output logic [ERR_W-1:0]   error_code,
     output logic [31:0]        error_pc
 );
+    localparam int L = LANES;
+    localparam int PASSES = N / LANES;
+    localparam int PASS_W = PASSES > 1 ? $clog2(PASSES) : 1;
+    localparam int LIN_BLOCK = (LIN_WAYS + PASSES - 1) / PASSES;  // outputs in a lin block
     logic is_vector, is_sync, free, tokens_ok, ready, bad_src, bad_dst;
     logic [15:0] f_src, f_dst, f_count, f_group, f_ostride, f_gstride;
     logic [31:0] f_fixed;
@@ -88,10 +97,12 @@ module vector_unit #(
     logic                active_q, src_acc_q, accumulate_q, push_prev_q, push_next_q;
     logic [1:0]          op_q;
     logic [15:0]         left_q, j_q, group_q, ostride_q, gstride_q;
-    // The rows go by blocks of b_q outputs (ways_q at most: 1, or LIN_WAYS for lin): row j of
-    // each of the block's outputs o in turn, then row j+1 after bubble_q waits. row_q is the
-    // row addressed, phase_q row j of the block's first output, next_q the next block's first.
+    // The rows go by blocks of b_q outputs (ways_q at most: 1, or LIN_BLOCK for lin): row j of
+    // each of the block's outputs o in turn, each for PASSES cycles (pass_q: the slice of lanes),
+    // then row j+1 after bubble_q waits. row_q is the row addressed, phase_q row j of the block's
+    // first output, next_q the next block's first.
     logic [1:0]          ways_q, b_q, o_q, bubble_q;
+    logic [PASS_W-1:0]   pass_q;
     logic [31:0]         row_q, phase_q, next_q, dst_q, pc_q;
     logic [N-1:0][31:0]  fold_q;
     // lin: the offset, the scales, `fixed` as (sign, mantissa, last bit's exponent), and the
@@ -134,14 +145,15 @@ module vector_unit #(
 
     // The rows addressed this cycle (unless waiting): the source row and the output row's old
     // value.
-    logic reading, block_row_end, group_end, last;
+    logic reading, pass_end, block_row_end, group_end, last;
     logic [15:0] out_row;
     assign reading       = active_q && bubble_q == '0;
     assign out_row       = 16'(dst_q) + 16'(o_q);
     assign sp_row        = 16'(row_q);
     assign src_row       = 16'(row_q);
     assign acc_old_row   = out_row;
-    assign block_row_end = o_q == b_q - 2'd1;
+    assign pass_end      = 32'(pass_q) == PASSES - 1;
+    assign block_row_end = pass_end && o_q == b_q - 2'd1;
     assign group_end     = j_q == group_q - 16'd1;
     assign last          = reading && block_row_end && group_end && left_q == 16'(b_q);
     // The instruction completes (and pushes) the cycle after this: its last row's, or for lin
@@ -154,25 +166,36 @@ module vector_unit #(
         block = outputs >= 16'(ways) ? ways : outputs[1:0];
     endfunction
 
+    // lin's waits before row j+1 of a block of b outputs: LIN_WAYS − b·PASSES cycles, if positive
+    function automatic logic [1:0] bubble(input logic lin, input logic [1:0] b);
+        bubble = lin && 32'(b) * PASSES < LIN_WAYS ? 2'(LIN_WAYS - 32'(b) * PASSES) : 2'd0;
+    endfunction
+
     // One cycle later, when they arrive: the source row folded into the group so far; at the
     // group's end, into ACC.
-    logic               fold_valid_q, fold_first_q, fold_end_q;
+    logic               fold_valid_q, fold_first_q, fold_end_q, fold_last_q;
     logic [15:0]        fold_dst_q;
-    logic [N-1:0][31:0] value, folded;
+    logic [PASS_W-1:0]  fold_pass_q;
+    logic [L-1:0][31:0] value, folded;
+    logic [L-1:0][7:0]  sp_lanes;  // this pass's slice of the scratchpad row
     // lin stage 1, as each row arrives: |s + offset| times the scale's mantissa (exact, 33
     // bits), its sign and exponent; stages 2-4 add it to `fixed` (a group's first row) or to the
-    // fold so far (LIN_WAYS cycles earlier: in lin_*_q as it enters stage 2); stage 5 converts
-    // the group's last sum to int8. s<k>_* go with the row in stage k+1.
+    // fold so far (at least LIN_WAYS cycles earlier: in lin_*_q as it enters stage 2); stage 5
+    // converts the group's last sum to int8. s<k>_* go with the row in stage k+1, each for one
+    // slice of the lanes (s<k>_pass_q); the slices of an output's last row reach stage 5 one
+    // after another, collected in out_q, and the last one writes the row.
     logic               s1_valid_q, s1_first_q, s1_end_q, s2_valid_q, s2_end_q, s3_valid_q,
-                        s3_end_q, s4_end_q;
+                        s3_end_q, s4_end_q, s4_last_q;
     logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q;
-    logic [N-1:0]       s1_neg_q, s1_zero_q;
-    logic [N-1:0][32:0] s1_product_q;
+    logic [PASS_W-1:0]  s1_pass_q, s2_pass_q, s3_pass_q, s4_pass_q;
+    logic [L-1:0]       s1_neg_q, s1_zero_q;
+    logic [L-1:0][32:0] s1_product_q;
     logic signed [11:0] s1_exp_q;
-    logic [N-1:0]       r_neg, r_zero;
-    logic [N-1:0][23:0] r_mant;
-    logic [N-1:0][11:0] r_exp;
-    logic [N-1:0][7:0]  r_int8;
+    logic [L-1:0]       a_neg, a_zero, r_neg, r_zero, q_neg;
+    logic [L-1:0][23:0] a_mant, r_mant, q_mant;
+    logic [L-1:0][11:0] a_exp, r_exp, q_exp;
+    logic [L-1:0][7:0]  r_int8;
+    logic [N-1:0][7:0]  out_q;
     logic [31:0]        scale;
     assign scale = fold_first_q ? scale0_q : scale1_q;
     always_ff @(posedge clk) begin
@@ -180,72 +203,108 @@ module vector_unit #(
         s1_first_q <= fold_first_q;
         s1_end_q   <= fold_end_q;
         s1_dst_q   <= fold_dst_q;
+        s1_pass_q  <= fold_pass_q;
         s2_valid_q <= !rst && s1_valid_q;
         s2_end_q   <= s1_end_q;
         s2_dst_q   <= s1_dst_q;
+        s2_pass_q  <= s1_pass_q;
         s3_valid_q <= !rst && s2_valid_q;
         s3_end_q   <= s2_end_q;
         s3_dst_q   <= s2_dst_q;
+        s3_pass_q  <= s2_pass_q;
         s4_end_q   <= !rst && s3_valid_q && s3_end_q;
+        s4_last_q  <= 32'(s3_pass_q) == PASSES - 1;
         s4_dst_q   <= s3_dst_q;
+        s4_pass_q  <= s3_pass_q;
         s1_exp_q   <= (scale[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(scale[30:23]))) - 12'sd150;
-        for (int n = 0; n < N; n++) begin
+        for (int l = 0; l < L; l++) begin
             logic signed [9:0] x;
-            x = 10'(signed'(sp_data[n])) + 10'(offset_q);
-            s1_neg_q[n]     <= x[9] ^ scale[31];
-            s1_zero_q[n]    <= x == '0 || scale[30:0] == '0;  // the product is 0
-            s1_product_q[n] <= 33'(x[9] ? 10'(-x) : x) * 33'({scale[30:23] != 8'd0, scale[22:0]});
+            x = 10'(signed'(sp_lanes[l])) + 10'(offset_q);
+            s1_neg_q[l]     <= x[9] ^ scale[31];
+            s1_zero_q[l]    <= x == '0 || scale[30:0] == '0;  // the product is 0
+            s1_product_q[l] <= 33'(x[9] ? 10'(-x) : x) * 33'({scale[30:23] != 8'd0, scale[22:0]});
         end
     end
-    for (genvar n = 0; n < N; n++) begin : g_lin
+    // The fold so far of stage 1's slice (the addend) and of stage 5's (the sum to convert).
+    always_comb begin
+        a_neg = '0; a_zero = '0; a_mant = '0; a_exp = '0;
+        q_neg = '0; q_mant = '0; q_exp = '0;
+        for (int p = 0; p < PASSES; p++) for (int l = 0; l < L; l++) begin
+            if (32'(s1_pass_q) == p) begin
+                a_neg[l]  = lin_neg_q[p * L + l];
+                a_zero[l] = lin_zero_q[p * L + l];
+                a_mant[l] = lin_mant_q[p * L + l];
+                a_exp[l]  = lin_exp_q[p * L + l];
+            end
+            if (32'(s4_pass_q) == p) begin
+                q_neg[l]  = lin_neg_q[p * L + l];
+                q_mant[l] = lin_mant_q[p * L + l];
+                q_exp[l]  = lin_exp_q[p * L + l];
+            end
+        end
+    end
+    for (genvar l = 0; l < L; l++) begin : g_lin
         vector_linear u_linear (
             .clk     (clk),
-            .p_neg   (s1_neg_q[n]),
-            .product (s1_product_q[n]),
+            .p_neg   (s1_neg_q[l]),
+            .product (s1_product_q[l]),
             .p_exp   (s1_exp_q),
-            .p_zero  (s1_zero_q[n]),
-            .a_neg   (s1_first_q ? fixed_neg_q : lin_neg_q[n]),
-            .a_mant  (s1_first_q ? fixed_mant_q : lin_mant_q[n]),
-            .a_exp   (s1_first_q ? fixed_exp_q : signed'(lin_exp_q[n])),
-            .a_zero  (s1_first_q ? fixed_zero_q : lin_zero_q[n]),
-            .r_neg   (r_neg[n]),
-            .r_mant  (r_mant[n]),
-            .r_exp   (r_exp[n]),
-            .r_zero  (r_zero[n])
+            .p_zero  (s1_zero_q[l]),
+            .a_neg   (s1_first_q ? fixed_neg_q : a_neg[l]),
+            .a_mant  (s1_first_q ? fixed_mant_q : a_mant[l]),
+            .a_exp   (s1_first_q ? fixed_exp_q : signed'(a_exp[l])),
+            .a_zero  (s1_first_q ? fixed_zero_q : a_zero[l]),
+            .r_neg   (r_neg[l]),
+            .r_mant  (r_mant[l]),
+            .r_exp   (r_exp[l]),
+            .r_zero  (r_zero[l])
         );
         vector_round u_round (
-            .r_neg  (lin_neg_q[n]),
-            .r_mant (lin_mant_q[n]),
-            .r_exp  (signed'(lin_exp_q[n])),
+            .r_neg  (q_neg[l]),
+            .r_mant (q_mant[l]),
+            .r_exp  (signed'(q_exp[l])),
             .offset (offset_q),
-            .q      (r_int8[n])
+            .q      (r_int8[l])
         );
     end
     always_ff @(posedge clk) begin
         fold_valid_q <= !rst && reading;
         fold_first_q <= j_q == '0;
         fold_end_q   <= group_end;
+        fold_last_q  <= pass_end;
         fold_dst_q   <= out_row;
+        fold_pass_q  <= pass_q;
     end
     always_comb begin
         value = '0;
         folded = '0;
+        sp_lanes = '0;
         acc_data = '0;
         // Skipped while idle: the simulator then spends no time on this unit.
-        if (fold_valid_q) for (int n = 0; n < N; n++) begin
-            value[n]    = src_acc_q ? src_data[n] : 32'(signed'(sp_data[n]));
-            // With accumulate the old ACC value starts the fold (the ops are associative and
-            // commutative, modulo 2^32 for add and mul): one combine per cycle, not two in a
-            // row. The output row is read alike in every cycle of its group (only the group's
-            // end writes ACC, and to a row no other group of this VECTOR writes).
-            folded[n]   = fold_first_q ? (accumulate_q ? combine(op_q, acc_old[n], value[n])
-                                                       : value[n])
-                                       : combine(op_q, fold_q[n], value[n]);
-            acc_data[n] = folded[n];
+        if (fold_valid_q) begin
+            for (int p = 0; p < PASSES; p++) for (int l = 0; l < L; l++)
+                if (32'(fold_pass_q) == p) begin
+                    sp_lanes[l] = sp_data[p * L + l];
+                    // With accumulate the old ACC value starts the fold (the ops are associative
+                    // and commutative, modulo 2^32 for add and mul): one combine per cycle, not
+                    // two in a row. The output row is read alike in every cycle of its group
+                    // (only the group's end writes ACC, and to a row no other group of this
+                    // VECTOR writes).
+                    value[l]  = src_acc_q ? src_data[p * L + l] : 32'(signed'(sp_data[p * L + l]));
+                    folded[l] = fold_first_q ? (accumulate_q ? combine(op_q, acc_old[p * L + l],
+                                                                       value[l])
+                                                             : value[l])
+                                             : combine(op_q, fold_q[p * L + l], value[l]);
+                end
+            // The row written at its last pass: the earlier passes' slices from fold_q.
+            for (int n = 0; n < N; n++)
+                acc_data[n] = n / L == PASSES - 1 ? folded[n % L] : fold_q[n];
         end
-        if (s4_end_q) for (int n = 0; n < N; n++) acc_data[n] = 32'(signed'(r_int8[n]));
+        if (s4_end_q) for (int n = 0; n < N; n++)
+            acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
     end
-    assign acc_we  = fold_valid_q && fold_end_q && op_q != 2'(VOP_LIN) || s4_end_q;
+    assign acc_we  = fold_valid_q && fold_end_q && fold_last_q && op_q != 2'(VOP_LIN)
+                  || s4_end_q && s4_last_q;
     assign acc_row = s4_end_q ? s4_dst_q : fold_dst_q;
 
     always_ff @(posedge clk) begin
@@ -263,12 +322,13 @@ module vector_unit #(
             else if (drain_q != '0) drain_q <= drain_q - 3'd1;
             if (issue && is_vector) begin
                 logic [1:0] ways;
-                ways = head_word[VECTOR_OP_LSB +: 2] == 2'(VOP_LIN) ? 2'(LIN_WAYS) : 2'd1;
+                ways = head_word[VECTOR_OP_LSB +: 2] == 2'(VOP_LIN) ? 2'(LIN_BLOCK) : 2'd1;
                 active_q <= 1'b1;
                 op_q         <= head_word[VECTOR_OP_LSB +: 2];
                 ways_q       <= ways;
                 b_q          <= block(ways, f_count);
                 o_q          <= '0;
+                pass_q       <= '0;
                 bubble_q     <= '0;
                 accumulate_q <= head_word[VECTOR_ACCUMULATE_LSB];
                 src_acc_q    <= head_word[VECTOR_SRC_ACC_LSB];
@@ -293,36 +353,43 @@ module vector_unit #(
                               - 12'sd150;
             end else if (active_q) begin
                 if (!reading) bubble_q <= bubble_q - 2'd1;
-                else if (!block_row_end) begin  // the block's next output, same row j
-                    o_q   <= o_q + 2'd1;
-                    row_q <= row_q + 32'(ostride_q);
-                end else if (!group_end) begin  // row j+1 of the block's outputs
-                    o_q      <= '0;
-                    j_q      <= j_q + 16'd1;
-                    row_q    <= phase_q + 32'(gstride_q);
-                    phase_q  <= phase_q + 32'(gstride_q);
-                    bubble_q <= ways_q - b_q;
-                end else if (last) active_q <= 1'b0;
-                else begin  // the next block
-                    logic [31:0] base;
-                    base = j_q == '0 ? row_q + 32'(ostride_q) : next_q;
-                    o_q     <= '0;
-                    j_q     <= '0;
-                    left_q  <= left_q - 16'(b_q);
-                    b_q     <= block(ways_q, left_q - 16'(b_q));
-                    dst_q   <= dst_q + 32'(b_q);
-                    row_q   <= base;
-                    phase_q <= base;
+                else if (!pass_end) pass_q <= pass_q + PASS_W'(1);  // the row's next slice
+                else begin
+                    pass_q <= '0;
+                    if (o_q != b_q - 2'd1) begin  // the block's next output, same row j
+                        o_q   <= o_q + 2'd1;
+                        row_q <= row_q + 32'(ostride_q);
+                    end else if (!group_end) begin  // row j+1 of the block's outputs
+                        o_q      <= '0;
+                        j_q      <= j_q + 16'd1;
+                        row_q    <= phase_q + 32'(gstride_q);
+                        phase_q  <= phase_q + 32'(gstride_q);
+                        bubble_q <= bubble(op_q == 2'(VOP_LIN), b_q);
+                    end else if (last) active_q <= 1'b0;
+                    else begin  // the next block
+                        logic [31:0] base;
+                        base = j_q == '0 ? row_q + 32'(ostride_q) : next_q;
+                        o_q     <= '0;
+                        j_q     <= '0;
+                        left_q  <= left_q - 16'(b_q);
+                        b_q     <= block(ways_q, left_q - 16'(b_q));
+                        dst_q   <= dst_q + 32'(b_q);
+                        row_q   <= base;
+                        phase_q <= base;
+                    end
                 end
                 if (reading && block_row_end && j_q == '0) next_q <= row_q + 32'(ostride_q);
             end
         end
-        if (fold_valid_q) fold_q <= folded;
-        if (s3_valid_q) begin
-            lin_neg_q  <= r_neg;
-            lin_mant_q <= r_mant;
-            lin_exp_q  <= r_exp;
-            lin_zero_q <= r_zero;
+        for (int n = 0; n < N; n++) begin
+            if (fold_valid_q && 32'(fold_pass_q) == n / L) fold_q[n] <= folded[n % L];
+            if (s3_valid_q && 32'(s3_pass_q) == n / L) begin
+                lin_neg_q[n]  <= r_neg[n % L];
+                lin_mant_q[n] <= r_mant[n % L];
+                lin_exp_q[n]  <= r_exp[n % L];
+                lin_zero_q[n] <= r_zero[n % L];
+            end
+            if (s4_end_q && 32'(s4_pass_q) == n / L) out_q[n] <= r_int8[n % L];
         end
         if (issue && is_sync) push_pc <= head_pc;
         else if (finishing) push_pc <= pc_q;

@@ -2,9 +2,9 @@
 
 * **Compute ideal** of a kernel: the cycles its unit needs at full throughput. The N×N array
   performs N² MACs a cycle, so an (M×K)·(K×Nₒ) product needs ⌈M·K·Nₒ / N²⌉ (docs/isa.md,
-  "Counters"); the vector unit reads one N-wide source row a cycle (docs/isa.md, VECTOR timing:
-  ``E = t + 1 + count·group``), so a fold of ``outputs`` results, each over ``rows`` source
-  elements, needs ⌈outputs · rows / N⌉.
+  "Counters"); the vector unit's L lanes (``vector_lanes``) read L source elements a cycle
+  (docs/isa.md, VECTOR timing: ``E = t + 1 + count·group·N/L``), so a fold of ``outputs``
+  results, each over ``rows`` source elements, needs ⌈outputs · rows / L⌉.
 * **Compulsory DRAM bytes** of a kernel: every DRAM byte it must move at least once — each
   operand element it reads (an element several windows share, counted once; padding, which
   reads no DRAM, not at all) and each result element it writes. Measured on the kernel's own
@@ -38,9 +38,9 @@ def array_ideal(m: int, k: int, n_out: int, n: int) -> int:
     return -(-m * k * n_out // (n * n))
 
 
-def vector_ideal(outputs: int, rows: int, n: int) -> int:
-    """⌈outputs · rows / N⌉: a fold reading ``rows`` source elements per output, N a cycle."""
-    return -(-outputs * rows // n)
+def vector_ideal(outputs: int, rows: int, lanes: int) -> int:
+    """⌈outputs · rows / L⌉: a fold reading ``rows`` source elements per output, L a cycle."""
+    return -(-outputs * rows // lanes)
 
 
 def roofline(ideal: int, compulsory_bytes: int, port_bytes: int) -> int:
@@ -99,23 +99,25 @@ class KernelLimit:
     limit: int
 
 
-def compute_ideal(kind: str, m: int, k: int, n_out: int, n: int) -> int:
+def compute_ideal(kind: str, m: int, k: int, n_out: int, config: HwConfig) -> int:
     """The compute ideal of a kernel of ``kind`` ("matmul" on the array, "fold" on the vector
     unit: ``m`` outputs of ``k`` rows each; "repack": none, see above; "diagonal": a depthwise
     product's group, glc/lower/depthwise.py, whose useful MACs are m·k, one weight per A
     element)."""
+    n = config.array_size
     if kind == "repack":
         return 0
     if kind == "diagonal":
         return array_ideal(m, k, 1, n)
-    return vector_ideal(m, k, n) if kind == "fold" else array_ideal(m, k, n_out, n)
+    return vector_ideal(m, k, config.vector_lanes) if kind == "fold" else \
+        array_ideal(m, k, n_out, n)
 
 
 def kernel_limit(kernel, config: HwConfig) -> KernelLimit:
     """The limits of a lowered kernel (glc/lower/kernel.py's Kernel) on ``config``."""
     if kernel.kind == "repack":
         return KernelLimit(0, 0, 0, 0)
-    ideal = compute_ideal(kernel.kind, kernel.m, kernel.k, kernel.n_out, config.array_size)
+    ideal = compute_ideal(kernel.kind, kernel.m, kernel.k, kernel.n_out, config)
     moved = compulsory_bytes(kernel.instructions)
     macs = 0 if kernel.on_vector else kernel.m * kernel.k * (
         1 if kernel.kind == "diagonal" else kernel.n_out)

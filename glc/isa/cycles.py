@@ -245,10 +245,12 @@ class _Model:
         """Apply the timing rules of an instruction issuing at `t`; return its completion E."""
         name, counters, n = instruction.op.name, self.out.counters, self.n
         if unit == "vector":
-            end = t + 1 + (instruction["count"] * instruction["group"] if name == "vector" else 0)
+            passes = self.config.vector_passes  # cycles a source row takes, N / L
+            rows = instruction["count"] * instruction["group"] if name == "vector" else 0
+            end = t + 1 + rows * passes
             if name == "vector" and VECTOR_OPS[instruction["op"]] == "lin":
                 # its reads' waits, then its pipeline's last write
-                end += vector_linear.waits(instruction["count"], instruction["group"])
+                end += vector_linear.waits(instruction["count"], instruction["group"], passes)
                 end += vector_linear.LATENCY
             self.busy_until[unit] = end
             counters.busy_vector += end - t

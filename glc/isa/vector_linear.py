@@ -36,16 +36,25 @@ MANTISSA = 23  # float32 fraction bits
 # docs/isa.md, Timing. The RTL's pipeline forms a row's product, then its rounded sum in three
 # stages (hw/vector_linear.sv), then the int8 (hw/vector_unit.sv): lin's writes, completion and
 # pushes come LATENCY cycles after the other ops'. A group's next row needs the sum of the one
-# before, so they are read WAYS cycles apart: lin reads its outputs in blocks of WAYS.
+# before, so it is read at least WAYS cycles after it: lin reads its outputs in blocks of
+# ⌈WAYS / passes⌉ (a row takes `passes` cycles on a vector unit narrower than the array).
 LATENCY = 4
 WAYS = 3
 
 
-def waits(count: int, group: int) -> int:
-    """The cycles lin's row reads wait: a last block of r < WAYS outputs waits WAYS − r cycles
-    before each of its rows after the first."""
-    short = count % WAYS
-    return (group - 1) * (WAYS - short) if short else 0
+def block(passes: int) -> int:
+    """The outputs of one of lin's blocks: enough rows that a row's next one comes WAYS cycles
+    after it, at ``passes`` cycles a row."""
+    return -(-WAYS // passes)
+
+
+def waits(count: int, group: int, passes: int = 1) -> int:
+    """The cycles lin's row reads wait: a last block of r outputs short of a whole one waits
+    WAYS − r·passes cycles (if positive) before each of its rows after the first."""
+    short = count % block(passes)
+    return (group - 1) * max(0, WAYS - short * passes) if short else 0
+
+
 INT_MIN = -(1 << 31)
 
 

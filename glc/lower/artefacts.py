@@ -57,7 +57,7 @@ def manifest(program: Program) -> dict:
                           "relu": k.relu,
                           "shift": k.shift, "inputs": step.inputs, "output": step.output,
                           "predicted_cycles": k.predicted_cycles(program.config),
-                          "ideal_cycles": k.ideal_cycles(program.config.array_size),
+                          "ideal_cycles": k.ideal_cycles(program.config),
                           "term": k.label})
             offset += body
         offset += 1  # the image's HALT

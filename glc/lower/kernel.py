@@ -57,9 +57,9 @@ class Kernel:
     def words(self) -> list[int]:
         return [encode(i) for i in self.instructions]
 
-    def ideal_cycles(self, n: int) -> int:
-        """The compute ideal on an N×N array (glc/cost/limit.py)."""
-        return compute_ideal(self.kind, self.m, self.k, self.n_out, n)
+    def ideal_cycles(self, config: HwConfig) -> int:
+        """The compute ideal on ``config``'s array or vector unit (glc/cost/limit.py)."""
+        return compute_ideal(self.kind, self.m, self.k, self.n_out, config)
 
     def predicted_cycles(self, config: HwConfig) -> int:
         """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;

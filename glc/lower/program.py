@@ -115,13 +115,12 @@ class Program:
     def _compute_figures(self) -> dict:
         from glc.lower.image import Image, schedule  # images are made of this module's steps
 
-        n = self.config.array_size
         images = [run for run in schedule(self) if isinstance(run, Image)]
         return {"kernels": len(self.kernels),
                 "images": len(images),
                 "instructions": sum(len(i.instructions) for i in images),
                 "predicted_cycles": sum(i.predicted_cycles(self.config) for i in images),
-                "ideal_cycles": sum(s.kernel.ideal_cycles(n) for s in self.kernels),
+                "ideal_cycles": sum(s.kernel.ideal_cycles(self.config) for s in self.kernels),
                 "host_steps": len([s for s in self.host_steps if not s.copy]),
                 "host_copies": len([s for s in self.host_steps if s.copy]),
                 "host": [f"{s.name}: {_describe(s.term)}" for s in self.host_steps]}

@@ -43,7 +43,7 @@ CASES = [
 def test_kernel_limits_equal_the_shapes_formulas(name, expected):
     program = lowered(name)
     config = program.config
-    n, port = config.array_size, config.dram_port_bytes
+    n, port, lanes = config.array_size, config.dram_port_bytes, config.vector_lanes
     found = [kernel_limit(s.kernel, config) for s in program.kernels]
     assert [(f.macs, f.bytes) for f in found] == expected
     for f, step in zip(found, program.kernels, strict=True):
@@ -52,8 +52,8 @@ def test_kernel_limits_equal_the_shapes_formulas(name, expected):
             assert (f.ideal, f.limit) == (0, 0)
             continue
         work = k.m * k.k * (1 if k.kind == "fold" else k.n_out)
-        ideal = -(-work // (n if k.kind == "fold" else n * n))
-        assert f.ideal == ideal == k.ideal_cycles(n)
+        ideal = -(-work // (lanes if k.kind == "fold" else n * n))
+        assert f.ideal == ideal == k.ideal_cycles(config)
         assert f.limit == max(ideal, -(-f.bytes // port))
         assert f.limit <= k.predicted_cycles(config)  # no schedule beats its limit
 

@@ -2,6 +2,7 @@
 N = 16: DRAM bit-identical to the ISA simulator and to numpy, the same error code and instruction
 for the faulty ones, and every counter, cycles included, equal to the cycle model's."""
 
+import dataclasses
 import time
 
 import numpy as np
@@ -61,13 +62,26 @@ def test_faulty_program_stops_with_its_error_status(name, config):
         rtl.raise_for_status()
 
 
+@pytest.mark.parametrize("name", [name for name in GOOD if name.startswith("vector")])
+def test_vector_programs_on_a_vector_unit_of_half_the_lanes(name):
+    """n4 with two vector lanes: each source row in two passes, lin in blocks of two outputs
+    (a short last one waiting a cycle), every result and cycle as the models say."""
+    hw = dataclasses.replace(load_config("n4"), vector_lanes=2, name="n4-lanes2")
+    case = build_case(name, hw, seed=4)
+    rtl = check_against_model(f"{name} at N=4, L=2", hw, case.program.words, case.dram)
+    for address, expected in case.expected:
+        np.testing.assert_array_equal(rtl.dram[address:address + expected.size], expected)
+
+
 def test_shared_programs_on_an_odd_configuration():
     """N = 5, a 3-byte DRAM port, 2-entry queues, a 2-word prefetch buffer filled 24 bytes a
-    cycle (3 cycles a word, so the dispatcher starves): nothing assumes powers of two, N = P or
-    a fetch that keeps up."""
+    cycle (3 cycles a word, so the dispatcher starves), a vector unit of one lane (five cycles
+    a row): nothing assumes powers of two, N = P, a fetch that keeps up or a vector unit as wide
+    as the array."""
     hw = config_from_dict({"array_size": 5, "scratchpad_rows": 1024, "accumulator_rows": 256,
                            "dram_bytes": 65536, "dram_port_bytes": 3, "fetch_buffer_words": 2,
-                           "fetch_port_bytes": 24, "queue_depth": 2}, "odd")
+                           "fetch_port_bytes": 24, "queue_depth": 2,
+                           "vector_lanes": 1}, "odd")
     for name in GOOD:
         case = build_case(name, hw, seed=2)
         check_against_model(f"{name} at N=5, P=3", hw, case.program.words, case.dram)

@@ -119,7 +119,8 @@ def reference_schedule(program, config, limit=100_000, unfetchable=False):
                 e[h] = {"preload": c + n, "matmul": c + ins.get("rows") + 2 * n - 1}.get(
                     ins.op.name, c + 1)
             elif u == "vector":
-                e[h] = c + 1 + (ins["count"] * ins["group"] if ins.op.name == "vector" else 0)
+                e[h] = c + 1 + (ins["count"] * ins["group"] * config.vector_passes
+                                if ins.op.name == "vector" else 0)
             else:
                 e[h] = c + 1 + (_beats(ins, port) if ins.op.name != "sync" else 0)
                 if ins.get("transpose"):

@@ -148,11 +148,12 @@ def _programs(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(_programs(), st.integers(1, 3), st.sampled_from([1, 4, 6]), st.sampled_from([1, 2, 8]),
-       st.sampled_from([64, 16]))
+       st.sampled_from([64, 16]), st.sampled_from([4, 2, 1]))
 def test_event_model_equals_a_cycle_by_cycle_reading_of_the_rules(program, depth, port, buffer,
-                                                                   fetch_port):
+                                                                   fetch_port, lanes):
     config = dataclasses.replace(N4, queue_depth=depth, dram_port_bytes=port,
-                                 fetch_buffer_words=buffer, fetch_port_bytes=fetch_port)
+                                 fetch_buffer_words=buffer, fetch_port_bytes=fetch_port,
+                                 vector_lanes=lanes)
     timeline = schedule(program, config)
     dispatch, issue, complete, counters, error = reference_schedule(program, config)
     if error is not None:
@@ -193,6 +194,29 @@ def test_a_vector_instruction_takes_a_cycle_per_source_row():
     assert [t.issue[pc] for pc in range(3)] == [2, 15, 15]
     assert [t.complete[pc] for pc in range(3)] == [15, 18, 20]
     assert t.counters.busy_vector == 13 + 3
+
+
+@pytest.mark.parametrize(("lanes", "count", "complete"), [
+    # S = 1: blocks of 3; 5 outputs = a block of 3 and one of 2, whose row 1 waits 3 − 2 = 1:
+    # E = t + 5 + 10 + 1, t = 2
+    (4, 5, 18),
+    # S = 2: blocks of 2; 5 outputs end in a block of 1, whose row 1 waits 3 − 2 = 1 cycle:
+    # E = 2 + 5 + 20 + 1
+    (2, 5, 28),
+    (2, 4, 2 + 5 + 16),
+    # S = 4: blocks of 1, a row's next 4 cycles after it: no wait
+    (1, 5, 2 + 5 + 40),
+])
+def test_lin_reads_in_blocks_of_a_narrow_vector_units_passes(lanes, count, complete):
+    config = dataclasses.replace(N4, vector_lanes=lanes)
+    t = _timeline(f"vector op=lin, count={count}, group=2, gstride={count}\nhalt", config)
+    assert (t.issue[0], t.complete[0]) == (2, complete)
+    assert t.counters.busy_vector == complete - 2
+
+
+def test_a_narrow_vector_unit_takes_n_over_l_cycles_a_source_row():
+    t = _timeline("vector op=max, count=3, group=4\nhalt", dataclasses.replace(N4, vector_lanes=2))
+    assert t.complete[0] == 2 + 1 + 12 * 2
 
 
 def test_a_narrow_fetch_port_and_a_small_buffer_pace_the_dispatcher():

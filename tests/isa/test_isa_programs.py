@@ -165,7 +165,8 @@ SMALLEST = [(name, size) for size in (2, 3) for name in GOOD
 
 @pytest.mark.parametrize(("name", "size"), SMALLEST)
 def test_programs_run_on_the_smallest_arrays(name, size):
-    tiny = dataclasses.replace(load_config("n4"), array_size=size, dram_port_bytes=size)
+    tiny = dataclasses.replace(load_config("n4"), array_size=size, dram_port_bytes=size,
+                               vector_lanes=1)
     case = build_case(name, tiny, seed=3)
     result = simulator.run(case.program.words, tiny, case.dram)
     assert case.expected
