@@ -8,9 +8,9 @@
 // starting from `fixed`, one fused multiply-add per row by its `scale`, and writes the result's
 // int8 conversion, in a pipeline of five stages a row: the exact product (here), the rounded sum
 // (hw/vector_linear.sv, three stages), the int8 (hw/vector_round.sv). A group's next row needs
-// this one's sum, so lin reads its outputs in blocks of LIN_WAYS: the block's first rows, then
-// its second rows, each at least LIN_WAYS cycles after its first (a short last block waits the
-// difference). It computes LANES of the N lanes a cycle, so it takes PASSES = N / LANES cycles
+// this one's sum, so lin reads its outputs in blocks (of LIN_WAYS outputs when a row takes a
+// cycle): the block's first rows, then its second rows, each at least LIN_WAYS cycles after its
+// first (a short last block waits the difference). It computes LANES of the N lanes a cycle, so it takes PASSES = N / LANES cycles
 // over each source row (the row read again each cycle, a slice of its lanes folded; a narrow unit
 // for an FPGA: docs/isa.md, `vector_lanes`), and a lin block holds ⌈LIN_WAYS / PASSES⌉ outputs.
 // Issuing at t it addresses one source row per PASSES cycles in t+1 … t+count·group·PASSES (lin:
