@@ -10,9 +10,10 @@
 // (hw/vector_linear.sv, three stages), the int8 (hw/vector_round.sv). A group's next row needs
 // this one's sum, so lin reads its outputs in blocks (of LIN_WAYS outputs when a row takes a
 // cycle): the block's first rows, then its second rows, each at least LIN_WAYS cycles after its
-// first (a short last block waits the difference). It computes LANES of the N lanes a cycle, so it takes PASSES = N / LANES cycles
-// over each source row (the row read again each cycle, a slice of its lanes folded; a narrow unit
-// for an FPGA: docs/isa.md, `vector_lanes`), and a lin block holds ⌈LIN_WAYS / PASSES⌉ outputs.
+// first (a short last block waits the difference). It computes LANES of the N lanes a cycle, so
+// it takes PASSES = N / LANES cycles over each source row (the row read again each cycle, a
+// slice of its lanes folded; a narrow unit for an FPGA: docs/isa.md, `vector_lanes`), and a lin
+// block holds LIN_BLOCK = ⌈LIN_WAYS / PASSES⌉ outputs.
 // Issuing at t it addresses one source row per PASSES cycles in t+1 … t+count·group·PASSES (lin:
 // and its waits); E = t + 1 + count·group·PASSES (lin: plus the waits, and LIN_LATENCY cycles
 // later, its writes, completion and pushes alike). The memories read synchronously, so
@@ -97,11 +98,11 @@ module vector_unit #(
     logic                active_q, src_acc_q, accumulate_q, push_prev_q, push_next_q;
     logic [1:0]          op_q;
     logic [15:0]         left_q, j_q, group_q, ostride_q, gstride_q;
-    // The rows go by blocks of b_q outputs (ways_q at most: 1, or LIN_BLOCK for lin): row j of
+    // The rows go by blocks of b_q outputs (ways at most: 1, or LIN_BLOCK for lin): row j of
     // each of the block's outputs o in turn, each for PASSES cycles (pass_q: the slice of lanes),
     // then row j+1 after bubble_q waits. row_q is the row addressed, phase_q row j of the block's
     // first output, next_q the next block's first.
-    logic [1:0]          ways_q, b_q, o_q, bubble_q;
+    logic [1:0]          b_q, o_q, bubble_q;
     logic [PASS_W-1:0]   pass_q;
     logic [31:0]         row_q, phase_q, next_q, dst_q, pc_q;
     logic [N-1:0][31:0]  fold_q;
@@ -161,8 +162,10 @@ module vector_unit #(
     logic finishing;
     assign finishing = op_q == 2'(VOP_LIN) ? drain_q == 3'd1 : last;
 
-    // min(ways, outputs left): the next block's outputs
-    function automatic logic [1:0] block(input logic [1:0] ways, input logic [15:0] outputs);
+    // min(ways, outputs left): the next block's outputs, ways LIN_BLOCK for lin, else 1
+    function automatic logic [1:0] block(input logic lin, input logic [15:0] outputs);
+        logic [1:0] ways;
+        ways  = lin ? 2'(LIN_BLOCK) : 2'd1;
         block = outputs >= 16'(ways) ? ways : outputs[1:0];
     endfunction
 
@@ -173,7 +176,7 @@ module vector_unit #(
 
     // One cycle later, when they arrive: the source row folded into the group so far; at the
     // group's end, into ACC.
-    logic               fold_valid_q, fold_first_q, fold_end_q, fold_last_q;
+    logic               fold_valid_q, fold_first_q, fold_end_q;
     logic [15:0]        fold_dst_q;
     logic [PASS_W-1:0]  fold_pass_q;
     logic [L-1:0][31:0] value, folded;
@@ -185,7 +188,7 @@ module vector_unit #(
     // slice of the lanes (s<k>_pass_q); the slices of an output's last row reach stage 5 one
     // after another, collected in out_q, and the last one writes the row.
     logic               s1_valid_q, s1_first_q, s1_end_q, s2_valid_q, s2_end_q, s3_valid_q,
-                        s3_end_q, s4_end_q, s4_last_q;
+                        s3_end_q, s4_end_q;
     logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q;
     logic [PASS_W-1:0]  s1_pass_q, s2_pass_q, s3_pass_q, s4_pass_q;
     logic [L-1:0]       s1_neg_q, s1_zero_q;
@@ -213,7 +216,6 @@ module vector_unit #(
         s3_dst_q   <= s2_dst_q;
         s3_pass_q  <= s2_pass_q;
         s4_end_q   <= !rst && s3_valid_q && s3_end_q;
-        s4_last_q  <= 32'(s3_pass_q) == PASSES - 1;
         s4_dst_q   <= s3_dst_q;
         s4_pass_q  <= s3_pass_q;
         s1_exp_q   <= (scale[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(scale[30:23]))) - 12'sd150;
@@ -271,7 +273,6 @@ module vector_unit #(
         fold_valid_q <= !rst && reading;
         fold_first_q <= j_q == '0;
         fold_end_q   <= group_end;
-        fold_last_q  <= pass_end;
         fold_dst_q   <= out_row;
         fold_pass_q  <= pass_q;
     end
@@ -303,8 +304,10 @@ module vector_unit #(
         if (s4_end_q) for (int n = 0; n < N; n++)
             acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
     end
-    assign acc_we  = fold_valid_q && fold_end_q && fold_last_q && op_q != 2'(VOP_LIN)
-                  || s4_end_q && s4_last_q;
+    // An output row is written at its last slice.
+    assign acc_we  = fold_valid_q && fold_end_q && 32'(fold_pass_q) == PASSES - 1
+                     && op_q != 2'(VOP_LIN)
+                  || s4_end_q && 32'(s4_pass_q) == PASSES - 1;
     assign acc_row = s4_end_q ? s4_dst_q : fold_dst_q;
 
     always_ff @(posedge clk) begin
@@ -321,12 +324,9 @@ module vector_unit #(
             if (last && op_q == 2'(VOP_LIN)) drain_q <= 3'(LIN_LATENCY);
             else if (drain_q != '0) drain_q <= drain_q - 3'd1;
             if (issue && is_vector) begin
-                logic [1:0] ways;
-                ways = head_word[VECTOR_OP_LSB +: 2] == 2'(VOP_LIN) ? 2'(LIN_BLOCK) : 2'd1;
                 active_q <= 1'b1;
                 op_q         <= head_word[VECTOR_OP_LSB +: 2];
-                ways_q       <= ways;
-                b_q          <= block(ways, f_count);
+                b_q          <= block(head_word[VECTOR_OP_LSB +: 2] == 2'(VOP_LIN), f_count);
                 o_q          <= '0;
                 pass_q       <= '0;
                 bubble_q     <= '0;
@@ -372,7 +372,7 @@ module vector_unit #(
                         o_q     <= '0;
                         j_q     <= '0;
                         left_q  <= left_q - 16'(b_q);
-                        b_q     <= block(ways_q, left_q - 16'(b_q));
+                        b_q     <= block(op_q == 2'(VOP_LIN), left_q - 16'(b_q));
                         dst_q   <= dst_q + 32'(b_q);
                         row_q   <= base;
                         phase_q <= base;

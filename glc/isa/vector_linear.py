@@ -48,7 +48,7 @@ def block(passes: int) -> int:
     return -(-WAYS // passes)
 
 
-def waits(count: int, group: int, passes: int = 1) -> int:
+def waits(count: int, group: int, passes: int) -> int:
     """The cycles lin's row reads wait: a last block of r outputs short of a whole one waits
     WAYS − r·passes cycles (if positive) before each of its rows after the first."""
     short = count % block(passes)
