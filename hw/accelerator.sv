@@ -170,18 +170,23 @@ module accelerator #(
         .c_row(vu_sp_row), .c_data(vu_sp_data)
     );
 
+    // The vector unit's accumulator read ports: one its source and old-row reads take turns on
+    // when a row takes several cycles (hw/vector_unit.sv), a bank fewer per write port.
+    localparam int VECTOR_READS = VECTOR_LANES < N ? 1 : 2;
     logic mm_we, mm_accumulate, ld_acc_we, vu_we;
-    logic [15:0] vu_src_row, vu_row;
-    logic [N-1:0][31:0] vu_src_data, vu_old, vu_data;
-    logic [15:0] mm_row, mm_next_row, st_row, vu_old_row;
+    logic [15:0] vu_row;
+    logic [VECTOR_READS-1:0][15:0] vu_rd_row;
+    logic [VECTOR_READS-1:0][N-1:0][31:0] vu_rd_data;
+    logic [N-1:0][31:0] vu_data;
+    logic [15:0] mm_row, mm_next_row, st_row;
     logic [N-1:0][31:0] mm_data, ld_acc_data, st_data;
-    accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS)) u_accumulator (
+    accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS), .VECTOR_READS(VECTOR_READS)) u_accumulator (
         .clk,
         .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_next_row,
         .mm_data(mm_data),
         .ld_we(ld_acc_we), .ld_row(sp_w_row), .ld_data(ld_acc_data),
         .st_row(st_row), .st_data(st_data),
-        .vu_src_row, .vu_src_data, .vu_old_row, .vu_old, .vu_we, .vu_row, .vu_data
+        .vu_rd_row, .vu_rd_data, .vu_we, .vu_row, .vu_data
     );
 
     // ---- units ----
@@ -250,7 +255,7 @@ module accelerator #(
     logic [ERR_W-1:0] vu_code;
     logic [31:0] vu_error_pc, vu_push_pc;
     vector_unit #(.N(N), .LANES(VECTOR_LANES), .SP_ROWS(SCRATCHPAD_ROWS),
-                  .ACC_ROWS(ACCUMULATOR_ROWS), .ROWS_W(ROWS_W)) u_vector (
+                  .ACC_ROWS(ACCUMULATOR_ROWS), .ROWS_W(ROWS_W), .ACC_READS(VECTOR_READS)) u_vector (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_VECTOR]), .head_word(head[UNIT_VECTOR][WORD_W-1:0]),
         .head_pc(head[UNIT_VECTOR][PC_LSB +: 32]),
@@ -258,9 +263,8 @@ module accelerator #(
         .prev_token_ok(tok_available[LD2VU]), .next_token_ok(tok_available[ST2VU]),
         .pop_prev(tok_pop[LD2VU]), .pop_next(tok_pop[ST2VU]),
         .push_prev(vu_push_prev), .push_next(vu_push_next), .push_pc(vu_push_pc),
-        .sp_row(vu_sp_row), .sp_data(vu_sp_data), .src_row(vu_src_row), .src_data(vu_src_data),
-        .acc_we(vu_we), .acc_row(vu_row), .acc_old_row(vu_old_row), .acc_old(vu_old),
-        .acc_data(vu_data),
+        .sp_row(vu_sp_row), .sp_data(vu_sp_data), .rd_row(vu_rd_row), .rd_data(vu_rd_data),
+        .acc_we(vu_we), .acc_row(vu_row), .acc_data(vu_data),
         .in_progress(vu_in_progress), .busy(vu_busy), .stall_token(vu_stall_token),
         .error(vu_error), .error_code(vu_code), .error_pc(vu_error_pc)
     );

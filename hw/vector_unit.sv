@@ -22,6 +22,15 @@
 // the accumulator in E+1), and a later output still sees an earlier one. SYNC
 // completes in t + 1. It pops ld2vu (prev) and st2vu (next), pushes vu2ld (prev) and vu2st
 // (next); it never touches DRAM.
+// It reads the accumulator through ACC_READS ports. With a row in one pass (2): port 0 the
+// source row and port 1 the output row's old value, every cycle. With several (1): the two take
+// turns on port 0, so the accumulator has a bank fewer per write port (hw/multiport_ram.sv; the
+// congestion of docs/benchmarks.md, "Synthesis") and the timing is unchanged: the source row is
+// read at its row's first pass and held for the others (only this unit's own writes land during
+// an instruction, and each lands at the end of a row's first pass, which that read sees); an
+// output's old row is read in the cycle before its first row's first pass (the issue cycle, or
+// the previous row's last pass) and held for its passes. That read misses only the next
+// cycle's writes: the previous output's, to another row, or an unordered race's.
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -37,7 +46,9 @@ module vector_unit #(
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
     // width of head_end (transfer_rows: saturated beyond any memory)
-    parameter int ROWS_W = 17
+    parameter int ROWS_W = 17,
+    // accumulator read ports: 2, or 1 when a row takes several passes (above)
+    parameter int ACC_READS = 2
 ) (
     input  logic               clk,
     input  logic               rst,
@@ -59,16 +70,15 @@ module vector_unit #(
     output logic               push_prev,
     output logic               push_next,
     output logic [31:0]        push_pc,
-    // source rows: a scratchpad read port and an accumulator read port
+    // source rows: a scratchpad read port
     output logic [15:0]        sp_row,
     input  logic [N-1:0][7:0]  sp_data,
-    output logic [15:0]        src_row,
-    input  logic [N-1:0][31:0] src_data,
-    // the output row: read (for accumulate) and written
+    // the accumulator's read ports (above): the rows given now arrive in the next cycle
+    output logic [ACC_READS-1:0][15:0]        rd_row,
+    input  logic [ACC_READS-1:0][N-1:0][31:0] rd_data,
+    // the output row's write
     output logic               acc_we,
     output logic [15:0]        acc_row,
-    output logic [15:0]        acc_old_row,   // the row whose old value arrives next cycle
-    input  logic [N-1:0][31:0] acc_old,
     output logic [N-1:0][31:0] acc_data,
     // status for the counters and the deadlock rule
     output logic               in_progress,
@@ -82,6 +92,9 @@ module vector_unit #(
     localparam int PASSES = N / LANES;
     localparam int PASS_W = PASSES > 1 ? $clog2(PASSES) : 1;
     localparam int LIN_BLOCK = (LIN_WAYS + PASSES - 1) / PASSES;  // outputs in a lin block
+    if (ACC_READS != 2 && !(ACC_READS == 1 && PASSES > 1)) begin : g_bad_reads
+        $fatal(1, "vector_unit: ACC_READS=%0d: 2, or 1 with LANES < N", ACC_READS);
+    end
     logic is_vector, is_sync, free, tokens_ok, ready, bad_src, bad_dst;
     logic [15:0] f_src, f_dst, f_count, f_group, f_ostride, f_gstride;
     logic [31:0] f_fixed;
@@ -144,15 +157,12 @@ module vector_unit #(
         endcase
     endfunction
 
-    // The rows addressed this cycle (unless waiting): the source row and the output row's old
-    // value.
+    // The rows addressed this cycle (unless waiting): the source row and the output row.
     logic reading, pass_end, block_row_end, group_end, last;
     logic [15:0] out_row;
     assign reading       = active_q && bubble_q == '0;
     assign out_row       = 16'(dst_q) + 16'(o_q);
     assign sp_row        = 16'(row_q);
-    assign src_row       = 16'(row_q);
-    assign acc_old_row   = out_row;
     assign pass_end      = 32'(pass_q) == PASSES - 1;
     assign block_row_end = pass_end && o_q == b_q - 2'd1;
     assign group_end     = j_q == group_q - 16'd1;
@@ -181,6 +191,30 @@ module vector_unit #(
     logic [PASS_W-1:0]  fold_pass_q;
     logic [L-1:0][31:0] value, folded;
     logic [L-1:0][7:0]  sp_lanes;  // this pass's slice of the scratchpad row
+
+    // The accumulator's source row and output row's old value, as the fold uses them (above).
+    logic [N-1:0][31:0] src, old;
+    if (ACC_READS == 2) begin : g_two_reads
+        assign rd_row = {out_row, 16'(row_q)};
+        assign src    = rd_data[0];
+        assign old    = rd_data[1];
+    end else begin : g_one_read
+        logic               prefetch, old_next_q;
+        logic [N-1:L][31:0] src_q;  // the lanes of the passes after the first
+        logic [N-1:0][31:0] old_q;
+        // The next output's old row, in the cycle before its first row: int ops with
+        // accumulate (one output a block), at issue or at the previous output's last row's end.
+        assign prefetch  = issue && is_vector && head_word[VECTOR_ACCUMULATE_LSB]
+                        || reading && pass_end && group_end && !last && accumulate_q;
+        assign rd_row[0] = !prefetch ? 16'(row_q) : active_q ? out_row + 16'd1 : f_dst;
+        always_ff @(posedge clk) begin
+            old_next_q <= prefetch;
+            if (old_next_q) old_q <= rd_data[0];
+            if (fold_valid_q && fold_pass_q == '0) src_q <= rd_data[0][N-1:L];
+        end
+        assign src = {src_q, rd_data[0][L-1:0]};
+        assign old = old_q;
+    end
     // lin stage 1, as each row arrives: |s + offset| times the scale's mantissa (exact, 33
     // bits), its sign and exponent; stages 2-4 add it to `fixed` (a group's first row) or to the
     // fold so far (at least LIN_WAYS cycles earlier: in lin_*_q as it enters stage 2); stage 5
@@ -291,8 +325,8 @@ module vector_unit #(
                     // two in a row. The output row is read alike in every cycle of its group
                     // (only the group's end writes ACC, and to a row no other group of this
                     // VECTOR writes).
-                    value[l]  = src_acc_q ? src_data[p * L + l] : 32'(signed'(sp_data[p * L + l]));
-                    folded[l] = fold_first_q ? (accumulate_q ? combine(op_q, acc_old[p * L + l],
+                    value[l]  = src_acc_q ? src[p * L + l] : 32'(signed'(sp_data[p * L + l]));
+                    folded[l] = fold_first_q ? (accumulate_q ? combine(op_q, old[p * L + l],
                                                                        value[l])
                                                              : value[l])
                                              : combine(op_q, fold_q[p * L + l], value[l]);

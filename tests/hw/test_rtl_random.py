@@ -1,9 +1,13 @@
-"""Random programs over every opcode of revision 2 on the RTL at N = 4: transposing, padded and
+"""Random programs over every opcode of revision 2 on the RTL at N = 4, with a vector unit of four
+lanes and of two (its source and old-row reads then share one accumulator port, hw/vector_unit.sv):
+transposing, padded and
 `xrun` transfers, VECTOR folds and all eight token counters, with random flags (so faults and
 deadlocks come too). The RTL must agree with the ISA simulator on everything it reports: the
 error code and instruction of a faulty program, or every counter and — where no two units touch
 the same memory in overlapping cycles (docs/isa.md: an unordered race has an unspecified result)
 — the whole DRAM."""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -21,6 +25,7 @@ pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is
 
 N4 = load_config("n4")
 N = N4.array_size
+CONFIGS = {"n4": N4, "n4-lanes2": dataclasses.replace(N4, vector_lanes=2, name="n4-lanes2")}
 DATA = 4096  # bytes of random data at DRAM 0; transfers stay near it
 
 
@@ -151,15 +156,17 @@ def racy(program: list[Instruction], timeline) -> bool:
     return False
 
 
+@pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("seed", range(16))
-def test_a_random_program_runs_on_the_rtl_as_on_the_isa_simulator(seed):
+def test_a_random_program_runs_on_the_rtl_as_on_the_isa_simulator(seed, config):
+    hw = CONFIGS[config]
     words = random_program(seed)
-    dram = np.zeros(N4.dram_bytes, dtype=np.uint8)
+    dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
     dram[:DATA] = np.random.default_rng(1000 + seed).integers(0, 256, DATA, dtype=np.uint8)
-    rtl = run_program(N4, words, dram, max_cycles=200_000)
+    rtl = run_program(hw, words, dram, max_cycles=200_000)
     assert not rtl.timed_out
     try:
-        model = simulator.run(words, N4, dram)
+        model = simulator.run(words, hw, dram)
     except MachineError as error:
         assert (rtl.error, rtl.error_pc) == (error.code, error.pc)
         return
