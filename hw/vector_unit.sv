@@ -199,9 +199,10 @@ module vector_unit #(
         assign src    = rd_data[0];
         assign old    = rd_data[1];
     end else begin : g_one_read
-        logic               prefetch, old_next_q;
-        logic [N-1:L][31:0] src_q;  // the lanes of the passes after the first
-        logic [N-1:0][31:0] old_q;
+        // Flat vectors: Yosys does not read packed arrays of arrays declared in a generate block.
+        logic                    prefetch, old_next_q;
+        logic [32*(N-L)-1:0]     src_q;  // lanes L … N-1: the passes after the first
+        logic [32*N-1:0]         old_q;
         // The next output's old row, in the cycle before its first row: int ops with
         // accumulate (one output a block), at issue or at the previous output's last row's end.
         assign prefetch  = issue && is_vector && head_word[VECTOR_ACCUMULATE_LSB]
