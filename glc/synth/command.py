@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from glc.hwconfig import load_config
-from glc.synth.flow import ROUTERS, TARGETS, format_report, synthesize
+from glc.synth.flow import PNR_MINUTES, ROUTERS, TARGETS, format_report, synthesize
 
 
 @click.command()
@@ -24,14 +24,18 @@ from glc.synth.flow import ROUTERS, TARGETS, format_report, synthesize
 @click.option("--router", type=click.Choice(ROUTERS), default="router1", show_default=True,
               help="nextpnr's router: router1 (the baselines'), or router2, for congested "
                    "designs (router1 stalled on ecp5n8).")
+@click.option("--pnr-minutes", default=PNR_MINUTES, show_default=True, type=click.FloatRange(0,
+              min_open=True), help="Stop nextpnr after this many minutes and say how far it got "
+                                   "(router2 never gives up on a design it cannot route).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the figures.")
 def synth(config_name: str, target: str, outdir: Path | None, seed: int, router: str,
-          as_json: bool) -> None:
+          pnr_minutes: float, as_json: bool) -> None:
     """Synthesize the accelerator core for CONFIG; print LUTs, flip-flops, DSPs and block RAMs
     against the LFE5U-85F's totals, and the Fmax nextpnr reports."""
     config = load_config(config_name)
     workdir = outdir or Path("build") / "synth" / f"{config.name}-{target}"
-    report = synthesize(config, target, workdir, seed=seed, router=router)
+    report = synthesize(config, target, workdir, seed=seed, router=router,
+                        pnr_minutes=pnr_minutes)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
     else:

@@ -27,6 +27,10 @@ SIM_ONLY = ("sim_top", "sim_system", "dram_model")
 TARGETS = ("ecp5-85f", "generic")
 # nextpnr's routers: router1 (the recorded baselines'), router2 (for congested designs).
 ROUTERS = ("router1", "router2")
+# nextpnr's wall-clock limit (minutes): router2 does not give up on a design it cannot route
+# (ecp5n8's overused wires levelled off for hours, docs/benchmarks.md), and n4's whole run takes
+# 10-50 minutes here.
+PNR_MINUTES = 180
 # The LFE5U-85F's resources (Lattice ECP5 family data sheet, FPGA-DS-02012, table 1.1): LUT4s and
 # flip-flops (two of each per slice), 18x18 multipliers and 18 Kb block RAMs (EBR).
 DEVICE = {"lut": 83_640, "ff": 83_640, "dsp": 156, "bram": 208}
@@ -136,10 +140,11 @@ def count_cells(stat: dict, target: str) -> dict[str, int]:
 
 
 def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True,
-               seed: int = 1, router: str = "router1") -> SynthReport:
+               seed: int = 1, router: str = "router1",
+               pnr_minutes: float = PNR_MINUTES) -> SynthReport:
     """Synthesize ``config`` for ``target`` in ``workdir`` (logs, netlist and reports stay there);
     for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false) and its
-    ``router``."""
+    ``router``, stopped after ``pnr_minutes``."""
     if target not in TARGETS:
         raise GlcError(f"unknown target {target!r} ({', '.join(TARGETS)})")
     workdir = workdir.resolve()
@@ -156,24 +161,30 @@ def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True
                          used=count_cells(json.loads((workdir / "stat.json").read_text()), target),
                          synth_seconds=round(synth_seconds, 1), warnings=bad_log_lines(log))
     if target == "ecp5-85f" and pnr:
-        _place_and_route(report, workdir, seed, router)
+        _place_and_route(report, workdir, seed, router, pnr_minutes)
     return report
 
 
-def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str) -> None:
-    """nextpnr-ecp5 on the LFE5U-85F, out of context; fills in Fmax and nextpnr's counts."""
+def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str,
+                     minutes: float) -> None:
+    """nextpnr-ecp5 on the LFE5U-85F, out of context, stopped after ``minutes``; fills in
+    Fmax and nextpnr's counts."""
     pnr_report = workdir / "pnr.json"
+    log_path = workdir / "pnr.log"
     started = time.monotonic()
-    result = subprocess.run(
-        [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
-         "--json", "netlist.json", "--report", "pnr.json", "--seed", str(seed),
-         "--router", router, "--timing-allow-fail", "--log", "pnr.log", "-q"],
-        cwd=workdir, capture_output=True, text=True, check=False)
+    try:
+        result = subprocess.run(
+            [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
+             "--json", "netlist.json", "--report", "pnr.json", "--seed", str(seed),
+             "--router", router, "--timing-allow-fail", "--log", "pnr.log", "-q"],
+            cwd=workdir, capture_output=True, text=True, check=False, timeout=60 * minutes)
+    except subprocess.TimeoutExpired:
+        log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        raise GlcError(pnr_failure(log, None, minutes), str(log_path)) from None
     report.pnr_seconds = round(time.monotonic() - started, 1)
     if result.returncode != 0 or not pnr_report.exists():
-        log = (workdir / "pnr.log").read_text(errors="replace") \
-            if (workdir / "pnr.log").exists() else result.stderr
-        raise GlcError(pnr_failure(log, result.returncode), str(workdir / "pnr.log"))
+        log = log_path.read_text(errors="replace") if log_path.exists() else result.stderr
+        raise GlcError(pnr_failure(log, result.returncode), str(log_path))
     data = json.loads(pnr_report.read_text())
     clocks = data.get("fmax", {})
     if clocks:
@@ -191,10 +202,11 @@ _STAGES = (("Packing", "packing"), ("Running main analytical placer", "placement
            ("Running simulated annealing placer", "placement"), ("Routing", "routing"))
 
 
-def pnr_failure(log: str, returncode: int) -> str:
-    """One line for a nextpnr run that did not finish: its last ERROR, or else its exit status
-    and the stage it was in (a run stopped from outside, e.g. killed while routing a congested
-    design, writes no ERROR)."""
+def pnr_failure(log: str, returncode: int | None, minutes: float = 0) -> str:
+    """One line for a nextpnr run that did not finish: its last ERROR, or else how it ended
+    (its exit status; with ``returncode`` None, stopped after ``minutes``) and the stage it was
+    in (a run stopped from outside, e.g. while routing a congested design, writes no ERROR),
+    with router2's overused wires by iteration when it got that far."""
     errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
     if errors:
         return f"nextpnr failed: {errors[-1]}"
@@ -203,9 +215,29 @@ def pnr_failure(log: str, returncode: int) -> str:
         for opening, name in _STAGES:
             if line.startswith(f"Info: {opening}"):
                 stage = name
-    how = f"was stopped by signal {-returncode}" if returncode < 0 else \
-        f"exited with status {returncode}"
-    return f"nextpnr {how} during {stage}, before writing its report"
+    if returncode is None:
+        how = f"did not finish in {minutes:g} minutes (--pnr-minutes)"
+    elif returncode < 0:
+        how = f"was stopped by signal {-returncode}"
+    else:
+        how = f"exited with status {returncode}"
+    message = f"nextpnr {how} during {stage}, before writing its report"
+    overused = router_progress(log)
+    if overused:
+        shown = overused if len(overused) <= 6 else [*overused[:3], "…", *overused[-2:]]
+        message += (f"; router2's overused wires by iteration: "
+                    f"{' → '.join(map(str, shown))} ({len(overused)} "
+                    f"iteration{'s' if len(overused) > 1 else ''})")
+    return message
+
+
+# router2's line after each iteration, e.g. "iter=5 wires=843380 overused=31733 overuse=…".
+_ROUTER2_ITERATION = re.compile(r"\biter=\d+ wires=\d+ overused=(\d+)")
+
+
+def router_progress(log: str) -> list[int]:
+    """router2's overused wires after each of its iterations, from nextpnr's log."""
+    return [int(match.group(1)) for match in _ROUTER2_ITERATION.finditer(log)]
 
 
 def format_report(report: SynthReport) -> str:

@@ -1,8 +1,15 @@
 """What `glc synth` says when nextpnr does not finish (no tools needed): its last ERROR line, or,
-when it wrote none (stopped from outside, e.g. while routing a congested design), its exit
-status and the stage the log had reached."""
+when it wrote none (stopped from outside or by the time limit, e.g. while routing a congested
+design), how it ended, the stage the log had reached and router2's progress."""
 
-from glc.synth.flow import pnr_failure
+import sys
+import time
+
+import pytest
+
+from glc.errors import GlcError
+from glc.synth import flow
+from glc.synth.flow import SynthReport, pnr_failure, router_progress
 
 LOG = """Info: Packing IOs..
 Info: Running main analytical placer, max placement attempts per cell = 100.
@@ -15,7 +22,38 @@ Info:     iter=7 wires=782128 overused=18840 overuse=19396 archfail=NA
 
 def test_a_run_stopped_while_routing_says_so():
     assert pnr_failure(LOG, -15) == \
-        "nextpnr was stopped by signal 15 during routing, before writing its report"
+        "nextpnr was stopped by signal 15 during routing, before writing its report; " \
+        "router2's overused wires by iteration: 18840 (1 iteration)"
+
+
+def test_router2_progress_is_read_from_its_iteration_lines():
+    log = LOG.replace("iter=7", "iter=1") + "".join(
+        f"Info:     iter={i} wires=800000 overused={n} overuse={n + 9} archfail=NA\n"
+        for i, n in enumerate((15000, 12000, 11000, 10500, 10400, 10300), 2))
+    assert router_progress(log) == [18840, 15000, 12000, 11000, 10500, 10400, 10300]
+    assert pnr_failure(log, None, 90).endswith(
+        "router2's overused wires by iteration: 18840 → 15000 → 12000 → … → 10400 → 10300 "
+        "(7 iterations)")
+    assert pnr_failure(log, None, 90).startswith(
+        "nextpnr did not finish in 90 minutes (--pnr-minutes) during routing")
+
+
+def test_nextpnr_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
+    """A stand-in for nextpnr that logs one router2 iteration and then never finishes: the run
+    is stopped at the limit and the error says how far it got."""
+    tool = tmp_path / "nextpnr"
+    tool.write_text(f"#!{sys.executable}\n"
+                    "import time\n"
+                    f"open('pnr.log', 'w').write({LOG!r})\n"
+                    "time.sleep(600)\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(flow, "require_tool", lambda name: str(tool))
+    report = SynthReport(config="x", target="ecp5-85f", used={})
+    start = time.monotonic()
+    with pytest.raises(GlcError, match=r"did not finish in 0.02 minutes .* during routing.*"
+                                       r"overused wires by iteration: 18840"):
+        flow._place_and_route(report, tmp_path, 1, "router2", 0.02)
+    assert time.monotonic() - start < 30
 
 
 def test_a_run_that_fails_in_placement_names_its_stage():
