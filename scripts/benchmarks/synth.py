@@ -7,9 +7,10 @@ matches the model's cycles exactly. `layers GOPS` is the layer suite's (scripts/
 throughput on the configuration: 2·Σ MACs·Fmax / Σ predicted cycles over its rows, each compiled
 for that configuration (a layer too large for its memories is left out and counted). Every
 configuration with a recorded baseline (hw/baselines/synth.json) is checked against it: the
-section fails when a design no longer fits or its Fmax falls more than 5 % below the recorded
-one. A configuration with no recorded entry gets this run's figures recorded (delete its entry
-to re-record, with the reason in the commit).
+section fails when a design no longer fits, no longer routes or its Fmax falls more than 5 %
+below the recorded one. A configuration with no recorded entry gets this run's figures recorded
+(delete its entry to re-record, with the reason in the commit); one that does not synthesize or
+route gets a row saying why (nextpnr's stage and router2's progress: glc/synth/flow.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from benchmarks import layers
 from benchmarks.isa import schedule
+from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
@@ -42,8 +44,14 @@ def run() -> list[dict]:
     baseline = load_baseline()
     for name in CONFIGS:
         config = load_config(name)
-        report = synthesize(config, "ecp5-85f", BUILD / f"{name}-ecp5-85f",
-                            router=ROUTER.get(name, "router1"))
+        try:
+            report = synthesize(config, "ecp5-85f", BUILD / f"{name}-ecp5-85f",
+                                router=ROUTER.get(name, "router1"))
+        except GlcError as error:  # e.g. a design nextpnr cannot route in its time limit
+            rows.append({"config": name, "N": config.array_size, "error": str(error)})
+            if name in baseline:
+                problems.append(f"{name}: {error}")
+            continue
         text, _, ideal = schedule("gemm", (256, 256, 256), "int8", config)
         cycles = predict(assemble(text, config).instructions(), config).counters.cycles
         efficiency = ideal / cycles
