@@ -28,8 +28,8 @@ TARGETS = ("ecp5-85f", "generic")
 # nextpnr's routers: router1 (the recorded baselines'), router2 (for congested designs).
 ROUTERS = ("router1", "router2")
 # nextpnr's wall-clock limit (minutes): router2 does not give up on a design it cannot route
-# (ecp5n8's overused wires levelled off for hours, docs/benchmarks.md), and n4's whole run takes
-# 10-50 minutes here.
+# (ecp5n8's overused wires level off after five or six iterations, an hour here, and it goes
+# on: docs/benchmarks.md); n4's whole run takes 10-50 minutes here.
 PNR_MINUTES = 180
 # The LFE5U-85F's resources (Lattice ECP5 family data sheet, FPGA-DS-02012, table 1.1): LUT4s and
 # flip-flops (two of each per slice), 18x18 multipliers and 18 Kb block RAMs (EBR).
