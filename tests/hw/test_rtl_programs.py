@@ -2,11 +2,11 @@
 N = 16: DRAM bit-identical to the ISA simulator and to numpy, the same error code and instruction
 for the faulty ones, and every counter, cycles included, equal to the cycle model's."""
 
-import dataclasses
 import time
 
 import numpy as np
 import pytest
+from hwvariants import N4_LANES2
 
 from glc.errors import GlcError
 from glc.hwconfig import config_from_dict, load_config
@@ -66,7 +66,7 @@ def test_faulty_program_stops_with_its_error_status(name, config):
 def test_vector_programs_on_a_vector_unit_of_half_the_lanes(name):
     """n4 with two vector lanes: each source row in two passes, lin in blocks of two outputs
     (a short last one waiting a cycle), every result and cycle as the models say."""
-    hw = dataclasses.replace(load_config("n4"), vector_lanes=2, name="n4-lanes2")
+    hw = N4_LANES2
     case = build_case(name, hw, seed=4)
     rtl = check_against_model(f"{name} at N=4, L=2", hw, case.program.words, case.dram)
     for address, expected in case.expected:

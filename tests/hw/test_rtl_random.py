@@ -7,10 +7,9 @@ error code and instruction of a faulty program, or every counter and — where n
 the same memory in overlapping cycles (docs/isa.md: an unordered race has an unspecified result)
 — the whole DRAM."""
 
-import dataclasses
-
 import numpy as np
 import pytest
+from hwvariants import N4_LANES2
 
 from glc.hwconfig import load_config
 from glc.isa import simulator
@@ -25,7 +24,7 @@ pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is
 
 N4 = load_config("n4")
 N = N4.array_size
-CONFIGS = {"n4": N4, "n4-lanes2": dataclasses.replace(N4, vector_lanes=2, name="n4-lanes2")}
+CONFIGS = {"n4": N4, "n4-lanes2": N4_LANES2}
 DATA = 4096  # bytes of random data at DRAM 0; transfers stay near it
 
 
