@@ -26,13 +26,14 @@ LIMITS = {
     "fetch_port_bytes": (1, 64),
     "queue_depth": (1, 256),
     "vector_lanes": (1, 128),
+    "vector_shares_ports": (0, 1),
 }
 
 
 @dataclass(frozen=True)
 class HwConfig:
     """One accelerator: the array size N, memory sizes, DRAM and fetch ports, queue depth,
-    the vector unit's lanes."""
+    the vector unit's lanes and accumulator ports."""
 
     array_size: int
     scratchpad_rows: int
@@ -43,6 +44,9 @@ class HwConfig:
     fetch_port_bytes: int
     queue_depth: int
     vector_lanes: int  # L: lanes the vector unit computes a cycle, dividing N
+    # 1: the vector unit reaches the accumulator through the LOAD unit's write port and the
+    # STORE unit's read port, taking turns with them (docs/isa.md, "Accumulator ports")
+    vector_shares_ports: int
     name: str = "custom"
 
     def verilog_parameters(self) -> dict[str, int]:

@@ -26,7 +26,9 @@ module accelerator #(
     // entries in each unit's instruction queue
     parameter int QUEUE_DEPTH = 8,
     // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
-    parameter int VECTOR_LANES = 16
+    parameter int VECTOR_LANES = 16,
+    // 1: the vector unit takes turns with STORE and LOAD on their accumulator ports
+    parameter int VECTOR_SHARES_PORTS = 0
 ) (
     input  logic                            clk,
     input  logic                            rst,          // cycle 0 is the first after reset
@@ -180,13 +182,19 @@ module accelerator #(
     logic [N-1:0][31:0] vu_data;
     logic [15:0] mm_row, mm_next_row, st_row;
     logic [N-1:0][31:0] mm_data, ld_acc_data, st_data;
-    accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS), .VECTOR_READS(VECTOR_READS)) u_accumulator (
+    // With VECTOR_SHARES_PORTS the vector unit takes turns with LOADs to ACC on the write port
+    // and with STOREs on the read port (docs/isa.md, "Accumulator ports"): each unit's turn,
+    // and what holds the others back.
+    logic ld_acc_turn, st_acc_turn, vu_read_turn, vu_read_held;
+    logic vu_load_turn, vu_store_turn, ld_vector_turn, st_vector_turn;
+    accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS), .VECTOR_READS(VECTOR_READS),
+                  .SHARED(VECTOR_SHARES_PORTS)) u_accumulator (
         .clk,
         .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_next_row,
         .mm_data(mm_data),
         .ld_we(ld_acc_we), .ld_row(sp_w_row), .ld_data(ld_acc_data),
         .st_row(st_row), .st_data(st_data),
-        .vu_rd_row, .vu_rd_data, .vu_we, .vu_row, .vu_data
+        .vu_turn(vu_read_turn), .vu_rd_row, .vu_rd_data, .vu_we, .vu_row, .vu_data
     );
 
     // ---- units ----
@@ -207,6 +215,7 @@ module accelerator #(
         .push_pc(ld_push_pc),
         .store_holds_port(st_holds), .holds_port(ld_holds), .takes_port(ld_takes),
         .dram_addr(ld_addr), .dram_rdata,
+        .vector_turn(ld_vector_turn), .acc_turn(ld_acc_turn),
         .sp_we, .acc_we(ld_acc_we), .row(sp_w_row), .sp_data(sp_w_data), .acc_data(ld_acc_data),
         .in_progress(ld_in_progress), .busy(ld_busy), .stall_token(ld_stall_token), .stall_dram(ld_stall_dram),
         .error(ld_error), .error_code(ld_code), .error_pc(ld_error_pc)
@@ -247,11 +256,16 @@ module accelerator #(
         .load_holds_port(ld_holds), .load_takes_port(ld_takes), .holds_port(st_holds),
         .dram_addr(st_addr), .dram_wstrb, .dram_wdata,
         .acc_row(st_row), .acc_data(st_data),
+        .vector_turn(st_vector_turn), .acc_turn(st_acc_turn),
         .busy(st_busy), .stall_token(st_stall_token), .stall_dram(st_stall_dram),
         .error(st_error), .error_code(st_code), .error_pc(st_error_pc)
     );
 
     logic vu_in_progress, vu_busy, vu_stall_token, vu_error, vu_push_prev, vu_push_next;
+    assign vu_load_turn   = VECTOR_SHARES_PORTS != 0 && ld_acc_turn;
+    assign vu_store_turn  = VECTOR_SHARES_PORTS != 0 && st_acc_turn;
+    assign ld_vector_turn = VECTOR_SHARES_PORTS != 0 && vu_in_progress;
+    assign st_vector_turn = VECTOR_SHARES_PORTS != 0 && vu_read_held;
     logic [ERR_W-1:0] vu_code;
     logic [31:0] vu_error_pc, vu_push_pc;
     vector_unit #(.N(N), .LANES(VECTOR_LANES), .SP_ROWS(SCRATCHPAD_ROWS),
@@ -264,6 +278,8 @@ module accelerator #(
         .pop_prev(tok_pop[LD2VU]), .pop_next(tok_pop[ST2VU]),
         .push_prev(vu_push_prev), .push_next(vu_push_next), .push_pc(vu_push_pc),
         .sp_row(vu_sp_row), .sp_data(vu_sp_data), .rd_row(vu_rd_row), .rd_data(vu_rd_data),
+        .load_turn(vu_load_turn), .store_turn(vu_store_turn), .read_turn(vu_read_turn),
+        .read_held(vu_read_held),
         .acc_we(vu_we), .acc_row(vu_row), .acc_data(vu_data),
         .in_progress(vu_in_progress), .busy(vu_busy), .stall_token(vu_stall_token),
         .error(vu_error), .error_code(vu_code), .error_pc(vu_error_pc)

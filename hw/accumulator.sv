@@ -5,14 +5,19 @@
 // take several cycles, hw/vector_unit.sv) and writes its output rows (ISA v2 B). Every read
 // port is synchronous (multiport_ram): a unit gives the row it needs in the next cycle, so
 // MATMUL names the row it writes one cycle ahead. Zero at start. Writes of different units to
-// one row in one cycle would be an unordered race, which the tokens exclude.
+// one row in one cycle would be an unordered race, which the tokens exclude. With SHARED the
+// vector unit's writes go through the LOAD's write port and its first read port is the STORE's
+// (docs/isa.md, "Accumulator ports": their users take turns), so the memory has a write port
+// and a read port fewer: ecp5n8's 2 x 2 banks where the vector unit's own ports made 3 x 3.
 module accumulator #(
     // N: int32 elements per row
     parameter int N = 16,
     // rows (the configuration's accumulator_rows)
     parameter int ROWS = 4096,
     // the vector unit's read ports
-    parameter int VECTOR_READS = 2
+    parameter int VECTOR_READS = 2,
+    // 1: the vector unit shares the LOAD's write port and the STORE's read port
+    parameter int SHARED = 0
 ) (
     input  logic               clk,
     // MATMUL port: write, or accumulate into, one row; `mm_next_row` is the row written next
@@ -28,7 +33,11 @@ module accumulator #(
     // STORE port: the row given now arrives in the next cycle
     input  logic [15:0]        st_row,
     output logic [N-1:0][31:0] st_data,
-    // vector unit ports: the rows given now arrive in the next cycle; the output row's write
+    // vector unit ports: the rows given now arrive in the next cycle; the output row's write;
+    // with SHARED, whether the read port is its (a VECTOR that reads ACC, issuing or in progress)
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic               vu_turn,
+    /* verilator lint_on UNUSEDSIGNAL */
     input  logic [VECTOR_READS-1:0][15:0]        vu_rd_row,
     output logic [VECTOR_READS-1:0][N-1:0][31:0] vu_rd_data,
     input  logic               vu_we,
@@ -40,14 +49,37 @@ module accumulator #(
         assign mm_sum[n] = mm_data[n] + (mm_accumulate ? mm_old[n] : 32'd0);
     end
 
-    // Write ports: 0 MATMUL, 1 LOAD, 2 VECTOR. Read ports: 0 MATMUL's old row, 1 STORE, then the
-    // vector unit's.
-    multiport_ram #(.ROWS(ROWS), .WIDTH(32 * N), .WRITES(3), .READS(2 + VECTOR_READS)) u_mem (
-        .clk,
-        .we    ({vu_we, ld_we, mm_we}),
-        .w_row ({vu_row, ld_row, mm_row}),
-        .w_data({vu_data, ld_data, mm_sum}),
-        .r_row ({vu_rd_row, st_row, mm_next_row}),
-        .r_data({vu_rd_data, st_data, mm_old})
+    // Write ports: 0 MATMUL, 1 LOAD, 2 VECTOR; with SHARED 1 LOAD or VECTOR (one at a time).
+    // Read ports: 0 MATMUL's old row, 1 STORE (with SHARED, or the vector unit's first read),
+    // then the vector unit's own.
+    localparam int WRITES = SHARED != 0 ? 2 : 3;
+    localparam int READS = 2 + VECTOR_READS - (SHARED != 0 ? 1 : 0);
+    logic [WRITES-1:0] we;
+    logic [WRITES-1:0][15:0] w_row;
+    logic [WRITES-1:0][32*N-1:0] w_data;
+    logic [READS-1:0][15:0] r_row;
+    logic [READS-1:0][32*N-1:0] r_data;
+    if (SHARED != 0) begin : g_shared_write
+        assign we     = {ld_we || vu_we, mm_we};
+        assign w_row  = {ld_we ? ld_row : vu_row, mm_row};
+        assign w_data = {ld_we ? ld_data : vu_data, mm_sum};
+    end else begin : g_own_write
+        assign we     = {vu_we, ld_we, mm_we};
+        assign w_row  = {vu_row, ld_row, mm_row};
+        assign w_data = {vu_data, ld_data, mm_sum};
+    end
+    assign r_row[0] = mm_next_row;
+    assign r_row[1] = SHARED != 0 && vu_turn ? vu_rd_row[0] : st_row;
+    assign mm_old   = r_data[0];
+    assign st_data  = r_data[1];
+    for (genvar v = 0; v < VECTOR_READS; v++) begin : g_vu_read
+        localparam int PORT = v == 0 && SHARED != 0 ? 1 : 2 + v - (SHARED != 0 ? 1 : 0);
+        if (PORT != 1) begin : g_own
+            assign r_row[PORT] = vu_rd_row[v];
+        end
+        assign vu_rd_data[v] = r_data[PORT];
+    end
+    multiport_ram #(.ROWS(ROWS), .WIDTH(32 * N), .WRITES(WRITES), .READS(READS)) u_mem (
+        .clk, .we, .w_row, .w_data, .r_row, .r_data
     );
 endmodule

@@ -5,6 +5,8 @@
 // It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1. A
 // transposing LOAD hands its rows to the transpose buffer instead and completes when the buffer
 // has written the last block; it releases the DRAM port after its last beat all the same.
+// Where the vector unit shares the accumulator's write port, a LOAD with `acc` issues only
+// while no VECTOR is in progress, and holds the port (acc_turn) until it completes.
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -50,6 +52,11 @@ module load_unit #(
     output logic                       takes_port,
     output logic [31:0]                dram_addr,
     input  logic [PORT_BYTES-1:0][7:0] dram_rdata,
+    // the accumulator's write port, where it is shared with the vector unit (docs/isa.md,
+    // "Accumulator ports"; 0 where it is not): a VECTOR is in progress; a LOAD with acc issues
+    // or is in progress
+    input  logic                       vector_turn,
+    output logic                       acc_turn,
     // local memories
     output logic                       sp_we,
     output logic                       acc_we,
@@ -65,7 +72,7 @@ module load_unit #(
     output logic [ERR_W-1:0]           error_code,
     output logic [31:0]                error_pc
 );
-    logic is_load, is_sync, free, tokens_ok, rows_fit, range_error;
+    logic is_load, is_sync, free, tokens_ok, rows_fit, range_error, acc_waits;
     logic wide_q, transpose_q, push_q, push_next_q, push_vec_q, push_vec_r;
     logic [7:0] pad_q;
     logic [1:0] step_q;
@@ -89,12 +96,16 @@ module load_unit #(
     assign rows_fit  = 32'(head_end) <= (head_word[LOAD_ACC_LSB] ? ACC_ROWS : SP_ROWS);
     assign tokens_ok = (!head_word[FLAG_POP_NEXT] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
-    assign range_error = free && is_load && tokens_ok && !store_holds_port && !rows_fit;
-    assign issue     = free && tokens_ok && (is_sync || (is_load && !store_holds_port && rows_fit));
+    assign acc_waits = head_word[LOAD_ACC_LSB] && vector_turn;
+    assign range_error = free && is_load && tokens_ok && !store_holds_port && !acc_waits
+                      && !rows_fit;
+    assign issue     = free && tokens_ok
+                    && (is_sync || (is_load && !store_holds_port && !acc_waits && rows_fit));
     assign pop_next  = issue && head_word[FLAG_POP_NEXT];
     assign pop_vec   = issue && head_word[FLAG_POP_VEC];
     assign takes_port = issue && is_load;
     assign holds_port = walk_active;
+    assign acc_turn  = takes_port && head_word[LOAD_ACC_LSB] || walk_active && wide_q;
     assign push_next = push_q;
     assign push_vec  = push_vec_r;
 

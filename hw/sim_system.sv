@@ -18,7 +18,9 @@ module sim_system #(
     // entries in each unit's instruction queue
     parameter int QUEUE_DEPTH = 8,
     // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
-    parameter int VECTOR_LANES = 16
+    parameter int VECTOR_LANES = 16,
+    // 1: the vector unit takes turns with STORE and LOAD on their accumulator ports
+    parameter int VECTOR_SHARES_PORTS = 0
 ) (
     input  logic        clk,
     input  logic        rst,
@@ -55,7 +57,7 @@ module sim_system #(
         .ACCUMULATOR_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES),
         .DRAM_PORT_BYTES(DRAM_PORT_BYTES), .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
         .FETCH_PORT_BYTES(FETCH_PORT_BYTES), .QUEUE_DEPTH(QUEUE_DEPTH),
-        .VECTOR_LANES(VECTOR_LANES)
+        .VECTOR_LANES(VECTOR_LANES), .VECTOR_SHARES_PORTS(VECTOR_SHARES_PORTS)
     ) u_core (
         .clk, .rst, .watchdog(timed_out_q), .program_base, .fetch_addr, .fetch_rdata,
         .dram_addr, .dram_rdata, .dram_wstrb, .dram_wdata,

@@ -29,7 +29,9 @@ module sim_top #(
     // entries in each unit's instruction queue
     parameter int QUEUE_DEPTH = 8,
     // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
-    parameter int VECTOR_LANES = 16
+    parameter int VECTOR_LANES = 16,
+    // 1: the vector unit takes turns with STORE and LOAD on their accumulator ports
+    parameter int VECTOR_SHARES_PORTS = 0
 ) (
     input  logic        clk,
     input  logic        rst,
@@ -61,7 +63,7 @@ module sim_top #(
         .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
         .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
         .QUEUE_DEPTH(QUEUE_DEPTH),
-        .VECTOR_LANES(VECTOR_LANES)
+        .VECTOR_LANES(VECTOR_LANES), .VECTOR_SHARES_PORTS(VECTOR_SHARES_PORTS)
     ) u_system (
         .clk,
         .rst,

@@ -7,7 +7,9 @@
 // `bias` STORE its biases' row `brow` (ISA 2.5), both in that order: each row is addressed one
 // cycle and latched the next while the following one (the other table row, or the first local
 // row) is addressed, so the beats start one cycle later per table row, E = t + 1 + linear +
-// bias + beats, holding the DRAM port throughout.
+// bias + beats, holding the DRAM port throughout. Where the vector unit shares the
+// accumulator's read port, a STORE issues only while no VECTOR that reads ACC is in progress,
+// and holds the port (acc_turn) until it completes.
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -52,9 +54,13 @@ module store_unit #(
     output logic [31:0]                dram_addr,
     output logic [PORT_BYTES-1:0]      dram_wstrb,
     output logic [PORT_BYTES-1:0][7:0] dram_wdata,
-    // accumulator read port
+    // accumulator read port; where the vector unit shares it (docs/isa.md, "Accumulator
+    // ports"; 0 where it does not): a VECTOR that reads ACC is in progress; a STORE issues or
+    // is in progress
     output logic [15:0]                acc_row,
     input  logic [N-1:0][31:0]         acc_data,
+    input  logic                       vector_turn,
+    output logic                       acc_turn,
     // status for the counters and the deadlock rule
     output logic                       busy,
     output logic                       stall_token,
@@ -100,11 +106,13 @@ module store_unit #(
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
                     && (!head_word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
-    assign range_error = free && is_store && tokens_ok && port_free && !rows_fit;
-    assign issue     = free && tokens_ok && (is_sync || (is_store && port_free && rows_fit));
+    assign range_error = free && is_store && tokens_ok && port_free && !vector_turn && !rows_fit;
+    assign issue     = free && tokens_ok
+                    && (is_sync || (is_store && port_free && !vector_turn && rows_fit));
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
     assign pop_vec   = issue && head_word[FLAG_POP_VEC];
     assign holds_port = walk_active || setup_q;
+    assign acc_turn  = issue && is_store || holds_port;
     assign push_prev = push_q;
     assign push_vec  = push_vec_r;
 

@@ -31,6 +31,10 @@
 // output's old row is read in the cycle before its first row's first pass (the issue cycle, or
 // the previous row's last pass) and held for its passes. That read misses only the next
 // cycle's writes: the previous output's, to another row, or an unordered race's.
+// Where it shares the accumulator's ports with LOAD and STORE (docs/isa.md, "Accumulator
+// ports"), a VECTOR issues only while no LOAD with `acc` issues or is in progress and, if it
+// reads ACC (`src_acc` or `accumulate`), no STORE either; it holds the write port while in
+// progress (in_progress) and the read port, if it reads ACC, from its issue (read_turn).
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -76,6 +80,12 @@ module vector_unit #(
     // the accumulator's read ports (above): the rows given now arrive in the next cycle
     output logic [ACC_READS-1:0][15:0]        rd_row,
     input  logic [ACC_READS-1:0][N-1:0][31:0] rd_data,
+    // the ports shared with LOAD and STORE (0 where they are not): a LOAD to ACC, or a STORE,
+    // issues or is in progress; the read port is ours (issuing, or in progress: read_held)
+    input  logic               load_turn,
+    input  logic               store_turn,
+    output logic               read_turn,
+    output logic               read_held,
     // the output row's write
     output logic               acc_we,
     output logic [15:0]        acc_row,
@@ -95,7 +105,7 @@ module vector_unit #(
     if (ACC_READS != 2 && !(ACC_READS == 1 && PASSES > 1)) begin : g_bad_reads
         $fatal(1, "vector_unit: ACC_READS=%0d: 2, or 1 with LANES < N", ACC_READS);
     end
-    logic is_vector, is_sync, free, tokens_ok, ready, bad_src, bad_dst;
+    logic is_vector, is_sync, free, tokens_ok, ready, bad_src, bad_dst, reads_acc, turn_ok;
     logic [15:0] f_src, f_dst, f_count, f_group, f_ostride, f_gstride;
     logic [31:0] f_fixed;
     assign f_fixed   = head_word[VECTOR_FIXED_LSB +: VECTOR_FIXED_W];
@@ -141,10 +151,12 @@ module vector_unit #(
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
                     && (!head_word[FLAG_POP_NEXT] || next_token_ok);
     assign ready     = free && tokens_ok && (is_vector || is_sync);
-    assign issue     = ready && !bad_src && !bad_dst;
+    assign reads_acc = head_word[VECTOR_SRC_ACC_LSB] || head_word[VECTOR_ACCUMULATE_LSB];
+    assign turn_ok   = !is_vector || !load_turn && !(reads_acc && store_turn);
+    assign issue     = ready && turn_ok && !bad_src && !bad_dst;
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
     assign pop_next  = issue && head_word[FLAG_POP_NEXT];
-    assign error      = ready && (bad_src || bad_dst);
+    assign error      = ready && turn_ok && (bad_src || bad_dst);
     assign error_code = bad_src && !head_word[VECTOR_SRC_ACC_LSB] ? ERR_SP_RANGE : ERR_ACC_RANGE;
     assign error_pc   = head_pc;
 
@@ -433,6 +445,8 @@ module vector_unit #(
     assign push_prev   = push_prev_r;
     assign push_next   = push_next_r;
     assign in_progress = active_q || drain_q != '0;
+    assign read_held   = in_progress && (src_acc_q || accumulate_q);
+    assign read_turn   = issue && is_vector && reads_acc || read_held;
     assign busy        = issue || in_progress;
     assign stall_token = head_valid && free && !tokens_ok;
 endmodule

@@ -98,6 +98,11 @@ class _Model:
         self.exec_next = 0  # EXEC issues at most one instruction per cycle
         self.stream_free = 0  # the previous MATMUL's rows have all entered the array
         self.preload_done = 0  # the last PRELOAD's completion
+        # With vector_shares_ports the vector unit takes turns with LOADs to ACC on the write
+        # port and with STOREs on the read port (docs/isa.md, "Accumulator ports"): when the
+        # last of each, the last VECTOR and the last VECTOR that reads ACC complete.
+        self.acc_load_done = self.store_done = 0
+        self.vector_done = self.vector_read_done = 0
         self.last_complete = 0
         # Instruction fetch (docs/isa.md, "Instruction fetch"): word p's fetch starts at
         # fetch_start[p] and it can dispatch from fetch_start[p] + fetch_beats.
@@ -219,6 +224,24 @@ class _Model:
     def _uses_port(self, instruction: Instruction) -> bool:
         return instruction.op.name in ("load", "store")
 
+    def _acc_turn(self, instruction: Instruction) -> int:
+        """The first cycle the accumulator's shared ports let ``instruction`` issue: a VECTOR
+        after the LOADs to ACC in progress and, if it reads ACC, the STOREs; a LOAD to ACC after
+        the VECTOR in progress; a STORE after it if it reads ACC (in a cycle where both could
+        issue, the LOAD or STORE goes first: ``run`` tries the units in UNITS order). 0 where
+        the ports are not shared or the instruction uses neither."""
+        if not self.config.vector_shares_ports:
+            return 0
+        name = instruction.op.name
+        if name == "vector":
+            return max(self.acc_load_done, self.store_done) if _reads_acc(instruction) \
+                else self.acc_load_done
+        if name == "store":
+            return self.vector_read_done
+        if name == "load" and instruction["acc"]:
+            return self.vector_done
+        return 0
+
     def _try_issue(self, unit: str, cycle: int) -> bool:
         if not self.queues[unit]:
             return False
@@ -227,6 +250,8 @@ class _Model:
         if self._structural(unit, pc) > cycle or not self._tokens_ok(unit, instruction):
             return False
         if self._uses_port(instruction) and self.port_free > cycle:
+            return False
+        if self._acc_turn(instruction) > cycle:
             return False
         self.queues[unit].popleft()
         for flag in POPS:
@@ -253,6 +278,10 @@ class _Model:
                 end += vector_linear.waits(instruction["count"], instruction["group"], passes)
                 end += vector_linear.LATENCY
             self.busy_until[unit] = end
+            if name == "vector":
+                self.vector_done = end
+                if _reads_acc(instruction):
+                    self.vector_read_done = end
             counters.busy_vector += end - t
             return end
         if unit != "exec":
@@ -265,6 +294,10 @@ class _Model:
                 self.port_free = end
             if instruction.get("transpose"):
                 end = _transpose_end(local_rows(instruction), moved, t, n)
+            if name == "store":
+                self.store_done = end
+            elif name == "load" and instruction["acc"]:
+                self.acc_load_done = end
             self.busy_until[unit] = end
             if unit == "load":
                 counters.busy_load += end - t
@@ -285,7 +318,8 @@ class _Model:
     def _next_event(self, cycle: int) -> int:
         """The next cycle at which anything can change."""
         times = [when for when, _, _ in self.pushes[:1]]
-        times += [self.port_free, self.last_complete]
+        times += [self.port_free, self.last_complete, self.acc_load_done, self.store_done,
+                  self.vector_done, self.vector_read_done]
         for unit in UNITS:
             if self.queues[unit]:
                 times.append(self._structural(unit, self.queues[unit][0]))
@@ -347,6 +381,12 @@ class _Model:
             elif self._uses_port(self.program[pc]) and self.port_free > cycle:
                 setattr(counters, f"stall_dram_{unit}",
                         getattr(counters, f"stall_dram_{unit}") + span)
+
+
+def _reads_acc(instruction: Instruction) -> bool:
+    """A VECTOR that reads the accumulator: its sources (`src_acc`) or its outputs' old values
+    (`accumulate`)."""
+    return bool(instruction["src_acc"] or instruction["accumulate"])
 
 
 def _transpose_end(rows: int, moved: int, t: int, n: int) -> int:

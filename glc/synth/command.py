@@ -9,7 +9,14 @@ from pathlib import Path
 import click
 
 from glc.hwconfig import load_config
-from glc.synth.flow import PNR_MINUTES, ROUTERS, TARGETS, format_report, synthesize
+from glc.synth.flow import (
+    PLACERS,
+    PNR_MINUTES,
+    ROUTERS,
+    TARGETS,
+    format_report,
+    synthesize,
+)
 
 
 @click.command()
@@ -21,20 +28,23 @@ from glc.synth.flow import PNR_MINUTES, ROUTERS, TARGETS, format_report, synthes
 @click.option("--out", "outdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the logs, netlist and reports go (default build/synth/CONFIG-TARGET).")
 @click.option("--seed", default=1, show_default=True, help="nextpnr's placement seed.")
-@click.option("--router", type=click.Choice(ROUTERS), default="router1", show_default=True,
-              help="nextpnr's router: router1 (the baselines'), or router2, for congested "
-                   "designs (router1 stalled on ecp5n8).")
+@click.option("--placer", type=click.Choice(PLACERS),
+              help="nextpnr's placer: heap or static (default: the configuration's, as "
+                   "measured: static for the FPGA-sized arrays, heap otherwise).")
+@click.option("--router", type=click.Choice(ROUTERS),
+              help="nextpnr's router: router1 or router2, for congested designs (default: the "
+                   "configuration's: router2 for the FPGA-sized arrays, router1 otherwise).")
 @click.option("--pnr-minutes", default=PNR_MINUTES, show_default=True, type=click.FloatRange(0,
               min_open=True), help="Stop nextpnr after this many minutes and say how far it got "
                                    "(router2 never gives up on a design it cannot route).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the figures.")
-def synth(config_name: str, target: str, outdir: Path | None, seed: int, router: str,
-          pnr_minutes: float, as_json: bool) -> None:
+def synth(config_name: str, target: str, outdir: Path | None, seed: int, placer: str | None,
+          router: str | None, pnr_minutes: float, as_json: bool) -> None:
     """Synthesize the accelerator core for CONFIG; print LUTs, flip-flops, DSPs and block RAMs
     against the LFE5U-85F's totals, and the Fmax nextpnr reports."""
     config = load_config(config_name)
     workdir = outdir or Path("build") / "synth" / f"{config.name}-{target}"
-    report = synthesize(config, target, workdir, seed=seed, router=router,
+    report = synthesize(config, target, workdir, seed=seed, placer=placer, router=router,
                         pnr_minutes=pnr_minutes)
     if as_json:
         click.echo(json.dumps(report.to_dict()))

@@ -27,6 +27,15 @@ SIM_ONLY = ("sim_top", "sim_system", "dram_model")
 TARGETS = ("ecp5-85f", "generic")
 # nextpnr's routers: router1 (the recorded baselines'), router2 (for congested designs).
 ROUTERS = ("router1", "router2")
+# nextpnr's global placers (each refined by simulated annealing): heap (HeAP, analytical) and
+# static (electrostatic).
+PLACERS = ("heap", "static")
+# The placer and router each configuration routes with (docs/benchmarks.md, "synth"): HeAP and
+# router1 route n4, whose static placement router2 left with ~2 200 overused wires after 50
+# iterations; the FPGA-sized arrays route only from the static placer (ecp5n8's placed
+# wirelength 380 k against HeAP's 526 k), which router1 stalls on.
+PNR = {"ecp5n8": ("static", "router2"), "ecp5n16": ("static", "router2")}
+DEFAULT_PNR = ("heap", "router1")
 # nextpnr's wall-clock limit (minutes): router2 does not give up on a design it cannot route
 # (ecp5n8's overused wires level off after five or six iterations, an hour here, and it goes
 # on: docs/benchmarks.md); n4's whole run takes 10-50 minutes here.
@@ -139,12 +148,18 @@ def count_cells(stat: dict, target: str) -> dict[str, int]:
             "bram": sum(count for name, count in cells.items() if name.startswith("$mem"))}
 
 
+def pnr_settings(config: HwConfig) -> tuple[str, str]:
+    """The placer and router ``config`` is placed and routed with by default (PNR)."""
+    return PNR.get(config.name, DEFAULT_PNR)
+
+
 def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True,
-               seed: int = 1, router: str = "router1",
+               seed: int = 1, placer: str | None = None, router: str | None = None,
                pnr_minutes: float = PNR_MINUTES) -> SynthReport:
     """Synthesize ``config`` for ``target`` in ``workdir`` (logs, netlist and reports stay there);
-    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false) and its
-    ``router``, stopped after ``pnr_minutes``."""
+    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false), its ``placer``
+    and ``router`` (by default the configuration's, ``pnr_settings``), stopped after
+    ``pnr_minutes``."""
     if target not in TARGETS:
         raise GlcError(f"unknown target {target!r} ({', '.join(TARGETS)})")
     workdir = workdir.resolve()
@@ -161,11 +176,13 @@ def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True
                          used=count_cells(json.loads((workdir / "stat.json").read_text()), target),
                          synth_seconds=round(synth_seconds, 1), warnings=bad_log_lines(log))
     if target == "ecp5-85f" and pnr:
-        _place_and_route(report, workdir, seed, router, pnr_minutes)
+        default_placer, default_router = pnr_settings(config)
+        _place_and_route(report, workdir, seed, placer or default_placer,
+                         router or default_router, pnr_minutes)
     return report
 
 
-def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str,
+def _place_and_route(report: SynthReport, workdir: Path, seed: int, placer: str, router: str,
                      minutes: float) -> None:
     """nextpnr-ecp5 on the LFE5U-85F, out of context, stopped after ``minutes``; fills in
     Fmax and nextpnr's counts."""
@@ -176,7 +193,8 @@ def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str,
         result = subprocess.run(
             [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
              "--json", "netlist.json", "--report", "pnr.json", "--seed", str(seed),
-             "--router", router, "--timing-allow-fail", "--log", "pnr.log", "-q"],
+             "--placer", placer, "--router", router, "--timing-allow-fail", "--log", "pnr.log",
+             "-q"],
             cwd=workdir, capture_output=True, text=True, check=False, timeout=60 * minutes)
     except subprocess.TimeoutExpired:
         log = log_path.read_text(errors="replace") if log_path.exists() else ""
@@ -199,6 +217,7 @@ def _place_and_route(report: SynthReport, workdir: Path, seed: int, router: str,
 
 # nextpnr's stages, by the log line that opens each: what a failure names.
 _STAGES = (("Packing", "packing"), ("Running main analytical placer", "placement"),
+           ("Running Static placer", "placement"),
            ("Running simulated annealing placer", "placement"), ("Routing", "routing"))
 
 

@@ -32,8 +32,6 @@ TITLE = "synthesis and place-and-route on an LFE5U-85F (Yosys, nextpnr-ecp5)"
 
 # n4: the small test array; ecp5n8 and ecp5n16: the 8x8 and 16x16 arrays sized for the device.
 CONFIGS = ["n4", "ecp5n8", "ecp5n16"]
-# router1 stalls on the FPGA-sized arrays (ecp5n8: 122 000 overused wires after 25 minutes).
-ROUTER = {"ecp5n8": "router2", "ecp5n16": "router2"}
 LABELS = {"lut": "LUTs", "ff": "FFs", "dsp": "DSPs", "bram": "BRAMs"}
 BUILD = Path(__file__).resolve().parents[2] / "build" / "synth"
 
@@ -45,8 +43,7 @@ def run() -> list[dict]:
     for name in CONFIGS:
         config = load_config(name)
         try:
-            report = synthesize(config, "ecp5-85f", BUILD / f"{name}-ecp5-85f",
-                                router=ROUTER.get(name, "router1"))
+            report = synthesize(config, "ecp5-85f", BUILD / f"{name}-ecp5-85f")
         except GlcError as error:  # e.g. a design nextpnr cannot route in its time limit
             rows.append({"config": name, "N": config.array_size, "error": str(error)})
             if name in baseline:

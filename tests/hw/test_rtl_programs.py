@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 import pytest
-from hwvariants import N4_LANES2
+from hwvariants import N4_LANES2, N4_SHARED
 
 from glc.errors import GlcError
 from glc.hwconfig import config_from_dict, load_config
@@ -62,13 +62,14 @@ def test_faulty_program_stops_with_its_error_status(name, config):
         rtl.raise_for_status()
 
 
+@pytest.mark.parametrize("hw", [N4_LANES2, N4_SHARED], ids=lambda hw: hw.name)
 @pytest.mark.parametrize("name", [name for name in GOOD if name.startswith("vector")])
-def test_vector_programs_on_a_vector_unit_of_half_the_lanes(name):
+def test_vector_programs_on_a_vector_unit_of_half_the_lanes(name, hw):
     """n4 with two vector lanes: each source row in two passes, lin in blocks of two outputs
-    (a short last one waiting a cycle), every result and cycle as the models say."""
-    hw = N4_LANES2
+    (a short last one waiting a cycle), with ports of its own or taking turns with STORE and
+    LOAD on theirs, every result and cycle as the models say."""
     case = build_case(name, hw, seed=4)
-    rtl = check_against_model(f"{name} at N=4, L=2", hw, case.program.words, case.dram)
+    rtl = check_against_model(f"{name} at {hw.name}", hw, case.program.words, case.dram)
     for address, expected in case.expected:
         np.testing.assert_array_equal(rtl.dram[address:address + expected.size], expected)
 
@@ -76,12 +77,12 @@ def test_vector_programs_on_a_vector_unit_of_half_the_lanes(name):
 def test_shared_programs_on_an_odd_configuration():
     """N = 5, a 3-byte DRAM port, 2-entry queues, a 2-word prefetch buffer filled 24 bytes a
     cycle (3 cycles a word, so the dispatcher starves), a vector unit of one lane (five cycles
-    a row): nothing assumes powers of two, N = P, a fetch that keeps up or a vector unit as wide
-    as the array."""
+    a row) on shared accumulator ports: nothing assumes powers of two, N = P, a fetch that
+    keeps up or a vector unit as wide as the array with ports of its own."""
     hw = config_from_dict({"array_size": 5, "scratchpad_rows": 1024, "accumulator_rows": 256,
                            "dram_bytes": 65536, "dram_port_bytes": 3, "fetch_buffer_words": 2,
                            "fetch_port_bytes": 24, "queue_depth": 2,
-                           "vector_lanes": 1}, "odd")
+                           "vector_lanes": 1, "vector_shares_ports": 1}, "odd")
     for name in GOOD:
         case = build_case(name, hw, seed=2)
         check_against_model(f"{name} at N=5, P=3", hw, case.program.words, case.dram)

@@ -1,6 +1,7 @@
 """Random programs over every opcode of revision 2 on the RTL at N = 4, with a vector unit of four
-lanes and of two (its source and old-row reads then share one accumulator port, hw/vector_unit.sv):
-transposing, padded and
+lanes and of two (its source and old-row reads then share one accumulator port, hw/vector_unit.sv),
+and of two taking turns with STORE and LOAD on their accumulator ports (docs/isa.md, "Accumulator
+ports"): transposing, padded and
 `xrun` transfers, VECTOR folds and all eight token counters, with random flags (so faults and
 deadlocks come too). The RTL must agree with the ISA simulator on everything it reports: the
 error code and instruction of a faulty program, or every counter and — where no two units touch
@@ -9,7 +10,7 @@ the same memory in overlapping cycles (docs/isa.md: an unordered race has an uns
 
 import numpy as np
 import pytest
-from hwvariants import N4_LANES2
+from hwvariants import N4_LANES2, N4_SHARED
 
 from glc.hwconfig import load_config
 from glc.isa import simulator
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is
 
 N4 = load_config("n4")
 N = N4.array_size
-CONFIGS = {"n4": N4, "n4-lanes2": N4_LANES2}
+CONFIGS = {"n4": N4, "n4-lanes2": N4_LANES2, "n4-shared": N4_SHARED}
 DATA = 4096  # bytes of random data at DRAM 0; transfers stay near it
 
 

@@ -111,6 +111,8 @@ def reference_schedule(program, config, limit=100_000, unfetchable=False):
             if ins.op.name in ("load", "store") and port_busy:
                 stalls[f"stall_dram_{u}"] += 1
                 continue
+            if config.vector_shares_ports and _waits_for_acc_ports(ins, program, t, e, c):
+                continue
             for k in _pops(u, ins):
                 tokens[k] -= 1
             queue[u].pop(0)
@@ -148,6 +150,27 @@ def reference_schedule(program, config, limit=100_000, unfetchable=False):
             first = next(u for u in UNITS if u in blocked)
             return d, t, e, stalls, ("DEADLOCK", blocked[first], c)
     raise AssertionError("the reference ran out of cycles")
+
+
+def _waits_for_acc_ports(ins, program, t, e, c):
+    """The shared accumulator ports: a VECTOR waits while a LOAD to ACC is in progress and, if
+    it reads ACC, while a STORE is (this cycle's included: they issue first); a LOAD to ACC
+    waits while a VECTOR is, a STORE while a VECTOR that reads ACC is."""
+    def vector(other, reading):
+        return other.op.name == "vector" and (
+            not reading or bool(other["src_acc"] or other["accumulate"]))
+
+    name = ins.op.name
+    if name == "vector":
+        reads = bool(ins["src_acc"] or ins["accumulate"])
+        holds = lambda o: o.op.name == "load" and o["acc"] or reads and o.op.name == "store"  # noqa: E731
+    elif name == "store":
+        holds = lambda o: vector(o, True)  # noqa: E731
+    elif name == "load" and ins["acc"]:
+        holds = lambda o: vector(o, False)  # noqa: E731
+    else:
+        return False
+    return any(t[p] <= c < e[p] for p in t if holds(program[p]))
 
 
 def _unit_free(unit, t, e, c, unit_of):

@@ -139,7 +139,8 @@ def _programs(draw):
         elif kind == "matmul":
             fields = {"rows": draw(st.integers(1, 12))}
         elif kind == "vector":
-            fields = {"count": draw(st.integers(1, 4)), "group": draw(st.integers(1, 3))}
+            fields = {"count": draw(st.integers(1, 4)), "group": draw(st.integers(1, 3)),
+                      "src_acc": draw(st.integers(0, 1)), "accumulate": draw(st.integers(0, 1))}
         else:
             fields = {}
         program.append(Instruction.make(kind, **flags, **fields))
@@ -148,12 +149,12 @@ def _programs(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(_programs(), st.integers(1, 3), st.sampled_from([1, 4, 6]), st.sampled_from([1, 2, 8]),
-       st.sampled_from([64, 16]), st.sampled_from([4, 2, 1]))
+       st.sampled_from([64, 16]), st.sampled_from([4, 2, 1]), st.integers(0, 1))
 def test_event_model_equals_a_cycle_by_cycle_reading_of_the_rules(program, depth, port, buffer,
-                                                                   fetch_port, lanes):
+                                                                   fetch_port, lanes, shares):
     config = dataclasses.replace(N4, queue_depth=depth, dram_port_bytes=port,
                                  fetch_buffer_words=buffer, fetch_port_bytes=fetch_port,
-                                 vector_lanes=lanes)
+                                 vector_lanes=lanes, vector_shares_ports=shares)
     timeline = schedule(program, config)
     dispatch, issue, complete, counters, error = reference_schedule(program, config)
     if error is not None:
@@ -212,6 +213,26 @@ def test_lin_reads_in_blocks_of_a_narrow_vector_units_passes(lanes, count, compl
     t = _timeline(f"vector op=lin, count={count}, group=2, gstride={count}\nhalt", config)
     assert (t.issue[0], t.complete[0]) == (2, complete)
     assert t.counters.busy_vector == complete - 2
+
+
+@pytest.mark.parametrize("reads", [True, False])
+def test_with_shared_ports_the_vector_unit_takes_turns_with_store_and_acc_loads(reads):
+    text = ("load acc, row=0, run=N, count0=2\n"  # 2 rows of 16 bytes at P = 4: E = 2 + 1 + 8
+            f"vector op=max, count=2, group=2{', accumulate' if reads else ''}\n"  # E = t + 5
+            "store raw, row=0, run=N, count0=1\n"  # 4 beats: E = t + 1 + 4
+            "load row=0, run=N\n"                  # to SP, 1 beat: E = t + 2
+            "halt")
+    own = _timeline(text)
+    # The VECTOR beside the ACC LOAD (3 … 8); the SP LOAD wins the port at 11, the STORE at 13.
+    assert [own.issue[pc] for pc in range(4)] == [2, 3, 13, 11]
+    turns = _timeline(text, dataclasses.replace(N4, vector_shares_ports=1))
+    # The VECTOR waits for the ACC LOAD's E = 11 and issues beside the SP LOAD, which uses no
+    # accumulator port; the STORE, free of the DRAM port at 13, waits for the VECTOR's E = 16
+    # if it reads ACC (its old rows, `accumulate`), else it has the read port to itself.
+    store = 16 if reads else 13
+    assert [turns.issue[pc] for pc in range(4)] == [2, 11, store, 11]
+    assert turns.complete[2] == store + 5
+    assert turns.counters.stall_dram_store == own.counters.stall_dram_store
 
 
 def test_a_narrow_vector_unit_takes_n_over_l_cycles_a_source_row():

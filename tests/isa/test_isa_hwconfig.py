@@ -19,9 +19,11 @@ def test_a_path_loads_like_a_name(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text("array_size = 8\nscratchpad_rows = 64\naccumulator_rows = 32\n"
                     "dram_bytes = 4096\ndram_port_bytes = 8\nfetch_buffer_words = 16\n"
-                    "fetch_port_bytes = 64\nqueue_depth = 2\nvector_lanes = 8\n")
+                    "fetch_port_bytes = 64\nqueue_depth = 2\nvector_lanes = 8\n"
+                    "vector_shares_ports = 1\n")
     config = load_config(path)
     assert (config.array_size, config.queue_depth, config.name) == (8, 2, "mine")
+    assert config.verilog_parameters()["VECTOR_SHARES_PORTS"] == 1
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -30,12 +32,13 @@ def test_a_path_loads_like_a_name(tmp_path):
     ("colour = 3\n", "unknown configuration key(s) colour"),
     ("vector_lanes = 3\n", "vector_lanes must divide array_size (8), not 3"),
     ("vector_lanes = 0\n", "vector_lanes must be an integer in 1 … 128"),
+    ("vector_shares_ports = 2\n", "vector_shares_ports must be an integer in 0 … 1"),
     ("array_size = [\n", "not valid TOML"),
 ])
 def test_bad_configs_name_the_file(tmp_path, text, message):
     good = {"array_size": 8, "scratchpad_rows": 64, "accumulator_rows": 32, "dram_bytes": 4096,
             "dram_port_bytes": 8, "fetch_buffer_words": 16, "fetch_port_bytes": 64,
-            "queue_depth": 2, "vector_lanes": 4}
+            "queue_depth": 2, "vector_lanes": 4, "vector_shares_ports": 0}
     key = text.split("=")[0].strip()
     lines = [f"{k} = {v}" for k, v in good.items() if k != key]
     path = tmp_path / "bad.toml"

@@ -52,7 +52,7 @@ def test_nextpnr_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
     start = time.monotonic()
     with pytest.raises(GlcError, match=r"did not finish in 0.02 minutes .* during routing.*"
                                        r"overused wires by iteration: 18840"):
-        flow._place_and_route(report, tmp_path, 1, "router2", 0.02)
+        flow._place_and_route(report, tmp_path, 1, "static", "router2", 0.02)
     assert time.monotonic() - start < 30
 
 
