@@ -94,6 +94,9 @@ def _dma(target: Target, rows, cols, field_items: tuple, port: int, which: str,
     return total
 
 
+Cost = tuple[int, int, int]  # a tile's DMA: instructions, beats, tail (Dma's fields)
+
+
 class _Tiles:
     """The tile costs of one kernel, memoised per tile."""
 
@@ -106,18 +109,19 @@ class _Tiles:
         self.c_matrix = len(c.view.groups) == 2
 
     @functools.cache  # noqa: B019 (one instance per estimate)
-    def load_a(self, first: int, count: int, kk: int) -> Dma:
+    def load_a(self, first: int, count: int, kk: int) -> Cost:
         rows = (first, count) if self.a_matrix else None
         part, cols = self.k_tiles[kk]
-        return dma(self.a[part], rows, cols, {}, self.port, "a", count, self.n)
+        return _cost(dma(self.a[part], rows, cols, {}, self.port, "a", count, self.n))
 
     @functools.cache  # noqa: B019
-    def load_b(self, kk: int, j: int) -> Dma:
+    def load_b(self, kk: int, j: int) -> Cost:
         part, rows = self.k_tiles[kk]
-        return dma(self.b[part], rows, self.o_tiles[j], {}, self.port, "b", self.n, self.n)
+        return _cost(dma(self.b[part], rows, self.o_tiles[j], {}, self.port, "b", self.n,
+                         self.n))
 
     @functools.cache  # noqa: B019
-    def store(self, first: int, count: int, j: int) -> Dma:
+    def store(self, first: int, count: int, j: int) -> Cost:
         pieces = [(first, count)]
         if self.table.by_rows and self.c_matrix:
             pieces = [(r, min(self.n, first + count - r))
@@ -129,22 +133,58 @@ class _Tiles:
             # Each STORE's set-up cycles for the table rows it reads hold the port like beats.
             total = total + Dma(found.instructions,
                                 found.beats + self.table.vectors * found.instructions)
-        return total
+        return _cost(total)
 
-    def load_table(self, m: int, n_out: int) -> Dma:
+    def load_table(self, m: int, n_out: int) -> Cost:
         """The table's LOADs (one a row of N int32) for ``m`` rows of C in ``n_out`` columns."""
         keys = -(-m // self.n) if self.table.by_rows else n_out // self.n
         count = keys * self.table.vectors
-        return Dma(count, count * -(-4 * self.n // self.port))
+        return count, count * -(-4 * self.n // self.port), 0
+
+
+def _cost(found: Dma) -> Cost:
+    return found.instructions, found.beats, found.tail
+
+
+class _Program:
+    """gemm.py's program for one shape and layout as tile operations, each DMA's costs left
+    out: ``ops`` in program order, a DMA as its position, its tile's index in ``tiles`` and its
+    unit and tokens, every other operation as it is; ``tiles`` the tiles the DMAs move, as
+    ("a", first row, rows, K tile), ("b", K tile, output tile), ("c", first row, rows, output
+    tile) or ("table", rows of C, columns). Hashed by identity: memoised per shape
+    (``_program``), so a search's runs of one shape share it and their cycles (``_cycles``)."""
+
+    def __init__(self) -> None:
+        self.ops: list = []
+        self.dmas: list[tuple[int, int, int, tuple, tuple]] = []
+        self.tiles: list[tuple] = []
+        self._index: dict[tuple, int] = {}
+
+    def dma(self, unit: int, tile: tuple, pops: tuple, pushes: tuple) -> None:
+        index = self._index.setdefault(tile, len(self.tiles))
+        if index == len(self.tiles):
+            self.tiles.append(tile)
+        self.dmas.append((len(self.ops), unit, index, pops, pushes))
+        self.ops.append(None)
+
+    def instantiate(self, costs: list[tuple[int, int, int]]) -> list[Op]:
+        """The operations with each DMA's (instructions, beats, tail) from ``costs`` (per tile,
+        in ``tiles``' order); plain tuples in Op's field order: the search builds millions."""
+        ops = self.ops.copy()
+        for at, unit, index, pops, pushes in self.dmas:
+            instructions, beats, tail = costs[index]
+            ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail)
+        return ops
 
 
 # gemm.py's dependency tokens as pop and push tuples.
 _LD2EX, _EX2LD, _EX2ST, _ST2EX = (LD2EX,), (EX2LD,), (EX2ST,), (ST2EX,)
 
 
-def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles) -> list[Op]:
-    """gemm.py's program for the layout as tile operations, in its program order (plain
-    tuples in Op's field order: the search builds millions)."""
+@functools.lru_cache(maxsize=1024)
+def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool) -> _Program:
+    """gemm.py's program for the layout (``table``: with the table rows as its first LOADs)
+    as a _Program, in its program order (``step_plan``, shared with the emitter)."""
     steps, slice_step = step_plan(m, k, n_out, n, layout)
     depth, chunks, rows = layout.weight_buffers, layout.chunks, layout.block_rows
     blocks, tiles_j = m // rows, n_out // n
@@ -152,26 +192,23 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
     total = len(steps)
     k_outer = layout.order == "k-outer"
     last_kk = k // n - 1
-    ops: list[Op] = []
-    if tiles.table.vectors:  # the table rows are the kernel's first LOADs
-        found = tiles.load_table(m, n_out)
-        ops.append((LOAD, DMA, found.instructions, found.beats, (), (), 0))
+    program = _Program()
+    if table:
+        program.dma(LOAD, ("table", m, n_out), (), ())
 
     def load_step(s: int) -> None:
         mb, kk, j = steps[s]
-        weights = tiles.load_b(kk, j)
+        weights = ("b", kk, j)
         if s == 0:
-            ops.append((LOAD, DMA, weights.instructions, weights.beats, (), (), weights.tail))
+            program.dma(LOAD, weights, (), ())
             for c in range(chunks):
-                found = tiles.load_a(c * chunk, chunk, 0)
-                ops.append((LOAD, DMA, found.instructions, found.beats, (), _LD2EX, found.tail))
+                program.dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
             return
         pop = _EX2LD if s >= depth else ()
         for slice_mb, slice_kk in slice_step.get(s, ()):
-            found = tiles.load_a(slice_mb * rows, rows, slice_kk)
-            ops.append((LOAD, DMA, found.instructions, found.beats, pop, (), found.tail))
+            program.dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), pop, ())
             pop = ()
-        ops.append((LOAD, DMA, weights.instructions, weights.beats, pop, _LD2EX, weights.tail))
+        program.dma(LOAD, weights, pop, _LD2EX)
 
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
@@ -181,18 +218,17 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
             tile = mb * tiles_j + j
             wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
         last_k = kk == last_kk
-        ops.append((EXEC, PRELOAD, 1, n, _LD2EX, (), 0))
+        program.ops.append((EXEC, PRELOAD, 1, n, _LD2EX, (), 0))
         for c in range(chunks):
             pops = (_LD2EX if s == 0 and c else ()) + (_ST2EX if c == 0 and kk == 0 and wait
                                                        else ())
             pushes = (_EX2LD if c == chunks - 1 and s + depth < total else ()) + \
                 (_EX2ST if last_k else ())
-            ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
+            program.ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
         if last_k:
             for c in range(chunks):
-                found = tiles.store(mb * rows + c * chunk, chunk, j)
-                ops.append((STORE, DMA, found.instructions, found.beats, _EX2ST,
-                            _ST2EX if c == chunks - 1 and frees else (), 0))
+                program.dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,
+                            _ST2EX if c == chunks - 1 and frees else ())
 
     ahead = depth - 1
     for s in range(min(ahead, total)):
@@ -201,7 +237,14 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
         if s + ahead < total:
             load_step(s + ahead)
         exec_step(s)
-    return ops
+    return program
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _cycles(program: _Program, costs: tuple[tuple[int, int, int], ...], config: HwConfig) -> int:
+    """The cycles of ``program`` with these tile costs: the search meets the same run again
+    and again (the same tiles in another candidate, or the same candidate's other order)."""
+    return run(program.instantiate(costs), config)
 
 
 def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
@@ -250,24 +293,23 @@ class _Selected:
     dim of the small kernel is tile ``select[i]`` of the real one."""
 
     def __init__(self, tiles: _Tiles, rows: int, blocks, k_tiles, o_tiles):
-        self.tiles, self.rows, self.table = tiles, rows, tiles.table
+        self.tiles, self.rows = tiles, rows
         self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
 
     def _row(self, first: int) -> int:
         block, offset = divmod(first, self.rows)
         return self.blocks[block] * self.rows + offset
 
-    def load_a(self, first: int, count: int, kk: int) -> Dma:
-        return self.tiles.load_a(self._row(first), count, self.k_tiles[kk])
-
-    def load_b(self, kk: int, j: int) -> Dma:
-        return self.tiles.load_b(self.k_tiles[kk], self.o_tiles[j])
-
-    def store(self, first: int, count: int, j: int) -> Dma:
-        return self.tiles.store(self._row(first), count, self.o_tiles[j])
-
-    def load_table(self, m: int, n_out: int) -> Dma:
-        return self.tiles.load_table(m, n_out)
+    def cost(self, tile: tuple) -> Cost:
+        """The cost of a _Program's tile."""
+        what = tile[0]
+        if what == "b":
+            return self.tiles.load_b(self.k_tiles[tile[1]], self.o_tiles[tile[2]])
+        if what == "a":
+            return self.tiles.load_a(self._row(tile[1]), tile[2], self.k_tiles[tile[3]])
+        if what == "c":
+            return self.tiles.store(self._row(tile[1]), tile[2], self.o_tiles[tile[3]])
+        return self.tiles.load_table(tile[1], tile[2])
 
 
 SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; _extrapolated)
@@ -398,6 +440,7 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, rows, sb, sk, sj)
-        total += wb * wk * wj * run(gemm_ops(len(sb) * rows, len(sk) * n, len(sj) * n, n,
-                                             layout, small), config)
+        program = _program(len(sb) * rows, len(sk) * n, len(sj) * n, n, layout,
+                           bool(tiles.table.vectors))
+        total += wb * wk * wj * _cycles(program, tuple(map(small.cost, program.tiles)), config)
     return round(total)

@@ -72,19 +72,24 @@ def run(ops: list[Op], config: HwConfig) -> int:
 
     An event loop over the four units' queues: the unit whose head can issue earliest goes
     next (the lowest unit on a tie). Written for speed (the schedule search runs it for every
-    candidate, ~1.6 µs an operation): units and counters are indices, each queue's operations
-    pre-decoded, a unit's candidate recomputed only when something it waits on changed."""
+    candidate, ~1.6 µs an operation): units and counters are indices, a unit's candidate
+    recomputed only when something it waits on changed. A periodic stretch of the schedule is
+    not walked op by op: at each PRELOAD the state is compared with the earlier ones
+    (``_jump``), and where it repeats shifted in time over a stretch of operations that repeats
+    too, the loop moves on by whole periods at once, exactly."""
     n = config.array_size
     queues: tuple[list[tuple], ...] = ([], [], [], [])
+    issue: tuple[list[int], ...] = ([], [], [], [])  # per operation: its dispatch cycle + 1
     consumer = [-1] * COUNTERS  # which unit pops each counter: a push releases only its head
     words = 0
-    for unit, kind, instructions, length, pops, pushes, tail in ops:
-        for counter in pops:
-            consumer[counter] = unit
-        # (dispatch cycle + 1, kind, instructions, length, pops, pushes, tail); one word a
-        # cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle after
-        queues[unit].append((words + 2, kind, instructions, length, pops, pushes, tail))
-        words += instructions
+    for op in ops:
+        for counter in op[4]:
+            consumer[counter] = op[0]
+        # One word a cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle
+        # after.
+        queues[op[0]].append(op)
+        issue[op[0]].append(words + 2)
+        words += op[2]
     heads = [0, 0, 0, 0]
     sizes = [len(q) for q in queues]
     pushed: list[list[int]] = [[] for _ in range(COUNTERS)]
@@ -95,6 +100,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
     cand = [_NEVER] * 4  # each unit's head's issue cycle, _NEVER while it waits on a token
     stale = [0, 1, 2, 3]  # the units whose candidate may have changed
     remaining = len(ops)
+    seen: dict[tuple, tuple] = {}  # _jump's states at PRELOADs
     while remaining:
         for unit in stale:
             head = heads[unit]
@@ -102,7 +108,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 cand[unit] = _NEVER
                 continue
             entry = queues[unit][head]
-            t = entry[0]
+            t = issue[unit][head]
             if free[unit] > t:
                 t = free[unit]
             for counter in entry[4]:
@@ -156,4 +162,76 @@ def run(ops: list[Op], config: HwConfig) -> int:
             stale.append(consumer[counter])
         if end > last:
             last = end
+        if kind == PRELOAD and t > words:
+            clocks = [port, exec_next, stream, preload_done, last]
+            shift, skipped = _jump(seen, t, clocks, heads, sizes, queues, free, pushed, popped)
+            if skipped:
+                port, exec_next, stream, preload_done, last = (c + shift for c in clocks)
+                remaining -= skipped
+                stale = [0, 1, 2, 3]
     return last
+
+
+def _jump(seen: dict, t: int, clocks: list[int], heads: list[int], sizes: list[int],
+          queues: tuple[list[tuple], ...], free: list[int], pushed: list[list[int]],
+          popped: list[int]) -> tuple[int, int]:
+    """At a PRELOAD issued in cycle ``t``, every operation dispatched: move the loop on by
+    whole periods where its state repeats. Returns the cycles and operations skipped (moving
+    ``heads``, ``free`` and the pending tokens on; the caller moves ``clocks`` on).
+
+    Once every operation is dispatched the loop is invariant under a shift in time, and a time
+    before ``t`` acts as ``t`` (every later candidate is the maximum of terms one of which is
+    at least ``t``), so the state is the times after ``t``, relative to it: the units' and the
+    port's, the array's, the last end, the pushes not yet popped. When that state is the one at
+    an earlier PRELOAD, P_u operations of each unit and Δ cycles before, and the operations of
+    each unit repeat with period P_u from there, the next periods repeat it exactly: each
+    consumes P_u operations in Δ cycles. The stretch must repeat over every operation the
+    period reads, its head at the end included (the candidates compare it)."""
+    for counter, times in enumerate(pushed):
+        if popped[counter]:
+            del times[:popped[counter]]
+            popped[counter] = 0
+    key = (*[c - t if c > t else 0 for c in clocks],
+           *[c - t if c > t else 0 for c in free],
+           *[tuple([c - t if c > t else 0 for c in times]) for times in pushed])
+    before = seen.get(key)
+    seen[key] = (heads.copy(), t)
+    if before is None:
+        return 0, 0
+    periods = 1 << 62
+    for unit, earlier in enumerate(before[0]):
+        period = heads[unit] - earlier
+        if period:
+            most = min(periods, (sizes[unit] - 1 - earlier) // period - 1)
+            if most <= 0:
+                return 0, 0
+            periods = (_repeats(queues[unit], earlier, period, most * period + 1) - 1) // period
+            if periods <= 0:
+                return 0, 0
+    shift = periods * (t - before[1])
+    skipped = 0
+    for unit, earlier in enumerate(before[0]):
+        skipped += periods * (heads[unit] - earlier)
+        heads[unit] += periods * (heads[unit] - earlier)
+        free[unit] += shift
+    for times in pushed:
+        times[:] = [c + shift for c in times]
+    seen[key] = (heads.copy(), t + shift)
+    return shift, skipped
+
+
+def _repeats(queue: list[tuple], start: int, period: int, most: int) -> int:
+    """How many operations from ``start`` on (at most ``most``) equal the one ``period``
+    later, compared in slices of growing size."""
+    done, size = 0, 1
+    while done < most:
+        size = min(size, most - done)
+        if queue[start + done:start + done + size] == \
+                queue[start + period + done:start + period + done + size]:
+            done += size
+            size *= 2
+        elif size == 1:
+            return done
+        else:
+            size //= 2
+    return done
