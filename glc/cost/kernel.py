@@ -27,15 +27,14 @@ from glc.cost.pipeline import (
     PRELOAD,
     ST2EX,
     STORE,
-    Dma,
     Op,
     run,
 )
+from glc.cost.tiles import Cost, tile_costs
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.cycles import _transpose_end
 from glc.isa.gemm import GemmLayout, MatrixRows, _plan, step_plan
-from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
+from glc.lower.transfer import Target
 
 ORDERS = ("k-outer", "j-outer")
 
@@ -63,46 +62,14 @@ class Estimate:
     block_rows: int  # the block of A rows (gemm.py's Mb)
 
 
-def dma(target: Target, rows, cols, fields: dict[str, int], port: int, which: str,
-        room: int | None = None, n: int = 0) -> Dma:
-    """The instructions, beats and tail of moving one tile of operand ``which`` (transfer.py's
-    transfers, writing at most ``room`` local rows, N = ``n``); OperandUnexpressible when its
-    view cannot be walked, as build_kernel says. Memoised per tile: the candidates of a
-    schedule search share most of their tiles."""
-    return _dma(target, rows, cols, tuple(sorted(fields.items())), port, which, room, n)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _dma(target: Target, rows, cols, field_items: tuple, port: int, which: str,
-         room: int | None, n: int) -> Dma:
-    fields = dict(field_items)
-    try:
-        found = transfers(target, rows, cols, 0, fields, room)
-    except Unexpressible as error:
-        raise OperandUnexpressible(which, str(error)) from None
-    wide = fields.get("acc") or fields.get("raw")
-    total = Dma(0, 0)
-    for values in found:
-        counts = [values.get(f"count{k}", 1) for k in range(4)]
-        span = values["run"] * (4 if wide else 1 << values.get("step", 0))
-        moved = math.prod(counts) * -(-span // port)
-        tail = 0
-        if values.get("transpose"):
-            local_rows = math.prod(counts[values["inner"]:])
-            tail = _transpose_end(local_rows, moved, 0, n) - (1 + moved)
-        total = total + Dma(1, moved, tail)
-    return total
-
-
-Cost = tuple[int, int, int]  # a tile's DMA: instructions, beats, tail (Dma's fields)
-
-
 class _Tiles:
-    """The tile costs of one kernel, memoised per tile."""
+    """The tile costs of one kernel, memoised per tile (and per target across kernels:
+    glc/cost/tiles.py)."""
 
     def __init__(self, a: tuple[Target, ...], b: tuple[Target, ...], c: Target, mode: dict,
                  k_tiles, o_tiles, config: HwConfig, table: TableCost):
-        self.a, self.b, self.c, self.mode, self.table = a, b, c, mode, table
+        self.a, self.b = [tile_costs(t) for t in a], [tile_costs(t) for t in b]
+        self.c, self.mode, self.table = tile_costs(c), tuple(sorted(mode.items())), table
         self.k_tiles, self.o_tiles = k_tiles, o_tiles
         self.port, self.n = config.dram_port_bytes, config.array_size
         self.a_matrix = len(a[0].view.groups) == 2
@@ -110,15 +77,14 @@ class _Tiles:
 
     @functools.cache  # noqa: B019 (one instance per estimate)
     def load_a(self, first: int, count: int, kk: int) -> Cost:
-        rows = (first, count) if self.a_matrix else None
         part, cols = self.k_tiles[kk]
-        return _cost(dma(self.a[part], rows, cols, {}, self.port, "a", count, self.n))
+        rows = (first, count) if self.a_matrix else None
+        return self.a[part].cost(rows, cols, (), self.port, "a", count, self.n)
 
     @functools.cache  # noqa: B019
     def load_b(self, kk: int, j: int) -> Cost:
         part, rows = self.k_tiles[kk]
-        return _cost(dma(self.b[part], rows, self.o_tiles[j], {}, self.port, "b", self.n,
-                         self.n))
+        return self.b[part].cost(rows, self.o_tiles[j], (), self.port, "b", self.n, self.n)
 
     @functools.cache  # noqa: B019
     def store(self, first: int, count: int, j: int) -> Cost:
@@ -126,24 +92,20 @@ class _Tiles:
         if self.table.by_rows and self.c_matrix:
             pieces = [(r, min(self.n, first + count - r))
                       for r in range(first, first + count, self.n)]
-        total = Dma(0, 0)
+        instructions = beats = 0
         for part in pieces:
-            found = dma(self.c, part if self.c_matrix else None, self.o_tiles[j], self.mode,
-                        self.port, "c")
+            found, moved, _ = self.c.cost(part if self.c_matrix else None, self.o_tiles[j],
+                                          self.mode, self.port, "c")
             # Each STORE's set-up cycles for the table rows it reads hold the port like beats.
-            total = total + Dma(found.instructions,
-                                found.beats + self.table.vectors * found.instructions)
-        return _cost(total)
+            instructions += found
+            beats += moved + self.table.vectors * found
+        return instructions, beats, 0
 
     def load_table(self, m: int, n_out: int) -> Cost:
         """The table's LOADs (one a row of N int32) for ``m`` rows of C in ``n_out`` columns."""
         keys = -(-m // self.n) if self.table.by_rows else n_out // self.n
         count = keys * self.table.vectors
         return count, count * -(-4 * self.n // self.port), 0
-
-
-def _cost(found: Dma) -> Cost:
-    return found.instructions, found.beats, found.tail
 
 
 class _Program:

@@ -1,0 +1,160 @@
+"""What moving one tile costs: the instructions, DRAM beats and tail of the LOADs or STOREs
+transfer.py's patterns need for it, memoised per target and tile.
+
+Tiles that move by the same transfers are costed once: a tile shifted along the outermost
+digit of its rows (or columns) is moved by the same instructions but for their DRAM addresses,
+as long as every coordinate that digit moves stays inside its bounds over the whole tile,
+before and after the shift. Why (glc/lower/transfer.py): a tile's transfers depend on where it
+lies only through the boxes its ranges split into (the same for ranges a multiple of the inner
+digits apart), its DRAM offset (an address only) and its coordinates' origins; an origin
+matters only for a coordinate the tile may leave (``_may_leave``: it is then bounded, its y/x
+fields set and checked), and one that stays inside over the whole tile is never bounded, in
+any box or split of it. So each tile is costed as its canonical representative, the lowest
+such shift of it: the tiles of an image's interior rows are one tile, its border rows their
+own (checked against decoding every tile of the layer suite's estimates: the same cost each).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from glc.cost.pipeline import Dma
+from glc.isa.cycles import _transpose_end
+from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
+from glc.lower.view import merge
+
+Range = tuple[int, int]  # (first index, count)
+Cost = tuple[int, int, int]  # a tile's DMA: instructions, beats, tail (Dma's fields)
+
+
+def dma(target: Target, rows: Range | None, cols: Range, fields: dict[str, int], port: int,
+        which: str, room: int | None = None, n: int = 0) -> Dma:
+    """The instructions, beats and tail of moving one tile of operand ``which`` (transfer.py's
+    transfers, writing at most ``room`` local rows, N = ``n``); OperandUnexpressible when its
+    view cannot be walked, as build_kernel says."""
+    try:
+        found = transfers(target, rows, cols, 0, fields, room)
+    except Unexpressible as error:
+        raise OperandUnexpressible(which, str(error)) from None
+    wide = fields.get("acc") or fields.get("raw")
+    total = Dma(0, 0)
+    for values in found:
+        counts = [values.get(f"count{k}", 1) for k in range(4)]
+        span = values["run"] * (4 if wide else 1 << values.get("step", 0))
+        moved = math.prod(counts) * -(-span // port)
+        tail = 0
+        if values.get("transpose"):
+            local_rows = math.prod(counts[values["inner"]:])
+            tail = _transpose_end(local_rows, moved, 0, n) - (1 + moved)
+        total = total + Dma(1, moved, tail)
+    return total
+
+
+@functools.lru_cache(maxsize=1024)
+def tile_costs(target: Target) -> TileCosts:
+    """The tile costs of ``target``, shared by every estimate that moves its tiles: the
+    candidates of a schedule search share most of them."""
+    return TileCosts(target)
+
+
+class TileCosts:
+    """The costs of one target's tiles, each decoded once per canonical tile."""
+
+    def __init__(self, target: Target):
+        view = target.view
+        self.target, self.coords = target, view.coords
+        self.rows = _Group(merge(view.groups[0]))
+        self.cols = _Group(merge(view.groups[-1]))
+        self.found: dict[tuple, Cost] = {}  # per tile as asked
+        self.canonical: dict[tuple, Cost] = {}  # per canonical tile
+
+    def cost(self, rows: Range | None, cols: Range, fields: tuple, port: int, which: str,
+             room: int | None = None, n: int = 0) -> Cost:
+        """The cost of the tile rows × cols (``rows`` None: a vector; ``fields`` the opcode's
+        own as sorted items) as ``dma`` gives it."""
+        key = (rows, cols, fields, port, which, room, n)
+        found = self.found.get(key)
+        if found is None:
+            rows, cols = self.shifted(rows, cols)
+            same = (rows, cols, fields, port, which, room, n)
+            found = self.canonical.get(same)
+            if found is None:
+                moved = dma(self.target, rows, cols, dict(fields), port, which, room, n)
+                found = self.canonical[same] = (moved.instructions, moved.beats, moved.tail)
+            self.found[key] = found
+        return found
+
+    def shifted(self, rows: Range | None, cols: Range) -> tuple[Range | None, Range]:
+        """The tile as its lowest shift along each digit of its rows, then of its columns,
+        that keeps every coordinate the digit moves inside its bounds, where the tile itself
+        keeps them inside."""
+        axes = len(self.coords)
+        zero = [(0, 0)] * axes
+        matrix = rows is not None and self.rows.sizes
+        row_span = self.rows.span(*rows, axes) if matrix else zero
+        col_span = self.cols.span(*cols, axes) if self.cols.sizes else zero
+        if matrix:
+            rows, row_span = _lowest(self.rows, rows, row_span, col_span, self.coords)
+        if self.cols.sizes:
+            cols, _ = _lowest(self.cols, cols, col_span, row_span, self.coords)
+        return rows, cols
+
+
+class _Group:
+    """A merged dim of a view (as transfer.py walks it): each digit's size, the indices
+    inside one index of it, and its coefficients."""
+
+    def __init__(self, digits):
+        self.sizes = [d.size for d in digits]
+        self.inner = [math.prod(self.sizes[i + 1:]) for i in range(len(digits))]
+        self.coefs = [d.coefs for d in digits]
+
+    def span(self, first: int, count: int, axes: int) -> list[tuple[int, int]]:
+        """Per coordinate, the least and greatest Σ coef·index over a box holding the range:
+        the digits outside the first one the range's ends differ in fixed, that one from end
+        to end, the inner ones whole (the range itself where it is a box)."""
+        last = first + count - 1
+        spans = [[0, 0] for _ in range(axes)]
+        varying = False
+        for size, inner, coefs in zip(self.sizes, self.inner, self.coefs, strict=True):
+            lo, hi = first // inner % size, last // inner % size
+            if varying:
+                lo, hi = 0, size - 1
+            varying = varying or lo != hi
+            for axis, coef in enumerate(coefs):
+                if coef:
+                    low, high = (coef * lo, coef * hi) if coef > 0 else (coef * hi, coef * lo)
+                    spans[axis][0] += low
+                    spans[axis][1] += high
+        return [(lo, hi) for lo, hi in spans]
+
+
+def _lowest(group: _Group, tile: Range, own: list[tuple[int, int]],
+            other: list[tuple[int, int]], coords) -> tuple[Range, list[tuple[int, int]]]:
+    """The range ``tile`` of ``group`` moved down along each of its digits, outermost first,
+    as far as its boxes stay the same (inside the index of the outer digits it lies in: the
+    digits down to the first one its ends differ in) and the tile stays inside the bounds of
+    every coordinate the digit moves (``own`` the range's span, ``other`` the other range's);
+    not along a digit where the tile leaves such a bound. With the moved range's span."""
+    first, count = tile
+    last = first + count - 1
+    for size, inner, coefs in zip(group.sizes, group.inner, group.coefs, strict=True):
+        index = first // inner % size
+        crosses = index != last // inner % size
+        move = -index
+        for (origin, limit), coef, (lo, hi), (olo, ohi) in zip(coords, coefs, own, other,
+                                                               strict=True):
+            if not coef:
+                continue
+            lo, hi = origin + lo + olo, origin + hi + ohi
+            if lo < 0 or hi >= limit:
+                move = 0
+                break
+            move = max(move, -(lo // coef) if coef > 0 else -((limit - 1 - hi) // -coef))
+        if move:
+            first, last = first + move * inner, last + move * inner
+            own = [(lo + c * move, hi + c * move) for (lo, hi), c in zip(own, coefs, strict=True)]
+        if crosses:
+            break
+    return (first, count), own
