@@ -74,20 +74,34 @@ class _Tiles:
         self.port, self.n = config.dram_port_bytes, config.array_size
         self.a_matrix = len(a[0].view.groups) == 2
         self.c_matrix = len(c.view.groups) == 2
+        self._a: dict[tuple, Cost] = {}
+        self._b: dict[tuple, Cost] = {}
+        self._c: dict[tuple, Cost] = {}
 
-    @functools.cache  # noqa: B019 (one instance per estimate)
     def load_a(self, first: int, count: int, kk: int) -> Cost:
-        part, cols = self.k_tiles[kk]
-        rows = (first, count) if self.a_matrix else None
-        return self.a[part].cost(rows, cols, (), self.port, "a", count, self.n)
+        found = self._a.get((first, count, kk))
+        if found is None:
+            part, cols = self.k_tiles[kk]
+            rows = (first, count) if self.a_matrix else None
+            found = self._a[first, count, kk] = self.a[part].cost(rows, cols, (), self.port,
+                                                                  "a", count, self.n)
+        return found
 
-    @functools.cache  # noqa: B019
     def load_b(self, kk: int, j: int) -> Cost:
-        part, rows = self.k_tiles[kk]
-        return self.b[part].cost(rows, self.o_tiles[j], (), self.port, "b", self.n, self.n)
+        found = self._b.get((kk, j))
+        if found is None:
+            part, rows = self.k_tiles[kk]
+            found = self._b[kk, j] = self.b[part].cost(rows, self.o_tiles[j], (), self.port,
+                                                       "b", self.n, self.n)
+        return found
 
-    @functools.cache  # noqa: B019
     def store(self, first: int, count: int, j: int) -> Cost:
+        found = self._c.get((first, count, j))
+        if found is None:
+            found = self._c[first, count, j] = self._store(first, count, j)
+        return found
+
+    def _store(self, first: int, count: int, j: int) -> Cost:
         pieces = [(first, count)]
         if self.table.by_rows and self.c_matrix:
             pieces = [(r, min(self.n, first + count - r))
