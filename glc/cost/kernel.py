@@ -121,6 +121,40 @@ class _Tiles:
         count = keys * self.table.vectors
         return count, count * -(-4 * self.n // self.port), 0
 
+    def k_kinds(self, rows: int, first: int) -> list[list[int]]:
+        """The K tiles from ``first`` but the last, by kind (what the LOADs of the tile and
+        of its A slice of ``rows`` rows move), in order of first appearance."""
+        memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
+                        self.o_tiles[0], self.port, self.n, rows, first))
+        if "kinds" not in memo:
+            kinds: dict[tuple, list[int]] = {}
+            for i in range(first, len(self.k_tiles) - 1):
+                kinds.setdefault((self.load_a(0, rows, i), self.load_b(i, 0)), []).append(i)
+            memo["kinds"] = list(kinds.values())
+        return memo["kinds"]
+
+    def output_period(self, rows: int, first: int) -> int:
+        """The shortest period up to MAX_PERIOD with which the kinds of the output tiles from
+        ``first`` but the last repeat (what the tile's weights of K tile 0 and its STORE of
+        ``rows`` rows move), 1 where none does."""
+        memo = _shared(("j", self.b[self.k_tiles[0][0]], self.k_tiles[0], self.c, self.mode,
+                        self.table, self.c_matrix, self.o_tiles, self.port, self.n, rows, first))
+        if "period" not in memo:
+            kinds = [(self.load_b(0, j), self.store(0, rows, j))
+                     for j in range(first, len(self.o_tiles) - 1)]
+            memo["period"] = next((p for p in range(1, MAX_PERIOD + 1)
+                                   if all(kinds[i] == kinds[i + p]
+                                          for i in range(len(kinds) - p))), 1)
+        return memo["period"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared(key: tuple) -> dict:
+    """A memo shared by every kernel whose tiles give ``key`` (all that the memoised figure
+    depends on: the targets' tile costs, the tiles, the config): candidates of one search meet
+    the same operands again and again. Bounded: the cache drops the least used."""
+    return {}
+
 
 class _Program:
     """gemm.py's program for one shape and layout as tile operations, each DMA's costs left
@@ -309,44 +343,39 @@ def _runs(size: int, a: int, b: int) -> list[tuple[float, list[int]]]:
     return [(1 - slope, [*range(a - 1), size - 1]), (slope, [*range(b - 1), size - 1])]
 
 
-def _k_runs(size: int, a: int, b: int, tiles: _Tiles, rows: int
+def _k_runs(size: int, a: int, b: int, kinds: list[list[int]]
             ) -> list[tuple[float, list[int]]]:
-    """``_runs`` for K tiles of several kinds (what a tile's LOADs move: an NCHW conv's K
-    tiles cross a channel's taps at every offset), which the first few tiles alone
-    misrepresent (−2.8 % on a 3×3/3 conv): ``base`` plus, per kind, up to b − a middle tiles
-    of that kind, T(d) = T(base) + Σ_kind n_kind·(T(base + kind) − T(base))/added_kind. With
-    one kind this is ``_runs``; with more than MAX_KINDS the added tiles are a systematic
-    sample of the middle (evenly spaced: each kind in about its share)."""
-    kinds: dict[tuple, list[int]] = {}
-    for i in range(a - 1, size - 1):
-        kinds.setdefault((tiles.load_a(0, rows, i), tiles.load_b(i, 0)), []).append(i)
+    """``_runs`` for K tiles of several kinds (``kinds``: the middle tiles by what a tile's
+    LOADs move: an NCHW conv's K tiles cross a channel's taps at every offset), which the
+    first few tiles alone misrepresent (−2.8 % on a 3×3/3 conv): ``base`` plus, per kind, up
+    to b − a middle tiles of that kind, T(d) = T(base) + Σ_kind n_kind·(T(base + kind) −
+    T(base))/added_kind. With one kind this is ``_runs``; with more than MAX_KINDS the added
+    tiles are a systematic sample of the middle (evenly spaced: each kind in about its
+    share)."""
     if len(kinds) == 1:
         return _runs(size, a, b)
     base = [*range(a - 1), size - 1]
     middle = size - a
     if len(kinds) > MAX_KINDS:
-        kinds = {(): [a - 1 + (2 * i + 1) * middle // (2 * (b - a)) for i in range(b - a)]}
+        kinds = [[a - 1 + (2 * i + 1) * middle // (2 * (b - a)) for i in range(b - a)]]
         counts = [middle]
     else:
-        counts = [len(members) for members in kinds.values()]
+        counts = [len(members) for members in kinds]
     runs = []
-    for count, members in zip(counts, kinds.values(), strict=True):
+    for count, members in zip(counts, kinds, strict=True):
         added = members[:b - a]
         runs.append((count / len(added), sorted(base[:-1] + added) + base[-1:]))
     return [(1 - sum(w for w, _ in runs), base), *runs]
 
 
-def _periodic_runs(size: int, a: int, b: int, kind) -> list[tuple[float, list[int]]]:
-    """``_runs`` for output tiles whose kinds (``kind(i)``: what the tile's transfers move)
-    repeat with a period P > 1 — an image's rows of pixels cut 16, 16, 7 — sampled in
-    whole periods: the base run's middle tiles a multiple of P short of the dim's, the longer
-    run P·⌈(b − a)/P⌉ tiles more, so both end on the kind the dim ends on. Marginal costs per
-    kind are no good here: a j-outer tile's STORE overlaps the next tile's steps, so what a tile
-    adds depends on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs of 2 and
-    3 tiles). Where no period up to MAX_PERIOD holds, ``_runs``."""
-    kinds = [kind(i) for i in range(a - 1, size - 1)]
-    period = next((p for p in range(1, MAX_PERIOD + 1)
-                   if all(kinds[i] == kinds[i + p] for i in range(len(kinds) - p))), 1)
+def _periodic_runs(size: int, a: int, b: int, period: int) -> list[tuple[float, list[int]]]:
+    """``_runs`` for output tiles whose kinds (what the tile's transfers move) repeat with a
+    period P > 1 — an image's rows of pixels cut 16, 16, 7 — sampled in whole periods: the
+    base run's middle tiles a multiple of P short of the dim's, the longer run P·⌈(b − a)/P⌉
+    tiles more, so both end on the kind the dim ends on. Marginal costs per kind are no good
+    here: a j-outer tile's STORE overlaps the next tile's steps, so what a tile adds depends
+    on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs of 2 and 3 tiles).
+    Where no period up to MAX_PERIOD holds (``period`` 1), ``_runs``."""
     if period == 1:
         return _runs(size, a, b)
     first = a + (size - a) % period
@@ -402,17 +431,15 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
             elif tiles_k * tiles_j > BLOCK_STEPS:
                 first = max(SAMPLE, -(-BLOCK_STEPS // min(tiles_j, SPAN + PERIOD)))
                 samples[1] = (first, first + PERIOD)
-    def kind(j: int) -> tuple:
-        return tiles.load_b(0, j), tiles.store(0, rows, j)
-
     choices = []
     for dim, (size, sample) in enumerate(zip(sizes, samples, strict=True)):
         if sample is None or size <= sample[1]:
             choices.append([(1.0, list(range(size)))])
         else:
-            choices.append(_k_runs(size, *sample, tiles, rows) if dim == 1 else
-                           _periodic_runs(size, *sample, kind) if dim == 2 else
-                           _runs(size, *sample))
+            first = sample[0] - 1  # the first middle tile
+            choices.append(_k_runs(size, *sample, tiles.k_kinds(rows, first)) if dim == 1 else
+                           _periodic_runs(size, *sample, tiles.output_period(rows, first))
+                           if dim == 2 else _runs(size, *sample))
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, rows, sb, sk, sj)

@@ -82,25 +82,24 @@ def run(ops: list[Op], config: HwConfig) -> int:
     n = config.array_size
     queues: tuple[list[tuple], ...] = ([], [], [])
     issue: tuple[list[int], ...] = ([], [], [])  # per operation: its dispatch cycle + 1
-    consumer = [-1] * COUNTERS  # which unit pops each counter: a push nobody pops is dropped
     words = 0
     for op in ops:
-        for counter in op[4]:
-            consumer[counter] = op[0]
         # One word a cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle
         # after.
         queues[op[0]].append(op)
         issue[op[0]].append(words + 2)
         words += op[2]
-    pushed: list[list[int]] = [[] for _ in range(COUNTERS)]  # each sorted
+    (loads, array, stores), (load_issue, array_issue, store_issue) = queues, issue
+    n_loads, n_array, n_stores = len(loads), len(array), len(stores)
+    # Each counter's pushes, sorted (a counter nobody pops is pushed all the same: never read).
+    pushed: list[list[int]] = [[] for _ in range(COUNTERS)]
     popped = [0] * COUNTERS
     last = words + 1  # HALT dispatches in cycle `words`
     port = exec_next = stream = preload_done = free_load = free_store = 0
-    (loads, array, stores), (load_issue, array_issue, store_issue) = queues, issue
     load = head = store = 0  # each queue's next operation
     # Comparisons, not max(): a call costs more than the rest of a step.
     while True:
-        while head < len(array):  # the array, as far as the pushes it pops are known
+        while head < n_array:  # the array, as far as the pushes it pops are known
             op = array[head]
             t = array_issue[head]
             for counter in op[4]:
@@ -127,18 +126,17 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 exec_next = t + 1
                 end = preload_done = t + n
             for counter in op[5]:
-                if consumer[counter] >= 0:
-                    times = pushed[counter]
-                    if not times or times[-1] <= end:
-                        times.append(end)
-                    else:
-                        bisect.insort(times, end)
+                times = pushed[counter]
+                if not times or times[-1] <= end:
+                    times.append(end)
+                else:
+                    bisect.insort(times, end)
             if end > last:
                 last = end
             head += 1
         # The port: the LOAD or STORE that can issue first.
         at_load = at_store = _NEVER
-        if load < len(loads):
+        if load < n_loads:
             at_load = load_issue[load]
             if free_load > at_load:
                 at_load = free_load
@@ -151,7 +149,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                     break
                 if times[popped[counter]] > at_load:
                     at_load = times[popped[counter]]
-        if store < len(stores):
+        if store < n_stores:
             at_store = store_issue[store]
             if free_store > at_store:
                 at_store = free_store
@@ -166,7 +164,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                     at_store = times[popped[counter]]
         if at_load <= at_store:
             if at_load == _NEVER:
-                if head < len(array) or load < len(loads) or store < len(stores):
+                if head < n_array or load < n_loads or store < n_stores:
                     raise ValueError("the tile operations deadlock")
                 return last
             op, t = loads[load], at_load
@@ -183,11 +181,10 @@ def run(ops: list[Op], config: HwConfig) -> int:
         else:
             free_store = end
         for counter in op[5]:
-            if consumer[counter] >= 0:
-                times = pushed[counter]
-                if not times or times[-1] <= end:
-                    times.append(end)
-                else:
-                    bisect.insort(times, end)
+            times = pushed[counter]
+            if not times or times[-1] <= end:
+                times.append(end)
+            else:
+                bisect.insort(times, end)
         if end > last:
             last = end

@@ -90,71 +90,78 @@ class TileCosts:
         that keeps every coordinate the digit moves inside its bounds, where the tile itself
         keeps them inside."""
         axes = len(self.coords)
-        zero = [(0, 0)] * axes
-        matrix = rows is not None and self.rows.sizes
-        row_span = self.rows.span(*rows, axes) if matrix else zero
-        col_span = self.cols.span(*cols, axes) if self.cols.sizes else zero
+        matrix = rows is not None and self.rows.digits
+        row_lo, row_hi = self.rows.span(*rows, axes) if matrix else ([0] * axes, [0] * axes)
+        col_lo, col_hi = self.cols.span(*cols, axes) if self.cols.digits else ([0] * axes,
+                                                                                [0] * axes)
         if matrix:
-            rows, row_span = _lowest(self.rows, rows, row_span, col_span, self.coords)
-        if self.cols.sizes:
-            cols, _ = _lowest(self.cols, cols, col_span, row_span, self.coords)
+            rows = _lowest(self.rows, rows, row_lo, row_hi, col_lo, col_hi, self.coords)
+        if self.cols.digits:
+            cols = _lowest(self.cols, cols, col_lo, col_hi, row_lo, row_hi, self.coords)
         return rows, cols
 
 
 class _Group:
-    """A merged dim of a view (as transfer.py walks it): each digit's size, the indices
-    inside one index of it, and its coefficients."""
+    """A merged dim of a view (as transfer.py walks it): per digit its size, the indices
+    inside one index of it, and its (coordinate, coefficient) terms."""
 
     def __init__(self, digits):
-        self.sizes = [d.size for d in digits]
-        self.inner = [math.prod(self.sizes[i + 1:]) for i in range(len(digits))]
-        self.coefs = [d.coefs for d in digits]
+        sizes = [d.size for d in digits]
+        self.digits = [(size, math.prod(sizes[i + 1:]),
+                        [(axis, coef) for axis, coef in enumerate(d.coefs) if coef])
+                       for i, (size, d) in enumerate(zip(sizes, digits, strict=True))]
 
-    def span(self, first: int, count: int, axes: int) -> list[tuple[int, int]]:
+    def span(self, first: int, count: int, axes: int) -> tuple[list[int], list[int]]:
         """Per coordinate, the least and greatest Σ coef·index over a box holding the range:
         the digits outside the first one the range's ends differ in fixed, that one from end
         to end, the inner ones whole (the range itself where it is a box)."""
         last = first + count - 1
-        spans = [[0, 0] for _ in range(axes)]
+        lows, highs = [0] * axes, [0] * axes
         varying = False
-        for size, inner, coefs in zip(self.sizes, self.inner, self.coefs, strict=True):
-            lo, hi = first // inner % size, last // inner % size
+        for size, inner, terms in self.digits:
             if varying:
                 lo, hi = 0, size - 1
-            varying = varying or lo != hi
-            for axis, coef in enumerate(coefs):
-                if coef:
-                    low, high = (coef * lo, coef * hi) if coef > 0 else (coef * hi, coef * lo)
-                    spans[axis][0] += low
-                    spans[axis][1] += high
-        return [(lo, hi) for lo, hi in spans]
+            else:
+                lo, hi = first // inner % size, last // inner % size
+                varying = lo != hi
+            for axis, coef in terms:
+                if coef > 0:
+                    lows[axis] += coef * lo
+                    highs[axis] += coef * hi
+                else:
+                    lows[axis] += coef * hi
+                    highs[axis] += coef * lo
+        return lows, highs
 
 
-def _lowest(group: _Group, tile: Range, own: list[tuple[int, int]],
-            other: list[tuple[int, int]], coords) -> tuple[Range, list[tuple[int, int]]]:
+def _lowest(group: _Group, tile: Range, lows: list[int], highs: list[int],
+            other_lows: list[int], other_highs: list[int], coords) -> Range:
     """The range ``tile`` of ``group`` moved down along each of its digits, outermost first,
     as far as its boxes stay the same (inside the index of the outer digits it lies in: the
     digits down to the first one its ends differ in) and the tile stays inside the bounds of
-    every coordinate the digit moves (``own`` the range's span, ``other`` the other range's);
-    not along a digit where the tile leaves such a bound. With the moved range's span."""
+    every coordinate the digit moves (``lows``, ``highs`` the range's span, moved with it;
+    ``other_…`` the other range's); not along a digit where the tile leaves such a bound."""
     first, count = tile
     last = first + count - 1
-    for size, inner, coefs in zip(group.sizes, group.inner, group.coefs, strict=True):
+    for size, inner, terms in group.digits:
         index = first // inner % size
         crosses = index != last // inner % size
         move = -index
-        for (origin, limit), coef, (lo, hi), (olo, ohi) in zip(coords, coefs, own, other,
-                                                               strict=True):
-            if not coef:
-                continue
-            lo, hi = origin + lo + olo, origin + hi + ohi
+        for axis, coef in terms:
+            origin, limit = coords[axis]
+            lo = origin + lows[axis] + other_lows[axis]
+            hi = origin + highs[axis] + other_highs[axis]
             if lo < 0 or hi >= limit:
                 move = 0
                 break
-            move = max(move, -(lo // coef) if coef > 0 else -((limit - 1 - hi) // -coef))
+            bound = -(lo // coef) if coef > 0 else -((limit - 1 - hi) // -coef)
+            if bound > move:
+                move = bound
         if move:
             first, last = first + move * inner, last + move * inner
-            own = [(lo + c * move, hi + c * move) for (lo, hi), c in zip(own, coefs, strict=True)]
+            for axis, coef in terms:
+                lows[axis] += coef * move
+                highs[axis] += coef * move
         if crosses:
             break
-    return (first, count), own
+    return first, count
