@@ -21,11 +21,21 @@ import math
 
 from glc.cost.pipeline import Dma
 from glc.isa.cycles import _transpose_end
-from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
+from glc.isa.fields import BY_NAME
+from glc.lower.transfer import (
+    OperandUnexpressible,
+    Target,
+    Unexpressible,
+    piece_transfers,
+    pieces,
+    transfers,
+    transposed_blocks,
+)
 from glc.lower.view import merge
 
 Range = tuple[int, int]  # (first index, count)
 Cost = tuple[int, int, int]  # a tile's DMA: instructions, beats, tail (Dma's fields)
+_ROWS = 1 << next(f.width for f in BY_NAME["load"].fields if f.name == "row")  # local rows
 
 
 def dma(target: Target, rows: Range | None, cols: Range, fields: dict[str, int], port: int,
@@ -37,6 +47,11 @@ def dma(target: Target, rows: Range | None, cols: Range, fields: dict[str, int],
         found = transfers(target, rows, cols, 0, fields, room)
     except Unexpressible as error:
         raise OperandUnexpressible(which, str(error)) from None
+    return _moved(found, fields, port, n)
+
+
+def _moved(found: list[dict[str, int]], fields: dict[str, int], port: int, n: int) -> Dma:
+    """The cost of the transfers ``found`` (their field values), one after the other."""
     wide = fields.get("acc") or fields.get("raw")
     total = Dma(0, 0)
     for values in found:
@@ -68,6 +83,7 @@ class TileCosts:
         self.cols = _Group(merge(view.groups[-1]))
         self.found: dict[tuple, Cost] = {}  # per tile as asked
         self.canonical: dict[tuple, Cost] = {}  # per canonical tile
+        self.pieces: dict[tuple, Dma] = {}  # per canonical piece of a transposing tile
 
     def cost(self, rows: Range | None, cols: Range, fields: tuple, port: int, which: str,
              room: int | None = None, n: int = 0) -> Cost:
@@ -80,10 +96,37 @@ class TileCosts:
             same = (rows, cols, fields, port, which, room, n)
             found = self.canonical.get(same)
             if found is None:
-                moved = dma(self.target, rows, cols, dict(fields), port, which, room, n)
+                moved = self._by_pieces(rows, cols, fields, port, which, room, n) \
+                    if self.target.transpose and rows is not None and rows[1] + n <= _ROWS \
+                    else dma(self.target, rows, cols, dict(fields), port, which, room, n)
                 found = self.canonical[same] = (moved.instructions, moved.beats, moved.tail)
             self.found[key] = found
         return found
+
+    def _by_pieces(self, rows: Range, cols: Range, fields: tuple, port: int, which: str,
+                   room: int | None, n: int) -> Dma:
+        """A transposing tile's cost as transfer.py moves it, its blocks whole or else piece
+        by piece, each piece (a tile of N rows itself) costed as its canonical shift: a large
+        tile's pieces are mostly alike (each piece's local row only sets its ``row`` field,
+        which every row of the tile fits in)."""
+        room = rows[1] if room is None else room
+        try:
+            whole = transposed_blocks(self.target, rows, cols, 0, dict(fields), room)
+            if whole is not None:
+                return _moved(whole, dict(fields), port, n)
+            total = Dma(0, 0)
+            for start, piece, fits in pieces(self.target, rows, room):
+                piece, at = self.shifted(piece, cols)
+                key = (piece, at, fields, fits, port, n)
+                found = self.pieces.get(key)
+                if found is None:
+                    found = self.pieces[key] = _moved(
+                        piece_transfers(self.target, piece, at, start, dict(fields), fits),
+                        dict(fields), port, n)
+                total = total + found
+            return total
+        except Unexpressible as error:
+            raise OperandUnexpressible(which, str(error)) from None
 
     def shifted(self, rows: Range | None, cols: Range) -> tuple[Range | None, Range]:
         """The tile as its lowest shift along each digit of its rows, then of its columns,

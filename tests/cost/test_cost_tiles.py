@@ -63,3 +63,24 @@ def test_every_tile_costs_what_its_canonical_shift_costs(conv, transpose):
 def replace_groups(view: View) -> View:
     """The transposed view (the image as B, its pixels the columns)."""
     return View(view.buffer, view.offset, view.groups[::-1], view.coords, view.fill)
+
+
+@pytest.mark.parametrize("conv", CONVS)
+def test_a_transposing_tile_costs_what_its_transfers_cost(conv):
+    """TileCosts costs a transposing tile piece by piece, each piece as its canonical shift:
+    the cost of the whole tile's transfers, decoded at once."""
+    target = Target(_im2col(*conv), 0, 1, N)
+    costs = TileCosts(target)
+    size = 1
+    for d in merge(target.view.groups[0]):
+        size *= d.size
+    for count in (N, 3 * N, size // 2, size):
+        for first in range(0, size - count + 1, max(1, count // 3)):
+            for cols in tiles([d.size for d in merge(target.view.groups[-1])], N):
+                whole = _outcome(target, (first, count), cols, count)
+                try:
+                    found = costs.cost((first, count), cols, (), PORT, "a", count, N)
+                except OperandUnexpressible as error:
+                    found = str(error)
+                assert found == (whole if isinstance(whole, str) else
+                                 (whole.instructions, whole.beats, whole.tail)), (first, cols)
