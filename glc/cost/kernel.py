@@ -121,7 +121,7 @@ class _Tiles:
         count = keys * self.table.vectors
         return count, count * -(-4 * self.n // self.port), 0
 
-    def k_kinds(self, rows: int, first: int) -> list[list[int]]:
+    def k_kinds(self, rows: int, first: int) -> tuple[list[int], ...]:
         """The K tiles from ``first`` but the last, by kind (what the LOADs of the tile and
         of its A slice of ``rows`` rows move), in order of first appearance."""
         memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
@@ -130,7 +130,7 @@ class _Tiles:
             kinds: dict[tuple, list[int]] = {}
             for i in range(first, len(self.k_tiles) - 1):
                 kinds.setdefault((self.load_a(0, rows, i), self.load_b(i, 0)), []).append(i)
-            memo["kinds"] = list(kinds.values())
+            memo["kinds"] = tuple(kinds.values())
         return memo["kinds"]
 
     def output_period(self, rows: int, first: int) -> int:
@@ -164,23 +164,16 @@ class _Program:
     tile) or ("table", rows of C, columns). Hashed by identity: memoised per shape
     (``_program``), so a search's runs of one shape share it and their cycles (``_cycles``)."""
 
-    def __init__(self) -> None:
-        self.ops: list = []
-        self.dmas: list[tuple[int, int, int, tuple, tuple]] = []
-        self.tiles: list[tuple] = []
-        self._index: dict[tuple, int] = {}
-
-    def dma(self, unit: int, tile: tuple, pops: tuple, pushes: tuple) -> None:
-        index = self._index.setdefault(tile, len(self.tiles))
-        if index == len(self.tiles):
-            self.tiles.append(tile)
-        self.dmas.append((len(self.ops), unit, index, pops, pushes))
-        self.ops.append(None)
+    def __init__(self, ops: tuple, dmas: tuple[tuple[int, int, int, tuple, tuple], ...],
+                 tiles: tuple[tuple, ...]):
+        # Tuples, not lists: the cyclic GC stops walking a tuple of atoms, and hundreds of
+        # programs stay memoised.
+        self.ops, self.dmas, self.tiles = ops, dmas, tiles
 
     def instantiate(self, costs: list[tuple[int, int, int]]) -> list[Op]:
         """The operations with each DMA's (instructions, beats, tail) from ``costs`` (per tile,
         in ``tiles``' order); plain tuples in Op's field order: the search builds millions."""
-        ops = self.ops.copy()
+        ops = list(self.ops)
         for at, unit, index, pops, pushes in self.dmas:
             instructions, beats, tail = costs[index]
             ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail)
@@ -202,23 +195,31 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
     total = len(steps)
     k_outer = layout.order == "k-outer"
     last_kk = k // n - 1
-    program = _Program()
+    preload = (EXEC, PRELOAD, 1, n, _LD2EX, (), 0)
+    ops: list = []
+    dmas: list[tuple[int, int, int, tuple, tuple]] = []
+    tiles: dict[tuple, int] = {}  # each tile's index, in order of first use
+
+    def dma(unit: int, tile: tuple, pops: tuple, pushes: tuple) -> None:
+        dmas.append((len(ops), unit, tiles.setdefault(tile, len(tiles)), pops, pushes))
+        ops.append(None)
+
     if table:
-        program.dma(LOAD, ("table", m, n_out), (), ())
+        dma(LOAD, ("table", m, n_out), (), ())
 
     def load_step(s: int) -> None:
         mb, kk, j = steps[s]
         weights = ("b", kk, j)
         if s == 0:
-            program.dma(LOAD, weights, (), ())
+            dma(LOAD, weights, (), ())
             for c in range(chunks):
-                program.dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
+                dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
             return
         pop = _EX2LD if s >= depth else ()
         for slice_mb, slice_kk in slice_step.get(s, ()):
-            program.dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), pop, ())
+            dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), pop, ())
             pop = ()
-        program.dma(LOAD, weights, pop, _LD2EX)
+        dma(LOAD, weights, pop, _LD2EX)
 
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
@@ -228,17 +229,17 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
             tile = mb * tiles_j + j
             wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
         last_k = kk == last_kk
-        program.ops.append((EXEC, PRELOAD, 1, n, _LD2EX, (), 0))
+        ops.append(preload)
         for c in range(chunks):
             pops = (_LD2EX if s == 0 and c else ()) + (_ST2EX if c == 0 and kk == 0 and wait
                                                        else ())
             pushes = (_EX2LD if c == chunks - 1 and s + depth < total else ()) + \
                 (_EX2ST if last_k else ())
-            program.ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
+            ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
         if last_k:
             for c in range(chunks):
-                program.dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,
-                            _ST2EX if c == chunks - 1 and frees else ())
+                dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,
+                    _ST2EX if c == chunks - 1 and frees else ())
 
     ahead = depth - 1
     for s in range(min(ahead, total)):
@@ -247,7 +248,7 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
         if s + ahead < total:
             load_step(s + ahead)
         exec_step(s)
-    return program
+    return _Program(tuple(ops), tuple(dmas), tuple(tiles))
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -343,7 +344,7 @@ def _runs(size: int, a: int, b: int) -> list[tuple[float, list[int]]]:
     return [(1 - slope, [*range(a - 1), size - 1]), (slope, [*range(b - 1), size - 1])]
 
 
-def _k_runs(size: int, a: int, b: int, kinds: list[list[int]]
+def _k_runs(size: int, a: int, b: int, kinds: tuple[list[int], ...]
             ) -> list[tuple[float, list[int]]]:
     """``_runs`` for K tiles of several kinds (``kinds``: the middle tiles by what a tile's
     LOADs move: an NCHW conv's K tiles cross a channel's taps at every offset), which the
@@ -357,7 +358,7 @@ def _k_runs(size: int, a: int, b: int, kinds: list[list[int]]
     base = [*range(a - 1), size - 1]
     middle = size - a
     if len(kinds) > MAX_KINDS:
-        kinds = [[a - 1 + (2 * i + 1) * middle // (2 * (b - a)) for i in range(b - a)]]
+        kinds = ([a - 1 + (2 * i + 1) * middle // (2 * (b - a)) for i in range(b - a)],)
         counts = [middle]
     else:
         counts = [len(members) for members in kinds]

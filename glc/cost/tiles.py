@@ -150,9 +150,9 @@ class _Group:
 
     def __init__(self, digits):
         sizes = [d.size for d in digits]
-        self.digits = [(size, math.prod(sizes[i + 1:]),
-                        [(axis, coef) for axis, coef in enumerate(d.coefs) if coef])
-                       for i, (size, d) in enumerate(zip(sizes, digits, strict=True))]
+        self.digits = tuple((size, math.prod(sizes[i + 1:]),
+                             tuple((axis, coef) for axis, coef in enumerate(d.coefs) if coef))
+                            for i, (size, d) in enumerate(zip(sizes, digits, strict=True)))
 
     def span(self, first: int, count: int, axes: int) -> tuple[list[int], list[int]]:
         """Per coordinate, the least and greatest Σ coef·index over a box holding the range:
