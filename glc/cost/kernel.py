@@ -307,20 +307,23 @@ class _Selected:
         self.tiles, self.rows = tiles, rows
         self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
 
-    def _row(self, first: int) -> int:
-        block, offset = divmod(first, self.rows)
-        return self.blocks[block] * self.rows + offset
-
-    def cost(self, tile: tuple) -> Cost:
-        """The cost of a _Program's tile."""
-        what = tile[0]
-        if what == "b":
-            return self.tiles.load_b(self.k_tiles[tile[1]], self.o_tiles[tile[2]])
-        if what == "a":
-            return self.tiles.load_a(self._row(tile[1]), tile[2], self.k_tiles[tile[3]])
-        if what == "c":
-            return self.tiles.store(self._row(tile[1]), tile[2], self.o_tiles[tile[3]])
-        return self.tiles.load_table(tile[1], tile[2])
+    def costs(self, tiles: tuple[tuple, ...]) -> tuple[Cost, ...]:
+        """The costs of a _Program's tiles (one loop: a search costs millions)."""
+        rows, blocks, k_tiles, o_tiles = self.rows, self.blocks, self.k_tiles, self.o_tiles
+        load_a, load_b, store = self.tiles.load_a, self.tiles.load_b, self.tiles.store
+        found = []
+        for tile in tiles:
+            what = tile[0]
+            if what == "b":
+                found.append(load_b(k_tiles[tile[1]], o_tiles[tile[2]]))
+            elif what == "table":
+                found.append(self.tiles.load_table(tile[1], tile[2]))
+            else:
+                block, offset = divmod(tile[1], rows)
+                first = blocks[block] * rows + offset
+                found.append(load_a(first, tile[2], k_tiles[tile[3]]) if what == "a" else
+                             store(first, tile[2], o_tiles[tile[3]]))
+        return tuple(found)
 
 
 SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; _extrapolated)
@@ -446,5 +449,5 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
         small = _Selected(tiles, rows, sb, sk, sj)
         program = _program(len(sb) * rows, len(sk) * n, len(sj) * n, n, layout,
                            bool(tiles.table.vectors))
-        total += wb * wk * wj * _cycles(program, tuple(map(small.cost, program.tiles)), config)
+        total += wb * wk * wj * _cycles(program, small.costs(program.tiles), config)
     return round(total)
