@@ -4,9 +4,10 @@
 without building it: the blocking gemm.py would choose (``_plan``), its steps and the load step
 of each A slice (``step_plan``), and per tile the instructions and DRAM beats of the transfers
 the operand's view needs (glc/lower/transfer.py), run through the tile-level pipeline model
-(glc/cost/pipeline.py). Tile costs are memoised per tile, kernel estimates per signature (the
-operands' views and the config), so extraction and every choice of the lowering (orientation,
-step order) cost a candidate once.
+(glc/cost/pipeline.py). Tile costs are memoised per target and canonical tile (glc/cost/tiles.py),
+gemm.py's program per shape and each run of it per tile costs, kernel estimates per signature
+(the operands' views and the config), so extraction and every choice of the lowering
+(orientation, step order) cost a candidate once and share most of its runs and tiles.
 """
 
 from __future__ import annotations
