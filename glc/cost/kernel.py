@@ -4,9 +4,10 @@
 without building it: the blocking gemm.py would choose (``_plan``), its steps and the load step
 of each A slice (``step_plan``), and per tile the instructions and DRAM beats of the transfers
 the operand's view needs (glc/lower/transfer.py), run through the tile-level pipeline model
-(glc/cost/pipeline.py). Tile costs are memoised per tile, kernel estimates per signature (the
-operands' views and the config), so extraction and every choice of the lowering (orientation,
-step order) cost a candidate once.
+(glc/cost/pipeline.py). Tile costs are memoised per target and canonical tile (glc/cost/tiles.py),
+gemm.py's program per shape and each run of it per tile costs, kernel estimates per signature
+(the operands' views and the config), so extraction and every choice of the lowering
+(orientation, step order) cost a candidate once and share most of its runs and tiles.
 """
 
 from __future__ import annotations
@@ -27,15 +28,14 @@ from glc.cost.pipeline import (
     PRELOAD,
     ST2EX,
     STORE,
-    Dma,
     Op,
     run,
 )
+from glc.cost.tiles import Cost, tile_costs
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.cycles import _transpose_end
 from glc.isa.gemm import GemmLayout, MatrixRows, _plan, step_plan
-from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
+from glc.lower.transfer import Target
 
 ORDERS = ("k-outer", "j-outer")
 
@@ -63,88 +63,132 @@ class Estimate:
     block_rows: int  # the block of A rows (gemm.py's Mb)
 
 
-def dma(target: Target, rows, cols, fields: dict[str, int], port: int, which: str,
-        room: int | None = None, n: int = 0) -> Dma:
-    """The instructions, beats and tail of moving one tile of operand ``which`` (transfer.py's
-    transfers, writing at most ``room`` local rows, N = ``n``); OperandUnexpressible when its
-    view cannot be walked, as build_kernel says. Memoised per tile: the candidates of a
-    schedule search share most of their tiles."""
-    return _dma(target, rows, cols, tuple(sorted(fields.items())), port, which, room, n)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _dma(target: Target, rows, cols, field_items: tuple, port: int, which: str,
-         room: int | None, n: int) -> Dma:
-    fields = dict(field_items)
-    try:
-        found = transfers(target, rows, cols, 0, fields, room)
-    except Unexpressible as error:
-        raise OperandUnexpressible(which, str(error)) from None
-    wide = fields.get("acc") or fields.get("raw")
-    total = Dma(0, 0)
-    for values in found:
-        counts = [values.get(f"count{k}", 1) for k in range(4)]
-        span = values["run"] * (4 if wide else 1 << values.get("step", 0))
-        moved = math.prod(counts) * -(-span // port)
-        tail = 0
-        if values.get("transpose"):
-            local_rows = math.prod(counts[values["inner"]:])
-            tail = _transpose_end(local_rows, moved, 0, n) - (1 + moved)
-        total = total + Dma(1, moved, tail)
-    return total
-
-
 class _Tiles:
-    """The tile costs of one kernel, memoised per tile."""
+    """The tile costs of one kernel, memoised per tile (and per target across kernels:
+    glc/cost/tiles.py)."""
 
     def __init__(self, a: tuple[Target, ...], b: tuple[Target, ...], c: Target, mode: dict,
                  k_tiles, o_tiles, config: HwConfig, table: TableCost):
-        self.a, self.b, self.c, self.mode, self.table = a, b, c, mode, table
+        self.a, self.b = [tile_costs(t) for t in a], [tile_costs(t) for t in b]
+        self.c, self.mode, self.table = tile_costs(c), tuple(sorted(mode.items())), table
         self.k_tiles, self.o_tiles = k_tiles, o_tiles
         self.port, self.n = config.dram_port_bytes, config.array_size
         self.a_matrix = len(a[0].view.groups) == 2
         self.c_matrix = len(c.view.groups) == 2
+        self._a: dict[tuple, Cost] = {}
+        self._b: dict[tuple, Cost] = {}
+        self._c: dict[tuple, Cost] = {}
 
-    @functools.cache  # noqa: B019 (one instance per estimate)
-    def load_a(self, first: int, count: int, kk: int) -> Dma:
-        rows = (first, count) if self.a_matrix else None
-        part, cols = self.k_tiles[kk]
-        return dma(self.a[part], rows, cols, {}, self.port, "a", count, self.n)
+    def load_a(self, first: int, count: int, kk: int) -> Cost:
+        found = self._a.get((first, count, kk))
+        if found is None:
+            part, cols = self.k_tiles[kk]
+            rows = (first, count) if self.a_matrix else None
+            found = self._a[first, count, kk] = self.a[part].cost(rows, cols, (), self.port,
+                                                                  "a", count, self.n)
+        return found
 
-    @functools.cache  # noqa: B019
-    def load_b(self, kk: int, j: int) -> Dma:
-        part, rows = self.k_tiles[kk]
-        return dma(self.b[part], rows, self.o_tiles[j], {}, self.port, "b", self.n, self.n)
+    def load_b(self, kk: int, j: int) -> Cost:
+        found = self._b.get((kk, j))
+        if found is None:
+            part, rows = self.k_tiles[kk]
+            found = self._b[kk, j] = self.b[part].cost(rows, self.o_tiles[j], (), self.port,
+                                                       "b", self.n, self.n)
+        return found
 
-    @functools.cache  # noqa: B019
-    def store(self, first: int, count: int, j: int) -> Dma:
+    def store(self, first: int, count: int, j: int) -> Cost:
+        found = self._c.get((first, count, j))
+        if found is None:
+            found = self._c[first, count, j] = self._store(first, count, j)
+        return found
+
+    def _store(self, first: int, count: int, j: int) -> Cost:
         pieces = [(first, count)]
         if self.table.by_rows and self.c_matrix:
             pieces = [(r, min(self.n, first + count - r))
                       for r in range(first, first + count, self.n)]
-        total = Dma(0, 0)
+        instructions = beats = 0
         for part in pieces:
-            found = dma(self.c, part if self.c_matrix else None, self.o_tiles[j], self.mode,
-                        self.port, "c")
+            found, moved, _ = self.c.cost(part if self.c_matrix else None, self.o_tiles[j],
+                                          self.mode, self.port, "c")
             # Each STORE's set-up cycles for the table rows it reads hold the port like beats.
-            total = total + Dma(found.instructions,
-                                found.beats + self.table.vectors * found.instructions)
-        return total
+            instructions += found
+            beats += moved + self.table.vectors * found
+        return instructions, beats, 0
 
-    def load_table(self, m: int, n_out: int) -> Dma:
+    def load_table(self, m: int, n_out: int) -> Cost:
         """The table's LOADs (one a row of N int32) for ``m`` rows of C in ``n_out`` columns."""
         keys = -(-m // self.n) if self.table.by_rows else n_out // self.n
         count = keys * self.table.vectors
-        return Dma(count, count * -(-4 * self.n // self.port))
+        return count, count * -(-4 * self.n // self.port), 0
+
+    def k_kinds(self, rows: int, first: int) -> tuple[list[int], ...]:
+        """The K tiles from ``first`` but the last, by kind (what the LOADs of the tile and
+        of its A slice of ``rows`` rows move), in order of first appearance."""
+        memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
+                        self.o_tiles[0], self.port, self.n, rows, first))
+        if "kinds" not in memo:
+            kinds: dict[tuple, list[int]] = {}
+            for i in range(first, len(self.k_tiles) - 1):
+                kinds.setdefault((self.load_a(0, rows, i), self.load_b(i, 0)), []).append(i)
+            memo["kinds"] = tuple(kinds.values())
+        return memo["kinds"]
+
+    def output_period(self, rows: int, first: int) -> int:
+        """The shortest period up to MAX_PERIOD with which the kinds of the output tiles from
+        ``first`` but the last repeat (what the tile's weights of K tile 0 and its STORE of
+        ``rows`` rows move), 1 where none does."""
+        memo = _shared(("j", self.b[self.k_tiles[0][0]], self.k_tiles[0], self.c, self.mode,
+                        self.table, self.c_matrix, self.o_tiles, self.port, self.n, rows, first))
+        if "period" not in memo:
+            kinds = [(self.load_b(0, j), self.store(0, rows, j))
+                     for j in range(first, len(self.o_tiles) - 1)]
+            memo["period"] = next((p for p in range(1, MAX_PERIOD + 1)
+                                   if all(kinds[i] == kinds[i + p]
+                                          for i in range(len(kinds) - p))), 1)
+        return memo["period"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared(key: tuple) -> dict:
+    """A memo shared by every kernel whose tiles give ``key`` (all that the memoised figure
+    depends on: the targets' tile costs, the tiles, the config): candidates of one search meet
+    the same operands again and again. Bounded: the cache drops the least used."""
+    return {}
+
+
+class _Program:
+    """gemm.py's program for one shape and layout as tile operations, each DMA's costs left
+    out: ``ops`` in program order, a DMA as its position, its tile's index in ``tiles`` and its
+    unit and tokens, every other operation as it is; ``tiles`` the tiles the DMAs move, as
+    ("a", first row, rows, K tile), ("b", K tile, output tile), ("c", first row, rows, output
+    tile) or ("table", rows of C, columns). Hashed by identity: memoised per shape
+    (``_program``), so a search's runs of one shape share it and their cycles (``_cycles``)."""
+
+    def __init__(self, ops: tuple, dmas: tuple[tuple[int, int, int, tuple, tuple], ...],
+                 tiles: tuple[tuple, ...]):
+        # Tuples, not lists: the cyclic GC stops walking a tuple of atoms, and hundreds of
+        # programs stay memoised.
+        self.ops, self.dmas, self.tiles = ops, dmas, tiles
+
+    def instantiate(self, costs: list[tuple[int, int, int]]) -> list[Op]:
+        """The operations with each DMA's (instructions, beats, tail) from ``costs`` (per tile,
+        in ``tiles``' order); plain tuples in Op's field order: the search builds millions."""
+        ops = list(self.ops)
+        for at, unit, index, pops, pushes in self.dmas:
+            instructions, beats, tail = costs[index]
+            ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail)
+        return ops
 
 
 # gemm.py's dependency tokens as pop and push tuples.
 _LD2EX, _EX2LD, _EX2ST, _ST2EX = (LD2EX,), (EX2LD,), (EX2ST,), (ST2EX,)
 
 
-def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Tiles) -> list[Op]:
-    """gemm.py's program for the layout as tile operations, in its program order (plain
-    tuples in Op's field order: the search builds millions)."""
+@functools.lru_cache(maxsize=1024)
+def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool) -> _Program:
+    """gemm.py's program for the layout (``table``: with the table rows as its first LOADs)
+    as a _Program, in its program order (``step_plan``, shared with the emitter)."""
     steps, slice_step = step_plan(m, k, n_out, n, layout)
     depth, chunks, rows = layout.weight_buffers, layout.chunks, layout.block_rows
     blocks, tiles_j = m // rows, n_out // n
@@ -152,26 +196,31 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
     total = len(steps)
     k_outer = layout.order == "k-outer"
     last_kk = k // n - 1
-    ops: list[Op] = []
-    if tiles.table.vectors:  # the table rows are the kernel's first LOADs
-        found = tiles.load_table(m, n_out)
-        ops.append((LOAD, DMA, found.instructions, found.beats, (), (), 0))
+    preload = (EXEC, PRELOAD, 1, n, _LD2EX, (), 0)
+    ops: list = []
+    dmas: list[tuple[int, int, int, tuple, tuple]] = []
+    tiles: dict[tuple, int] = {}  # each tile's index, in order of first use
+
+    def dma(unit: int, tile: tuple, pops: tuple, pushes: tuple) -> None:
+        dmas.append((len(ops), unit, tiles.setdefault(tile, len(tiles)), pops, pushes))
+        ops.append(None)
+
+    if table:
+        dma(LOAD, ("table", m, n_out), (), ())
 
     def load_step(s: int) -> None:
         mb, kk, j = steps[s]
-        weights = tiles.load_b(kk, j)
+        weights = ("b", kk, j)
         if s == 0:
-            ops.append((LOAD, DMA, weights.instructions, weights.beats, (), (), weights.tail))
+            dma(LOAD, weights, (), ())
             for c in range(chunks):
-                found = tiles.load_a(c * chunk, chunk, 0)
-                ops.append((LOAD, DMA, found.instructions, found.beats, (), _LD2EX, found.tail))
+                dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
             return
         pop = _EX2LD if s >= depth else ()
         for slice_mb, slice_kk in slice_step.get(s, ()):
-            found = tiles.load_a(slice_mb * rows, rows, slice_kk)
-            ops.append((LOAD, DMA, found.instructions, found.beats, pop, (), found.tail))
+            dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), pop, ())
             pop = ()
-        ops.append((LOAD, DMA, weights.instructions, weights.beats, pop, _LD2EX, weights.tail))
+        dma(LOAD, weights, pop, _LD2EX)
 
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
@@ -181,7 +230,7 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
             tile = mb * tiles_j + j
             wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
         last_k = kk == last_kk
-        ops.append((EXEC, PRELOAD, 1, n, _LD2EX, (), 0))
+        ops.append(preload)
         for c in range(chunks):
             pops = (_LD2EX if s == 0 and c else ()) + (_ST2EX if c == 0 and kk == 0 and wait
                                                        else ())
@@ -190,9 +239,8 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
             ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
         if last_k:
             for c in range(chunks):
-                found = tiles.store(mb * rows + c * chunk, chunk, j)
-                ops.append((STORE, DMA, found.instructions, found.beats, _EX2ST,
-                            _ST2EX if c == chunks - 1 and frees else (), 0))
+                dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,
+                    _ST2EX if c == chunks - 1 and frees else ())
 
     ahead = depth - 1
     for s in range(min(ahead, total)):
@@ -201,7 +249,14 @@ def gemm_ops(m: int, k: int, n_out: int, n: int, layout: GemmLayout, tiles: _Til
         if s + ahead < total:
             load_step(s + ahead)
         exec_step(s)
-    return ops
+    return _Program(tuple(ops), tuple(dmas), tuple(tiles))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _cycles(program: _Program, costs: tuple[tuple[int, int, int], ...], config: HwConfig) -> int:
+    """The cycles of ``program`` with these tile costs: the search meets the same run again
+    and again (the same tiles in another candidate, or the same candidate's other order)."""
+    return run(program.instantiate(costs), config)
 
 
 def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
@@ -250,24 +305,26 @@ class _Selected:
     dim of the small kernel is tile ``select[i]`` of the real one."""
 
     def __init__(self, tiles: _Tiles, rows: int, blocks, k_tiles, o_tiles):
-        self.tiles, self.rows, self.table = tiles, rows, tiles.table
+        self.tiles, self.rows = tiles, rows
         self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
 
-    def _row(self, first: int) -> int:
-        block, offset = divmod(first, self.rows)
-        return self.blocks[block] * self.rows + offset
-
-    def load_a(self, first: int, count: int, kk: int) -> Dma:
-        return self.tiles.load_a(self._row(first), count, self.k_tiles[kk])
-
-    def load_b(self, kk: int, j: int) -> Dma:
-        return self.tiles.load_b(self.k_tiles[kk], self.o_tiles[j])
-
-    def store(self, first: int, count: int, j: int) -> Dma:
-        return self.tiles.store(self._row(first), count, self.o_tiles[j])
-
-    def load_table(self, m: int, n_out: int) -> Dma:
-        return self.tiles.load_table(m, n_out)
+    def costs(self, tiles: tuple[tuple, ...]) -> tuple[Cost, ...]:
+        """The costs of a _Program's tiles (one loop: a search costs millions)."""
+        rows, blocks, k_tiles, o_tiles = self.rows, self.blocks, self.k_tiles, self.o_tiles
+        load_a, load_b, store = self.tiles.load_a, self.tiles.load_b, self.tiles.store
+        found = []
+        for tile in tiles:
+            what = tile[0]
+            if what == "b":
+                found.append(load_b(k_tiles[tile[1]], o_tiles[tile[2]]))
+            elif what == "table":
+                found.append(self.tiles.load_table(tile[1], tile[2]))
+            else:
+                block, offset = divmod(tile[1], rows)
+                first = blocks[block] * rows + offset
+                found.append(load_a(first, tile[2], k_tiles[tile[3]]) if what == "a" else
+                             store(first, tile[2], o_tiles[tile[3]]))
+        return tuple(found)
 
 
 SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; _extrapolated)
@@ -291,44 +348,39 @@ def _runs(size: int, a: int, b: int) -> list[tuple[float, list[int]]]:
     return [(1 - slope, [*range(a - 1), size - 1]), (slope, [*range(b - 1), size - 1])]
 
 
-def _k_runs(size: int, a: int, b: int, tiles: _Tiles, rows: int
+def _k_runs(size: int, a: int, b: int, kinds: tuple[list[int], ...]
             ) -> list[tuple[float, list[int]]]:
-    """``_runs`` for K tiles of several kinds (what a tile's LOADs move: an NCHW conv's K
-    tiles cross a channel's taps at every offset), which the first few tiles alone
-    misrepresent (−2.8 % on a 3×3/3 conv): ``base`` plus, per kind, up to b − a middle tiles
-    of that kind, T(d) = T(base) + Σ_kind n_kind·(T(base + kind) − T(base))/added_kind. With
-    one kind this is ``_runs``; with more than MAX_KINDS the added tiles are a systematic
-    sample of the middle (evenly spaced: each kind in about its share)."""
-    kinds: dict[tuple, list[int]] = {}
-    for i in range(a - 1, size - 1):
-        kinds.setdefault((tiles.load_a(0, rows, i), tiles.load_b(i, 0)), []).append(i)
+    """``_runs`` for K tiles of several kinds (``kinds``: the middle tiles by what a tile's
+    LOADs move: an NCHW conv's K tiles cross a channel's taps at every offset), which the
+    first few tiles alone misrepresent (−2.8 % on a 3×3/3 conv): ``base`` plus, per kind, up
+    to b − a middle tiles of that kind, T(d) = T(base) + Σ_kind n_kind·(T(base + kind) −
+    T(base))/added_kind. With one kind this is ``_runs``; with more than MAX_KINDS the added
+    tiles are a systematic sample of the middle (evenly spaced: each kind in about its
+    share)."""
     if len(kinds) == 1:
         return _runs(size, a, b)
     base = [*range(a - 1), size - 1]
     middle = size - a
     if len(kinds) > MAX_KINDS:
-        kinds = {(): [a - 1 + (2 * i + 1) * middle // (2 * (b - a)) for i in range(b - a)]}
+        kinds = ([a - 1 + (2 * i + 1) * middle // (2 * (b - a)) for i in range(b - a)],)
         counts = [middle]
     else:
-        counts = [len(members) for members in kinds.values()]
+        counts = [len(members) for members in kinds]
     runs = []
-    for count, members in zip(counts, kinds.values(), strict=True):
+    for count, members in zip(counts, kinds, strict=True):
         added = members[:b - a]
         runs.append((count / len(added), sorted(base[:-1] + added) + base[-1:]))
     return [(1 - sum(w for w, _ in runs), base), *runs]
 
 
-def _periodic_runs(size: int, a: int, b: int, kind) -> list[tuple[float, list[int]]]:
-    """``_runs`` for output tiles whose kinds (``kind(i)``: what the tile's transfers move)
-    repeat with a period P > 1 — an image's rows of pixels cut 16, 16, 7 — sampled in
-    whole periods: the base run's middle tiles a multiple of P short of the dim's, the longer
-    run P·⌈(b − a)/P⌉ tiles more, so both end on the kind the dim ends on. Marginal costs per
-    kind are no good here: a j-outer tile's STORE overlaps the next tile's steps, so what a tile
-    adds depends on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs of 2 and
-    3 tiles). Where no period up to MAX_PERIOD holds, ``_runs``."""
-    kinds = [kind(i) for i in range(a - 1, size - 1)]
-    period = next((p for p in range(1, MAX_PERIOD + 1)
-                   if all(kinds[i] == kinds[i + p] for i in range(len(kinds) - p))), 1)
+def _periodic_runs(size: int, a: int, b: int, period: int) -> list[tuple[float, list[int]]]:
+    """``_runs`` for output tiles whose kinds (what the tile's transfers move) repeat with a
+    period P > 1 — an image's rows of pixels cut 16, 16, 7 — sampled in whole periods: the
+    base run's middle tiles a multiple of P short of the dim's, the longer run P·⌈(b − a)/P⌉
+    tiles more, so both end on the kind the dim ends on. Marginal costs per kind are no good
+    here: a j-outer tile's STORE overlaps the next tile's steps, so what a tile adds depends
+    on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs of 2 and 3 tiles).
+    Where no period up to MAX_PERIOD holds (``period`` 1), ``_runs``."""
     if period == 1:
         return _runs(size, a, b)
     first = a + (size - a) % period
@@ -384,20 +436,19 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
             elif tiles_k * tiles_j > BLOCK_STEPS:
                 first = max(SAMPLE, -(-BLOCK_STEPS // min(tiles_j, SPAN + PERIOD)))
                 samples[1] = (first, first + PERIOD)
-    def kind(j: int) -> tuple:
-        return tiles.load_b(0, j), tiles.store(0, rows, j)
-
     choices = []
     for dim, (size, sample) in enumerate(zip(sizes, samples, strict=True)):
         if sample is None or size <= sample[1]:
             choices.append([(1.0, list(range(size)))])
         else:
-            choices.append(_k_runs(size, *sample, tiles, rows) if dim == 1 else
-                           _periodic_runs(size, *sample, kind) if dim == 2 else
-                           _runs(size, *sample))
+            first = sample[0] - 1  # the first middle tile
+            choices.append(_k_runs(size, *sample, tiles.k_kinds(rows, first)) if dim == 1 else
+                           _periodic_runs(size, *sample, tiles.output_period(rows, first))
+                           if dim == 2 else _runs(size, *sample))
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, rows, sb, sk, sj)
-        total += wb * wk * wj * run(gemm_ops(len(sb) * rows, len(sk) * n, len(sj) * n, n,
-                                             layout, small), config)
+        program = _program(len(sb) * rows, len(sk) * n, len(sj) * n, n, layout,
+                           bool(tiles.table.vectors))
+        total += wb * wk * wj * _cycles(program, small.costs(program.tiles), config)
     return round(total)

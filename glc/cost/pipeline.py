@@ -2,14 +2,14 @@
 
 A kernel is a pipeline of *tile operations*: the DMA of one tile (an A slice, a weight tile, a
 STORE chunk, the bias: however many LOAD/STORE instructions its view needs, each one set-up cycle
-plus one cycle per DRAM beat), a PRELOAD, a MATMUL chunk, a VECTOR fold. This module runs the
-timing rules of docs/isa.md ("Timing") over those operations instead of over the instructions:
-the units in order, the dependency tokens (the k-th pop of a counter is released by its k-th
-push), the DRAM port shared by LOAD and STORE (LOAD wins a tie), PRELOAD/MATMUL streaming with
-its fill and drain of 2N − 1 cycles, and the dispatcher's one word per cycle. A tile operation
-holds the port for all of its instructions (the machine may let the other unit in between two of
-them); the queues are taken as deep enough (the lowering's schedules keep them fed). Its error
-against the instruction-level model (glc/isa/cycles.py) is measured on the layer suite
+plus one cycle per DRAM beat), a PRELOAD, a MATMUL chunk. This module runs the timing rules of
+docs/isa.md ("Timing") over those operations instead of over the instructions: the units in
+order, the dependency tokens (the k-th pop of a counter is released by its k-th push), the DRAM
+port shared by LOAD and STORE (LOAD wins a tie), PRELOAD/MATMUL streaming with its fill and
+drain of 2N − 1 cycles, and the dispatcher's one word per cycle. A tile operation holds the port
+for all of its instructions (the machine may let the other unit in between two of them); the
+queues are taken as deep enough (the lowering's schedules keep them fed). Its error against the
+instruction-level model (glc/isa/cycles.py) is measured on the layer suite
 (tests/cost/test_cost_pipeline.py, docs/lowering.md "The cost model").
 """
 
@@ -50,110 +50,141 @@ class Op(NamedTuple):
     these seven fields in this order: the cost model builds plain ones (hundreds of thousands
     per search, where a named tuple's constructor would be a tenth of the cost)."""
 
-    unit: int  # LOAD, EXEC, STORE, VECTOR
-    kind: int  # DMA, PRELOAD, MATMUL, FOLD
+    unit: int  # LOAD, EXEC, STORE
+    kind: int  # DMA (LOAD, STORE), PRELOAD, MATMUL (EXEC)
     instructions: int
-    length: int  # dma: beats; matmul: rows; fold: rows read (count·group)
+    length: int  # dma: beats; matmul: rows
     pops: tuple[int, ...] = ()  # token counters (LD2EX …)
     pushes: tuple[int, ...] = ()
     tail: int = 0  # dma: cycles the unit stays busy after releasing the port (Dma.tail)
 
 
-LOAD, EXEC, STORE, VECTOR = range(4)  # the order breaks ties: LOAD wins the port (docs/isa.md)
-DMA, PRELOAD, MATMUL, FOLD = range(4)
+LOAD, EXEC, STORE = range(3)  # the order breaks ties: LOAD wins the port (docs/isa.md)
+DMA, PRELOAD, MATMUL = range(3)
 # The token counters the tile operations pop and push (docs/isa.md "Dependency tokens").
 LD2EX, EX2LD, EX2ST, ST2EX = range(4)
 COUNTERS = 4
-_NEVER = 1 << 62  # the issue cycle of a unit waiting on a token, or with nothing left
+_NEVER = 1 << 62  # the issue cycle of an operation waiting on a token not pushed yet
 
 
 def run(ops: list[Op], config: HwConfig) -> int:
     """The predicted cycles of the tile operations ``ops`` (program order) ending in HALT.
 
-    An event loop over the four units' queues: the unit whose head can issue earliest goes
-    next (the lowest unit on a tie). Written for speed (the schedule search runs it for every
-    candidate, ~1.6 µs an operation): units and counters are indices, each queue's operations
-    pre-decoded, a unit's candidate recomputed only when something it waits on changed."""
+    Each unit issues its queue in order, an operation at the earliest cycle its dispatch, its
+    unit, its tokens and (a DMA) the port allow. The array shares nothing with LOAD and STORE
+    but tokens, and a push's cycle is final once made, so the array runs ahead as far as the
+    pushes it pops are known; then the DMA of the two that can issue first takes the port
+    (LOAD on a tie), and the array goes on. A DMA waiting on a push the array has not made yet
+    issues after the one chosen: the array is held up, directly or not, by a DMA not issued
+    yet, and every operation ends after it issues. So this is the event loop over the units
+    in cycle order, without comparing the array's cycles with the DMAs' (written for speed,
+    ~0.4 µs an operation: the schedule search runs it for every candidate)."""
     n = config.array_size
-    queues: tuple[list[tuple], ...] = ([], [], [], [])
-    consumer = [-1] * COUNTERS  # which unit pops each counter: a push releases only its head
+    queues: tuple[list[tuple], ...] = ([], [], [])
+    issue: tuple[list[int], ...] = ([], [], [])  # per operation: its dispatch cycle + 1
     words = 0
-    for unit, kind, instructions, length, pops, pushes, tail in ops:
-        for counter in pops:
-            consumer[counter] = unit
-        # (dispatch cycle + 1, kind, instructions, length, pops, pushes, tail); one word a
-        # cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle after
-        queues[unit].append((words + 2, kind, instructions, length, pops, pushes, tail))
-        words += instructions
-    heads = [0, 0, 0, 0]
-    sizes = [len(q) for q in queues]
+    for op in ops:
+        # One word a cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle
+        # after.
+        queues[op[0]].append(op)
+        issue[op[0]].append(words + 2)
+        words += op[2]
+    (loads, array, stores), (load_issue, array_issue, store_issue) = queues, issue
+    n_loads, n_array, n_stores = len(loads), len(array), len(stores)
+    # Each counter's pushes, sorted (a counter nobody pops is pushed all the same: never read).
     pushed: list[list[int]] = [[] for _ in range(COUNTERS)]
     popped = [0] * COUNTERS
-    free = [0, 0, 0, 0]
-    port = exec_next = stream = preload_done = 0
     last = words + 1  # HALT dispatches in cycle `words`
-    cand = [_NEVER] * 4  # each unit's head's issue cycle, _NEVER while it waits on a token
-    stale = [0, 1, 2, 3]  # the units whose candidate may have changed
-    remaining = len(ops)
-    while remaining:
-        for unit in stale:
-            head = heads[unit]
-            if head == sizes[unit]:
-                cand[unit] = _NEVER
-                continue
-            entry = queues[unit][head]
-            t = entry[0]
-            if free[unit] > t:
-                t = free[unit]
-            for counter in entry[4]:
+    port = exec_next = stream = preload_done = free_load = free_store = 0
+    load = head = store = 0  # each queue's next operation
+    # Comparisons, not max(): a call costs more than the rest of a step.
+    while True:
+        while head < n_array:  # the array, as far as the pushes it pops are known
+            op = array[head]
+            t = array_issue[head]
+            for counter in op[4]:
                 times = pushed[counter]
-                k = popped[counter]
-                if k >= len(times):
+                if popped[counter] >= len(times):
                     t = _NEVER
                     break
-                if times[k] > t:
-                    t = times[k]
-            if t != _NEVER:
-                kind = entry[1]
-                if kind == DMA:
-                    if port > t:
-                        t = port
-                elif kind == MATMUL:
-                    t = max(t, exec_next, stream)
-                elif kind == PRELOAD:
-                    t = max(t, exec_next, preload_done)
-            cand[unit] = t
-        t = min(cand)
-        if t == _NEVER:
-            raise ValueError("the tile operations deadlock")
-        unit = cand.index(t)  # the lowest unit on a tie
-        _, kind, instructions, length, pops, pushes, tail = queues[unit][heads[unit]]
-        heads[unit] += 1
-        remaining -= 1
-        stale = [unit]
-        for counter in pops:
-            popped[counter] += 1
-        if kind == DMA:
-            port = t + instructions + length
-            end = free[unit] = port + tail
-            stale = [0, 2]  # LOAD and STORE share the port
-        elif kind == MATMUL:
-            exec_next, stream = t + 1, t + length
-            end = t + length + 2 * n - 1
-        elif kind == PRELOAD:
-            exec_next = t + 1
-            end = preload_done = t + n
+                if times[popped[counter]] > t:
+                    t = times[popped[counter]]
+            if t == _NEVER:
+                break
+            for counter in op[4]:
+                popped[counter] += 1
+            if exec_next > t:
+                t = exec_next
+            if op[1] == MATMUL:
+                if stream > t:
+                    t = stream
+                exec_next, stream = t + 1, t + op[3]
+                end = t + op[3] + 2 * n - 1
+            else:  # PRELOAD
+                if preload_done > t:
+                    t = preload_done
+                exec_next = t + 1
+                end = preload_done = t + n
+            for counter in op[5]:
+                times = pushed[counter]
+                if not times or times[-1] <= end:
+                    times.append(end)
+                else:
+                    bisect.insort(times, end)
+            if end > last:
+                last = end
+            head += 1
+        # The port: the LOAD or STORE that can issue first.
+        at_load = at_store = _NEVER
+        if load < n_loads:
+            at_load = load_issue[load]
+            if free_load > at_load:
+                at_load = free_load
+            if port > at_load:
+                at_load = port
+            for counter in loads[load][4]:
+                times = pushed[counter]
+                if popped[counter] >= len(times):
+                    at_load = _NEVER
+                    break
+                if times[popped[counter]] > at_load:
+                    at_load = times[popped[counter]]
+        if store < n_stores:
+            at_store = store_issue[store]
+            if free_store > at_store:
+                at_store = free_store
+            if port > at_store:
+                at_store = port
+            for counter in stores[store][4]:
+                times = pushed[counter]
+                if popped[counter] >= len(times):
+                    at_store = _NEVER
+                    break
+                if times[popped[counter]] > at_store:
+                    at_store = times[popped[counter]]
+        if at_load <= at_store:
+            if at_load == _NEVER:
+                if head < n_array or load < n_loads or store < n_stores:
+                    raise ValueError("the tile operations deadlock")
+                return last
+            op, t = loads[load], at_load
+            load += 1
         else:
-            end = free[unit] = t + 1 + length
-        for counter in pushes:
-            if consumer[counter] < 0:  # nobody pops it: it releases nothing
-                continue
+            op, t = stores[store], at_store
+            store += 1
+        for counter in op[4]:
+            popped[counter] += 1
+        port = t + op[2] + op[3]
+        end = port + op[6]
+        if op[0] == LOAD:
+            free_load = end
+        else:
+            free_store = end
+        for counter in op[5]:
             times = pushed[counter]
             if not times or times[-1] <= end:
                 times.append(end)
             else:
                 bisect.insort(times, end)
-            stale.append(consumer[counter])
         if end > last:
             last = end
-    return last

@@ -97,34 +97,49 @@ def transfers(target: Target, rows: tuple[int, int] | None, cols: tuple[int, int
 
 def _transposed(target: Target, rows: tuple[int, int], cols: tuple[int, int], local_row: int,
                 fields: dict[str, int], room: int) -> list[dict[str, int]]:
-    """The tile as transposing LOADs (docs/isa.md, "Transposing LOAD"): each piece of N rows is
-    one LOAD of the transposed view (its local rows the tile's columns, its runs along the
-    tile's rows, so a tile whose columns are strided in DRAM but whose rows are contiguous moves
-    in runs) writing one N×N block transposed. A piece the block cannot take (it would write
-    past ``room``, or its transposed box is not one instruction) is loaded as it lies."""
-    n = target.transpose
-    whole = _blocks(target, rows, cols, local_row, dict(fields, transpose=1), room)
+    """The tile as transposing LOADs (docs/isa.md, "Transposing LOAD"): its blocks whole
+    (``transposed_blocks``) or, where that does not hold, each piece of N rows on its own
+    (``pieces``, ``piece_transfers``)."""
+    whole = transposed_blocks(target, rows, cols, local_row, fields, room)
     if whole is not None:
         return whole
-    flipped = Target(replace(target.view, groups=target.view.groups[::-1]), target.address,
-                     target.element)
     out = []
-    first, count = rows
-    for start in range(0, count, n):
-        piece = (first + start, min(n, count - start))
-        found = None
-        if start + n <= room:
-            with contextlib.suppress(Unexpressible):
-                found = _plain(flipped, cols, piece, local_row + start,
-                               dict(fields, transpose=1))
-        if found is None or len(found) != 1:
-            found = _plain(target, piece, cols, local_row + start, fields)
-        out += found
+    for start, piece, fits in pieces(target, rows, room):
+        out += piece_transfers(target, piece, cols, local_row + start, fields, fits)
     return out
 
 
-def _blocks(target: Target, rows: tuple[int, int], cols: tuple[int, int], local_row: int,
-            fields: dict[str, int], room: int) -> list[dict[str, int]] | None:
+def pieces(target: Target, rows: tuple[int, int], room: int
+           ) -> list[tuple[int, tuple[int, int], bool]]:
+    """A transposing tile's pieces of N rows: per piece its first local row (from the
+    tile's), its rows, and whether its N-row block stays inside the ``room`` local rows the
+    original LOAD writes."""
+    n = target.transpose
+    first, count = rows
+    return [(start, (first + start, min(n, count - start)), start + n <= room)
+            for start in range(0, count, n)]
+
+
+def piece_transfers(target: Target, piece: tuple[int, int], cols: tuple[int, int],
+                    local_row: int, fields: dict[str, int], fits: bool) -> list[dict[str, int]]:
+    """One piece of N rows of a transposing tile: one LOAD of the transposed view (its local
+    rows the tile's columns, its runs along the tile's rows, so a tile whose columns are
+    strided in DRAM but whose rows are contiguous moves in runs) writing one N×N block
+    transposed; as it lies where the block does not ``fit`` or its transposed box is not one
+    instruction."""
+    if fits:
+        flipped = Target(replace(target.view, groups=target.view.groups[::-1]), target.address,
+                         target.element)
+        with contextlib.suppress(Unexpressible):
+            found = _plain(flipped, cols, piece, local_row, dict(fields, transpose=1))
+            if len(found) == 1:
+                return found
+    return _plain(target, piece, cols, local_row, fields)
+
+
+def transposed_blocks(target: Target, rows: tuple[int, int], cols: tuple[int, int],
+                      local_row: int, fields: dict[str, int], room: int
+                      ) -> list[dict[str, int]] | None:
     """The tile's pieces of N rows as transposing LOADs of several blocks each (one per box of
     its rows), or None where that does not hold. A LOAD's local rows are cut into blocks of N
     and each block drains N scratchpad rows while the next one's beats arrive (docs/isa.md,
@@ -133,6 +148,7 @@ def _blocks(target: Target, rows: tuple[int, int], cols: tuple[int, int], local_
     digit is split into (pieces, N), the pieces walked outside the columns, the N rows of a
     piece the run. It needs whole blocks: N columns, and N | each box's innermost count."""
     n = target.transpose
+    fields = dict(fields, transpose=1)
     view = target.view
     row_group, col_group = merge(view.groups[0]), merge(view.groups[-1])
     col_box = single_box(col_group, *cols)
@@ -141,15 +157,15 @@ def _blocks(target: Target, rows: tuple[int, int], cols: tuple[int, int], local_
         return None
     out = []
     for box in boxes(tuple(d.size for d in row_group), first, count):
-        d, start, pieces = row_group[-1], box.starts[-1], box.counts[-1] // n
+        d, start, blocks = row_group[-1], box.starts[-1], box.counts[-1] // n
         if box.counts[-1] % n:
             return None
         # The innermost digit from its start: the start moves into the view's offset and
         # origins, so the split digits start at 0.
         shifted = advanced(view, d, start)
-        outer = Digit(pieces, d.stride * n, tuple(c * n for c in d.coefs))
+        outer = Digit(blocks, d.stride * n, tuple(c * n for c in d.coefs))
         split = Box((*box.starts[:-1], 0, *col_box.starts),
-                    (*box.counts[:-1], pieces, *col_box.counts))
+                    (*box.counts[:-1], blocks, *col_box.counts))
         row = local_row + _flat(row_group, box.starts) - first
         try:
             out += _emit(replace(target, view=shifted), (*row_group[:-1], outer, *col_group),

@@ -1,0 +1,210 @@
+"""What moving one tile costs: the instructions, DRAM beats and tail of the LOADs or STOREs
+transfer.py's patterns need for it, memoised per target and tile.
+
+Tiles that move by the same transfers are costed once: a tile shifted along the outermost
+digit of its rows (or columns) is moved by the same instructions but for their DRAM addresses,
+as long as every coordinate that digit moves stays inside its bounds over the whole tile,
+before and after the shift. Why (glc/lower/transfer.py): a tile's transfers depend on where it
+lies only through the boxes its ranges split into (the same for ranges a multiple of the inner
+digits apart), its DRAM offset (an address only) and its coordinates' origins; an origin
+matters only for a coordinate the tile may leave (``_may_leave``: it is then bounded, its y/x
+fields set and checked), and one that stays inside over the whole tile is never bounded, in
+any box or split of it. So each tile is costed as its canonical representative, the lowest
+such shift of it: the tiles of an image's interior rows are one tile, its border rows their
+own (checked against decoding every tile of the layer suite's estimates: the same cost each).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from glc.cost.pipeline import Dma
+from glc.isa.cycles import _transpose_end
+from glc.isa.fields import BY_NAME
+from glc.lower.transfer import (
+    OperandUnexpressible,
+    Target,
+    Unexpressible,
+    piece_transfers,
+    pieces,
+    transfers,
+    transposed_blocks,
+)
+from glc.lower.view import merge
+
+Range = tuple[int, int]  # (first index, count)
+Cost = tuple[int, int, int]  # a tile's DMA: instructions, beats, tail (Dma's fields)
+_ROWS = 1 << next(f.width for f in BY_NAME["load"].fields if f.name == "row")  # local rows
+
+
+def dma(target: Target, rows: Range | None, cols: Range, fields: dict[str, int], port: int,
+        which: str, room: int | None = None, n: int = 0) -> Dma:
+    """The instructions, beats and tail of moving one tile of operand ``which`` (transfer.py's
+    transfers, writing at most ``room`` local rows, N = ``n``); OperandUnexpressible when its
+    view cannot be walked, as build_kernel says."""
+    try:
+        found = transfers(target, rows, cols, 0, fields, room)
+    except Unexpressible as error:
+        raise OperandUnexpressible(which, str(error)) from None
+    return _moved(found, fields, port, n)
+
+
+def _moved(found: list[dict[str, int]], fields: dict[str, int], port: int, n: int) -> Dma:
+    """The cost of the transfers ``found`` (their field values), one after the other."""
+    wide = fields.get("acc") or fields.get("raw")
+    total = Dma(0, 0)
+    for values in found:
+        counts = [values.get(f"count{k}", 1) for k in range(4)]
+        span = values["run"] * (4 if wide else 1 << values.get("step", 0))
+        moved = math.prod(counts) * -(-span // port)
+        tail = 0
+        if values.get("transpose"):
+            local_rows = math.prod(counts[values["inner"]:])
+            tail = _transpose_end(local_rows, moved, 0, n) - (1 + moved)
+        total = total + Dma(1, moved, tail)
+    return total
+
+
+@functools.lru_cache(maxsize=1024)
+def tile_costs(target: Target) -> TileCosts:
+    """The tile costs of ``target``, shared by every estimate that moves its tiles: the
+    candidates of a schedule search share most of them."""
+    return TileCosts(target)
+
+
+class TileCosts:
+    """The costs of one target's tiles, each decoded once per canonical tile."""
+
+    def __init__(self, target: Target):
+        view = target.view
+        self.target, self.coords = target, view.coords
+        self.rows = _Group(merge(view.groups[0]))
+        self.cols = _Group(merge(view.groups[-1]))
+        self.found: dict[tuple, Cost] = {}  # per tile as asked
+        self.canonical: dict[tuple, Cost] = {}  # per canonical tile
+        self.pieces: dict[tuple, Dma] = {}  # per canonical piece of a transposing tile
+
+    def cost(self, rows: Range | None, cols: Range, fields: tuple, port: int, which: str,
+             room: int | None = None, n: int = 0) -> Cost:
+        """The cost of the tile rows × cols (``rows`` None: a vector; ``fields`` the opcode's
+        own as sorted items) as ``dma`` gives it."""
+        key = (rows, cols, fields, port, which, room, n)
+        found = self.found.get(key)
+        if found is None:
+            rows, cols = self.shifted(rows, cols)
+            same = (rows, cols, fields, port, which, room, n)
+            found = self.canonical.get(same)
+            if found is None:
+                moved = self._by_pieces(rows, cols, fields, port, which, room, n) \
+                    if self.target.transpose and rows is not None and rows[1] + n <= _ROWS \
+                    else dma(self.target, rows, cols, dict(fields), port, which, room, n)
+                found = self.canonical[same] = (moved.instructions, moved.beats, moved.tail)
+            self.found[key] = found
+        return found
+
+    def _by_pieces(self, rows: Range, cols: Range, fields: tuple, port: int, which: str,
+                   room: int | None, n: int) -> Dma:
+        """A transposing tile's cost as transfer.py moves it, its blocks whole or else piece
+        by piece, each piece (a tile of N rows itself) costed as its canonical shift: a large
+        tile's pieces are mostly alike (each piece's local row only sets its ``row`` field,
+        which every row of the tile fits in)."""
+        room = rows[1] if room is None else room
+        try:
+            whole = transposed_blocks(self.target, rows, cols, 0, dict(fields), room)
+            if whole is not None:
+                return _moved(whole, dict(fields), port, n)
+            total = Dma(0, 0)
+            for start, piece, fits in pieces(self.target, rows, room):
+                piece, at = self.shifted(piece, cols)
+                key = (piece, at, fields, fits, port, n)
+                found = self.pieces.get(key)
+                if found is None:
+                    found = self.pieces[key] = _moved(
+                        piece_transfers(self.target, piece, at, start, dict(fields), fits),
+                        dict(fields), port, n)
+                total = total + found
+            return total
+        except Unexpressible as error:
+            raise OperandUnexpressible(which, str(error)) from None
+
+    def shifted(self, rows: Range | None, cols: Range) -> tuple[Range | None, Range]:
+        """The tile as its lowest shift along each digit of its rows, then of its columns,
+        that keeps every coordinate the digit moves inside its bounds, where the tile itself
+        keeps them inside."""
+        axes = len(self.coords)
+        matrix = rows is not None and self.rows.digits
+        row_lo, row_hi = self.rows.span(*rows, axes) if matrix else ([0] * axes, [0] * axes)
+        col_lo, col_hi = self.cols.span(*cols, axes) if self.cols.digits else ([0] * axes,
+                                                                                [0] * axes)
+        if matrix:
+            rows = _lowest(self.rows, rows, row_lo, row_hi, col_lo, col_hi, self.coords)
+        if self.cols.digits:
+            cols = _lowest(self.cols, cols, col_lo, col_hi, row_lo, row_hi, self.coords)
+        return rows, cols
+
+
+class _Group:
+    """A merged dim of a view (as transfer.py walks it): per digit its size, the indices
+    inside one index of it, and its (coordinate, coefficient) terms."""
+
+    def __init__(self, digits):
+        sizes = [d.size for d in digits]
+        self.digits = tuple((size, math.prod(sizes[i + 1:]),
+                             tuple((axis, coef) for axis, coef in enumerate(d.coefs) if coef))
+                            for i, (size, d) in enumerate(zip(sizes, digits, strict=True)))
+
+    def span(self, first: int, count: int, axes: int) -> tuple[list[int], list[int]]:
+        """Per coordinate, the least and greatest Σ coef·index over a box holding the range:
+        the digits outside the first one the range's ends differ in fixed, that one from end
+        to end, the inner ones whole (the range itself where it is a box)."""
+        last = first + count - 1
+        lows, highs = [0] * axes, [0] * axes
+        varying = False
+        for size, inner, terms in self.digits:
+            if varying:
+                lo, hi = 0, size - 1
+            else:
+                lo, hi = first // inner % size, last // inner % size
+                varying = lo != hi
+            for axis, coef in terms:
+                if coef > 0:
+                    lows[axis] += coef * lo
+                    highs[axis] += coef * hi
+                else:
+                    lows[axis] += coef * hi
+                    highs[axis] += coef * lo
+        return lows, highs
+
+
+def _lowest(group: _Group, tile: Range, lows: list[int], highs: list[int],
+            other_lows: list[int], other_highs: list[int], coords) -> Range:
+    """The range ``tile`` of ``group`` moved down along each of its digits, outermost first,
+    as far as its boxes stay the same (inside the index of the outer digits it lies in: the
+    digits down to the first one its ends differ in) and the tile stays inside the bounds of
+    every coordinate the digit moves (``lows``, ``highs`` the range's span, moved with it;
+    ``other_…`` the other range's); not along a digit where the tile leaves such a bound."""
+    first, count = tile
+    last = first + count - 1
+    for size, inner, terms in group.digits:
+        index = first // inner % size
+        crosses = index != last // inner % size
+        move = -index
+        for axis, coef in terms:
+            origin, limit = coords[axis]
+            lo = origin + lows[axis] + other_lows[axis]
+            hi = origin + highs[axis] + other_highs[axis]
+            if lo < 0 or hi >= limit:
+                move = 0
+                break
+            bound = -(lo // coef) if coef > 0 else -((limit - 1 - hi) // -coef)
+            if bound > move:
+                move = bound
+        if move:
+            first, last = first + move * inner, last + move * inner
+            for axis, coef in terms:
+                lows[axis] += coef * move
+                highs[axis] += coef * move
+        if crosses:
+            break
+    return first, count
