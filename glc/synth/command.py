@@ -20,7 +20,7 @@ from glc.synth.flow import (
 
 
 @click.command()
-@click.option("--config", "config_name", default="ecp5n16", show_default=True,
+@click.option("--config", "config_name", default="ecp5n8", show_default=True,
               help="Hardware configuration: a name in hw/configs/ or a .toml path.")
 @click.option("--target", type=click.Choice(TARGETS), default="ecp5-85f", show_default=True,
               help="ecp5-85f: Yosys's synth_ecp5 and nextpnr on an LFE5U-85F; generic: "
@@ -32,8 +32,8 @@ from glc.synth.flow import (
               help="nextpnr's placer: heap or static (default: the configuration's, as "
                    "measured: static for the FPGA-sized arrays, heap otherwise).")
 @click.option("--router", type=click.Choice(ROUTERS),
-              help="nextpnr's router: router1 or router2, for congested designs (default: the "
-                   "configuration's: router2 for the FPGA-sized arrays, router1 otherwise).")
+              help="nextpnr's router: router1 or router2 (default: the configuration's, "
+                   "router1 as measured).")
 @click.option("--pnr-minutes", default=PNR_MINUTES, show_default=True, type=click.FloatRange(0,
               min_open=True), help="Stop nextpnr after this many minutes and say how far it got "
                                    "(router2 never gives up on a design it cannot route).")
