@@ -104,9 +104,10 @@ def _notes(block: str, fresh: str) -> str:
     """A recorded block without its heading, the table ``fresh`` measures again (the first with
     its header row) and that run's stamp line: the analysis written by hand around them (what
     the figures mean, earlier runs), kept when the table is measured again."""
-    header = next((ln for ln in fresh.split("\n") if ln.startswith("|")), None)
+    header = next((_columns(ln) for ln in fresh.split("\n") if ln.startswith("|")), None)
     lines = block.split("\n")[1:]
-    table = next((i for i, ln in enumerate(lines) if ln == header), None)
+    table = next((i for i, ln in enumerate(lines) if ln.startswith("|") and _columns(ln) == header),
+                 None)
     if table is not None:
         end = next((i for i in range(table, len(lines)) if not lines[i].startswith("|")),
                    len(lines))
@@ -116,6 +117,11 @@ def _notes(block: str, fresh: str) -> str:
         lines = lines[:stamp] + lines[stamp + 1:]
     notes = "\n".join(lines).strip("\n")
     return f"\n{notes}\n" if notes else ""
+
+
+def _columns(row: str) -> list[str]:
+    """A Markdown table row's cells, without the padding that a column's widest value sets."""
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
 
 
 def _split_blocks(text: str) -> dict[str, str]:

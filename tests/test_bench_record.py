@@ -46,3 +46,12 @@ def test_a_measured_block_keeps_its_notes_and_drops_its_old_table():
                  "| other | table |"):
         assert kept in block
     assert bench._notes(FRESH, FRESH) == ""
+
+
+def test_the_old_table_is_found_whatever_its_columns_widths():
+    """A column's width follows its widest value, so a fresh run's header row can be padded
+    differently from the recorded one's: the old table is still the one replaced."""
+    padded = OLD.replace("| network | cycles |", "| network   | cycles |")
+    block = FRESH + bench._notes(padded, FRESH)
+    assert "| a | 10 |" not in block and "| network   | cycles |" not in block
+    assert "| other | table |" in block
