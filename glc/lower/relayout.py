@@ -178,15 +178,19 @@ class Relayout:
                 else:
                     address = self.program.buffers[name].address
                 copied = repack.view(name)
-                view = view_of(operand, self.types,
-                               lambda t, b=base, v=copied: v if t is b else self._materialise(t))
-                trial = {**targets, which: Target(view, address, 1)}
                 try:
-                    found = search(trial, dims, raw, relu, shift, top, config, tables)
-                except (OperandUnexpressible, GlcError):
+                    # The operand's chain over the copy: a pad or slice of a dim the copy's
+                    # order splits (a reshape above the transposed tensor) is no view.
+                    view = view_of(operand, self.types,
+                                   lambda t, b=base, v=copied: v if t is b else
+                                   self._materialise(t))
+                    found = search({**targets, which: Target(view, address, 1)}, dims, raw,
+                                   relu, shift, top, config, tables)
+                except (NotAffine, OperandUnexpressible, GlcError):
                     continue
                 if found.cycles + cost < chosen.cycles:
-                    chosen, best = found, (repack, name, fresh, trial)
+                    chosen = found
+                    best = (repack, name, fresh, {**targets, which: Target(view, address, 1)})
             if best is not None:
                 repack, name, fresh, targets = best
                 if fresh:
