@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -144,11 +144,12 @@ class _Lowerer(Relayout, Folds, Concats):
             self.top = max(self.top, aligned(-low))
         return self._to_dram(view.buffer).address + low >= 0
 
-    def _fresh(self, stem: str) -> str:
-        """A new buffer name: the stem numbered among its own kind (kernel1, host1, copy1)."""
+    def _fresh(self, stem: str, taken: Collection[str] = ()) -> str:
+        """A new buffer name: the stem numbered among its own kind (kernel1, host1, copy1),
+        none of ``taken`` (names promised but not allocated yet)."""
         count = 1
         name = f"{stem}{count}"
-        while name in self.program.buffers:
+        while name in self.program.buffers or name in taken:
             count += 1
             name = f"{stem}{count}"
         return name

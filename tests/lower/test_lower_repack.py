@@ -17,20 +17,22 @@ from glc.report import kernel_limits, step_rows
 from glc.syntax.reader import parse_term
 
 
-def _nchw_conv(c: int, hw: int, out: int, seed: int):
-    """A 3×3 same-padded conv over an NCHW image, as the extraction spells it (filters
-    streamed, the image's windows stationary): its channels are H·W bytes apart, so its
-    loads run one byte at a time unless the image is repacked to NHWC."""
+def _nchw_conv(c: int, hw: int, out: int, seed: int, k: int = 3, stride: int = 1):
+    """A k×k same-padded conv over an NCHW image with OIHW filters, as the extraction spells it
+    (filters streamed, the image's windows stationary): its channels are H·W bytes apart, so
+    its loads run one byte at a time unless the image is repacked to NHWC."""
     rng = np.random.default_rng(seed)
-    padded = ("(access-pad (access-pad (access-tensor data) zero-padding 2 1 1) "
-              "zero-padding 3 1 1)")
-    windows = (f"(access (access-squeeze (access-windows (access {padded} 1) (shape {c} 3 3)"
-               f" (shape 1 1 1)) 1) 3)")
-    text = (f"(systolic-array {c * 9} {hw * hw} "
+    p = k // 2
+    padded = (f"(access-pad (access-pad (access-tensor data) zero-padding 2 {p} {p}) "
+              f"zero-padding 3 {p} {p})")
+    windows = (f"(access (access-squeeze (access-windows (access {padded} 1) (shape {c} {k} {k})"
+               f" (shape 1 {stride} {stride})) 1) 3)")
+    pixels = ((hw + 2 * p - k) // stride + 1) ** 2
+    text = (f"(systolic-array {c * k * k} {pixels} "
             f"(access-flatten (access (access-tensor filters) 1)) "
             f"(access (access-transpose (access-flatten {windows}) (list 1 0)) 0))")
     arrays = {"data": rng.integers(-128, 128, (1, c, hw, hw)).astype(np.int8),
-              "filters": rng.integers(-128, 128, (out, c, 3, 3)).astype(np.int8)}
+              "filters": rng.integers(-128, 128, (out, c, k, k)).astype(np.int8)}
     return parse_term(text), arrays
 
 
@@ -65,6 +67,30 @@ def test_the_search_repacks_only_when_the_copy_pays():
     term1, arrays1 = _nchw_conv(1, 20, 16, seed=1)
     assert [s.kernel.kind for s in lower(term1, env_types(arrays1), config).kernels] == \
         ["matmul"]
+
+
+@pytest.mark.parametrize(("config", "c", "hw", "out", "k", "stride"),
+                         [("n16", 64, 17, 16, 5, 2), ("n16", 128, 17, 16, 7, 1),
+                          ("n4", 12, 9, 4, 5, 1)])
+def test_an_image_and_its_filters_are_repacked_together_where_neither_pays_alone(
+        monkeypatch, config, c, hw, out, k, stride):
+    """Few filters over many channels: K is walked channels innermost only if both the image
+    (NHWC) and the filters (OHWI or IHWO) are copied; either copy alone leaves the other
+    operand's channels strided. Both copies run first, the result is exact, the cycles the
+    model's, and fewer than the kernel over the tensors as they lie."""
+    hw_config = load_config(config)
+    term, arrays = _nchw_conv(c, hw, out, seed=c + k, k=k, stride=stride)
+    program = lower(term, env_types(arrays), hw_config)
+    assert [s.kernel.kind for s in program.kernels] == ["repack", "repack", "matmul"]
+    assert {s.inputs[0] for s in program.kernels[:2]} == {"data", "filters"}
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+    monkeypatch.setattr("glc.lower.relayout.repacks", lambda source: [])
+    as_they_lie = lower(term, env_types(arrays), hw_config)
+    assert [s.kernel.kind for s in as_they_lie.kernels] == ["matmul"]
+    assert outcome.cycles < as_they_lie.figures()["predicted_cycles"]
 
 
 @pytest.mark.parametrize("address", [0, 4096, 64 * 1001])
