@@ -34,10 +34,12 @@ from glc.cost.pipeline import (
 from glc.cost.tiles import Cost, tile_costs
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.gemm import GemmLayout, MatrixRows, _plan, step_plan
+from glc.isa.gemm import GemmLayout, MatrixRows, _plan, group_load_at, step_plan
+from glc.lower.tiling import k_segments
 from glc.lower.transfer import Target
 
 ORDERS = ("k-outer", "j-outer")
+GROUP_ROWS = 4  # grouped weight loads are costed for blocks of fewer than GROUP_ROWS·N rows
 
 
 @dataclass(frozen=True)
@@ -56,11 +58,13 @@ NO_TABLE = TableCost()
 
 @dataclass(frozen=True)
 class Estimate:
-    """A kernel's predicted cycles and the step order and block of A rows they are for."""
+    """A kernel's predicted cycles and the step order, block of A rows and weight loads they
+    are for."""
 
     cycles: int
     order: str
     block_rows: int  # the block of A rows (gemm.py's Mb)
+    grouped: bool = False  # j-outer's weight tiles a group a LOAD (gemm.py)
 
 
 class _Tiles:
@@ -94,6 +98,22 @@ class _Tiles:
             part, rows = self.k_tiles[kk]
             found = self._b[kk, j] = self.b[part].cost(rows, self.o_tiles[j], (), self.port,
                                                        "b", self.n, self.n)
+        return found
+
+    def load_group(self, kk: int, size: int, j: int) -> Cost:
+        """``size`` weight tiles from K tile ``kk`` for output tile ``j``, one LOAD (or one a
+        run of them: glc/lower/kernel.py's k_segments): their instructions and beats, the
+        block-write tails of a transposing one summed at its end (the LOAD unit waits them
+        out either way)."""
+        found = self._b.get((kk, size, j))
+        if found is None:
+            instructions = beats = tail = 0
+            for part, rows in k_segments(self.k_tiles[kk:kk + size], self.n):
+                moved = self.b[part].cost(rows, self.o_tiles[j], (), self.port, "b",
+                                          -(-rows[1] // self.n) * self.n, self.n)
+                instructions, beats, tail = (instructions + moved[0], beats + moved[1],
+                                             tail + moved[2])
+            found = self._b[kk, size, j] = (instructions, beats, tail)
         return found
 
     def store(self, first: int, count: int, j: int) -> Cost:
@@ -196,7 +216,9 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
     total = len(steps)
     k_outer = layout.order == "k-outer"
     last_kk = k // n - 1
+    group = layout.weight_group
     preload = (EXEC, PRELOAD, 1, n, _LD2EX, (), 0)
+    preload_loaded = (EXEC, PRELOAD, 1, n, (), (), 0)  # a later tile of its group
     ops: list = []
     dmas: list[tuple[int, int, int, tuple, tuple]] = []
     tiles: dict[tuple, int] = {}  # each tile's index, in order of first use
@@ -222,6 +244,15 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
             pop = ()
         dma(LOAD, weights, pop, _LD2EX)
 
+    def load_group(g: int) -> None:
+        mb, kk, j = steps[g * group]
+        dma(LOAD, ("g", kk, group, j), _EX2LD if g >= 2 else (), _LD2EX if g else ())
+
+    def frees_weights(s: int) -> bool:
+        if group == 1:
+            return s + depth < total
+        return s % group == group - 1 and s // group + 2 < total // group
+
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
         if k_outer:
@@ -230,11 +261,12 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
             tile = mb * tiles_j + j
             wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
         last_k = kk == last_kk
-        ops.append(preload)
+        waits = group == 1 or s % group == 0 or (s < group and s in slice_step)
+        ops.append(preload if waits else preload_loaded)
         for c in range(chunks):
             pops = (_LD2EX if s == 0 and c else ()) + (_ST2EX if c == 0 and kk == 0 and wait
                                                        else ())
-            pushes = (_EX2LD if c == chunks - 1 and s + depth < total else ()) + \
+            pushes = (_EX2LD if c == chunks - 1 and frees_weights(s) else ()) + \
                 (_EX2ST if last_k else ())
             ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
         if last_k:
@@ -242,6 +274,20 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
                 dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,
                     _ST2EX if c == chunks - 1 and frees else ())
 
+    if group > 1:  # gemm.py's _grouped: a group's weights one LOAD, one block of A rows
+        groups = total // group
+        load_group(0)
+        for c in range(chunks):
+            dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
+        for s in range(total):
+            g = s // group
+            if g == 0 and s + 1 < group:
+                for slice_mb, slice_kk in slice_step.get(s + 1, ()):
+                    dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), (), _LD2EX)
+            if s == group_load_at(g, group) and g + 1 < groups:
+                load_group(g + 1)
+            exec_step(s)
+        return _Program(tuple(ops), tuple(dmas), tuple(tiles))
     ahead = depth - 1
     for s in range(min(ahead, total)):
         load_step(s)
@@ -286,14 +332,23 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
     tiles = _Tiles(a, b, c, mode, k_tiles, o_tiles, config, table)
     canonical = replace(config, dram_bytes=1 << 32)
     best = None
-    for order in orders:
-        layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows)
-        if layout is None:
+    for order, grouped in [(o, g) for o in orders for g in (False, True)
+                           if not g or (o == "j-outer" and len(k_tiles) > 1)]:
+        layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
+                       grouped)
+        # Groups for steps of few rows: at GROUP_ROWS·N rows a step the tiles' own LOADs
+        # and their drains hide behind the MATMULs. And only groups the LOAD queue holds
+        # twice over: the dispatcher hands out the next group's LOADs before this group's
+        # MATMULs, in program order, and this model takes the queues as deep enough (a
+        # group of 13 pieces, K = 200 cut into N-row LOADs, ran 31 % over its estimate).
+        if layout is None or (grouped and (layout.block_rows >= GROUP_ROWS * n or any(
+                tiles.load_group(0, len(k_tiles), j)[0] > config.queue_depth // 2
+                for j in {0, len(o_tiles) - 1}))):
             continue
         cycles = _extrapolated(m // layout.block_rows, len(k_tiles), len(o_tiles), layout,
                                tiles, config)
         if best is None or cycles < best.cycles:
-            best = Estimate(cycles, order, layout.block_rows)
+            best = Estimate(cycles, order, layout.block_rows, grouped)
     if best is None:
         raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     return best
@@ -317,6 +372,8 @@ class _Selected:
             what = tile[0]
             if what == "b":
                 found.append(load_b(k_tiles[tile[1]], o_tiles[tile[2]]))
+            elif what == "g":  # a group: its K tiles never sampled (_extrapolated)
+                found.append(self.tiles.load_group(k_tiles[tile[1]], tile[2], o_tiles[tile[3]]))
             elif what == "table":
                 found.append(self.tiles.load_table(tile[1], tile[2]))
             else:
@@ -334,6 +391,7 @@ WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no stead
 # slices fall among the steps. k-outer with several blocks keeps at least BLOCK_STEPS steps in
 # a sampled block, so its STOREs hide behind the next block as they do in the whole one.
 LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
+GROUPED = (3, 5)  # output tiles of a grouped schedule, sampled in runs a pair of groups apart
 
 
 MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
@@ -427,8 +485,11 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
     if math.prod(sizes) > WHOLE:
         samples[0] = short
         if layout.order == "j-outer":
-            samples[2] = short
-            samples[1] = long if tiles_k > LONG else None
+            # Grouped weights (two groups of buffers): a group's LOAD waits for the group
+            # before the last, so groups alternate in pairs (a GEMV: +1 042, +2 036, … cycles
+            # a group) and the runs differ by a pair.
+            samples[2] = short if layout.weight_group == 1 else GROUPED
+            samples[1] = long if tiles_k > LONG and layout.weight_group == 1 else None
         else:
             samples[2] = long if tiles_j > LONG else None
             if blocks == 1:

@@ -28,7 +28,7 @@ from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_instructions
 from glc.lower.table import StoreTable
-from glc.lower.tiling import Range, shape
+from glc.lower.tiling import Range, k_segments, shape
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
 
 
@@ -101,18 +101,21 @@ def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shif
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
                  shift: int, config: HwConfig, order: str | None = None,
                  k_inner: int | None = None, block_rows: int = 0,
-                 table: StoreTable | None = None, flat: bool = False) -> Kernel:
+                 table: StoreTable | None = None, flat: bool = False,
+                 grouped: bool = False) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view; ``order`` the step order (default: the
     one kernel_estimate predicts faster), ``k_inner`` the K digit walked innermost (shared_k),
-    ``flat`` its tiles flat (flat_k), ``block_rows`` a cap on the block of A rows; ``table``
-    the bias and ONNX's requantization the STOREs apply (glc/lower/table.py), in the
-    accumulator's top rows."""
+    ``flat`` its tiles flat (flat_k), ``block_rows`` a cap on the block of A rows, ``grouped``
+    each output tile's weight tiles one LOAD (j-outer, glc/isa/gemm.py); ``table`` the bias
+    and ONNX's requantization the STOREs apply (glc/lower/table.py), in the accumulator's
+    top rows."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
-        order = kernel_estimate(a, b, c, raw, relu, shift, config, k_inner, block_rows, flat,
-                                table.cost if table is not None else NO_TABLE).order
+        found = kernel_estimate(a, b, c, raw, relu, shift, config, k_inner, block_rows, flat,
+                                table.cost if table is not None else NO_TABLE)
+        order, grouped = found.order, found.grouped
     tiling = shape(a, b, n, k_inner, flat)
     a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
     k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
@@ -124,7 +127,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
         reserved = table.reserve(m, o_tiles, n, config.accumulator_rows)
         canonical = replace(canonical, accumulator_rows=table.table_row)
     program, layout = gemm_instructions(m, k_pad, o_pad, canonical, raw=raw, relu=relu,
-                                        shift=shift, order=order, block_rows=block_rows)
+                                        shift=shift, order=order, block_rows=block_rows,
+                                        grouped=grouped)
     out: list[Instruction] = []
     esize = 4 if raw else 1
     for ins in program:
@@ -136,8 +140,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
             new = _retarget("a", a[part], rows, cols, ins, {})
         elif name == "load":
             kk, rest = divmod(ins["dram"] - layout.b, n * o_pad)
-            part, k_rows = k_tiles[kk]
-            new = _retarget("b", b[part], k_rows, o_tiles[rest // n], ins, {})
+            segments = k_segments(k_tiles[kk:kk + ins["count0"] // n], n)
+            new = _retarget_b(b, segments, o_tiles[rest // n], ins, n)
         elif name == "store":
             first, rest = divmod((ins["dram"] - layout.c) // esize, o_pad)
             rows = (first, ins["count0"]) if c_matrix else None
@@ -167,6 +171,27 @@ def _retarget(which: str, target: Target, rows: Range | None, cols: Range, ins: 
                                 ins["count0"] - skip)
     except Unexpressible as error:
         raise OperandUnexpressible(which, str(error)) from None
+    return _flagged(ins, values)
+
+
+def _retarget_b(b: list[Target], segments: list[tuple[int, Range]], cols: Range,
+                ins: Instruction, n: int) -> list[Instruction]:
+    """The transfers replacing a LOAD of weight tiles (one, or a group: ``k_segments``),
+    each segment's from the local row of its first tile, N rows a tile."""
+    values, row = [], ins["row"]
+    try:
+        for part, rows in segments:
+            room = -(-rows[1] // n) * n
+            values += transfers(b[part], rows, cols, row, {}, room)
+            row += room
+    except Unexpressible as error:
+        raise OperandUnexpressible("b", str(error)) from None
+    return _flagged(ins, values)
+
+
+def _flagged(ins: Instruction, values: list[dict[str, int]]) -> list[Instruction]:
+    """``values`` as instructions of ``ins``'s opcode with its pops on the first and its
+    pushes on the last."""
     name = ins.op.name
     flags = [f.name for f in ins.op.fields if f.flag and f.name.startswith(("pop", "push"))]
     result = []

@@ -51,6 +51,20 @@ def tiles(sizes: list[int], n: int) -> list[Range]:
     return min(found, key=len)
 
 
+def k_segments(tiles: list[KTile], n: int) -> list[tuple[int, Range]]:
+    """K tiles one LOAD brings (a group of weight tiles, glc/isa/gemm.py) as runs of K rows
+    each transfers can move at once: consecutive tiles of one part join while every tile but
+    the run's last is whole (N rows: a short tile's rows end before the next tile's buffer)."""
+    segments: list[tuple[int, Range]] = []
+    for part, (first, count) in tiles:
+        if segments and segments[-1][0] == part and segments[-1][1][1] % n == 0 and \
+                sum(segments[-1][1]) == first:
+            segments[-1] = (part, (segments[-1][1][0], segments[-1][1][1] + count))
+        else:
+            segments.append((part, (first, count)))
+    return segments
+
+
 def shared_k(a: View, b: View, inner: int | None = None) -> tuple[View, View]:
     """A's columns and B's rows over one digit sequence, in the order the kernel walks K.
 
