@@ -64,7 +64,7 @@ class Estimate:
     cycles: int
     order: str
     block_rows: int  # the block of A rows (gemm.py's Mb)
-    grouped: bool = False  # j-outer's weight tiles a group a LOAD (gemm.py)
+    group: int = 1  # j-outer's weight tiles a LOAD (gemm.py)
 
 
 class _Tiles:
@@ -261,11 +261,13 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
             tile = mb * tiles_j + j
             wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
         last_k = kk == last_kk
-        waits = group == 1 or s % group == 0 or (s < group and s in slice_step)
+        waits = group == 1 or s % group == 0 or s in slice_step
+        # A later group's first step whose A slice came on its own: its first MATMUL pops it.
+        slice_too = group > 1 and s and s % group == 0 and s in slice_step
         ops.append(preload if waits else preload_loaded)
         for c in range(chunks):
-            pops = (_LD2EX if s == 0 and c else ()) + (_ST2EX if c == 0 and kk == 0 and wait
-                                                       else ())
+            pops = (_LD2EX if (s == 0 and c) or (c == 0 and slice_too) else ()) + \
+                (_ST2EX if c == 0 and kk == 0 and wait else ())
             pushes = (_EX2LD if c == chunks - 1 and frees_weights(s) else ()) + \
                 (_EX2ST if last_k else ())
             ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
@@ -281,10 +283,9 @@ def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool
             dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
         for s in range(total):
             g = s // group
-            if g == 0 and s + 1 < group:
-                for slice_mb, slice_kk in slice_step.get(s + 1, ()):
-                    dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), (), _LD2EX)
-            if s == group_load_at(g, group) and g + 1 < groups:
+            for slice_mb, slice_kk in slice_step.get(s + 1, ()):
+                dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), (), _LD2EX)
+            if s == group_load_at(g, group, last_kk + 1) and g + 1 < groups:
                 load_group(g + 1)
             exec_step(s)
         return _Program(tuple(ops), tuple(dmas), tuple(tiles))
@@ -332,27 +333,37 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
     tiles = _Tiles(a, b, c, mode, k_tiles, o_tiles, config, table)
     canonical = replace(config, dram_bytes=1 << 32)
     best = None
-    for order, grouped in [(o, g) for o in orders for g in (False, True)
-                           if not g or (o == "j-outer" and len(k_tiles) > 1)]:
+    group = _group(tiles, config) if "j-outer" in orders and m < GROUP_ROWS * n else 1
+    for order, size in [(o, g) for o in orders for g in {1, group}
+                        if g == 1 or o == "j-outer"]:
         layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
-                       grouped)
-        # Groups for steps of few rows: at GROUP_ROWS·N rows a step the tiles' own LOADs
-        # and their drains hide behind the MATMULs. And only groups the LOAD queue holds
-        # twice over: the dispatcher hands out the next group's LOADs before this group's
-        # MATMULs, in program order, and this model takes the queues as deep enough (a
-        # group of 13 pieces, K = 200 cut into N-row LOADs, ran 31 % over its estimate).
-        if layout is None or (grouped and (layout.block_rows >= GROUP_ROWS * n or any(
-                tiles.load_group(0, len(k_tiles), j)[0] > config.queue_depth // 2
-                for j in {0, len(o_tiles) - 1}))):
+                       size)
+        if layout is None:
             continue
         cycles = _extrapolated(m // layout.block_rows, len(k_tiles), len(o_tiles), layout,
                                tiles, config)
         if best is None or cycles < best.cycles:
-            best = Estimate(cycles, order, layout.block_rows, grouped)
+            best = Estimate(cycles, order, layout.block_rows, size)
     if best is None:
         raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     return best
 
+
+def _group(tiles: _Tiles, config: HwConfig) -> int:
+    """The weight tiles a grouped schedule loads at once (1: none): the most, dividing the K
+    tiles, whose every group's LOADs of the first and the last output tile take at most half
+    the LOAD queue. The dispatcher hands out a group's LOADs ahead of the MATMULs before them,
+    in program order, and this model takes the queues as deep enough (a group of 13 pieces,
+    K = 200 cut into N-row LOADs, ran 31 % over its estimate). Only blocks of fewer than
+    GROUP_ROWS·N rows are grouped: at that many rows a step the tiles' own LOADs and their
+    drains hide behind the MATMULs."""
+    tiles_k, last = len(tiles.k_tiles), len(tiles.o_tiles) - 1
+    for size in range(tiles_k, 1, -1):
+        if tiles_k % size == 0 and all(
+                tiles.load_group(kk, size, j)[0] <= config.queue_depth // 2
+                for kk in range(0, tiles_k, size) for j in {0, last}):
+            return size
+    return 1
 
 
 class _Selected:

@@ -16,12 +16,13 @@ stores drain each finished tile in chunks (ex2st/st2ex), so DMA hides behind com
 array streams without bubbles (docs/isa.md, "Timing"). "auto" keeps whichever order the cycle
 model predicts faster.
 
-j-outer may load its weights in *groups*: the G = K/N tiles of one output tile, B's N columns
-of all K rows, as one LOAD into G consecutive buffers (two groups, double-buffered), one token
-each way per group. A transposing LOAD of several N×N blocks drains each block while the next
-one's beats arrive (docs/isa.md, "Transposing LOAD"); one LOAD a tile waits for every drain,
-so a kernel streaming fewer than 2N rows a weight tile from transposed tiles (Cᵀ = Bᵀ·Aᵀ of
-a layer with 24 output channels) was bound by its LOADs, not its MATMULs.
+j-outer may load its weights in *groups*: G tiles of one output tile (G dividing K/N), B's N
+columns of G·N consecutive K rows, as one LOAD into G consecutive buffers (two groups,
+double-buffered), one token each way per group. A transposing LOAD of several N×N blocks
+drains each block while the next one's beats arrive (docs/isa.md, "Transposing LOAD"); one
+LOAD a tile waits for every drain, so a kernel streaming fewer than 2N rows a weight tile
+from transposed tiles (Cᵀ = Bᵀ·Aᵀ of a layer with 24 output channels) was bound by its
+LOADs, not its MATMULs.
 """
 
 from __future__ import annotations
@@ -100,45 +101,45 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
                  order: str = "auto", block_rows: int = 0,
-                 grouped: bool = False) -> tuple[str, GemmLayout]:
+                 group: int = 1) -> tuple[str, GemmLayout]:
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
     "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster); `block_rows`, if
-    not 0, caps the block of A rows (a schedule search may prefer smaller blocks); `grouped`
-    (j-outer only) loads each output tile's K/N weight tiles as one LOAD.
+    not 0, caps the block of A rows (a schedule search may prefer smaller blocks); `group`
+    (j-outer only), if above 1, loads that many weight tiles of an output tile as one LOAD.
     """
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, source, order, block_rows,
-                        grouped)
+                        group)
     return emitter.text(), emitter.layout
 
 
 def gemm_instructions(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                       relu: bool = False, shift: int = 0, order: str = "auto",
-                      block_rows: int = 0, grouped: bool = False
+                      block_rows: int = 0, group: int = 1
                       ) -> tuple[list[Instruction], GemmLayout]:
     """``gemm_program``'s program as instructions (what assembling its text gives, without
     writing and parsing the text: the lowering builds every kernel from it)."""
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, None, order, block_rows,
-                        grouped)
+                        group)
     return emitter.instructions(), emitter.layout
 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: bool, shift: int,
               source: MatrixRows | Im2colRows | None, order: str,
-              block_rows: int, grouped: bool) -> _Emitter:
+              block_rows: int, group: int) -> _Emitter:
     """The program's emitter for the chosen plan. Memoised: the extraction's costing and the
     lowering ask for the same schedules."""
     n = config.array_size
     if m < 1 or k % n or n_out % n or not k or not n_out:
         raise GlcError(f"gemm {m}x{k}x{n_out}: K and Nout must be positive multiples of N={n}")
-    if grouped and order != "j-outer":
+    if group > 1 and order != "j-outer":
         raise GlcError("grouped weight loads are a j-outer schedule")
     source = source or MatrixRows(k)
     output = (raw, relu, shift)
     orders = ("k-outer", "j-outer") if order == "auto" else (order,)
-    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows, grouped)
+    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows, group)
                          for o in orders) if p]
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
@@ -150,15 +151,16 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
 
 
 def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
-          raw: bool, cap: int = 0, grouped: bool = False) -> GemmLayout | None:
+          raw: bool, cap: int = 0, group: int = 1) -> GemmLayout | None:
     """The blocking of one step order: the largest block of A rows (at most ``cap``, if not 0)
-    whose buffers fit; ``grouped``: j-outer's weights a group of K/N tiles a LOAD."""
+    whose buffers fit; ``group`` > 1: j-outer's weights that many tiles a LOAD."""
     n = config.array_size
     tiles_k, tiles_j = k // n, n_out // n
     buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
     largest = min(m, 2047 * source.granule, cap or m)
-    if grouped:  # one block of A rows, its slices with the first group (_grouped); 2+ tiles
-        buffers, largest = 2 * tiles_k, m if largest == m and tiles_k > 1 else 0
+    grouped = group > 1
+    if grouped:  # one block of A rows (its slices in the first pass: _grouped); whole groups
+        buffers, largest = 2 * group, m if largest == m and tiles_k % group == 0 else 0
     a_bytes = m * k if isinstance(source, MatrixRows) else source.h * source.w * source.c
     c_end = a_bytes + k * n_out + m * n_out * (4 if raw else 1)
     if c_end > config.dram_bytes:
@@ -177,7 +179,7 @@ def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
                 else 1
             return GemmLayout(a=0, b=a_bytes, c=a_bytes + k * n_out, order=order,
                               block_rows=rows, chunks=chunks, weight_buffers=buffers,
-                              acc_slots=slots, weight_group=tiles_k if grouped else 1)
+                              acc_slots=slots, weight_group=group)
     return None
 
 
@@ -222,11 +224,15 @@ def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
     return steps, slice_step
 
 
-def group_load_at(g: int, size: int) -> int:
-    """The exec step before which a grouped schedule emits group g + 1's LOAD: the second
-    step of group g, or in group 0 the step before its last, after the last A slice's LOAD
-    (emitted a step ahead), whose push the last step pops."""
-    return size - 2 if g == 0 else g * size + 1
+def group_load_at(g: int, size: int, tiles_k: int) -> int:
+    """The exec step before which a grouped schedule emits group g + 1's LOAD (after that
+    step's A slice, if any). ld2ex's pops take its pushes in order, and in the first pass over
+    K each step's A slice is loaded a step ahead, pushed for its step: there group g + 1's
+    LOAD goes between the slices of the steps either side of the groups' boundary (the last
+    step of group g pops its slice's push, the first of group g + 1 the group's, then its
+    MATMUL its slice's). Past the first pass, at the second step of group g."""
+    boundary = (g + 1) * size
+    return boundary - 2 if boundary <= tiles_k else g * size + 1
 
 
 # A field's value: a number, a flag (True), or a DRAM address relative to operand "A", "B" or "C".
@@ -269,37 +275,35 @@ class _Emitter:
 
     def _grouped(self) -> list[Line]:
         """The program with each group's weights one LOAD (one block of A rows: its K slices
-        all come in group 0, each a step ahead of its step, each pushed for it), the next
-        group's LOAD early in a group, so the dispatcher, in program order, never holds the
-        array's steps behind a queue of LOADs. ld2ex's pops take its pushes in order, so
-        group 1's LOAD follows group 0's last slice (``group_load_at``)."""
+        come in the first pass over K, each a step ahead of its step, each pushed for it), the
+        next group's LOAD early in a group (``group_load_at``), so the dispatcher, in program
+        order, never holds the array's steps behind a queue of LOADs."""
         size = self.layout.weight_group
         groups = len(self.steps) // size
         lines = [*self._load_group(0), *self._first_slice()]
         for s in range(len(self.steps)):
             g = s // size
-            if g == 0 and s + 1 < size:
-                lines += self._slice(s + 1)
-            if s == group_load_at(g, size) and g + 1 < groups:
+            lines += self._slice(s + 1)
+            if s == group_load_at(g, size, self.tiles_k) and g + 1 < groups:
                 lines += self._load_group(g + 1)
             lines += self._exec_step(s)
         return lines
 
     def _load_group(self, g: int) -> list[Line]:
-        """Group g's weight tiles (K/N tiles of one output tile, B's rows contiguous in its
-        column box) as one LOAD; from group 2 on into the buffers of group g − 2, awaited."""
+        """Group g's weight tiles (of one output tile, B's rows contiguous in its column box)
+        as one LOAD; from group 2 on into the buffers of group g − 2, awaited."""
         n, size = self.n, self.layout.weight_group
         mb, kk, j = self.steps[g * size]
         weights = {"row": self._b_row(g * size), "dram": ("B", kk * n * self.n_out + j * n),
                    "run": n, "count0": size * n, "stride0": self.n_out}
         if g == 0:
             return [f"load group 0: k tiles 0..{size - 1}, output tile {j}", ("load", weights)]
-        return [f"load group {g}: output tile {j}",
+        return [f"load group {g}: k tiles {kk}..{kk + size - 1}, output tile {j}",
                 ("load", {**weights, **({"pop_next": True} if g >= 2 else {}),
                           "push_next": True})]
 
     def _slice(self, s: int) -> list[Line]:
-        """The A slices due at step s of group 0, each pushed for its step."""
+        """The A slices due at step s (of the first pass over K), each pushed for its step."""
         rows = self.layout.block_rows
         return [("load", {"row": self._a_row(mb, kk),
                           **self.source.operands(mb * rows, rows, kk, self.n),
@@ -314,9 +318,15 @@ class _Emitter:
 
     def _waits_weights(self, s: int) -> bool:
         """Whether exec step s's PRELOAD pops ld2ex: every step, or with groups the first of
-        each and the steps of group 0 whose A slice was pushed on its own."""
+        each and the steps whose A slice was pushed on its own."""
         size = self.layout.weight_group
-        return size == 1 or s % size == 0 or (s < size and s in self.slice_step)
+        return size == 1 or s % size == 0 or s in self.slice_step
+
+    def _waits_slice(self, s: int) -> bool:
+        """Whether exec step s's first MATMUL pops ld2ex too: a group's first step after the
+        first whose A slice came on its own (its PRELOAD popped the group's push)."""
+        size = self.layout.weight_group
+        return size > 1 and s and s % size == 0 and s in self.slice_step
 
     def _frees_weights(self, s: int) -> bool:
         """Whether exec step s's last MATMUL pushes ex2ld: a buffer (or a group's buffers)
@@ -415,7 +425,7 @@ class _Emitter:
                               "rows": rows}
             if kk:
                 fields["accumulate"] = True
-            if s == 0 and c > 0:
+            if (s == 0 and c > 0) or (c == 0 and self._waits_slice(s)):
                 fields["pop_prev"] = True
             if c == 0 and kk == 0 and wait_store:
                 fields["pop_next"] = True

@@ -249,7 +249,7 @@ class _Lowerer(Relayout, Folds, Concats):
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, chosen.order, chosen.k_inner,
                                       chosen.block_rows, flat=chosen.flat,
-                                      grouped=chosen.grouped) if self.build else \
+                                      group=chosen.group) if self.build else \
                     Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [])
             except (OperandUnexpressible, GlcError):
                 return None
@@ -331,7 +331,7 @@ class _Lowerer(Relayout, Folds, Concats):
         if self.build:
             kernel = build_kernel(self._label(node), chosen.a, chosen.b, chosen.c, raw, relu,
                                   shift or 0, self.config, chosen.order, chosen.k_inner,
-                                  chosen.block_rows, table, chosen.flat, chosen.grouped)
+                                  chosen.block_rows, table, chosen.flat, chosen.group)
         else:
             a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1

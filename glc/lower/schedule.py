@@ -53,7 +53,7 @@ class Schedule:
     flat: bool  # K tiles flat across the digits (glc/lower/kernel.py, flat_k)
     block_rows: int  # the block of A rows (gemm.py's Mb)
     cycles: int
-    grouped: bool = False  # j-outer's weight tiles a group a LOAD (gemm.py)
+    group: int = 1  # j-outer's weight tiles a LOAD (gemm.py)
 
 
 def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_address: int,
@@ -157,7 +157,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
             continue
         if best is None or found.cycles < best.cycles:
             best = Schedule(a, b, c, swap, found.order, k_inner, flat, found.block_rows,
-                            found.cycles, found.grouped)
+                            found.cycles, found.group)
             best_config, best_cost = here, cost
     if best is None:
         raise failures[0]
@@ -190,5 +190,5 @@ def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
             continue
         if found.cycles < best.cycles:
             best = replace(best, order=found.order, block_rows=found.block_rows,
-                           cycles=found.cycles, grouped=found.grouped)
+                           cycles=found.cycles, group=found.group)
     return best

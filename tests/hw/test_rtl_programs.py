@@ -134,10 +134,16 @@ def test_watchdog_stops_a_program_that_does_not_finish_in_time():
         rtl.raise_for_status()
 
 
-@pytest.mark.parametrize(("m", "k", "n_out", "raw"), [(40, 12, 16, False), (96, 8, 8, True)])
-def test_generated_gemm_on_rtl_matches_isa_simulator(m, k, n_out, raw):
+@pytest.mark.parametrize(("m", "k", "n_out", "raw", "group"), [
+    (40, 12, 16, False, 1), (96, 8, 8, True, 1),
+    # Weights in groups (j-outer): of all 3 K tiles; of 2 and of 3 of 6, whose later groups'
+    # first steps wait for their group's LOAD and then for their own A slice (40 rows, loaded
+    # after the group's LOAD: a MATMUL released by the wrong token would read it unwritten).
+    (40, 12, 16, False, 3), (40, 24, 8, True, 2), (40, 24, 8, False, 3)])
+def test_generated_gemm_on_rtl_matches_isa_simulator(m, k, n_out, raw, group):
     hw = load_config("n4")
-    text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=not raw, shift=0 if raw else 7)
+    text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=not raw, shift=0 if raw else 7,
+                                order="j-outer" if group > 1 else "auto", group=group)
     rng = np.random.default_rng(m)
     dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
     dram[layout.a:layout.b] = rng.integers(0, 256, layout.b - layout.a, dtype=np.uint8)

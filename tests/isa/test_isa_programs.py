@@ -63,22 +63,24 @@ GEMMS = [
     (96, 8, 8, False, False, 3),
     (200, 24, 12, True, False, 0),  # four M blocks, both A regions reused
 ]
-# Grouped weights (one block of A rows): two groups, one, and many of two or six tiles. (That each
-# of group 0's A slices has its own token is a timing property the simulator, executing each
-# instruction at its issue, cannot see: tests/lower/test_lower_schedule.py holds it on the RTL.)
-GROUPED = [(40, 12, 16, False, True, 7), (6, 8, 40, True, False, 0), (5, 24, 8, False, False, 4),
-           (9, 8, 4, True, False, 0), (40, 24, 8, True, False, 0)]
+# Grouped weights (one block of A rows; the group size last): two groups of all K tiles, one
+# group, many; groups of 2 and 3 of 6 K tiles, whose later groups' first steps also wait for
+# their own A slice. (That each A slice has its own token is a timing property the simulator,
+# executing each instruction at its issue, cannot see: tests/lower/test_lower_schedule.py
+# holds it on the RTL.)
+GROUPED = [(40, 12, 16, False, True, 7, 3), (6, 8, 40, True, False, 0, 2),
+           (5, 24, 8, False, False, 4, 6), (9, 8, 4, True, False, 0, 2),
+           (40, 24, 8, True, False, 0, 2), (40, 24, 8, False, False, 6, 3)]
 
 
-@pytest.mark.parametrize(("m", "k", "n_out", "raw", "relu", "shift", "order", "grouped"),
-                         [(*g, o, False) for o in ("k-outer", "j-outer") for g in GEMMS]
-                         + [(*g, "j-outer", True) for g in GROUPED])
-def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift, order, grouped):
+@pytest.mark.parametrize(("m", "k", "n_out", "raw", "relu", "shift", "order", "group"),
+                         [(*g, o, 1) for o in ("k-outer", "j-outer") for g in GEMMS]
+                         + [(*g[:-1], "j-outer", g[-1]) for g in GROUPED])
+def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift, order, group):
     hw = load_config("n4")
     text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=relu, shift=shift, order=order,
-                                grouped=grouped)
-    assert layout.order == order
-    assert layout.weight_group == (k // 4 if grouped else 1)
+                                group=group)
+    assert layout.order == order and layout.weight_group == group
     program = assemble(text, hw)
     rng = np.random.default_rng(m)
     a = rng.integers(-128, 128, (m, k), dtype=np.int8)
@@ -99,16 +101,16 @@ def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift, order
     (300, 4, 2, True, False, 0, "j-outer", 0),
     (100, 2, 5, False, False, 3, "auto", 0),
     (256, 8, 4, False, True, 8, "auto", 32),  # a capped block of A rows
-    (24, 9, 3, False, False, 8, "j-outer", -1),  # grouped weights
+    (24, 9, 3, False, False, 8, "j-outer", -3),  # weights in groups of 3
 ])
 def test_gemm_instructions_are_the_assembled_text(config, m, k, n_out, raw, relu, shift, order,
                                                   cap):
     """The lowering builds kernels from gemm_instructions; the reference schedules are text:
-    the same words either way (``cap`` −1: grouped weights)."""
+    the same words either way (``cap`` −G: weights in groups of G)."""
     hw = load_config(config)
     n = hw.array_size
     options = {"raw": raw, "relu": relu, "shift": shift, "order": order,
-               "block_rows": max(cap, 0), "grouped": cap < 0}
+               "block_rows": max(cap, 0), "group": max(-cap, 1)}
     text, layout = gemm_program(m, k * n, n_out * n, hw, **options)
     built, built_layout = gemm_instructions(m, k * n, n_out * n, hw, **options)
     assert built_layout == layout
