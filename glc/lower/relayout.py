@@ -16,7 +16,7 @@ from glc.ir.types import Access
 from glc.lower import band, depthwise
 from glc.lower.kernel import Kernel
 from glc.lower.program import KernelStep, aligned
-from glc.lower.repack import Repack, repacks
+from glc.lower.repack import Gather, Repack, gathers, repacks
 from glc.lower.schedule import Schedule, orient, search
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target, Unexpressible
 from glc.lower.view import NotAffine, View, access_chain, merge, through, view_of
@@ -149,16 +149,16 @@ class Relayout:
     def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
                   dims: tuple[int, ...], raw: bool, relu: bool, shift: int,
                   tables: dict) -> tuple[Schedule, dict[str, Target]]:
-        """The schedule with an operand read from a repack of its tensor (glc/lower/repack.py)
-        where the copy and the kernel over it take fewer cycles than the kernel as it is; a
-        repack chosen becomes a kernel before this one. Operand by operand, each with the
-        other's choice kept, until neither changes; then, where neither alone paid, both at
-        once — an NCHW image and its OIHW weights: a channels-last image walks K with the
-        channels innermost, which the OIHW weights read 9 or 25 bytes apart, so only the two
-        copies together load in runs (a 64→16 5×5/2 conv at 17×17: 32 451 cycles as it lies,
-        0.25 of its limit; 16 361 with both copies). A search is skipped where its copies
-        cannot pay (the kernel is already within their port floor, 2·bytes/P, of its compute
-        ideal)."""
+        """The schedule with an operand read from a repack of its tensor, or gathered whole
+        (glc/lower/repack.py), where the copy and the kernel over it take fewer cycles than the
+        kernel as it is; a copy chosen becomes a kernel before this one. Operand by operand,
+        each with the other's choice kept, until neither changes; then, where neither alone
+        paid, both tensors repacked at once — an NCHW image and its OIHW weights: a
+        channels-last image walks K with the channels innermost, which the OIHW weights read
+        9 or 25 bytes apart, so only the two copies together load in runs (a 64→16 5×5/2 conv
+        at 17×17: 32 451 cycles as it lies, 0.25 of its limit; 16 361 with both copies). A
+        search is skipped where its copies cannot pay (the kernel is already within their
+        port floor, 2·bytes/P, of its compute ideal)."""
         sources = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             base = access_chain(operand)[1]
@@ -173,11 +173,13 @@ class Relayout:
         changed = True
         while changed:  # until no operand left as it lies gains a repack: at most three rounds
             changed = False
-            for which, found in unpacked().items():
+            for which, (operand, base, source) in unpacked().items():
                 kept = []
-                for repack in repacks(found[2]):
-                    trial = self._over_repacks([(which, *found, repack)], targets, chosen,
-                                               dims, raw, relu, shift, tables)
+                view = targets[which].view
+                for copied, repack in [*((source, r) for r in repacks(source)), *(
+                        (view, g) for g in gathers(view, which, math.prod(source.dims)))]:
+                    trial = self._over_repacks([(which, operand, base, copied, repack)],
+                                               targets, chosen, dims, raw, relu, shift, tables)
                     if trial is not None:
                         chosen, targets, kept = trial
                 self._make_repacks(kept)
@@ -218,10 +220,12 @@ class Relayout:
                 address = self.program.buffers[name].address
             copied = repack.view(name)
             try:
-                # The operand's chain over the copy: a pad or slice of a dim the copy's order
-                # splits (a reshape above the transposed tensor) is no view.
-                view = view_of(operand, self.types, lambda t, b=base, v=copied:
-                               v if t is b else self._materialise(t))
+                # The operand's chain over the copy (a gathered operand is the copy itself): a
+                # pad or slice of a dim the copy's order splits (a reshape above the transposed
+                # tensor) is no view.
+                view = copied if isinstance(repack, Gather) else view_of(
+                    operand, self.types, lambda t, b=base, v=copied:
+                    v if t is b else self._materialise(t))
             except NotAffine:
                 return None
             trial[which] = Target(view, address, 1)

@@ -1,5 +1,6 @@
 """Layout changes on the accelerator: an operand's tensor copied by the vector unit into the
-dim order its kernel's transfers move in runs — a candidate of the schedule search.
+dim order its kernel's transfers move in runs (``Repack``), or the operand itself gathered into
+a matrix whose K is one digit (``Gather``: an im2col) — candidates of the schedule search.
 
 A convolution over NCHW data walks its K (channels × taps) with the channels innermost, 1 byte
 apart in NHWC and H·W bytes apart in NCHW: the NCHW rows of the layer suite load their image in
@@ -117,3 +118,85 @@ def repacks(source: View) -> list[Repack]:
         if [k for k in repack.order if dims[k] > 1] != [k for k in range(len(dims)) if dims[k] > 1]:
             found.append(repack)
     return found
+
+
+@dataclass(frozen=True)
+class Gather:
+    """A product's operand ``source`` (a matrix view that reads its tensor's elements more than
+    once: an im2col), copied whole into a row-major buffer with its K digits first and its M
+    digits after, so the kernel reads K as one digit. An NCHW image's windows walk K (channel,
+    ky, kx) with three strides and bounds, so a K tile of such an operand is one channel's taps
+    (9 of 16 rows for 3×3) unless its K is one digit (flat K tiles, glc/lower/tiling.py); the
+    copy's rows are (K, pixel rows), its columns a pixel row (the view's innermost M digit), so
+    its LOADs run along the image's rows. Worth it where the image is small and the filters
+    large: the copy is taps × the image, the filters are read once anyway (ResNet's 3×3 512 @7
+    in NCHW: 225 792 bytes copied in 64 615 cycles, the kernel over it 476 163 against 590 125)."""
+
+    source: View
+    k_group: int  # the source's group that is K: 1 for A (M×K), 0 for B (K×M)
+
+    dim = -1  # the repacked memo's key beside a tensor's (source, dim) repacks
+
+    @property
+    def _k(self) -> tuple:
+        return self.source.groups[self.k_group]
+
+    @property
+    def _m(self) -> tuple:
+        return self.source.groups[1 - self.k_group]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(d.size for d in (*self._k, *self._m))
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape)
+
+    def view(self, buffer: str) -> View:
+        """The copy ``buffer`` as the operand's matrix: its K digits one group, its M digits the
+        other, in the source's order."""
+        digits = row_major(buffer, self.shape).digits()
+        k, m = digits[:len(self._k)], digits[len(self._k):]
+        return View(buffer, 0, (k, m) if self.k_group == 0 else (m, k), ())
+
+    def kernel(self, source_address: int, buffer: str, address: int, config: HwConfig) -> Kernel:
+        """The fold copying the source (its tensor at ``source_address``) into ``buffer`` at
+        ``address``: rows K and the outer M digits, columns the innermost M digit."""
+        *outer, inner = self._m
+        matrix = replace(self.source, groups=((*self._k, *outer), (inner,)))
+        c = Target(row_major(buffer, (self.nbytes // inner.size, inner.size)), address, 1)
+        return replace(copy_kernel(self.label, Target(matrix, source_address, 1), c, config),
+                       kind="repack")
+
+    @property
+    def label(self) -> str:
+        """The copy, for the assembly's comments: the tensor and the matrix it gathers."""
+        k = math.prod(d.size for d in self._k)
+        return f"(im2col copy of {self.source.buffer}: K {k} x M {self.nbytes // k})"
+
+    def cycles(self, config: HwConfig) -> int:
+        """The copy's cycles wherever it lies (gather_cycles)."""
+        return gather_cycles(replace(self.source, buffer=""), self.k_group, config)
+
+    def costed(self, config: HwConfig) -> Kernel:
+        """The copy as the cost extraction sees it: no instructions, its cycles estimated."""
+        return Kernel(self.label, self.nbytes, 1, 1, False, False, 0, [], kind="repack",
+                      estimated=self.cycles(config))
+
+
+@functools.lru_cache(maxsize=1024)
+def gather_cycles(source: View, k_group: int, config: HwConfig) -> int:
+    """The cycle model's count for the Gather of an operand read as ``source`` (with any
+    buffer name): its beats do not depend on the addresses."""
+    return Gather(source, k_group).kernel(0, "copy", 0, config).predicted_cycles(config)
+
+
+def gathers(source: View, which: str, tensor_bytes: int) -> list[Gather]:
+    """The Gather worth costing for a product's operand ``which`` ("a" or "b") read as
+    ``source``: one where the view reads its tensor's elements more than once (its elements
+    outnumber the tensor's: windows), none for a vector or a dim of no digits (one pixel)."""
+    if len(source.groups) != 2 or not all(source.groups) or \
+            math.prod(source.dims) <= tensor_bytes:
+        return []
+    return [Gather(source, 1 if which == "a" else 0)]

@@ -3,6 +3,8 @@ chooses when the copy and the kernel over it beat the kernel as it is."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -11,8 +13,8 @@ from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
 from glc.lower.execute import execute, read_buffer
 from glc.lower.lowering import lower
-from glc.lower.repack import Repack, copy_cycles, repacks
-from glc.lower.view import row_major
+from glc.lower.repack import Repack, copy_cycles, gathers, repacks
+from glc.lower.view import Digit, View, row_major
 from glc.report import kernel_limits, step_rows
 from glc.syntax.reader import parse_term
 
@@ -91,6 +93,64 @@ def test_an_image_and_its_filters_are_repacked_together_where_neither_pays_alone
     as_they_lie = lower(term, env_types(arrays), hw_config)
     assert [s.kernel.kind for s in as_they_lie.kernels] == ["matmul"]
     assert outcome.cycles < as_they_lie.figures()["predicted_cycles"]
+
+
+def _im2col(data: np.ndarray, k: int) -> np.ndarray:
+    """An NCHW image's same-padded k×k windows as (channel, ky, kx, y, x), by numpy alone."""
+    p = k // 2
+    padded = np.pad(data[0], ((0, 0), (p, p), (p, p)))
+    height, width = data.shape[2:]
+    return np.stack([np.stack([padded[:, ky:ky + height, kx:kx + width] for kx in range(k)],
+                              axis=1) for ky in range(k)], axis=1)
+
+
+@pytest.mark.parametrize(("config", "c", "hw", "out", "k"),
+                         [("n4", 16, 3, 64, 3), ("n16", 256, 7, 512, 3)])
+def test_a_small_image_under_many_filters_is_gathered_into_its_im2col(monkeypatch, config, c,
+                                                                      hw, out, k):
+    """A few pixels (fewer than 2N columns of weight tiles) under many filters: the windows of
+    an NCHW image walk K with three strides, so only a copy of the im2col (K × pixels: taps ×
+    the image, small here) lets the filters stream against full 16-row K tiles. The copy is
+    numpy's im2col, the result exact, the cycles the model's and fewer than without it."""
+    hw_config = load_config(config)
+    term, arrays = _nchw_conv(c, hw, out, seed=c, k=k)
+    program = lower(term, env_types(arrays), hw_config)
+    assert [s.kernel.kind for s in program.kernels] == ["repack", "matmul"]
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+    copy = program.buffers[program.kernels[0].output]
+    assert np.array_equal(read_buffer(outcome.dram, copy), _im2col(arrays["data"], k))
+    monkeypatch.setattr("glc.lower.relayout.gathers", lambda *args: [])
+    as_it_lies = lower(term, env_types(arrays), hw_config)
+    assert [s.kernel.kind for s in as_it_lies.kernels] == ["matmul"]
+    assert outcome.cycles < as_it_lies.figures()["predicted_cycles"]
+
+
+def test_only_a_view_that_rereads_its_tensor_is_gathered():
+    """A 3×3 same-padded window over a 2-channel 3×3 image (K × pixels: 162 elements of 18) is
+    gathered; a plain matrix is not, nor a view with a dim of no digits (one output pixel:
+    ResNet-50's last layers at 32×32 raised on it)."""
+    k = (Digit(2, 9, (0, 0)), Digit(3, 3, (1, 0)), Digit(3, 1, (0, 1)))
+    m = (Digit(3, 3, (1, 0)), Digit(3, 1, (0, 1)))
+    windows = View("x", -4, (k, m), ((-1, 3), (-1, 3)))
+    assert [g.k_group for g in gathers(windows, "b", 18)] == [0]
+    assert [g.shape for g in gathers(windows, "b", 18)] == [(2, 3, 3, 3, 3)]
+    assert gathers(row_major("w", (16, 32)), "a", 16 * 32) == []
+    assert gathers(replace(windows, groups=(k, ())), "b", 2) == []  # a 2-channel 1×1 image
+
+
+@pytest.mark.rtl
+def test_a_gathered_conv_on_the_rtl_equals_the_interpreter_and_the_model():
+    config = load_config("n4")
+    term, arrays = _nchw_conv(16, 3, 64, seed=16)
+    program = lower(term, env_types(arrays), config)
+    assert [s.kernel.kind for s in program.kernels] == ["repack", "matmul"]
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
 
 
 @pytest.mark.parametrize("address", [0, 4096, 64 * 1001])
