@@ -40,9 +40,11 @@ from glc.report import kernel_limits, limit_figures  # noqa: E402
 SECTION = "layers"
 TITLE = "layer suite: real networks' layers at their real shapes (N = 16), against both limits"
 CONFIG = "n16"
-# The rows run on the RTL with --rtl: the smallest of each kind and layout family.
+# The rows run on the RTL with --rtl: the smallest of each kind and layout family, a grouped
+# weight schedule (the NHWC projection) and a gathered im2col (the NCHW 3×3 @7).
 RTL_SAMPLE = ("attention-q-k-t-128x64x128-w-out-in", "gemv-1x1024x1024-w-in-out",
-              "resnet-50-1x1-1024-256-14-nhwc-hwio", "mobilenet-v2-expand-1x1-64-384-14-nchw-oihw")
+              "resnet-50-1x1-1024-256-14-nhwc-hwio", "mobilenet-v2-expand-1x1-64-384-14-nchw-oihw",
+              "mobilenet-v2-project-1x1-144-24-56-nhwc-hwio", "resnet-18-50-3x3-512-7-nchw-oihw")
 
 
 def run(rtl: bool = False) -> list[dict]:
