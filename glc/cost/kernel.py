@@ -351,17 +351,20 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
 
 def _group(tiles: _Tiles, config: HwConfig) -> int:
     """The weight tiles a grouped schedule loads at once (1: none): the most, dividing the K
-    tiles, whose every group's LOADs of the first and the last output tile take at most half
-    the LOAD queue. The dispatcher hands out a group's LOADs ahead of the MATMULs before them,
-    in program order, and this model takes the queues as deep enough (a group of 13 pieces,
-    K = 200 cut into N-row LOADs, ran 31 % over its estimate). Only blocks of fewer than
-    GROUP_ROWS·N rows are grouped: at that many rows a step the tiles' own LOADs and their
-    drains hide behind the MATMULs."""
-    tiles_k, last = len(tiles.k_tiles), len(tiles.o_tiles) - 1
+    tiles, whose every group's LOADs take at most half the LOAD queue, for an output tile of
+    each width (an image row of 28 pixels is cut 16 + 12, and a 12-pixel transposed tile is a
+    LOAD a K tile where a 16-pixel one is a LOAD a group) and the last. The dispatcher hands
+    out a group's LOADs ahead of the MATMULs before them, in program order, and this model
+    takes the queues as deep enough (a group of 13 pieces, K = 200 cut into N-row LOADs, ran
+    31 % over its estimate). Only blocks of fewer than GROUP_ROWS·N rows are grouped: at that
+    many rows a step the tiles' own LOADs and their drains hide behind the MATMULs."""
+    tiles_k = len(tiles.k_tiles)
+    widths = {count: j for j, (_, count) in reversed(list(enumerate(tiles.o_tiles)))}
+    outputs = {*widths.values(), len(tiles.o_tiles) - 1}
     for size in range(tiles_k, 1, -1):
         if tiles_k % size == 0 and all(
                 tiles.load_group(kk, size, j)[0] <= config.queue_depth // 2
-                for kk in range(0, tiles_k, size) for j in {0, last}):
+                for kk in range(0, tiles_k, size) for j in outputs):
             return size
     return 1
 
