@@ -17,24 +17,11 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-from glc.cost.pipeline import (
-    DMA,
-    EX2LD,
-    EX2ST,
-    EXEC,
-    LD2EX,
-    LOAD,
-    MATMUL,
-    PRELOAD,
-    ST2EX,
-    STORE,
-    Op,
-    run,
-)
+from glc.cost.steps import cycles_of, tile_program
 from glc.cost.tiles import Cost, tile_costs
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.gemm import GemmLayout, MatrixRows, _plan, group_load_at, step_plan
+from glc.isa.gemm import GemmLayout, MatrixRows, _plan
 from glc.lower.tiling import k_segments
 from glc.lower.transfer import Target
 
@@ -177,135 +164,6 @@ def _shared(key: tuple) -> dict:
     return {}
 
 
-class _Program:
-    """gemm.py's program for one shape and layout as tile operations, each DMA's costs left
-    out: ``ops`` in program order, a DMA as its position, its tile's index in ``tiles`` and its
-    unit and tokens, every other operation as it is; ``tiles`` the tiles the DMAs move, as
-    ("a", first row, rows, K tile), ("b", K tile, output tile), ("c", first row, rows, output
-    tile) or ("table", rows of C, columns). Hashed by identity: memoised per shape
-    (``_program``), so a search's runs of one shape share it and their cycles (``_cycles``)."""
-
-    def __init__(self, ops: tuple, dmas: tuple[tuple[int, int, int, tuple, tuple], ...],
-                 tiles: tuple[tuple, ...]):
-        # Tuples, not lists: the cyclic GC stops walking a tuple of atoms, and hundreds of
-        # programs stay memoised.
-        self.ops, self.dmas, self.tiles = ops, dmas, tiles
-
-    def instantiate(self, costs: list[tuple[int, int, int]]) -> list[Op]:
-        """The operations with each DMA's (instructions, beats, tail) from ``costs`` (per tile,
-        in ``tiles``' order); plain tuples in Op's field order: the search builds millions."""
-        ops = list(self.ops)
-        for at, unit, index, pops, pushes in self.dmas:
-            instructions, beats, tail = costs[index]
-            ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail)
-        return ops
-
-
-# gemm.py's dependency tokens as pop and push tuples.
-_LD2EX, _EX2LD, _EX2ST, _ST2EX = (LD2EX,), (EX2LD,), (EX2ST,), (ST2EX,)
-
-
-@functools.lru_cache(maxsize=1024)
-def _program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: bool) -> _Program:
-    """gemm.py's program for the layout (``table``: with the table rows as its first LOADs)
-    as a _Program, in its program order (``step_plan``, shared with the emitter)."""
-    steps, slice_step = step_plan(m, k, n_out, n, layout)
-    depth, chunks, rows = layout.weight_buffers, layout.chunks, layout.block_rows
-    blocks, tiles_j = m // rows, n_out // n
-    chunk = rows // chunks
-    total = len(steps)
-    k_outer = layout.order == "k-outer"
-    last_kk = k // n - 1
-    group = layout.weight_group
-    preload = (EXEC, PRELOAD, 1, n, _LD2EX, (), 0)
-    preload_loaded = (EXEC, PRELOAD, 1, n, (), (), 0)  # a later tile of its group
-    ops: list = []
-    dmas: list[tuple[int, int, int, tuple, tuple]] = []
-    tiles: dict[tuple, int] = {}  # each tile's index, in order of first use
-
-    def dma(unit: int, tile: tuple, pops: tuple, pushes: tuple) -> None:
-        dmas.append((len(ops), unit, tiles.setdefault(tile, len(tiles)), pops, pushes))
-        ops.append(None)
-
-    if table:
-        dma(LOAD, ("table", m, n_out), (), ())
-
-    def load_step(s: int) -> None:
-        mb, kk, j = steps[s]
-        weights = ("b", kk, j)
-        if s == 0:
-            dma(LOAD, weights, (), ())
-            for c in range(chunks):
-                dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
-            return
-        pop = _EX2LD if s >= depth else ()
-        for slice_mb, slice_kk in slice_step.get(s, ()):
-            dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), pop, ())
-            pop = ()
-        dma(LOAD, weights, pop, _LD2EX)
-
-    def load_group(g: int) -> None:
-        mb, kk, j = steps[g * group]
-        dma(LOAD, ("g", kk, group, j), _EX2LD if g >= 2 else (), _LD2EX if g else ())
-
-    def frees_weights(s: int) -> bool:
-        if group == 1:
-            return s + depth < total
-        return s % group == group - 1 and s // group + 2 < total // group
-
-    def exec_step(s: int) -> None:
-        mb, kk, j = steps[s]
-        if k_outer:
-            wait, frees = mb >= layout.acc_slots, mb + layout.acc_slots < blocks
-        else:
-            tile = mb * tiles_j + j
-            wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
-        last_k = kk == last_kk
-        waits = group == 1 or s % group == 0 or s in slice_step
-        # A later group's first step whose A slice came on its own: its first MATMUL pops it.
-        slice_too = group > 1 and s and s % group == 0 and s in slice_step
-        ops.append(preload if waits else preload_loaded)
-        for c in range(chunks):
-            pops = (_LD2EX if (s == 0 and c) or (c == 0 and slice_too) else ()) + \
-                (_ST2EX if c == 0 and kk == 0 and wait else ())
-            pushes = (_EX2LD if c == chunks - 1 and frees_weights(s) else ()) + \
-                (_EX2ST if last_k else ())
-            ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
-        if last_k:
-            for c in range(chunks):
-                dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,
-                    _ST2EX if c == chunks - 1 and frees else ())
-
-    if group > 1:  # gemm.py's _grouped: a group's weights one LOAD, one block of A rows
-        groups = total // group
-        load_group(0)
-        for c in range(chunks):
-            dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
-        for s in range(total):
-            g = s // group
-            for slice_mb, slice_kk in slice_step.get(s + 1, ()):
-                dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), (), _LD2EX)
-            if s == group_load_at(g, group, last_kk + 1) and g + 1 < groups:
-                load_group(g + 1)
-            exec_step(s)
-        return _Program(tuple(ops), tuple(dmas), tuple(tiles))
-    ahead = depth - 1
-    for s in range(min(ahead, total)):
-        load_step(s)
-    for s in range(total):
-        if s + ahead < total:
-            load_step(s + ahead)
-        exec_step(s)
-    return _Program(tuple(ops), tuple(dmas), tuple(tiles))
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _cycles(program: _Program, costs: tuple[tuple[int, int, int], ...], config: HwConfig) -> int:
-    """The cycles of ``program`` with these tile costs: the search meets the same run again
-    and again (the same tiles in another candidate, or the same candidate's other order)."""
-    return run(program.instantiate(costs), config)
-
-
 def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
              shift: int, config: HwConfig, k_tiles, o_tiles,
              orders=ORDERS, block_rows: int = 0, table: TableCost = NO_TABLE) -> Estimate:
@@ -378,7 +236,7 @@ class _Selected:
         self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
 
     def costs(self, tiles: tuple[tuple, ...]) -> tuple[Cost, ...]:
-        """The costs of a _Program's tiles (one loop: a search costs millions)."""
+        """The costs of a TileProgram's tiles (one loop: a search costs millions)."""
         rows, blocks, k_tiles, o_tiles = self.rows, self.blocks, self.k_tiles, self.o_tiles
         load_a, load_b, store = self.tiles.load_a, self.tiles.load_b, self.tiles.store
         found = []
@@ -523,7 +381,7 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, rows, sb, sk, sj)
-        program = _program(len(sb) * rows, len(sk) * n, len(sj) * n, n, layout,
+        program = tile_program(len(sb) * rows, len(sk) * n, len(sj) * n, n, layout,
                            bool(tiles.table.vectors))
-        total += wb * wk * wj * _cycles(program, small.costs(program.tiles), config)
+        total += wb * wk * wj * cycles_of(program, small.costs(program.tiles), config)
     return round(total)

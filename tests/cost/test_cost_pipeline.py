@@ -11,6 +11,7 @@ import pytest
 
 from glc.compiler import compile_program
 from glc.cost import kernel as cost_kernel
+from glc.cost import steps
 from glc.cost.kernel import NO_TABLE, estimate
 from glc.cost.pipeline import DMA, EX2ST, EXEC, LD2EX, LOAD, MATMUL, PRELOAD, STORE, Op, run
 from glc.errors import GlcError
@@ -246,7 +247,7 @@ def test_the_array_run_ahead_of_the_dmas_gives_the_cycles_of_the_event_loop(seed
     for m, k, n_out, order in ((64, 256, 512, "k-outer"), (192, 512, 128, "k-outer"),
                                (128, 256, 256, "j-outer"), (48, 128, 768, "j-outer")):
         layout = _plan(m, k, n_out, canonical, MatrixRows(k), order, True, 0)
-        program = cost_kernel._program(m, k, n_out, 16, layout, bool(seed % 2))
+        program = steps.tile_program(m, k, n_out, 16, layout, bool(seed % 2))
         costs = [(int(rng.integers(1, 4)), int(rng.integers(*beats)), int(rng.integers(0, 20)))
                  for _ in program.tiles]
         ops = program.instantiate(costs)
