@@ -36,8 +36,31 @@ from glc.lower.view import View, merge, row_major
 MOVED_DIMS = (0, 1)
 
 
+class _Copy:
+    """What a Repack and a Gather share (each has its ``source``, ``nbytes``, ``label`` and
+    ``kernel``): a copy whose cycles do not depend on where it lies, and the kernel the cost
+    extraction sees for it."""
+
+    def cycles(self, config: HwConfig) -> int:
+        """The copy's cycles wherever it lies (copy_cycles)."""
+        return copy_cycles(replace(self, source=replace(self.source, buffer="")), config)
+
+    def costed(self, config: HwConfig) -> Kernel:
+        """The copy as the cost extraction sees it: no instructions, its cycles estimated."""
+        return Kernel(self.label, self.nbytes, 1, 1, False, False, 0, [], kind="repack",
+                      estimated=self.cycles(config))
+
+
+@functools.lru_cache(maxsize=4096)
+def copy_cycles(copy: _Copy, config: HwConfig) -> int:
+    """The cycle model's count for a copy whose source has no buffer name: its transfers' beats
+    depend on the strides and sizes, not on the addresses, so the extraction's many lowerings
+    of one network build each copy once."""
+    return copy.kernel(0, "copy", 0, config).predicted_cycles(config)
+
+
 @dataclass(frozen=True)
-class Repack:
+class Repack(_Copy):
     """The tensor seen through ``source`` (its stored view), copied row-major with its dim
     ``dim`` moved last."""
 
@@ -87,22 +110,6 @@ class Repack:
         return (f"(access-transpose (access-tensor {self.source.buffer}) "
                 f"(list {' '.join(map(str, self.order))}))")
 
-    def cycles(self, config: HwConfig) -> int:
-        """The copy's cycles wherever it lies (copy_cycles)."""
-        return copy_cycles(replace(self.source, buffer=""), self.dim, config)
-
-    def costed(self, config: HwConfig) -> Kernel:
-        """The copy as the cost extraction sees it: no instructions, its cycles estimated."""
-        return Kernel(self.label, self.nbytes, 1, 1, False, False, 0, [], kind="repack",
-                      estimated=self.cycles(config))
-
-
-@functools.lru_cache(maxsize=4096)
-def copy_cycles(source: View, dim: int, config: HwConfig) -> int:
-    """The cycle model's count for the repack of a tensor laid out as ``source`` (with any
-    buffer name): the transfers' beats depend on the strides and sizes, not on the
-    addresses, so the extraction's many lowerings of one network build each copy once."""
-    return Repack(source, dim).kernel(0, "copy", 0, config).predicted_cycles(config)
 
 
 def repacks(source: View) -> list[Repack]:
@@ -121,7 +128,7 @@ def repacks(source: View) -> list[Repack]:
 
 
 @dataclass(frozen=True)
-class Gather:
+class Gather(_Copy):
     """A product's operand ``source`` (a matrix view that reads its tensor's elements more than
     once: an im2col), copied whole into a row-major buffer with its K digits first and its M
     digits after, so the kernel reads K as one digit. An NCHW image's windows walk K (channel,
@@ -175,21 +182,6 @@ class Gather:
         k = math.prod(d.size for d in self._k)
         return f"(im2col copy of {self.source.buffer}: K {k} x M {self.nbytes // k})"
 
-    def cycles(self, config: HwConfig) -> int:
-        """The copy's cycles wherever it lies (gather_cycles)."""
-        return gather_cycles(replace(self.source, buffer=""), self.k_group, config)
-
-    def costed(self, config: HwConfig) -> Kernel:
-        """The copy as the cost extraction sees it: no instructions, its cycles estimated."""
-        return Kernel(self.label, self.nbytes, 1, 1, False, False, 0, [], kind="repack",
-                      estimated=self.cycles(config))
-
-
-@functools.lru_cache(maxsize=1024)
-def gather_cycles(source: View, k_group: int, config: HwConfig) -> int:
-    """The cycle model's count for the Gather of an operand read as ``source`` (with any
-    buffer name): its beats do not depend on the addresses."""
-    return Gather(source, k_group).kernel(0, "copy", 0, config).predicted_cycles(config)
 
 
 def gathers(source: View, which: str, tensor_bytes: int) -> list[Gather]:
