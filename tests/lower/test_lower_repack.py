@@ -47,6 +47,12 @@ def _exact(term, arrays, program, engine: str):
     return outcome
 
 
+def _no_copies(monkeypatch) -> None:
+    """The lowering with no repack or gather to choose: the operands as they lie."""
+    monkeypatch.setattr("glc.lower.relayout.repacks", lambda source: [])
+    monkeypatch.setattr("glc.lower.relayout.gathers", lambda *args: [])
+
+
 @pytest.mark.parametrize(("config", "c", "hw", "out"),
                          [("n4", 16, 6, 16), ("n4", 12, 6, 7), ("n16", 32, 20, 16)])
 def test_a_repacked_conv_matches_the_interpreter_and_its_copy_is_the_transpose(config, c, hw,
@@ -92,7 +98,7 @@ def test_an_image_and_its_filters_are_repacked_together_where_neither_pays_alone
     assert [s.kernel.kind for s in program.kernels] == ["repack", "repack", "matmul"]
     assert {s.inputs[0] for s in program.kernels[:2]} == {"data", "filters"}
     outcome = _exact(term, arrays, program, "isa")
-    monkeypatch.setattr("glc.lower.relayout.repacks", lambda source: [])
+    _no_copies(monkeypatch)
     as_they_lie = lower(term, env_types(arrays), hw_config)
     assert [s.kernel.kind for s in as_they_lie.kernels] == ["matmul"]
     assert outcome.cycles < as_they_lie.figures()["predicted_cycles"]
@@ -122,7 +128,7 @@ def test_a_small_image_under_many_filters_is_gathered_into_its_im2col(monkeypatc
     outcome = _exact(term, arrays, program, "isa")
     copy = program.buffers[program.kernels[0].output]
     assert np.array_equal(read_buffer(outcome.dram, copy), _im2col(arrays["data"], k))
-    monkeypatch.setattr("glc.lower.relayout.gathers", lambda *args: [])
+    _no_copies(monkeypatch)
     as_it_lies = lower(term, env_types(arrays), hw_config)
     assert [s.kernel.kind for s in as_it_lies.kernels] == ["matmul"]
     assert outcome.cycles < as_it_lies.figures()["predicted_cycles"]
