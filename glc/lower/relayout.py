@@ -199,9 +199,10 @@ class Relayout:
                       dims: tuple[int, ...], raw: bool, relu: bool, shift: int, tables: dict
                       ) -> tuple[Schedule, dict[str, Target], list] | None:
         """The best schedule with each pick's operand (which, operand term, its tensor's term,
-        its stored view, repack) read from that repack of its tensor, where it and the copies
-        not made yet beat ``chosen``: the schedule, the targets and the copies to make; else
-        None. The copies not made yet would lie from ``self.top`` up, in the order given."""
+        the view copied, the copy: a Repack of the tensor's stored view or a Gather of the
+        operand's) read from that copy, where it and the copies not made yet beat ``chosen``:
+        the schedule, the targets and the copies to make; else None. The copies not made yet
+        would lie from ``self.top`` up, in the order given."""
         config = self.config
         ideal = array_ideal(math.prod(dims), targets["a"].view.dims[-1], 1, config.array_size)
         fresh_bytes = sum(r.nbytes for *_, source, r in picks
