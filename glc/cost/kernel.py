@@ -89,7 +89,7 @@ class _Tiles:
 
     def load_group(self, kk: int, size: int, j: int) -> Cost:
         """``size`` weight tiles from K tile ``kk`` for output tile ``j``, one LOAD (or one a
-        run of them: glc/lower/kernel.py's k_segments): their instructions and beats, the
+        run of them: glc/lower/tiling.py's k_segments): their instructions and beats, the
         block-write tails of a transposing one summed at its end (the LOAD unit waits them
         out either way)."""
         found = self._b.get((kk, size, j))

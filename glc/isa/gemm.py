@@ -48,7 +48,7 @@ class GemmLayout:
     chunks: int  # MATMUL/STORE chunks per step
     weight_buffers: int  # D
     acc_slots: int  # k-outer: blocks of J tiles; j-outer: tiles (always 2)
-    weight_group: int = 1  # G: weight tiles one LOAD brings (j-outer: 1 or K/N)
+    weight_group: int = 1  # G: weight tiles one LOAD brings (j-outer: 1 or a divisor of K/N)
 
 
 @dataclass(frozen=True)
