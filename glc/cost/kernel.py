@@ -21,7 +21,7 @@ from glc.cost.steps import cycles_of, tile_program
 from glc.cost.tiles import Cost, tile_costs
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.gemm import GemmLayout, MatrixRows, _plan
+from glc.isa.gemm import GemmLayout, MatrixRows, _plan, first_row
 from glc.lower.tiling import k_segments
 from glc.lower.transfer import Target
 
@@ -192,16 +192,15 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
     canonical = replace(config, dram_bytes=1 << 32)
     best = None
     group = _group(tiles, config) if "j-outer" in orders and m < GROUP_ROWS * n else 1
-    for order, size in [(o, g) for o in orders for g in {1, group}
-                        if g == 1 or o == "j-outer"]:
-        layout = _plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
-                       size)
-        if layout is None:
-            continue
-        cycles = _extrapolated(m // layout.block_rows, len(k_tiles), len(o_tiles), layout,
-                               tiles, config)
+    plans = {}  # each order's and weight group's, the block dividing M or ragged (gemm.py)
+    for order, size, ragged in itertools.product(orders, {1, group}, (False, True)):
+        if size == 1 or order == "j-outer":
+            plans[_plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
+                        size, ragged)] = None
+    for layout in filter(None, plans):
+        cycles = _extrapolated(m, len(k_tiles), len(o_tiles), layout, tiles, config)
         if best is None or cycles < best.cycles:
-            best = Estimate(cycles, order, layout.block_rows, size)
+            best = Estimate(cycles, layout.order, layout.block_rows, layout.weight_group)
     if best is None:
         raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     return best
@@ -231,13 +230,14 @@ class _Selected:
     """The tiles of a kernel cut down to chosen blocks, K tiles and output tiles: index i of a
     dim of the small kernel is tile ``select[i]`` of the real one."""
 
-    def __init__(self, tiles: _Tiles, rows: int, blocks, k_tiles, o_tiles):
-        self.tiles, self.rows = tiles, rows
+    def __init__(self, tiles: _Tiles, m: int, rows: int, blocks, k_tiles, o_tiles):
+        self.tiles, self.m, self.rows = tiles, m, rows
         self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
 
     def costs(self, tiles: tuple[tuple, ...]) -> tuple[Cost, ...]:
         """The costs of a TileProgram's tiles (one loop: a search costs millions)."""
-        rows, blocks, k_tiles, o_tiles = self.rows, self.blocks, self.k_tiles, self.o_tiles
+        m, rows, blocks = self.m, self.rows, self.blocks
+        k_tiles, o_tiles = self.k_tiles, self.o_tiles
         load_a, load_b, store = self.tiles.load_a, self.tiles.load_b, self.tiles.store
         found = []
         for tile in tiles:
@@ -250,7 +250,7 @@ class _Selected:
                 found.append(self.tiles.load_table(tile[1], tile[2]))
             else:
                 block, offset = divmod(tile[1], rows)
-                first = blocks[block] * rows + offset
+                first = first_row(blocks[block], rows, m) + offset
                 found.append(load_a(first, tile[2], k_tiles[tile[3]]) if what == "a" else
                              store(first, tile[2], o_tiles[tile[3]]))
         return tuple(found)
@@ -320,7 +320,7 @@ def _periodic_runs(size: int, a: int, b: int, period: int) -> list[tuple[float, 
     return _runs(size, first, first + added)
 
 
-def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
+def _extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
                   config: HwConfig) -> int:
     """The cycles of the whole schedule from short runs, so the cost does not grow with the
     kernel. A *periodic* dim of d tiles is run with a and with b > a of them (the first ones and
@@ -350,8 +350,9 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
     model run whole it is exact on the shapes of tests/cost (a periodic pipeline repeats its
     state exactly); the suite's kernels are checked against the instruction-level model."""
     n = config.array_size
-    sizes = (blocks, tiles_k, tiles_j)
     rows = layout.block_rows
+    sizes = (-(-m // rows), tiles_k, tiles_j)
+    blocks = sizes[0]
     samples: list[tuple[int, int] | None] = [None, None, None]  # None: run whole
     short, long = (SAMPLE, SAMPLE + 1), (SPAN, SPAN + PERIOD)
     if math.prod(sizes) > WHOLE:
@@ -380,7 +381,7 @@ def _extrapolated(blocks: int, tiles_k: int, tiles_j: int, layout: GemmLayout, t
                            if dim == 2 else _runs(size, *sample))
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
-        small = _Selected(tiles, rows, sb, sk, sj)
+        small = _Selected(tiles, m, rows, sb, sk, sj)
         program = tile_program(len(sb) * rows, len(sk) * n, len(sj) * n, n, layout,
                            bool(tiles.table.vectors))
         total += wb * wk * wj * cycles_of(program, small.costs(program.tiles), config)

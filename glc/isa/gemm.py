@@ -6,7 +6,11 @@ NHWC image by im2col), B is K×Nₒ (row-major int8, K and Nₒ multiples of N);
 (ReLU/requantize) or raw int32.
 
 A *step* is one weight tile: PRELOAD B[kk, j], then MATMUL a block of Mb A rows (in chunks) into
-the accumulator tile (mb, j), accumulating over kk. Two step orders:
+the accumulator tile (mb, j), accumulating over kk. Blocks are ⌈M/Mb⌉ of Mb rows each; with
+``ragged`` Mb need not divide M, and the last block is the last Mb rows, overlapping the one
+before it (its rows computed twice and stored twice, the same values): M = 361 (a 19×19 image)
+has no divisor between 19 and 361, and blocks of 19 rows reload every weight tile 19 times.
+Two step orders:
 - "k-outer" (block, kk, j): one A slice at a time (double-buffered); all J tiles of a block stay
   in the accumulator until the last kk, so stores come at the end of each block.
 - "j-outer" (block, j, kk): the block's whole A stays in the scratchpad, each output tile
@@ -28,6 +32,7 @@ LOADs, not its MATMULs.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 from glc.errors import GlcError
@@ -101,34 +106,35 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
                  order: str = "auto", block_rows: int = 0,
-                 group: int = 1) -> tuple[str, GemmLayout]:
+                 group: int = 1, ragged: bool = False) -> tuple[str, GemmLayout]:
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
     "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster); `block_rows`, if
     not 0, caps the block of A rows (a schedule search may prefer smaller blocks); `group`
-    (j-outer only), if above 1, loads that many weight tiles of an output tile as one LOAD.
+    (j-outer only), if above 1, loads that many weight tiles of an output tile as one LOAD;
+    ``ragged``: the block need not divide M (the last block overlaps the one before).
     """
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, source, order, block_rows,
-                        group)
+                        group, ragged)
     return emitter.text(), emitter.layout
 
 
 def gemm_instructions(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                       relu: bool = False, shift: int = 0, order: str = "auto",
-                      block_rows: int = 0, group: int = 1
+                      block_rows: int = 0, group: int = 1, ragged: bool = False
                       ) -> tuple[list[Instruction], GemmLayout]:
     """``gemm_program``'s program as instructions (what assembling its text gives, without
     writing and parsing the text: the lowering builds every kernel from it)."""
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, None, order, block_rows,
-                        group)
+                        group, ragged)
     return emitter.instructions(), emitter.layout
 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: bool, shift: int,
               source: MatrixRows | Im2colRows | None, order: str,
-              block_rows: int, group: int) -> _Emitter:
+              block_rows: int, group: int, ragged: bool) -> _Emitter:
     """The program's emitter for the chosen plan. Memoised: the extraction's costing and the
     lowering ask for the same schedules."""
     n = config.array_size
@@ -139,7 +145,7 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
     source = source or MatrixRows(k)
     output = (raw, relu, shift)
     orders = ("k-outer", "j-outer") if order == "auto" else (order,)
-    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows, group)
+    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows, group, ragged)
                          for o in orders) if p]
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
@@ -151,9 +157,10 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
 
 
 def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
-          raw: bool, cap: int = 0, group: int = 1) -> GemmLayout | None:
+          raw: bool, cap: int = 0, group: int = 1, ragged: bool = False) -> GemmLayout | None:
     """The blocking of one step order: the largest block of A rows (at most ``cap``, if not 0)
-    whose buffers fit; ``group`` > 1: j-outer's weights that many tiles a LOAD."""
+    whose buffers fit, dividing M or with ``ragged`` the fewest rows that make its number of
+    blocks (``block_sizes``); ``group`` > 1: j-outer's weights that many tiles a LOAD."""
     n = config.array_size
     tiles_k, tiles_j = k // n, n_out // n
     buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
@@ -165,14 +172,14 @@ def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
     c_end = a_bytes + k * n_out + m * n_out * (4 if raw else 1)
     if c_end > config.dram_bytes:
         raise GlcError(f"gemm {m}x{k}x{n_out} does not fit in {config.dram_bytes} bytes of DRAM")
-    for rows in range(largest, m - 1 if grouped else 0, -1):
-        if m % rows or rows % source.granule:
-            continue
+    for rows in block_sizes(m, source.granule, largest, ragged):
+        if grouped and rows < m:
+            break
         if order == "k-outer":
             a_rows, acc_rows = 2 * rows, rows * tiles_j
             slots = 2 if 2 * acc_rows <= config.accumulator_rows else 1
         else:
-            a_rows, acc_rows, slots = min(2, m // rows) * rows * tiles_k, 2 * rows, 2
+            a_rows, acc_rows, slots = min(2, -(-m // rows)) * rows * tiles_k, 2 * rows, 2
         if acc_rows <= config.accumulator_rows and a_rows + buffers * n <= config.scratchpad_rows:
             quarter = rows // 4
             chunks = 4 if rows % 4 == 0 and quarter % source.granule == 0 and quarter >= 2 * n \
@@ -181,6 +188,31 @@ def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
                               block_rows=rows, chunks=chunks, weight_buffers=buffers,
                               acc_slots=slots, weight_group=group)
     return None
+
+
+def block_sizes(m: int, granule: int, largest: int, ragged: bool) -> list[int]:
+    """The blocks of A rows ``_plan`` may take, largest first, at most ``largest``: multiples
+    of ``granule`` dividing M, and with ``ragged`` for each number of blocks b the fewest
+    rows making b blocks, granule·⌈(M/granule)/b⌉ (the last block overlapping the one
+    before by fewer than that many rows)."""
+    units = m // granule
+    sizes = {d for d in range(1, math.isqrt(units) + 1) if units % d == 0}
+    sizes |= {units // d for d in sizes}
+    if ragged:  # ⌈units/b⌉ takes O(√units) values: from each, b jumps to where it drops
+        b = 1
+        while True:
+            q = -(-units // b)
+            sizes.add(q)
+            if q == 1:
+                break
+            b = -(-units // (q - 1))
+    return sorted((granule * q for q in sizes if granule * q <= largest), reverse=True)
+
+
+def first_row(mb: int, rows: int, m: int) -> int:
+    """The first A row of block ``mb`` of ``rows`` rows: the last block is the last ``rows``
+    rows (ragged blocks)."""
+    return min(mb * rows, m - rows)
 
 
 def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel: int = 3,
@@ -202,7 +234,7 @@ def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
     """The steps (block, k tile, output tile) in exec order, and which load step brings each A
     slice (block, k tile): the schedule's shape, shared by the emitter and the analytic cost
     model (glc/cost/kernel.py)."""
-    tiles_k, tiles_j, blocks = k // n, n_out // n, m // layout.block_rows
+    tiles_k, tiles_j, blocks = k // n, n_out // n, -(-m // layout.block_rows)
     if layout.order == "k-outer":
         steps = [(mb, kk, j) for mb in range(blocks) for kk in range(tiles_k)
                  for j in range(tiles_j)]
@@ -250,7 +282,7 @@ class _Emitter:
         self.source = source
         self.raw, self.relu, self.shift = output
         self.tiles_k, self.tiles_j = k // n, n_out // n
-        self.blocks = m // layout.block_rows
+        self.blocks = -(-m // layout.block_rows)
         self.steps, self.slice_step = step_plan(m, k, n_out, n, layout)
 
     def lines(self) -> list[Line]:
@@ -306,7 +338,8 @@ class _Emitter:
         """The A slices due at step s (of the first pass over K), each pushed for its step."""
         rows = self.layout.block_rows
         return [("load", {"row": self._a_row(mb, kk),
-                          **self.source.operands(mb * rows, rows, kk, self.n),
+                          **self.source.operands(first_row(mb, rows, self.m), rows, kk,
+                                                 self.n),
                           "push_next": True})
                 for mb, kk in self.slice_step.get(s, [])]
 
@@ -403,8 +436,9 @@ class _Emitter:
             return [*lines, ("load", weights), *self._first_slice()]
         for slice_mb, slice_kk in self.slice_step.get(s, []):
             lines.append(("load", {"row": self._a_row(slice_mb, slice_kk),
-                                   **self.source.operands(slice_mb * lay.block_rows,
-                                                          lay.block_rows, slice_kk, n),
+                                   **self.source.operands(
+                                       first_row(slice_mb, lay.block_rows, self.m),
+                                       lay.block_rows, slice_kk, n),
                                    **pop}))
             pop = {}
         lines.append(("load", {**weights, **pop, "push_next": True}))
@@ -446,7 +480,7 @@ class _Emitter:
             {**({"relu": True} if self.relu else {}), "shift": self.shift}
         lines: list[Line] = []
         for c in range(lay.chunks):
-            first = mb * lay.block_rows + c * rows
+            first = first_row(mb, lay.block_rows, self.m) + c * rows
             fields: Fields = {**mode, "row": region + c * rows,
                               "dram": ("C", (first * self.n_out + j * n) * esize), "run": n,
                               "count0": rows, "stride0": self.n_out * esize, "pop_prev": True}

@@ -106,7 +106,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view; ``order`` the step order (default: the
     one kernel_estimate predicts faster), ``k_inner`` the K digit walked innermost (shared_k),
-    ``flat`` its tiles flat (flat_k), ``block_rows`` a cap on the block of A rows, ``group``
+    ``flat`` its tiles flat (flat_k), ``block_rows`` a cap on the block of A rows (one not
+    dividing M is taken as the schedule's ragged block: glc/isa/gemm.py), ``group``
     the weight tiles of an output tile one LOAD brings (j-outer, glc/isa/gemm.py); ``table``
     the bias and ONNX's requantization the STOREs apply (glc/lower/table.py), in the
     accumulator's top rows."""
@@ -115,7 +116,7 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     if order is None:
         found = kernel_estimate(a, b, c, raw, relu, shift, config, k_inner, block_rows, flat,
                                 table.cost if table is not None else NO_TABLE)
-        order, group = found.order, found.group
+        order, group, block_rows = found.order, found.group, found.block_rows
     tiling = shape(a, b, n, k_inner, flat)
     a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
     k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
@@ -128,7 +129,7 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
         canonical = replace(canonical, accumulator_rows=table.table_row)
     program, layout = gemm_instructions(m, k_pad, o_pad, canonical, raw=raw, relu=relu,
                                         shift=shift, order=order, block_rows=block_rows,
-                                        group=group)
+                                        group=group, ragged=bool(block_rows and m % block_rows))
     out: list[Instruction] = []
     esize = 4 if raw else 1
     for ins in program:

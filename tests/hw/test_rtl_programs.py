@@ -134,16 +134,21 @@ def test_watchdog_stops_a_program_that_does_not_finish_in_time():
         rtl.raise_for_status()
 
 
-@pytest.mark.parametrize(("m", "k", "n_out", "raw", "group"), [
-    (40, 12, 16, False, 1), (96, 8, 8, True, 1),
+@pytest.mark.parametrize(("m", "k", "n_out", "raw", "group", "order", "cap"), [
+    (40, 12, 16, False, 1, "auto", 0), (96, 8, 8, True, 1, "auto", 0),
     # Weights in groups (j-outer): of all 3 K tiles; of 2 and of 3 of 6, whose later groups'
     # first steps wait for their group's LOAD and then for their own A slice (40 rows, loaded
     # after the group's LOAD: a MATMUL released by the wrong token would read it unwritten).
-    (40, 12, 16, False, 3), (40, 24, 8, True, 2), (40, 24, 8, False, 3)])
-def test_generated_gemm_on_rtl_matches_isa_simulator(m, k, n_out, raw, group):
+    (40, 12, 16, False, 3, "j-outer", 0), (40, 24, 8, True, 2, "j-outer", 0),
+    (40, 24, 8, False, 3, "j-outer", 0),
+    # Ragged blocks: 3 of 13 rows for M = 37, 3 of 44 in chunks of 11 for M = 130 (the last
+    # block overlapping the one before, its rows stored twice), in each order.
+    (37, 12, 16, False, 1, "k-outer", 13), (130, 8, 12, True, 1, "j-outer", 50)])
+def test_generated_gemm_on_rtl_matches_isa_simulator(m, k, n_out, raw, group, order, cap):
     hw = load_config("n4")
     text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=not raw, shift=0 if raw else 7,
-                                order="j-outer" if group > 1 else "auto", group=group)
+                                order=order, group=group, block_rows=cap, ragged=bool(cap))
+    assert bool(m % layout.block_rows) == bool(cap)
     rng = np.random.default_rng(m)
     dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
     dram[layout.a:layout.b] = rng.integers(0, 256, layout.b - layout.a, dtype=np.uint8)

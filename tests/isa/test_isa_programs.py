@@ -2,6 +2,7 @@
 and N = 16, against numpy computed independently (glc/isa/cases.py)."""
 
 import dataclasses
+import itertools
 import time
 
 import numpy as np
@@ -12,7 +13,7 @@ from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cases import CASES, build_case
 from glc.isa.encoding import encode
-from glc.isa.gemm import conv2d_program, gemm_instructions, gemm_program
+from glc.isa.gemm import block_sizes, conv2d_program, gemm_instructions, gemm_program
 from glc.isa.status import MachineError
 
 GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]
@@ -81,6 +82,52 @@ def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift, order
     text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=relu, shift=shift, order=order,
                                 group=group)
     assert layout.order == order and layout.weight_group == group
+    result = _run_gemm(hw, text, layout, m, k, n_out, raw, relu, shift)
+    assert result.counters.busy_exec * 16 == m * k * n_out
+
+
+# Ragged blocks (glc/isa/gemm.py): a cap under which no block divides M, so the last block
+# overlaps the one before: 37 rows in 3 blocks of 13, 301 in 3 of 101, 130 in 3 of 44 (in
+# chunks of 11).
+RAGGED = [(37, 12, 16, False, True, 7, 13), (301, 8, 8, True, False, 0, 128),
+          (130, 8, 12, False, False, 4, 50)]
+
+
+@pytest.mark.parametrize("order", ["k-outer", "j-outer"])
+@pytest.mark.parametrize(("m", "k", "n_out", "raw", "relu", "shift", "cap"), RAGGED)
+def test_ragged_blocks_match_numpy_at_n4(m, k, n_out, raw, relu, shift, cap, order):
+    """Each block of A rows as large as the others, the last one the last rows: the rows it
+    shares with the block before are computed and stored twice, to the same values."""
+    hw = load_config("n4")
+    text, layout = gemm_program(m, k, n_out, hw, raw=raw, relu=relu, shift=shift, order=order,
+                                block_rows=cap, ragged=True)
+    blocks = -(-m // layout.block_rows)
+    assert m % layout.block_rows and (blocks - 1) * layout.block_rows < m
+    result = _run_gemm(hw, text, layout, m, k, n_out, raw, relu, shift)
+    assert result.counters.busy_exec * 16 == blocks * layout.block_rows * k * n_out
+    divided, _ = gemm_program(m, k, n_out, hw, raw=raw, relu=relu, shift=shift, order=order,
+                              block_rows=cap)
+    assert divided != text  # without ragged, blocks that divide M: another program
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_block_sizes_are_the_divisors_and_the_fewest_rows_of_each_block_count(ragged):
+    """block_sizes against its definition, by enumeration: multiples of the granule dividing
+    M, and with ragged blocks granule·⌈(M/granule)/b⌉ for every count of blocks b."""
+    for m, granule in itertools.product(range(1, 200), (1, 3, 7)):
+        if m % granule:
+            continue
+        units = m // granule
+        expected = {granule * d for d in range(1, units + 1) if units % d == 0}
+        if ragged:
+            expected |= {granule * -(-units // b) for b in range(1, units + 1)}
+        for largest in (m, m // 2):
+            assert block_sizes(m, granule, largest, ragged) == \
+                sorted((r for r in expected if r <= largest), reverse=True)
+
+
+def _run_gemm(hw, text, layout, m, k, n_out, raw, relu, shift):
+    """Assemble and simulate a generated GEMM over random operands; assert numpy's result."""
     program = assemble(text, hw)
     rng = np.random.default_rng(m)
     a = rng.integers(-128, 128, (m, k), dtype=np.int8)
@@ -92,7 +139,7 @@ def test_generated_gemm_matches_numpy_at_n4(m, k, n_out, raw, relu, shift, order
     expected = _gemm_reference(a, b, raw, relu, shift)
     got = result.dram[layout.c:layout.c + expected.nbytes].view(expected.dtype)
     np.testing.assert_array_equal(got.reshape(m, n_out), expected)
-    assert result.counters.busy_exec * 16 == m * k * n_out
+    return result
 
 
 @pytest.mark.parametrize("config", ["n4", "n16"])

@@ -9,9 +9,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from glc.cost import kernel as cost_kernel
 from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
+from glc.isa import gemm
 from glc.lower.execute import execute
 from glc.lower.kernel import build_kernel, kernel_estimate
 from glc.lower.lowering import lower
@@ -104,3 +106,31 @@ def test_grouped_weight_loads_on_the_rtl_equal_the_model():
     rtl = execute(program, arrays, "rtl")
     assert np.array_equal(rtl.result, expected)
     assert rtl.cycles == program.figures()["predicted_cycles"]
+
+
+@pytest.mark.parametrize(("config", "m", "k", "n_out"), [("n4", 53, 80, 24),
+                                                          ("n16", 131, 2048, 512)])
+def test_an_m_no_fitting_block_divides_takes_ragged_blocks(monkeypatch, config, m, k, n_out):
+    """M prime and too large for one block: the blocks dividing it are single rows, each
+    reloading every weight tile. Blocks of ⌈M/b⌉ rows, the last overlapping the one before
+    (glc/isa/gemm.py), are chosen instead: exact, the model's cycles, the estimate within
+    2 %, and faster than the best schedule whose blocks divide M."""
+    hw = load_config(config)
+    term, arrays = _narrow(m, k, n_out, seed=m)
+    x, w = (Target(row_major(s, arrays[s].shape), 0, 1) for s in ("x", "w"))
+    chosen = search({"a": x, "b": w}, (m, n_out), True, False, 0, 1 << 20, hw)
+    assert not chosen.swap and m % chosen.block_rows and chosen.block_rows > 1
+    program = lower(term, env_types(arrays), hw)
+    (step,) = program.kernels
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    predicted = program.figures()["predicted_cycles"]
+    assert outcome.cycles == predicted
+    assert abs(step.kernel.estimated - predicted) <= 0.02 * predicted
+    dividing = gemm.block_sizes
+    monkeypatch.setattr(gemm, "block_sizes", lambda *args: dividing(*args[:3], False))
+    cost_kernel._estimate.cache_clear()
+    gemm._schedule.cache_clear()
+    divided = lower(term, env_types(arrays), hw).figures()["predicted_cycles"]
+    assert predicted < divided
