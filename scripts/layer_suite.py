@@ -4,7 +4,8 @@ write, as programs with independently computed expected outputs.
 ResNet-18/50's convolutions at 224×224 input (the 7×7/2 stem with 3 channels, the 3×3 convs at
 56/28/14/7, a stride-2 3×3, the 1×1 bottleneck reductions and expansions, the 1×1 stride-2
 projections), MobileNet-v2's 1×1 expansions and projections and its depthwise 3×3, BERT-base's
-GEMMs at sequence 128, attention's Q·Kᵀ and P·V at sequence 128 / head 64, and a GEMV. Each conv
+GEMMs at sequence 128, ViT-B/16's FFN down-projection at its 197 tokens, attention's Q·Kᵀ and
+P·V at sequence 128 / head 64, and a GEMV. Each conv
 in NCHW data with OIHW weights and in NHWC data with HWIO weights; each GEMM with its weights
 in×out (x·W) and out×in (x·Wᵀ). A conv's output is requantized int8 (after a relu where the
 network has one); a GEMM's is requantized int8 but for attention scores (int32, softmax follows).
@@ -94,6 +95,8 @@ LAYERS = [
     Gemm("QKV/out 128x768x768", "BERT-base", 128, 768, 768),
     Gemm("FFN up 128x768x3072", "BERT-base", 128, 768, 3072),
     Gemm("FFN down 128x3072x768", "BERT-base", 128, 3072, 768),
+    # 197 tokens (196 patches and the class token): M prime, too many rows for one block.
+    Gemm("FFN down 197x3072x768", "ViT-B/16", 197, 3072, 768),
     Gemm("Q.K^T 128x64x128", "attention", 128, 64, 128, raw=True),
     Gemm("P.V 128x128x64", "attention", 128, 128, 64),
     Gemm("1x1024x1024", "GEMV", 1, 1024, 1024),

@@ -134,3 +134,14 @@ def test_an_m_no_fitting_block_divides_takes_ragged_blocks(monkeypatch, config, 
     gemm._schedule.cache_clear()
     divided = lower(term, env_types(arrays), hw).figures()["predicted_cycles"]
     assert predicted < divided
+
+
+@pytest.mark.rtl
+def test_ragged_blocks_on_the_rtl_equal_the_model():
+    hw = load_config("n4")
+    term, arrays = _narrow(53, 80, 24, seed=53)
+    program = lower(term, env_types(arrays), hw)
+    expected, _ = interpret(term, arrays)
+    rtl = execute(program, arrays, "rtl")
+    assert np.array_equal(rtl.result, expected)
+    assert rtl.cycles == program.figures()["predicted_cycles"]
