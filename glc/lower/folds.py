@@ -69,6 +69,15 @@ class Folds:
             if trial is not None and (total := trial.kernel.predicted_cycles(self.config)
                                       + cost) < cycles:
                 best, cycles = repack, total
+        def over(value: View) -> int | None:  # the fold over a reoriented producer's result
+            trial = self._fold_built(node, plan, [view_of(
+                operand, self.types, lambda t: value if t is base else self._materialise(t))])
+            return trial.kernel.predicted_cycles(self.config) if trial and not trial.slow \
+                else None
+
+        if (value := self._reoriented(base, over, cycles)) is not None:
+            return self._fold_built(node, plan, [view_of(
+                operand, self.types, lambda t: value if t is base else self._materialise(t))])
         if best is None:
             return built
         copied = best.view(self._copy_of(best, source))

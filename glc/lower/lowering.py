@@ -35,6 +35,7 @@ from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel
 from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
 from glc.lower.relayout import Relayout
+from glc.lower.reorient import Reorient
 from glc.lower.schedule import Schedule, search
 from glc.lower.table import StoreTable
 from glc.lower.tiling import transposed
@@ -77,7 +78,7 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer(Relayout, Folds, Concats):
+class _Lowerer(Relayout, Folds, Concats, Reorient):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
         self.term, self.config, self.build = term, config, build
         self.types = check(term, env)
@@ -90,6 +91,10 @@ class _Lowerer(Relayout, Folds, Concats):
         self.in_dram: dict[int, View] = {}
         self.unfused: set[int] = set()  # bias adds that could not join their kernel
         self.repacked: dict[tuple[View, int], str] = {}  # (tensor, dim moved last) → its copy
+        # Each kernel's result buffer → the node it computes and whether it ran as Cᵀ; the
+        # orientation a node's kernel must take (glc/lower/reorient.py).
+        self.oriented: dict[str, tuple[int, bool]] = {}
+        self.forced: dict[int, bool] = {}
 
     def run(self) -> Program:
         root = self.term
@@ -300,6 +305,10 @@ class _Lowerer(Relayout, Folds, Concats):
             s: t for s in (False, True) if (t := self._table(targets, s, plan))}
         if not tables:
             raise _Unfused
+        if id(node) in self.forced:  # a reoriented producer (glc/lower/reorient.py)
+            tables = {s: t for s, t in tables.items() if s == self.forced[id(node)]}
+            if not tables:
+                raise GlcError("the other orientation cannot apply this kernel's table")
         raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
         while True:
@@ -323,7 +332,9 @@ class _Lowerer(Relayout, Folds, Concats):
             if plan is None and bias is None:
                 raise
             raise _Unfused from None
-        return self._stored(systolic, [kernel], targets, chosen.swap, raw, plan)
+        result = self._stored(systolic, [kernel], targets, chosen.swap, raw, plan)
+        self.oriented[result.buffer] = (id(node), chosen.swap)
+        return result
 
     def _built(self, node: Term, chosen: Schedule, raw: bool, relu: bool, shift: int | None,
                table: StoreTable | None) -> Kernel:

@@ -158,7 +158,9 @@ class Relayout:
         9 or 25 bytes apart, so only the two copies together load in runs (a 64→16 5×5/2 conv
         at 17×17: 32 451 cycles as it lies, 0.25 of its limit; 16 361 with both copies). A
         search is skipped where its copies cannot pay (the kernel is already within their
-        port floor, 2·bytes/P, of its compute ideal)."""
+        port floor, 2·bytes/P, of its compute ideal). First, an operand that another kernel
+        computed for this one alone may have that kernel run in its other orientation, which
+        stores the result transposed (glc/lower/reorient.py): no copy at all."""
         sources = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             base = access_chain(operand)[1]
@@ -166,6 +168,15 @@ class Relayout:
             if targets[which].view.buffer == source.buffer and \
                     self.program.buffers[source.buffer].dtype == "int8":
                 sources[which] = (operand, base, source)  # else a host copy, or no int8 tensor
+
+        for which, (operand, base, _) in list(sources.items()):
+            value = self._reoriented(base, lambda v, w=which, o=operand, b=base, t=targets:
+                                     self._over(w, o, b, v, t, dims, raw, relu, shift, tables),
+                                     chosen.cycles)
+            if value is not None:  # its producer now stores it as this kernel reads it best
+                targets = dict(targets, **{which: self._read_over(operand, base, value)})
+                chosen = search(targets, dims, raw, relu, shift, self.top, self.config, tables)
+                sources[which] = (operand, base, value)
 
         def unpacked() -> dict:
             return {w: s for w, s in sources.items() if targets[w].view.buffer == s[2].buffer}
@@ -194,6 +205,23 @@ class Relayout:
                     chosen, targets, kept = trial
             self._make_repacks(kept)
         return chosen, targets
+
+    def _read_over(self, operand: Term, base: Term, value: View) -> Target:
+        """The operand read over ``value`` as its base tensor's value."""
+        view = view_of(operand, self.types,
+                       lambda t: value if t is base else self._materialise(t))
+        return Target(view, self._to_dram(view.buffer).address, 1)
+
+    def _over(self, which: str, operand: Term, base: Term, value: View,
+              targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: bool,
+              shift: int, tables: dict) -> int | None:
+        """This kernel's estimate with operand ``which`` read over ``value`` (a reoriented
+        producer's result: glc/lower/reorient.py); None where it cannot be run so."""
+        try:
+            trial = dict(targets, **{which: self._read_over(operand, base, value)})
+            return search(trial, dims, raw, relu, shift, self.top, self.config, tables).cycles
+        except (NotAffine, OperandUnexpressible, GlcError):
+            return None
 
     def _over_repacks(self, picks: list, targets: dict[str, Target], chosen: Schedule,
                       dims: tuple[int, ...], raw: bool, relu: bool, shift: int, tables: dict

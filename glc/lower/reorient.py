@@ -1,0 +1,123 @@
+"""A kernel's result laid out for the step that reads it (docs/lowering.md, "Reoriented
+producers").
+
+A kernel stores C = A·B row-major, or Cᵀ when the search ran it the other way round (Cᵀ =
+Bᵀ·Aᵀ): the orientation picks the result's layout, and the search picks it for the kernel
+alone. A max pool over an NCHW conv's output then reads one element a run, or a channels-last
+copy of it (SqueezeNet at 224×224: its stem's 788 544-byte result copied in 104 857 cycles,
+against the stem's own 114 475). Where the consumer would copy or read slowly a result that
+only it reads, the producer is lowered again in its other orientation, which stores the result
+channels-last, and kept where that kernel and the consumer over its result take fewer cycles
+than the producer as it was and the consumer's best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from glc.errors import GlcError
+from glc.ir.term import Term
+from glc.lower.program import Buffer, HostStep, KernelStep
+from glc.lower.transfer import OperandUnexpressible
+from glc.lower.view import View
+
+
+@dataclass
+class _State:
+    """What lowering a node changes, to put back when a trial does not pay."""
+
+    steps: list[KernelStep | HostStep]
+    buffers: dict[str, Buffer]
+    top: int
+    host_top: int
+    in_dram: dict[int, View]
+    unfused: set[int]
+    repacked: dict
+    oriented: dict[str, tuple[int, bool]]
+
+
+class Reorient:
+    """The lowering's reoriented producers (a mixin of the lowering, which holds the memory
+    plan and records each kernel's orientation in ``oriented``: its result buffer → the node it
+    computes and whether it ran as Cᵀ)."""
+
+    def _reoriented(self, base: Term, consumer: Callable[[View], int | None], current: int
+                    ) -> View | None:
+        """``base``'s value computed by its kernel in the other orientation, where that kernel
+        and ``consumer`` over the new value (its cycles, None if it cannot read it) take fewer
+        cycles than the kernel as it is and ``current`` (the consumer's best over the old
+        value); else None, the lowering as it was. Only a kernel whose result no step after it
+        reads: its step is replaced, not kept beside the new one. Tried by the analytic model
+        (no instructions built), then lowered again with them if it pays; not inside another
+        trial (the producer's own operands keep their producers as they are)."""
+        if self.forced:
+            return None
+        source = self.in_dram.get(id(base))
+        made = self.oriented.get(source.buffer) if source is not None else None
+        if made is None or made[0] != id(base):
+            return None
+        at = [i for i, s in enumerate(self.program.steps)
+              if isinstance(s, KernelStep) and s.output == source.buffer]
+        if len(at) != 1 or any(source.buffer in s.inputs for s in self.program.steps[at[0] + 1:]):
+            return None
+        saved = self._state()
+        old = self.program.steps[at[0]]
+        build, self.build = self.build, False
+        try:
+            view = self._lowered_again(base, at[0], not made[1])
+            cycles = consumer(view)
+            pays = cycles is not None and cycles + self._made(len(saved.steps) - 1) < \
+                self._cost(old) + current
+        except (GlcError, OperandUnexpressible):
+            pays = False
+        finally:
+            self.build = build
+        if pays and not build:
+            return view
+        self._restore(saved)
+        if not pays:
+            return None
+        # Built, the kernels' instruction-level cycles decide (an estimate may be some % off).
+        view = self._lowered_again(base, at[0], not made[1])
+        if cycles + self._made(len(saved.steps) - 1) < old.kernel.predicted_cycles(self.config) \
+                + current:
+            return view
+        self._restore(saved)
+        return None
+
+    def _made(self, first: int) -> int:
+        """The cycles of the steps from ``first`` on (a trial's producer and its copies)."""
+        return sum(self._cost(s) for s in self.program.steps[first:])
+
+    def _lowered_again(self, base: Term, at: int, swap: bool) -> View:
+        """``base``'s value lowered again, its kernel (step ``at``) in orientation ``swap``,
+        into a new buffer (the old one's name free again; its memory is not reused)."""
+        del self.program.buffers[self.program.steps.pop(at).output]
+        del self.in_dram[id(base)]
+        self.forced[id(base)] = swap
+        try:
+            return self._materialise(base)
+        finally:
+            del self.forced[id(base)]
+
+    def _cost(self, step: KernelStep | HostStep) -> int:
+        """A step's cycles: built, the instruction-level model's; else as the cost extraction
+        counts them (Program.estimated_cycles)."""
+        if not isinstance(step, KernelStep):
+            return 0
+        kernel = step.kernel
+        return kernel.predicted_cycles(self.config) if kernel.instructions or \
+            not kernel.estimated else kernel.estimated
+
+    def _state(self) -> _State:
+        return _State(list(self.program.steps), dict(self.program.buffers), self.top,
+                      self.host_top, dict(self.in_dram), set(self.unfused), dict(self.repacked),
+                      dict(self.oriented))
+
+    def _restore(self, state: _State) -> None:
+        """The lowering as ``state`` holds it (copies: a state may be restored twice)."""
+        self.program.steps, self.program.buffers = list(state.steps), dict(state.buffers)
+        self.top, self.host_top = state.top, state.host_top
+        self.in_dram, self.unfused = dict(state.in_dram), set(state.unfused)
+        self.repacked, self.oriented = dict(state.repacked), dict(state.oriented)
