@@ -98,9 +98,11 @@ def test_few_rows_a_weight_tile_load_the_weights_of_an_output_tile_at_once(confi
 
 
 @pytest.mark.rtl
-def test_grouped_weight_loads_on_the_rtl_equal_the_model():
+@pytest.mark.parametrize(("m", "k", "n_out", "seed"), [(200, 32, 6, 5), (53, 80, 24, 53)],
+                         ids=["grouped-weight-loads", "ragged-blocks"])
+def test_searched_schedules_on_the_rtl_equal_the_model(m, k, n_out, seed):
     hw = load_config("n4")
-    term, arrays = _narrow(200, 32, 6, seed=5)
+    term, arrays = _narrow(m, k, n_out, seed=seed)
     program = lower(term, env_types(arrays), hw)
     expected, _ = interpret(term, arrays)
     rtl = execute(program, arrays, "rtl")
@@ -134,14 +136,3 @@ def test_an_m_no_fitting_block_divides_takes_ragged_blocks(monkeypatch, config, 
     gemm._schedule.cache_clear()
     divided = lower(term, env_types(arrays), hw).figures()["predicted_cycles"]
     assert predicted < divided
-
-
-@pytest.mark.rtl
-def test_ragged_blocks_on_the_rtl_equal_the_model():
-    hw = load_config("n4")
-    term, arrays = _narrow(53, 80, 24, seed=53)
-    program = lower(term, env_types(arrays), hw)
-    expected, _ = interpret(term, arrays)
-    rtl = execute(program, arrays, "rtl")
-    assert np.array_equal(rtl.result, expected)
-    assert rtl.cycles == program.figures()["predicted_cycles"]
