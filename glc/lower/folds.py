@@ -62,27 +62,22 @@ class Folds:
                     self.config.dram_bytes:
                 continue  # no room for the copy beside the result
             cost = 0 if name is not None else repack.cycles(self.config)
-            copied = repack.view(name or "repack")
-            view = view_of(operand, self.types,
-                           lambda t, v=copied: v if t is base else self._materialise(t))
+            view = self._read_over(operand, base, repack.view(name or "repack"))
             trial = self._fold_built(node, plan, [view])
             if trial is not None and (total := trial.kernel.predicted_cycles(self.config)
                                       + cost) < cycles:
                 best, cycles = repack, total
+
         def over(value: View) -> int | None:  # the fold over a reoriented producer's result
-            trial = self._fold_built(node, plan, [view_of(
-                operand, self.types, lambda t: value if t is base else self._materialise(t))])
+            trial = self._fold_built(node, plan, [self._read_over(operand, base, value)])
             return trial.kernel.predicted_cycles(self.config) if trial and not trial.slow \
                 else None
 
         if (value := self._reoriented(base, over, cycles)) is not None:
-            return self._fold_built(node, plan, [view_of(
-                operand, self.types, lambda t: value if t is base else self._materialise(t))])
+            return self._fold_built(node, plan, [self._read_over(operand, base, value)])
         if best is None:
             return built
-        copied = best.view(self._copy_of(best, source))
-        view = view_of(operand, self.types,
-                       lambda t: copied if t is base else self._materialise(t))
+        view = self._read_over(operand, base, best.view(self._copy_of(best, source)))
         return self._fold_built(node, plan, [view]) or built
 
     def _fold_built(self, node: Term, plan, views: list[View]) -> _Built | None:

@@ -205,6 +205,12 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 self.in_dram[id(node)] = row_major(name, self.program.buffers[name].shape)
         return self.in_dram[id(node)]
 
+    def _read_over(self, operand: Term, base: Term, value: View) -> View:
+        """``operand`` (an access chain over ``base``) read over ``value`` as base's value: a
+        copy of the tensor, or its producer's result laid out anew."""
+        return view_of(operand, self.types,
+                       lambda t: value if t is base else self._materialise(t))
+
     # --- depthwise products on the array -------------------------------------------------------
 
     def _depthwise(self, node: Term, core: Term, relu: bool, shift: int | None,

@@ -19,7 +19,7 @@ from glc.lower.program import KernelStep, aligned
 from glc.lower.repack import Gather, Repack, gathers, repacks
 from glc.lower.schedule import Schedule, orient, search
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target, Unexpressible
-from glc.lower.view import NotAffine, View, access_chain, merge, through, view_of
+from glc.lower.view import NotAffine, View, access_chain, merge, through
 
 
 class Relayout:
@@ -38,9 +38,7 @@ class Relayout:
         if found is None:
             return view
         repack, source, base = found
-        name = self._copy_of(repack, source)
-        return view_of(term, self.types,
-                       lambda t: repack.view(name) if t is base else self._materialise(t))
+        return self._read_over(term, base, repack.view(self._copy_of(repack, source)))
 
     def _channel_repack(self, term: Term, view: View, channel: int
                         ) -> tuple[Repack, View, Term] | None:
@@ -52,9 +50,7 @@ class Relayout:
         base = access_chain(term)[1]
         source = self._materialise(base)
         for repack in repacks(source):
-            copied = repack.view("copy")
-            over = view_of(term, self.types,
-                           lambda t, v=copied: v if t is base else self._materialise(t))
+            over = self._read_over(term, base, repack.view("copy"))
             if merge(over.groups[channel])[0].stride == 1:
                 return repack, source, base
         return None
@@ -83,8 +79,7 @@ class Relayout:
         if kernel.estimated <= copied + math.prod(found.x.dims[found.rank:]) * rows * groups:
             return kernel
         # The copy's view under a stand-in name: the band's cycles do not depend on addresses.
-        over = view_of(image, self.types,
-                       lambda t: repack.view("copy") if t is base else self._materialise(t))
+        over = self._read_over(image, base, repack.view("copy"))
         other = depthwise.plan(over, found.w, found.rank)
         banded = self._band(label, other, 0, rows, raw, relu, shift) if other else None
         if banded is None or kernel.estimated > copied + banded.estimated:
@@ -174,7 +169,7 @@ class Relayout:
                                      self._over(w, o, b, v, t, dims, raw, relu, shift, tables),
                                      chosen.cycles)
             if value is not None:  # its producer now stores it as this kernel reads it best
-                targets = dict(targets, **{which: self._read_over(operand, base, value)})
+                targets = dict(targets, **{which: self._target_over(operand, base, value)})
                 chosen = search(targets, dims, raw, relu, shift, self.top, self.config, tables)
                 sources[which] = (operand, base, value)
 
@@ -206,10 +201,9 @@ class Relayout:
             self._make_repacks(kept)
         return chosen, targets
 
-    def _read_over(self, operand: Term, base: Term, value: View) -> Target:
-        """The operand read over ``value`` as its base tensor's value."""
-        view = view_of(operand, self.types,
-                       lambda t: value if t is base else self._materialise(t))
+    def _target_over(self, operand: Term, base: Term, value: View) -> Target:
+        """The operand read over ``value`` as its base tensor's value, in DRAM."""
+        view = self._read_over(operand, base, value)
         return Target(view, self._to_dram(view.buffer).address, 1)
 
     def _over(self, which: str, operand: Term, base: Term, value: View,
@@ -218,7 +212,7 @@ class Relayout:
         """This kernel's estimate with operand ``which`` read over ``value`` (a reoriented
         producer's result: glc/lower/reorient.py); None where it cannot be run so."""
         try:
-            trial = dict(targets, **{which: self._read_over(operand, base, value)})
+            trial = dict(targets, **{which: self._target_over(operand, base, value)})
             return search(trial, dims, raw, relu, shift, self.top, self.config, tables).cycles
         except (NotAffine, OperandUnexpressible, GlcError):
             return None
@@ -252,9 +246,8 @@ class Relayout:
                 # The operand's chain over the copy (a gathered operand is the copy itself): a
                 # pad or slice of a dim the copy's order splits (a reshape above the transposed
                 # tensor) is no view.
-                view = copied if isinstance(repack, Gather) else view_of(
-                    operand, self.types, lambda t, b=base, v=copied:
-                    v if t is b else self._materialise(t))
+                view = copied if isinstance(repack, Gather) else \
+                    self._read_over(operand, base, copied)
             except NotAffine:
                 return None
             trial[which] = Target(view, address, 1)
