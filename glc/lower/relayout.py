@@ -153,9 +153,10 @@ class Relayout:
         9 or 25 bytes apart, so only the two copies together load in runs (a 64→16 5×5/2 conv
         at 17×17: 32 451 cycles as it lies, 0.25 of its limit; 16 361 with both copies). A
         search is skipped where its copies cannot pay (the kernel is already within their
-        port floor, 2·bytes/P, of its compute ideal). First, an operand that another kernel
+        port floor, 2·bytes/P, of its compute ideal). But first, an operand another kernel
         computed for this one alone may have that kernel run in its other orientation, which
-        stores the result transposed (glc/lower/reorient.py): no copy at all."""
+        stores the result transposed (glc/lower/reorient.py), where that beats the best the
+        copies reach with the producers as they are."""
         sources = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             base = access_chain(operand)[1]
@@ -164,15 +165,28 @@ class Relayout:
                     self.program.buffers[source.buffer].dtype == "int8":
                 sources[which] = (operand, base, source)  # else a host copy, or no int8 tensor
 
-        for which, (operand, base, _) in list(sources.items()):
-            value = self._reoriented(base, lambda v, w=which, o=operand, b=base, t=targets:
-                                     self._over(w, o, b, v, t, dims, raw, relu, shift, tables),
-                                     chosen.cycles)
-            if value is not None:  # its producer now stores it as this kernel reads it best
-                targets = dict(targets, **{which: self._target_over(operand, base, value)})
-                chosen = search(targets, dims, raw, relu, shift, self.top, self.config, tables)
-                sources[which] = (operand, base, value)
+        reorientable = [w for w, (_, base, _) in sources.items() if self._reorientable(base)]
+        if reorientable:  # the copies' best first, as the producers lie, to beat without any
+            saved, first = self._state(), len(self.program.steps)
+            copied, _ = self._repacked(sources, targets, chosen, dims, raw, relu, shift, tables)
+            best = copied.cycles + self._made(first)
+            self._restore(saved)
+            for which in reorientable:
+                operand, base, _ = sources[which]
+                value = self._reoriented(base, lambda v, w=which, o=operand, b=base,
+                                         t=targets: self._over(w, o, b, v, t, dims, raw, relu,
+                                                               shift, tables), best)
+                if value is not None:  # its producer now stores it as this kernel reads it
+                    targets = dict(targets, **{which: self._target_over(operand, base, value)})
+                    chosen = search(targets, dims, raw, relu, shift, self.top, self.config,
+                                    tables)
+                    sources[which] = (operand, base, value)
+        return self._repacked(sources, targets, chosen, dims, raw, relu, shift, tables)
 
+    def _repacked(self, sources: dict, targets: dict[str, Target], chosen: Schedule,
+                  dims: tuple[int, ...], raw: bool, relu: bool, shift: int, tables: dict
+                  ) -> tuple[Schedule, dict[str, Target]]:
+        """``_relayout``'s copies: operand by operand, then both (its docstring); made."""
         def unpacked() -> dict:
             return {w: s for w, s in sources.items() if targets[w].view.buffer == s[2].buffer}
 

@@ -51,21 +51,15 @@ class Reorient:
         reads: its step is replaced, not kept beside the new one. Tried by the analytic model
         (no instructions built), then lowered again with them if it pays; not inside another
         trial (the producer's own operands keep their producers as they are)."""
-        if self.forced:
+        found = self._reorientable(base)
+        if found is None:
             return None
-        source = self.in_dram.get(id(base))
-        made = self.oriented.get(source.buffer) if source is not None else None
-        if made is None or made[0] != id(base):
-            return None
-        at = [i for i, s in enumerate(self.program.steps)
-              if isinstance(s, KernelStep) and s.output == source.buffer]
-        if len(at) != 1 or any(source.buffer in s.inputs for s in self.program.steps[at[0] + 1:]):
-            return None
+        at, swap = found
         saved = self._state()
-        old = self.program.steps[at[0]]
+        old = self.program.steps[at]
         build, self.build = self.build, False
         try:
-            view = self._lowered_again(base, at[0], not made[1])
+            view = self._lowered_again(base, at, swap)
             cycles = consumer(view)
             pays = cycles is not None and cycles + self._made(len(saved.steps) - 1) < \
                 self._cost(old) + current
@@ -79,12 +73,27 @@ class Reorient:
         if not pays:
             return None
         # Built, the kernels' instruction-level cycles decide (an estimate may be some % off).
-        view = self._lowered_again(base, at[0], not made[1])
+        view = self._lowered_again(base, at, swap)
         if cycles + self._made(len(saved.steps) - 1) < old.kernel.predicted_cycles(self.config) \
                 + current:
             return view
         self._restore(saved)
         return None
+
+    def _reorientable(self, base: Term) -> tuple[int, bool] | None:
+        """Where ``base``'s value is the result of a kernel step no later step reads, outside
+        a trial: the step's index and the orientation to try."""
+        if self.forced:
+            return None
+        source = self.in_dram.get(id(base))
+        made = self.oriented.get(source.buffer) if source is not None else None
+        if made is None or made[0] != id(base):
+            return None
+        at = [i for i, s in enumerate(self.program.steps)
+              if isinstance(s, KernelStep) and s.output == source.buffer]
+        if len(at) != 1 or any(source.buffer in s.inputs for s in self.program.steps[at[0] + 1:]):
+            return None
+        return at[0], not made[1]
 
     def _made(self, first: int) -> int:
         """The cycles of the steps from ``first`` on (a trial's producer and its copies)."""
