@@ -166,21 +166,27 @@ class Relayout:
                 sources[which] = (operand, base, source)  # else a host copy, or no int8 tensor
 
         reorientable = [w for w, (_, base, _) in sources.items() if self._reorientable(base)]
-        if reorientable:  # the copies' best first, as the producers lie, to beat without any
-            saved, first = self._state(), len(self.program.steps)
-            copied, _ = self._repacked(sources, targets, chosen, dims, raw, relu, shift, tables)
-            best = copied.cycles + self._made(first)
-            self._restore(saved)
-            for which in reorientable:
-                operand, base, _ = sources[which]
-                value = self._reoriented(base, lambda v, w=which, o=operand, b=base,
-                                         t=targets: self._over(w, o, b, v, t, dims, raw, relu,
-                                                               shift, tables), best)
-                if value is not None:  # its producer now stores it as this kernel reads it
-                    targets = dict(targets, **{which: self._target_over(operand, base, value)})
-                    chosen = search(targets, dims, raw, relu, shift, self.top, self.config,
-                                    tables)
-                    sources[which] = (operand, base, value)
+        if not reorientable:
+            return self._repacked(sources, targets, chosen, dims, raw, relu, shift, tables)
+        # The copies' best first, the producers as they are: what a reoriented one must beat.
+        saved, first = self._state(), len(self.program.steps)
+        copied = self._repacked(dict(sources), targets, chosen, dims, raw, relu, shift, tables)
+        best, with_copies = copied[0].cycles + self._made(first), self._state()
+        self._restore(saved)
+        reoriented = False
+        for which in reorientable:
+            operand, base, _ = sources[which]
+            value = self._reoriented(base, lambda v, w=which, o=operand, b=base, t=targets:
+                                     self._over(w, o, b, v, t, dims, raw, relu, shift, tables),
+                                     best)
+            if value is not None:  # its producer now stores it as this kernel reads it
+                targets = dict(targets, **{which: self._target_over(operand, base, value)})
+                chosen = search(targets, dims, raw, relu, shift, self.top, self.config, tables)
+                sources[which] = (operand, base, value)
+                reoriented = True
+        if not reoriented:  # the dry run's copies, made
+            self._restore(with_copies)
+            return copied
         return self._repacked(sources, targets, chosen, dims, raw, relu, shift, tables)
 
     def _repacked(self, sources: dict, targets: dict[str, Target], chosen: Schedule,

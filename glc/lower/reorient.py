@@ -74,8 +74,8 @@ class Reorient:
             return None
         # Built, the kernels' instruction-level cycles decide (an estimate may be some % off).
         view = self._lowered_again(base, at, swap)
-        if cycles + self._made(len(saved.steps) - 1) < old.kernel.predicted_cycles(self.config) \
-                + current:
+        if cycles + self._made(len(saved.steps) - 1, exact=True) < \
+                old.kernel.predicted_cycles(self.config) + current:
             return view
         self._restore(saved)
         return None
@@ -95,9 +95,9 @@ class Reorient:
             return None
         return at[0], not made[1]
 
-    def _made(self, first: int) -> int:
+    def _made(self, first: int, exact: bool = False) -> int:
         """The cycles of the steps from ``first`` on (a trial's producer and its copies)."""
-        return sum(self._cost(s) for s in self.program.steps[first:])
+        return sum(self._cost(s, exact) for s in self.program.steps[first:])
 
     def _lowered_again(self, base: Term, at: int, swap: bool) -> View:
         """``base``'s value lowered again, its kernel (step ``at``) in orientation ``swap``,
@@ -110,14 +110,14 @@ class Reorient:
         finally:
             del self.forced[id(base)]
 
-    def _cost(self, step: KernelStep | HostStep) -> int:
-        """A step's cycles: built, the instruction-level model's; else as the cost extraction
-        counts them (Program.estimated_cycles)."""
+    def _cost(self, step: KernelStep | HostStep, exact: bool = False) -> int:
+        """A step's cycles as the cost extraction counts them (Program.estimated_cycles), or
+        with ``exact`` the instruction-level model's (the step built)."""
         if not isinstance(step, KernelStep):
             return 0
         kernel = step.kernel
-        return kernel.predicted_cycles(self.config) if kernel.instructions or \
-            not kernel.estimated else kernel.estimated
+        return kernel.estimated if kernel.estimated and not exact else \
+            kernel.predicted_cycles(self.config)
 
     def _state(self) -> _State:
         return _State(list(self.program.steps), dict(self.program.buffers), self.top,
