@@ -68,6 +68,11 @@ class Kernel:
             self._cycles[config] = predict(self.instructions, config).counters.cycles
         return self._cycles[config]
 
+    def estimated_cycles(self, config: HwConfig) -> int:
+        """The analytic model's cycles, or where it gave none (a fold) the cycle model's: what
+        the cost extraction compares (Program.estimated_cycles)."""
+        return self.estimated or self.predicted_cycles(config)
+
     @property
     def on_vector(self) -> bool:
         """Run by the vector unit (a fold or a repack), not the array."""

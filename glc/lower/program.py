@@ -101,8 +101,7 @@ class Program:
     def estimated_cycles(self) -> int:
         """The analytic model's cycles summed over the kernels (a fold, not estimated
         analytically, by the instruction-level model): the cost extraction compares."""
-        return sum(k.estimated or k.predicted_cycles(self.config)
-                   for k in (s.kernel for s in self.kernels))
+        return sum(s.kernel.estimated_cycles(self.config) for s in self.kernels)
 
     def figures(self) -> dict:
         """instructions and predicted cycles (over the images the kernels run as, the

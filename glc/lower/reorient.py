@@ -111,13 +111,12 @@ class Reorient:
             del self.forced[id(base)]
 
     def _cost(self, step: KernelStep | HostStep, exact: bool = False) -> int:
-        """A step's cycles as the cost extraction counts them (Program.estimated_cycles), or
-        with ``exact`` the instruction-level model's (the step built)."""
+        """A step's cycles as the cost extraction counts them, or with ``exact`` the
+        instruction-level model's (the step built)."""
         if not isinstance(step, KernelStep):
             return 0
-        kernel = step.kernel
-        return kernel.estimated if kernel.estimated and not exact else \
-            kernel.predicted_cycles(self.config)
+        return step.kernel.predicted_cycles(self.config) if exact else \
+            step.kernel.estimated_cycles(self.config)
 
     def _state(self) -> _State:
         return _State(list(self.program.steps), dict(self.program.buffers), self.top,

@@ -69,6 +69,25 @@ def _narrow(m: int, k: int, n_out: int, seed: int):
     return term, arrays
 
 
+def _searched_and_run(config: str, m: int, k: int, n_out: int):
+    """x·W (``_narrow``) on ``config``: the search's schedule, and the lowered program run on
+    the ISA simulator — its result exact, its cycles the model's, its kernel's analytic
+    estimate within 2 % of them. The config, the term and arrays, the schedule, the cycles."""
+    hw = load_config(config)
+    term, arrays = _narrow(m, k, n_out, seed=m)
+    x, w = (Target(row_major(s, arrays[s].shape), 0, 1) for s in ("x", "w"))
+    chosen = search({"a": x, "b": w}, (m, n_out), True, False, 0, 1 << 20, hw)
+    program = lower(term, env_types(arrays), hw)
+    (step,) = program.kernels
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    predicted = program.figures()["predicted_cycles"]
+    assert outcome.cycles == predicted
+    assert abs(step.kernel.estimated - predicted) <= 0.02 * predicted
+    return hw, term, arrays, chosen, predicted
+
+
 @pytest.mark.parametrize(("config", "m", "k", "n_out"),
                          [("n16", 3136, 144, 24), ("n16", 784, 96, 24), ("n4", 200, 32, 6)])
 def test_few_rows_a_weight_tile_load_the_weights_of_an_output_tile_at_once(config, m, k,
@@ -78,20 +97,9 @@ def test_few_rows_a_weight_tile_load_the_weights_of_an_output_tile_at_once(confi
     LOADs. A group of an output tile's K/N tiles is one LOAD whose blocks drain while the next
     block's beats arrive; the result is exact, the cycles the model's, faster than one LOAD
     a tile, and the analytic estimate within 2 %."""
-    hw = load_config(config)
-    term, arrays = _narrow(m, k, n_out, seed=m)
-    x, w = (Target(row_major(s, arrays[s].shape), 0, 1) for s in ("x", "w"))
-    chosen = search({"a": x, "b": w}, (m, n_out), True, False, 0, 1 << 20, hw)
+    hw, _, _, chosen, predicted = _searched_and_run(config, m, k, n_out)
     assert chosen.swap and chosen.group > 1 and chosen.order == "j-outer"
     assert chosen.b.transpose == hw.array_size
-    program = lower(term, env_types(arrays), hw)
-    (step,) = program.kernels
-    expected, _ = interpret(term, arrays)
-    outcome = execute(program, arrays, "isa")
-    assert np.array_equal(outcome.result, expected)
-    predicted = program.figures()["predicted_cycles"]
-    assert outcome.cycles == predicted
-    assert abs(step.kernel.estimated - predicted) <= 0.02 * predicted
     one_a_tile = build_kernel("", chosen.a, chosen.b, chosen.c, True, False, 0, hw, "j-outer",
                               chosen.k_inner, chosen.block_rows, flat=chosen.flat)
     assert predicted < one_a_tile.predicted_cycles(hw)
@@ -117,19 +125,8 @@ def test_an_m_no_fitting_block_divides_takes_ragged_blocks(monkeypatch, config, 
     reloading every weight tile. Blocks of ⌈M/b⌉ rows, the last overlapping the one before
     (glc/isa/gemm.py), are chosen instead: exact, the model's cycles, the estimate within
     2 %, and faster than the best schedule whose blocks divide M."""
-    hw = load_config(config)
-    term, arrays = _narrow(m, k, n_out, seed=m)
-    x, w = (Target(row_major(s, arrays[s].shape), 0, 1) for s in ("x", "w"))
-    chosen = search({"a": x, "b": w}, (m, n_out), True, False, 0, 1 << 20, hw)
+    hw, term, arrays, chosen, predicted = _searched_and_run(config, m, k, n_out)
     assert not chosen.swap and m % chosen.block_rows and chosen.block_rows > 1
-    program = lower(term, env_types(arrays), hw)
-    (step,) = program.kernels
-    expected, _ = interpret(term, arrays)
-    outcome = execute(program, arrays, "isa")
-    assert np.array_equal(outcome.result, expected)
-    predicted = program.figures()["predicted_cycles"]
-    assert outcome.cycles == predicted
-    assert abs(step.kernel.estimated - predicted) <= 0.02 * predicted
     dividing = gemm.block_sizes
     monkeypatch.setattr(gemm, "block_sizes", lambda *args: dividing(*args[:3], False))
     cost_kernel._estimate.cache_clear()
