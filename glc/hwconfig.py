@@ -27,6 +27,7 @@ LIMITS = {
     "queue_depth": (1, 256),
     "vector_lanes": (1, 128),
     "vector_shares_ports": (0, 1),
+    "column_split": (0, 1),
 }
 
 
@@ -47,6 +48,9 @@ class HwConfig:
     # 1: the vector unit reaches the accumulator through the LOAD unit's write port and the
     # STORE unit's read port, taking turns with them (docs/isa.md, "Accumulator ports")
     vector_shares_ports: int
+    # 1: MATMUL may split the array at row N/2, each half summing its own N columns into its
+    # own accumulator rows (docs/isa.md, MATMUL `split`)
+    column_split: int
     name: str = "custom"
 
     def verilog_parameters(self) -> dict[str, int]:
@@ -91,4 +95,7 @@ def config_from_dict(data: dict, where: str, name: str = "custom") -> HwConfig:
     if data["array_size"] % data["vector_lanes"]:
         raise GlcError(f"vector_lanes must divide array_size ({data['array_size']}), not "
                        f"{data['vector_lanes']}", where)
+    if data["column_split"] and (data["array_size"] % 2 or data["accumulator_rows"] % 2):
+        raise GlcError("column_split needs an even array_size and accumulator_rows (the halves "
+                       "of the array, the accumulator's banks of even and odd rows)", where)
     return HwConfig(name=name, **{key: data[key] for key in LIMITS})

@@ -28,7 +28,9 @@ module accelerator #(
     // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
     parameter int VECTOR_LANES = 16,
     // 1: the vector unit takes turns with STORE and LOAD on their accumulator ports
-    parameter int VECTOR_SHARES_PORTS = 0
+    parameter int VECTOR_SHARES_PORTS = 0,
+    // 1: MATMUL's `split` (two array halves, accumulator banks of even and odd rows)
+    parameter int COLUMN_SPLIT = 1
 ) (
     input  logic                            clk,
     input  logic                            rst,          // cycle 0 is the first after reset
@@ -89,6 +91,12 @@ module accelerator #(
     if (VECTOR_LANES < 1 || N % VECTOR_LANES != 0) begin : g_bad_lanes
         $fatal(1, "VECTOR_LANES=%0d: must divide ARRAY_SIZE=%0d", VECTOR_LANES, N);
     end
+    // The array splits at row N/2; the accumulator's banks hold the even and the odd rows.
+    if (COLUMN_SPLIT != 0 && (COLUMN_SPLIT != 1 || N % 2 != 0 || ACCUMULATOR_ROWS % 2 != 0))
+    begin : g_bad_split
+        $fatal(1, "COLUMN_SPLIT=%0d: must be 0, or 1 with an even ARRAY_SIZE and ACCUMULATOR_ROWS",
+               COLUMN_SPLIT);
+    end
 
     logic done_q, stop;
     assign stop = done_q || watchdog;
@@ -113,7 +121,7 @@ module accelerator #(
         .word(arriving), .low(arriving_factors[0 +: ROWS_W]),
         .high(arriving_factors[ROWS_W +: ROWS_W])
     );
-    decoder #(.ARRAY_SIZE(N)) u_decoder (
+    decoder #(.ARRAY_SIZE(N), .COLUMN_SPLIT(COLUMN_SPLIT)) u_decoder (
         .word   (arriving),
         .is_halt(arriving_decode[0]),
         .unit   (arriving_decode[1 +: 2]),
@@ -175,23 +183,23 @@ module accelerator #(
     // The vector unit's accumulator read ports: one its source and old-row reads take turns on
     // when a row takes several cycles (hw/vector_unit.sv), a bank fewer per write port.
     localparam int VECTOR_READS = VECTOR_LANES < N ? 1 : 2;
-    logic mm_we, mm_accumulate, ld_acc_we, vu_we;
+    logic mm_we, mm_accumulate, mm_we2, ld_acc_we, vu_we;
     logic [15:0] vu_row;
     logic [VECTOR_READS-1:0][15:0] vu_rd_row;
     logic [VECTOR_READS-1:0][N-1:0][31:0] vu_rd_data;
     logic [N-1:0][31:0] vu_data;
-    logic [15:0] mm_row, mm_next_row, st_row;
-    logic [N-1:0][31:0] mm_data, ld_acc_data, st_data;
+    logic [15:0] mm_row, mm_next_row, mm_row2, mm_next_row2, st_row;
+    logic [N-1:0][31:0] mm_data, mm_data2, ld_acc_data, st_data;
     // With VECTOR_SHARES_PORTS the vector unit takes turns with LOADs to ACC on the write port
     // and with STOREs on the read port (docs/isa.md, "Accumulator ports"): each unit's turn,
     // and what holds the others back.
     logic ld_acc_turn, st_acc_turn, vu_read_turn, vu_read_held;
     logic vu_load_turn, vu_store_turn, ld_vector_turn, st_vector_turn;
     accumulator #(.N(N), .ROWS(ACCUMULATOR_ROWS), .VECTOR_READS(VECTOR_READS),
-                  .SHARED(VECTOR_SHARES_PORTS)) u_accumulator (
+                  .SHARED(VECTOR_SHARES_PORTS), .COLUMN_SPLIT(COLUMN_SPLIT)) u_accumulator (
         .clk,
         .mm_we(mm_we), .mm_accumulate(mm_accumulate), .mm_row(mm_row), .mm_next_row,
-        .mm_data(mm_data),
+        .mm_data(mm_data), .mm_we2, .mm_row2, .mm_next_row2, .mm_data2,
         .ld_we(ld_acc_we), .ld_row(sp_w_row), .ld_data(ld_acc_data),
         .st_row(st_row), .st_data(st_data),
         .vu_turn(vu_read_turn), .vu_rd_row, .vu_rd_data, .vu_we, .vu_row, .vu_data
@@ -225,7 +233,8 @@ module accelerator #(
     logic [1:0] ex_push_prev, ex_push_next;
     logic [ERR_W-1:0] ex_code;
     logic [31:0] ex_error_pc, ex_push_pc;
-    exec_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS)) u_exec (
+    exec_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS),
+                .COLUMN_SPLIT(COLUMN_SPLIT)) u_exec (
         .clk, .rst, .stop,
         .head_valid(head_valid[UNIT_EXEC]), .head_word(head[UNIT_EXEC][WORD_W-1:0]),
         .head_pc(head[UNIT_EXEC][PC_LSB +: 32]), .issue(queue_pop[UNIT_EXEC]),
@@ -235,6 +244,7 @@ module accelerator #(
         .sp_a_row, .sp_a_data, .sp_b_row, .sp_b_data,
         .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row),
         .acc_next_row(mm_next_row), .acc_data(mm_data),
+        .acc_we2(mm_we2), .acc_row2(mm_row2), .acc_next_row2(mm_next_row2), .acc_data2(mm_data2),
         .in_progress(ex_in_progress), .busy(ex_busy), .stall_token(ex_stall_token),
         .error(ex_error), .error_code(ex_code), .error_pc(ex_error_pc)
     );

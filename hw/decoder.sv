@@ -8,7 +8,9 @@ import isa_pkg::*;
 /* verilator lint_on IMPORTSTAR */
 module decoder #(
     // N: the array size, which bounds a transfer's runs per local row
-    parameter int ARRAY_SIZE = 16
+    parameter int ARRAY_SIZE = 16,
+    // 1: MATMUL may take `split`; 0: `split` is ILLEGAL_FIELD (docs/isa.md, `column_split`)
+    parameter int COLUMN_SPLIT = 1
 ) (
     input  logic [WORD_W-1:0] word,
     output logic              is_halt,
@@ -94,6 +96,24 @@ module decoder #(
         endcase
     end
 
+    // MATMUL: `acc2` only with `split`, which needs a splitting array, and its rows then in the
+    // other accumulator bank than acc's (acc2 - acc odd) and clear of them (|acc2 - acc| >=
+    // rows): docs/isa.md, MATMUL, and glc/isa/encoding.py's _matmul_reason.
+    logic matmul_bad;
+    always_comb begin
+        logic [MATMUL_ACC_W-1:0] acc, acc2, distance;
+        acc        = word[MATMUL_ACC_LSB +: MATMUL_ACC_W];
+        acc2       = word[MATMUL_ACC2_LSB +: MATMUL_ACC2_W];
+        distance   = acc2 >= acc ? acc2 - acc : acc - acc2;
+        matmul_bad = word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W] == '0;
+        if (!word[MATMUL_SPLIT_LSB]) begin
+            if (acc2 != '0) matmul_bad = 1'b1;
+        end else if (COLUMN_SPLIT == 0 || acc2[0] == acc[0]
+                     || 32'(distance) < 32'(word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W])) begin
+            matmul_bad = 1'b1;
+        end
+    end
+
     // VECTOR lin folds at most LIN_GROUP int8 rows into a new value, its float32 constants
     // below 2^64 (so nothing overflows: glc/isa/vector_linear.py); the other ops leave its
     // fields 0.
@@ -138,8 +158,7 @@ module decoder #(
                                    || (word[STORE_QROWS_LSB] && !word[STORE_LINEAR_LSB]
                                        && !word[STORE_BIAS_LSB])
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
-                OP_MATMUL: error = word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W] == '0
-                               ? ERR_ILLEGAL_FIELD : ERR_OK;
+                OP_MATMUL: error = matmul_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
                 OP_SYNC:   error = sync_bad ? ERR_ILLEGAL_FIELD : ERR_OK;
                 OP_VECTOR: error = 32'(word[VECTOR_OP_LSB +: VECTOR_OP_W]) >= VOPS
                                    || word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W] == '0

@@ -10,6 +10,9 @@
 // accumulator at the end of t+i+2N. Tokens are pushed and `in_progress` ends on the ISA's
 // timing, from the array's tag one stage earlier: an instruction issuing at E reads the
 // accumulator from E+1 on, after that write (docs/isa.md, "Timing").
+// A split MATMUL (COLUMN_SPLIT, ISA revision 2.9) writes two rows per streamed row in that same
+// cycle: the array's upper half's sums to acc+i (port A), its lower half's to acc2+i (port B),
+// rows of opposite parity, so of the accumulator's two banks (hw/accumulator.sv).
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
 // module header (`module m import p::*; #(`), and the ports use its widths.
 /* verilator lint_off IMPORTSTAR */
@@ -21,7 +24,10 @@ module exec_unit #(
     // scratchpad rows, for SP_RANGE
     parameter int SP_ROWS = 16384,
     // accumulator rows, for ACC_RANGE
-    parameter int ACC_ROWS = 4096
+    parameter int ACC_ROWS = 4096,
+    // 1: MATMUL's `split` (docs/isa.md); 0: the decoder refuses it, `split` reads as 0 here
+    // and the accumulator ignores port B (synthesis removes what feeds it)
+    parameter int COLUMN_SPLIT = 1
 ) (
     input  logic               clk,
     input  logic               rst,
@@ -48,12 +54,17 @@ module exec_unit #(
     input  logic [N-1:0][7:0]  sp_a_data,
     output logic [15:0]        sp_b_row,
     input  logic [N-1:0][7:0]  sp_b_data,
-    // accumulator write/accumulate port
+    // accumulator write/accumulate ports: A every result row (a split one's upper half), B a
+    // split row's lower half; both add to the old row with `acc_accumulate`
     output logic               acc_we,
     output logic               acc_accumulate,
     output logic [15:0]        acc_row,
     output logic [15:0]        acc_next_row,  // the row written in the next cycle
     output logic [N-1:0][31:0] acc_data,
+    output logic               acc_we2,
+    output logic [15:0]        acc_row2,
+    output logic [15:0]        acc_next_row2, // port B's row in the next cycle, if split
+    output logic [N-1:0][31:0] acc_data2,
     // status for the counters and the deadlock rule
     output logic               in_progress,
     output logic               busy,          // a row enters the array this cycle
@@ -70,6 +81,8 @@ module exec_unit #(
     typedef struct packed {
         logic [15:0] pc;
         logic [15:0] row;
+        logic [15:0] row2;        // split: the lower half's row
+        logic        split;
         logic        accumulate;
         logic        last;
         logic        push_prev;
@@ -77,13 +90,16 @@ module exec_unit #(
     } tag_t;
 
     logic is_preload, is_matmul, is_sync, swaps, unit_ok, tokens_ok, ready, bad_sp, bad_acc;
-    logic [15:0] mm_sp, mm_acc, mm_rows, pl_row;
+    logic mm_split;
+    logic [15:0] mm_sp, mm_acc, mm_acc2, mm_rows, pl_row;
     assign is_preload = head_valid && head_word[OPCODE_W-1:0] == OP_PRELOAD;
     assign is_matmul  = head_valid && head_word[OPCODE_W-1:0] == OP_MATMUL;
     assign is_sync    = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
     assign mm_sp      = head_word[MATMUL_SP_LSB +: MATMUL_SP_W];
     assign mm_acc     = head_word[MATMUL_ACC_LSB +: MATMUL_ACC_W];
     assign mm_rows    = head_word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W];
+    assign mm_split   = COLUMN_SPLIT != 0 && head_word[MATMUL_SPLIT_LSB];
+    assign mm_acc2    = head_word[MATMUL_ACC2_LSB +: MATMUL_ACC2_W];
     assign pl_row     = head_word[PRELOAD_ROW_LSB +: PRELOAD_ROW_W];
 
     logic               preload_pending_q, preload_active_q;
@@ -112,7 +128,8 @@ module exec_unit #(
     assign ready     = !stop && unit_ok && tokens_ok;
     assign bad_sp    = (is_preload && 32'(pl_row) + N > SP_ROWS)
                     || (is_matmul && 32'(mm_sp) + 32'(mm_rows) > SP_ROWS);
-    assign bad_acc   = is_matmul && 32'(mm_acc) + 32'(mm_rows) > ACC_ROWS;
+    assign bad_acc   = is_matmul && (32'(mm_acc) + 32'(mm_rows) > ACC_ROWS
+                                     || (mm_split && 32'(mm_acc2) + 32'(mm_rows) > ACC_ROWS));
     assign issue     = ready && !bad_sp && !bad_acc;
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
     assign pop_next  = issue && head_word[FLAG_POP_NEXT];
@@ -131,6 +148,8 @@ module exec_unit #(
         if (mm_issue) begin
             feed_tag.pc         = 16'(head_pc);
             feed_tag.row        = mm_acc;
+            feed_tag.row2       = mm_acc2;
+            feed_tag.split      = mm_split;
             feed_tag.accumulate = head_word[MATMUL_ACCUMULATE_LSB];
             feed_tag.last       = mm_rows == 16'd1;
             feed_tag.push_prev  = head_word[FLAG_PUSH_PREV];
@@ -161,15 +180,18 @@ module exec_unit #(
     // `done_*`: the row whose result is due in the accumulator this cycle (the ISA's timing);
     // it is written one cycle later (`out_*`).
     logic done_valid, out_valid;
+    logic [N-1:0][31:0] out_data, out_upper;
     // Each stage reads its part of the tag: the ISA's stage the tokens, the write its row.
     /* verilator lint_off UNUSEDSIGNAL */
     tag_t done_tag, out_tag;
     /* verilator lint_on UNUSEDSIGNAL */
-    systolic_array #(.N(N), .IN_W(8), .ACC_W(32), .TAG_W($bits(feed_tag))) u_array (
+    systolic_array #(.N(N), .IN_W(8), .ACC_W(32), .TAG_W($bits(feed_tag)),
+                     .SPLIT(COLUMN_SPLIT)) u_array (
         .clk       (clk),
         .rst       (rst),
         .in_valid  (feed_q),
         .in_swap   (swap_q),
+        .in_split  (feed_tag_q.split),
         .in_data   (sp_a_data),
         .in_tag    (feed_tag_q),
         .w_we      (w_we_q),
@@ -178,13 +200,19 @@ module exec_unit #(
         .next_valid(done_valid),
         .next_tag  (done_tag),
         .out_valid (out_valid),
-        .out_data  (acc_data),
+        .out_data  (out_data),
+        .out_upper (out_upper),
         .out_tag   (out_tag)
     );
     assign acc_we         = out_valid;
     assign acc_accumulate = out_tag.accumulate;
     assign acc_row        = out_tag.row;
     assign acc_next_row   = done_tag.row;
+    assign acc_data       = out_tag.split ? out_upper : out_data;
+    assign acc_we2        = out_valid && out_tag.split;
+    assign acc_row2       = out_tag.row2;
+    assign acc_next_row2  = done_tag.row2;
+    assign acc_data2      = out_data;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -218,11 +246,13 @@ module exec_unit #(
                 stream_left_q    <= mm_rows - 16'd1;
                 stream_sp_q      <= mm_sp + 16'd1;
                 stream_tag_q     <= feed_tag;
-                stream_tag_q.row <= mm_acc + 16'd1;
+                stream_tag_q.row  <= mm_acc + 16'd1;
+                stream_tag_q.row2 <= mm_acc2 + 16'd1;
             end else if (stream_left_q != '0) begin
                 stream_left_q    <= stream_left_q - 16'd1;
                 stream_sp_q      <= stream_sp_q + 16'd1;
-                stream_tag_q.row <= stream_tag_q.row + 16'd1;
+                stream_tag_q.row  <= stream_tag_q.row + 16'd1;
+                stream_tag_q.row2 <= stream_tag_q.row2 + 16'd1;
             end
 
             in_flight_q <= in_flight_q + 32'(feed) - 32'(done_valid);

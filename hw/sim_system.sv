@@ -20,7 +20,9 @@ module sim_system #(
     // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
     parameter int VECTOR_LANES = 16,
     // 1: the vector unit takes turns with STORE and LOAD on their accumulator ports
-    parameter int VECTOR_SHARES_PORTS = 0
+    parameter int VECTOR_SHARES_PORTS = 0,
+    // 1: MATMUL's `split` (two array halves, accumulator banks of even and odd rows)
+    parameter int COLUMN_SPLIT = 1
 ) (
     input  logic        clk,
     input  logic        rst,
@@ -57,7 +59,8 @@ module sim_system #(
         .ACCUMULATOR_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES),
         .DRAM_PORT_BYTES(DRAM_PORT_BYTES), .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
         .FETCH_PORT_BYTES(FETCH_PORT_BYTES), .QUEUE_DEPTH(QUEUE_DEPTH),
-        .VECTOR_LANES(VECTOR_LANES), .VECTOR_SHARES_PORTS(VECTOR_SHARES_PORTS)
+        .VECTOR_LANES(VECTOR_LANES), .VECTOR_SHARES_PORTS(VECTOR_SHARES_PORTS),
+        .COLUMN_SPLIT(COLUMN_SPLIT)
     ) u_core (
         .clk, .rst, .watchdog(timed_out_q), .program_base, .fetch_addr, .fetch_rdata,
         .dram_addr, .dram_rdata, .dram_wstrb, .dram_wdata,

@@ -31,7 +31,9 @@ module sim_top #(
     // L: lanes the vector unit computes a cycle (a source row takes N / L cycles)
     parameter int VECTOR_LANES = 16,
     // 1: the vector unit takes turns with STORE and LOAD on their accumulator ports
-    parameter int VECTOR_SHARES_PORTS = 0
+    parameter int VECTOR_SHARES_PORTS = 0,
+    // 1: MATMUL's `split` (two array halves, accumulator banks of even and odd rows)
+    parameter int COLUMN_SPLIT = 1
 ) (
     input  logic        clk,
     input  logic        rst,
@@ -63,7 +65,8 @@ module sim_top #(
         .FETCH_BUFFER_WORDS(FETCH_BUFFER_WORDS),
         .FETCH_PORT_BYTES(FETCH_PORT_BYTES),
         .QUEUE_DEPTH(QUEUE_DEPTH),
-        .VECTOR_LANES(VECTOR_LANES), .VECTOR_SHARES_PORTS(VECTOR_SHARES_PORTS)
+        .VECTOR_LANES(VECTOR_LANES), .VECTOR_SHARES_PORTS(VECTOR_SHARES_PORTS),
+        .COLUMN_SPLIT(COLUMN_SPLIT)
     ) u_system (
         .clk,
         .rst,

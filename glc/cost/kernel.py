@@ -52,6 +52,7 @@ class Estimate:
     order: str
     block_rows: int  # the block of A rows (gemm.py's Mb)
     group: int = 1  # j-outer's weight tiles a LOAD (gemm.py)
+    split: bool = False  # the last K tile's output tiles in pairs, split MATMULs (gemm.py)
 
 
 class _Tiles:
@@ -87,6 +88,16 @@ class _Tiles:
                                                        "b", self.n, self.n)
         return found
 
+    def load_half(self, kk: int, j: int) -> Cost:
+        """The weights of K tile ``kk`` (at most N/2 rows) for output tile ``j`` into half a
+        buffer: a split step's (gemm.py)."""
+        found = self._b.get((kk, j, "h"))
+        if found is None:
+            part, rows = self.k_tiles[kk]
+            found = self._b[kk, j, "h"] = self.b[part].cost(rows, self.o_tiles[j], (), self.port,
+                                                            "b", self.n // 2, self.n)
+        return found
+
     def load_group(self, kk: int, size: int, j: int) -> Cost:
         """``size`` weight tiles from K tile ``kk`` for output tile ``j``, one LOAD (or one a
         run of them: glc/lower/tiling.py's k_segments): their instructions and beats, the
@@ -100,7 +111,8 @@ class _Tiles:
                                           -(-rows[1] // self.n) * self.n, self.n)
                 instructions, beats, tail = (instructions + moved[0], beats + moved[1],
                                              tail + moved[2])
-            found = self._b[kk, size, j] = (instructions, beats, tail)
+            # One LOAD a segment, each holding the port through its blocks' drains.
+            found = self._b[kk, size, j] = (instructions, beats, tail, ())
         return found
 
     def store(self, first: int, count: int, j: int) -> Cost:
@@ -116,18 +128,18 @@ class _Tiles:
                       for r in range(first, first + count, self.n)]
         instructions = beats = 0
         for part in pieces:
-            found, moved, _ = self.c.cost(part if self.c_matrix else None, self.o_tiles[j],
-                                          self.mode, self.port, "c")
+            found, moved, _, _ = self.c.cost(part if self.c_matrix else None, self.o_tiles[j],
+                                             self.mode, self.port, "c")
             # Each STORE's set-up cycles for the table rows it reads hold the port like beats.
             instructions += found
             beats += moved + self.table.vectors * found
-        return instructions, beats, 0
+        return instructions, beats, 0, ()
 
     def load_table(self, m: int, n_out: int) -> Cost:
         """The table's LOADs (one a row of N int32) for ``m`` rows of C in ``n_out`` columns."""
         keys = -(-m // self.n) if self.table.by_rows else n_out // self.n
         count = keys * self.table.vectors
-        return count, count * -(-4 * self.n // self.port), 0
+        return count, count * -(-4 * self.n // self.port), 0, ()
 
     def k_kinds(self, rows: int, first: int) -> tuple[list[int], ...]:
         """The K tiles from ``first`` but the last, by kind (what the LOADs of the tile and
@@ -192,18 +204,30 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
     canonical = replace(config, dram_bytes=1 << 32)
     best = None
     group = _group(tiles, config) if "j-outer" in orders and m < GROUP_ROWS * n else 1
+    # Split MATMULs where the last K tile holds at most N/2 rows (docs/isa.md, MATMUL `split`).
+    splits = {False, splittable(config, k_tiles, o_tiles)}
     plans = {}  # each order's and weight group's, the block dividing M or ragged (gemm.py)
-    for order, size, ragged in itertools.product(orders, {1, group}, (False, True)):
-        if size == 1 or order == "j-outer":
+    for order, size, ragged, split in itertools.product(orders, {1, group}, (False, True),
+                                                        splits):
+        if (size == 1 or order == "j-outer") and (size == 1 or not split):
             plans[_plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
-                        size, ragged)] = None
+                        size, ragged, split)] = None
     for layout in filter(None, plans):
         cycles = _extrapolated(m, len(k_tiles), len(o_tiles), layout, tiles, config)
         if best is None or cycles < best.cycles:
-            best = Estimate(cycles, layout.order, layout.block_rows, layout.weight_group)
+            best = Estimate(cycles, layout.order, layout.block_rows, layout.weight_group,
+                            layout.split)
     if best is None:
         raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     return best
+
+
+def splittable(config: HwConfig, k_tiles, o_tiles) -> bool:
+    """Whether a kernel of these tiles may split its last K tile's MATMULs: the array splits,
+    that tile holds at most N/2 K rows (the rest of its A columns are the LOAD's zeros) and
+    there are output tiles to pair."""
+    return bool(config.column_split) and len(o_tiles) > 1 and \
+        k_tiles[-1][1][1] <= config.array_size // 2
 
 
 def _group(tiles: _Tiles, config: HwConfig) -> int:
@@ -244,6 +268,8 @@ class _Selected:
             what = tile[0]
             if what == "b":
                 found.append(load_b(k_tiles[tile[1]], o_tiles[tile[2]]))
+            elif what == "h":
+                found.append(self.tiles.load_half(k_tiles[tile[1]], o_tiles[tile[2]]))
             elif what == "g":  # a group: its K tiles never sampled (_extrapolated)
                 found.append(self.tiles.load_group(k_tiles[tile[1]], tile[2], o_tiles[tile[3]]))
             elif what == "table":
@@ -264,6 +290,7 @@ WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no stead
 # a sampled block, so its STOREs hide behind the next block as they do in the whole one.
 LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
 GROUPED = (3, 5)  # output tiles of a grouped schedule, sampled in runs a pair of groups apart
+PAIRED = (2 * SAMPLE, 2 * SAMPLE + 2)  # j-outer's output tiles with split MATMULs
 
 
 MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
@@ -320,6 +347,12 @@ def _periodic_runs(size: int, a: int, b: int, period: int) -> list[tuple[float, 
     return _runs(size, first, first + added)
 
 
+def _output_period(tiles: _Tiles, rows: int, first: int, layout: GemmLayout) -> int:
+    """The period the output tiles are sampled in: their kinds', and with split MATMULs a
+    multiple of 2, so the sampled runs pair their tiles as the whole dim does."""
+    return math.lcm(tiles.output_period(rows, first), 2 if layout.split else 1)
+
+
 def _extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: _Tiles,
                   config: HwConfig) -> int:
     """The cycles of the whole schedule from short runs, so the cost does not grow with the
@@ -361,7 +394,10 @@ def _extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles:
             # Grouped weights (two groups of buffers): a group's LOAD waits for the group
             # before the last, so groups alternate in pairs (a GEMV: +1 042, +2 036, … cycles
             # a group) and the runs differ by a pair.
-            samples[2] = short if layout.weight_group == 1 else GROUPED
+            # Split MATMULs: tiles in pairs, the fifth waiting for the first's STORE (four
+            # accumulator tiles), so runs twice as long.
+            samples[2] = PAIRED if layout.split else \
+                short if layout.weight_group == 1 else GROUPED
             samples[1] = long if tiles_k > LONG and layout.weight_group == 1 else None
         else:
             samples[2] = long if tiles_j > LONG else None
@@ -377,7 +413,8 @@ def _extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles:
         else:
             first = sample[0] - 1  # the first middle tile
             choices.append(_k_runs(size, *sample, tiles.k_kinds(rows, first)) if dim == 1 else
-                           _periodic_runs(size, *sample, tiles.output_period(rows, first))
+                           _periodic_runs(size, *sample, _output_period(tiles, rows, first,
+                                                                        layout))
                            if dim == 2 else _runs(size, *sample))
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):

@@ -26,17 +26,28 @@ from glc.hwconfig import HwConfig
 class Dma:
     """The cost of moving one tile: its LOAD or STORE instructions, their DRAM beats, and the
     ``tail`` of cycles its unit stays busy after the port is released (a transposing LOAD
-    writing its last block, docs/isa.md "Timing")."""
+    writing its last block, docs/isa.md "Timing"); ``steps`` each instruction's (beats,
+    tail)."""
 
     instructions: int
     beats: int
     tail: int = 0
+    steps: tuple[tuple[int, int], ...] = ()
 
     def __add__(self, other: Dma) -> Dma:
-        """One after the other on a unit: the first's tail keeps the unit, and so (taken as
-        held) the port, before the second starts."""
+        """One after the other on a unit: the first's tail keeps the unit before the second
+        starts (``beats`` counts it, as if it held the port; ``gaps`` says where it does
+        not)."""
         return Dma(self.instructions + other.instructions,
-                   self.beats + self.tail + other.beats, other.tail)
+                   self.beats + self.tail + other.beats, other.tail, self.steps + other.steps)
+
+    @property
+    def gaps(self) -> tuple[tuple[int, int], ...]:
+        """The instructions' (beats, tail) where one before the last has a tail, else (): the
+        port is free during those tails, and a STORE that takes it there holds up the rest
+        of the tile (a transposing LOAD a block of an NCHW image's pixels, 28 of them an A
+        slice, each draining 16 cycles: 20 % of a kernel's cycles when taken as held)."""
+        return self.steps if any(tail for _, tail in self.steps[:-1]) else ()
 
     @property
     def cycles(self) -> int:
@@ -51,7 +62,7 @@ class Op(NamedTuple):
     per search, where a named tuple's constructor would be a tenth of the cost)."""
 
     unit: int  # LOAD, EXEC, STORE
-    kind: int  # DMA (LOAD, STORE), PRELOAD, MATMUL (EXEC)
+    kind: int  # DMA (LOAD, STORE), PRELOAD, MATMUL, SYNC (EXEC)
     instructions: int
     length: int  # dma: beats; matmul: rows
     pops: tuple[int, ...] = ()  # token counters (LD2EX …)
@@ -60,7 +71,7 @@ class Op(NamedTuple):
 
 
 LOAD, EXEC, STORE = range(3)  # the order breaks ties: LOAD wins the port (docs/isa.md)
-DMA, PRELOAD, MATMUL = range(3)
+DMA, PRELOAD, MATMUL, SYNC = range(4)
 # The token counters the tile operations pop and push (docs/isa.md "Dependency tokens").
 LD2EX, EX2LD, EX2ST, ST2EX = range(4)
 COUNTERS = 4
@@ -120,11 +131,13 @@ def run(ops: list[Op], config: HwConfig) -> int:
                     t = stream
                 exec_next, stream = t + 1, t + op[3]
                 end = t + op[3] + 2 * n - 1
-            else:  # PRELOAD
+            elif op[1] == PRELOAD:
                 if preload_done > t:
                     t = preload_done
                 exec_next = t + 1
                 end = preload_done = t + n
+            else:  # SYNC: its tokens, a cycle
+                exec_next = end = t + 1
             for counter in op[5]:
                 times = pushed[counter]
                 if not times or times[-1] <= end:

@@ -18,11 +18,13 @@ from glc.cost.pipeline import (
     PRELOAD,
     ST2EX,
     STORE,
+    SYNC,
     Op,
     run,
 )
+from glc.cost.tiles import Cost
 from glc.hwconfig import HwConfig
-from glc.isa.gemm import GemmLayout, group_load_at, step_plan
+from glc.isa.gemm import GemmLayout, group_load_at, paired, step_plan
 
 
 class TileProgram:
@@ -30,9 +32,10 @@ class TileProgram:
     out: ``ops`` in program order, a DMA as its position, its tile's index in ``tiles`` and its
     unit and tokens, every other operation as it is; ``tiles`` the tiles the DMAs move, as
     ("a", first row, rows, K tile), ("b", K tile, output tile), ("g", first K tile, tiles,
-    output tile: a group of weight tiles), ("c", first row, rows, output tile) or ("table",
-    rows of C, columns). Hashed by identity: memoised per shape (``tile_program``), so a
-    search's runs of one shape share it and their cycles (``cycles_of``)."""
+    output tile: a group of weight tiles), ("h", K tile, output tile: half a weight buffer, a
+    split step's), ("c", first row, rows, output tile) or ("table", rows of C, columns).
+    Hashed by identity: memoised per shape (``tile_program``), so a search's runs of one shape
+    share it and their cycles (``cycles_of``)."""
 
     def __init__(self, ops: tuple, dmas: tuple[tuple[int, int, int, tuple, tuple], ...],
                  tiles: tuple[tuple, ...]):
@@ -40,13 +43,25 @@ class TileProgram:
         # programs stay memoised.
         self.ops, self.dmas, self.tiles = ops, dmas, tiles
 
-    def instantiate(self, costs: list[tuple[int, int, int]]) -> list[Op]:
+    def instantiate(self, costs: list[Cost]) -> list[Op]:
         """The operations with each DMA's (instructions, beats, tail) from ``costs`` (per tile,
-        in ``tiles``' order); plain tuples in Op's field order: the search builds millions."""
+        in ``tiles``' order), a tile with gaps in its hold of the port an operation per
+        instruction (its pops on the first, its pushes on the last); plain tuples in Op's field
+        order: the search builds millions."""
         ops = list(self.ops)
+        split = False
         for at, unit, index, pops, pushes in self.dmas:
-            instructions, beats, tail = costs[index]
-            ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail)
+            instructions, beats, tail, gaps = costs[index]
+            if gaps:
+                last = len(gaps) - 1
+                ops[at] = tuple((unit, DMA, 1, moved, pops if i == 0 else (),
+                                 pushes if i == last else (), drain)
+                                for i, (moved, drain) in enumerate(gaps))
+                split = True
+            else:
+                ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail)
+        if split:
+            return [one for op in ops for one in (op if isinstance(op[0], tuple) else (op,))]
         return ops
 
 
@@ -67,6 +82,10 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
     k_outer = layout.order == "k-outer"
     last_kk = k // n - 1
     group = layout.weight_group
+
+    def split(kk: int, j: int) -> bool:
+        return paired(layout, kk, j, last_kk + 1, tiles_j)
+
     preload = (EXEC, PRELOAD, 1, n, _LD2EX, (), 0)
     preload_loaded = (EXEC, PRELOAD, 1, n, (), (), 0)  # a later tile of its group
     ops: list = []
@@ -83,12 +102,15 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
     def load_step(s: int) -> None:
         mb, kk, j = steps[s]
         weights = ("b", kk, j)
+        pop = _EX2LD if s >= depth else ()
+        if split(kk, j):  # tile j's rows, then tile j + 1's below them (gemm.py)
+            dma(LOAD, ("h", kk, j), pop if s else (), ())
+            weights, pop = ("h", kk, j + 1), ()
         if s == 0:
             dma(LOAD, weights, (), ())
             for c in range(chunks):
                 dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
             return
-        pop = _EX2LD if s >= depth else ()
         for slice_mb, slice_kk in slice_step.get(s, ()):
             dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), pop, ())
             pop = ()
@@ -103,25 +125,39 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
             return s + depth < total
         return s % group == group - 1 and s // group + 2 < total // group
 
+    def acc_tile(mb: int, j: int) -> tuple[bool, bool]:
+        """Whether accumulator tile (mb, j) waits for a store before it, and frees its rows
+        for a later tile (gemm.py's _acc)."""
+        if k_outer:
+            return mb >= layout.acc_slots, mb + layout.acc_slots < blocks
+        tile, slots = mb * tiles_j + j, layout.acc_slots
+        return tile >= slots, tile + slots < blocks * tiles_j
+
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
-        if k_outer:
-            wait, frees = mb >= layout.acc_slots, mb + layout.acc_slots < blocks
-        else:
-            tile = mb * tiles_j + j
-            wait, frees = tile >= 2, tile + 2 < blocks * tiles_j
+        wait, frees = acc_tile(mb, j)
+        pair = split(kk, j)
         last_k = kk == last_kk
         waits = group == 1 or s % group == 0 or s in slice_step
         # A later group's first step whose A slice came on its own: its first MATMUL pops it.
         slice_too = group > 1 and s and s % group == 0 and s in slice_step
         ops.append(preload if waits else preload_loaded)
+        # The stores a step's first MATMUL waits for: its tiles' of a block before, where the
+        # step writes them fresh; a second one a SYNC's pop (gemm.py).
+        fresh = (wait + (pair and acc_tile(mb, j + 1)[0])) if kk == 0 else 0
+        if fresh == 2:
+            ops.append((EXEC, SYNC, 1, 0, _ST2EX, (), 0))
         for c in range(chunks):
             pops = (_LD2EX if (s == 0 and c) or (c == 0 and slice_too) else ()) + \
-                (_ST2EX if c == 0 and kk == 0 and wait else ())
+                (_ST2EX if c == 0 and fresh else ())
             pushes = (_EX2LD if c == chunks - 1 and frees_weights(s) else ()) + \
-                (_EX2ST if last_k else ())
+                (_EX2ST if last_k and (c == chunks - 1 or not pair) else ())
             ops.append((EXEC, MATMUL, 1, chunk, pops, pushes, 0))
-        if last_k:
+        if pair:  # each tile one STORE, the second after the first (gemm.py)
+            dma(STORE, ("c", mb * rows, rows, j), _EX2ST, _ST2EX if frees else ())
+            dma(STORE, ("c", mb * rows, rows, j + 1), (),
+                _ST2EX if acc_tile(mb, j + 1)[1] else ())
+        elif last_k:
             for c in range(chunks):
                 dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,
                     _ST2EX if c == chunks - 1 and frees else ())
@@ -150,7 +186,7 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def cycles_of(program: TileProgram, costs: tuple[tuple[int, int, int], ...],
+def cycles_of(program: TileProgram, costs: tuple[Cost, ...],
               config: HwConfig) -> int:
     """The cycles of ``program`` with these tile costs: the search meets the same run again
     and again (the same tiles in another candidate, or the same candidate's other order)."""

@@ -34,7 +34,8 @@ from glc.lower.transfer import (
 from glc.lower.view import merge
 
 Range = tuple[int, int]  # (first index, count)
-Cost = tuple[int, int, int]  # a tile's DMA: instructions, beats, tail (Dma's fields)
+# A tile's DMA: instructions, beats, tail and the gaps in its hold of the port (Dma's).
+Cost = tuple[int, int, int, tuple[tuple[int, int], ...]]
 _ROWS = 1 << next(f.width for f in BY_NAME["load"].fields if f.name == "row")  # local rows
 
 
@@ -62,7 +63,7 @@ def _moved(found: list[dict[str, int]], fields: dict[str, int], port: int, n: in
         if values.get("transpose"):
             local_rows = math.prod(counts[values["inner"]:])
             tail = _transpose_end(local_rows, moved, 0, n) - (1 + moved)
-        total = total + Dma(1, moved, tail)
+        total = total + Dma(1, moved, tail, ((moved, tail),))
     return total
 
 
@@ -99,7 +100,8 @@ class TileCosts:
                 moved = self._by_pieces(rows, cols, fields, port, which, room, n) \
                     if self.target.transpose and rows is not None and rows[1] + n <= _ROWS \
                     else dma(self.target, rows, cols, dict(fields), port, which, room, n)
-                found = self.canonical[same] = (moved.instructions, moved.beats, moved.tail)
+                found = self.canonical[same] = (moved.instructions, moved.beats, moved.tail,
+                                                moved.gaps)
             self.found[key] = found
         return found
 

@@ -98,7 +98,7 @@ def assemble(text: str, config: HwConfig, filename: str = "<asm>",
             out.spans.append(span)
         else:
             instruction = _instruction(head, operands, out.symbols, filename, number, span)
-            reason = illegal_reason(instruction, config.array_size)
+            reason = illegal_reason(instruction, config.array_size, config.column_split)
             if reason and strict:
                 raise GlcError(f"illegal {head}: {reason}", span)
             words[stripped] = encode(instruction)

@@ -183,6 +183,20 @@ def _weight_swap(s, n, rng, dram):
     return [(s["OUT"], _bytes(np.concatenate([x @ w1, x @ w1, x @ w3]), "<i4"))]
 
 
+def _matmul_split(s, n, rng, dram):
+    data = _i8(rng, 4 * n, n)
+    _put(dram, s["X"], data)
+    x0, x1, w1, w2 = (data[i * n:(i + 1) * n].astype(np.int64) for i in range(4))
+    h = n // 2  # each half of the array meets the row's first N/2 elements
+    out = np.zeros((5 * n + 2, n), dtype=np.int64)
+    out[0:n] = x0[:, :h] @ w1[:h] + x1[:, :h] @ w2[h:]
+    out[n + 1:2 * n + 1] = x0[:, :h] @ w1[h:] + x1[:, :h] @ w2[:h]
+    out[2 * n + 1:3 * n + 1] = x1 @ w1
+    out[3 * n + 1:4 * n + 1] = x0[:, :h] @ w2[:h]
+    out[4 * n + 2:5 * n + 2] = x0[:, :h] @ w2[h:]
+    return [(s["OUT"], _bytes(out, "<i4"))]
+
+
 def _transpose_pad(s, n, rng, dram):
     m, k2, length, pad = s["M"], s["K2"], s["L"], s["PADV"]
     a, w, w2, x = _i8(rng, m, n), _i8(rng, n, n), _i8(rng, k2, n), _i8(rng, length)
@@ -257,6 +271,7 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "store_linear": _store_linear,
     "store_bias": _store_bias,
     "weight_swap": _weight_swap,
+    "matmul_split": _matmul_split,
     "transpose_pad": _transpose_pad,
     "load_step": _load_step,
     "vector_pool": _vector_pool,

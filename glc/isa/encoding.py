@@ -117,8 +117,10 @@ def decode(word: int) -> Instruction:
     return Instruction(op, tuple(values))
 
 
-def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
-    """Why an encodable instruction is illegal on an N×N array (ILLEGAL_FIELD), or None."""
+def illegal_reason(instruction: Instruction, array_size: int, column_split: int = 1
+                   ) -> str | None:
+    """Why an encodable instruction is illegal on an N×N array (ILLEGAL_FIELD), or None;
+    ``column_split`` 0: on a configuration without MATMUL's `split`."""
     name = instruction.op.name
     if name in ("load", "store"):
         counts = [instruction[f"count{k}"] for k in range(LEVELS)]
@@ -150,8 +152,8 @@ def illegal_reason(instruction: Instruction, array_size: int) -> str | None:
             return f"step={instruction['step']} > {MAX_STEP}: elements 1, 2 or 4 bytes apart"
         if name == "load" and instruction["acc"] and instruction["step"]:
             return "a strided run (step) is read into the scratchpad, not the accumulator"
-    elif name == "matmul" and instruction["rows"] == 0:
-        return "rows is 0"
+    elif name == "matmul":
+        return _matmul_reason(instruction, column_split)
     elif name == "vector":
         if instruction["op"] >= len(VECTOR_OPS):
             return f"op={instruction['op']} is not a vector operation"
@@ -216,3 +218,20 @@ def read_image(path: Path) -> list[int]:
                        str(path))
     return [int.from_bytes(data[i:i + WORD_BYTES], "little")
             for i in range(0, len(data), WORD_BYTES)]
+
+
+def _matmul_reason(instruction: Instruction, column_split: int) -> str | None:
+    """Why a MATMUL is illegal (docs/isa.md, MATMUL), or None."""
+    rows, acc, acc2 = instruction["rows"], instruction["acc"], instruction["acc2"]
+    if rows == 0:
+        return "rows is 0"
+    if not instruction["split"]:
+        return "acc2 must be 0 without split" if acc2 else None
+    if not column_split:
+        return "split: this configuration's array does not split (column_split = 0)"
+    if (acc2 - acc) % 2 == 0:
+        return (f"split: acc2 - acc ({acc2 - acc}) must be odd (the accumulator's banks of "
+                f"even and odd rows)")
+    if abs(acc2 - acc) < rows:
+        return f"split: the rows acc={acc} and acc2={acc2} write overlap ({rows} rows each)"
+    return None

@@ -145,9 +145,11 @@ OPCODES: tuple[Opcode, ...] = (
     Opcode("matmul", 4, "exec", (
         *_flags(*ALL_FLAGS),
         Field("accumulate", 16, 1, flag=True),
+        Field("split", 17, 1, flag=True),
         Field("sp", 32, 16),
         Field("acc", 48, 16),
         Field("rows", 64, 16, default=1),
+        Field("acc2", 80, 16),
     )),
     Opcode("sync", 5, None, (
         *_flags(*ALL_FLAGS, *VEC_FLAGS),

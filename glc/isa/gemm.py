@@ -15,6 +15,12 @@ Two step orders:
   in the accumulator until the last kk, so stores come at the end of each block.
 - "j-outer" (block, j, kk): the block's whole A stays in the scratchpad, each output tile
   finishes every K/N steps and is stored while the next one computes (best for int32 output).
+With ``split`` (configurations with `column_split`) the last K tile, whose K rows the caller
+guarantees are at most N/2 (the rest of its A columns zero), takes its output tiles in pairs:
+one weight buffer holds tile j's rows in its upper half and tile j+1's in its lower half, and
+one split MATMUL streams the A slice once for both (docs/isa.md, MATMUL `split`). k-outer's
+last K tile steps through the pairs; j-outer computes a pair's other K tiles, tile j's then
+tile j+1's, then their split step, with four accumulator tiles (two pairs) instead of two.
 Weight tiles are triple-buffered; loads run two steps ahead of the array (tokens ld2ex/ex2ld),
 stores drain each finished tile in chunks (ex2st/st2ex), so DMA hides behind compute and the
 array streams without bubbles (docs/isa.md, "Timing"). "auto" keeps whichever order the cycle
@@ -39,6 +45,7 @@ from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction
+from glc.isa.fields import UNITS
 
 
 @dataclass(frozen=True)
@@ -52,8 +59,16 @@ class GemmLayout:
     block_rows: int  # Mb
     chunks: int  # MATMUL/STORE chunks per step
     weight_buffers: int  # D
-    acc_slots: int  # k-outer: blocks of J tiles; j-outer: tiles (always 2)
+    acc_slots: int  # k-outer: blocks of J tiles; j-outer: tiles (2, or 4 with split)
     weight_group: int = 1  # G: weight tiles one LOAD brings (j-outer: 1 or a divisor of K/N)
+    # the last K tile (at most N/2 rows) feeds output tiles j, j+1 in one split MATMUL
+    split: bool = False
+
+    @property
+    def acc_stride(self) -> int:
+        """Accumulator rows from one output tile of a block to the next: a split MATMUL's two
+        tiles must start an odd number of rows apart (docs/isa.md, MATMUL `split`)."""
+        return self.block_rows + (self.split and self.block_rows % 2 == 0)
 
 
 @dataclass(frozen=True)
@@ -106,35 +121,37 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
                  order: str = "auto", block_rows: int = 0,
-                 group: int = 1, ragged: bool = False) -> tuple[str, GemmLayout]:
+                 group: int = 1, ragged: bool = False, split: bool = False
+                 ) -> tuple[str, GemmLayout]:
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
     "k-outer", "j-outer" or "auto" (the one the cycle model predicts faster); `block_rows`, if
     not 0, caps the block of A rows (a schedule search may prefer smaller blocks); `group`
     (j-outer only), if above 1, loads that many weight tiles of an output tile as one LOAD;
-    ``ragged``: the block need not divide M (the last block overlaps the one before).
+    ``ragged``: the block need not divide M (the last block overlaps the one before);
+    ``split``: the last K tile's steps pair their output tiles (its K rows at most N/2).
     """
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, source, order, block_rows,
-                        group, ragged)
+                        group, ragged, split)
     return emitter.text(), emitter.layout
 
 
 def gemm_instructions(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                       relu: bool = False, shift: int = 0, order: str = "auto",
-                      block_rows: int = 0, group: int = 1, ragged: bool = False
-                      ) -> tuple[list[Instruction], GemmLayout]:
+                      block_rows: int = 0, group: int = 1, ragged: bool = False,
+                      split: bool = False) -> tuple[list[Instruction], GemmLayout]:
     """``gemm_program``'s program as instructions (what assembling its text gives, without
     writing and parsing the text: the lowering builds every kernel from it)."""
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, None, order, block_rows,
-                        group, ragged)
+                        group, ragged, split)
     return emitter.instructions(), emitter.layout
 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: bool, shift: int,
               source: MatrixRows | Im2colRows | None, order: str,
-              block_rows: int, group: int, ragged: bool) -> _Emitter:
+              block_rows: int, group: int, ragged: bool, split: bool) -> _Emitter:
     """The program's emitter for the chosen plan. Memoised: the extraction's costing and the
     lowering ask for the same schedules."""
     n = config.array_size
@@ -142,11 +159,14 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
         raise GlcError(f"gemm {m}x{k}x{n_out}: K and Nout must be positive multiples of N={n}")
     if group > 1 and order != "j-outer":
         raise GlcError("grouped weight loads are a j-outer schedule")
+    if split and (group > 1 or not config.column_split):
+        raise GlcError(f"split MATMULs load their weights a tile at a time, on an array that "
+                       f"splits (column_split = {config.column_split})")
     source = source or MatrixRows(k)
     output = (raw, relu, shift)
     orders = ("k-outer", "j-outer") if order == "auto" else (order,)
-    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows, group, ragged)
-                         for o in orders) if p]
+    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows, group, ragged,
+                               split) for o in orders) if p]
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
                        f"{config.name}")
@@ -157,10 +177,12 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
 
 
 def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
-          raw: bool, cap: int = 0, group: int = 1, ragged: bool = False) -> GemmLayout | None:
+          raw: bool, cap: int = 0, group: int = 1, ragged: bool = False,
+          split: bool = False) -> GemmLayout | None:
     """The blocking of one step order: the largest block of A rows (at most ``cap``, if not 0)
     whose buffers fit, dividing M or with ``ragged`` the fewest rows that make its number of
-    blocks (``block_sizes``); ``group`` > 1: j-outer's weights that many tiles a LOAD."""
+    blocks (``block_sizes``); ``group`` > 1: j-outer's weights that many tiles a LOAD;
+    ``split``: the last K tile's output tiles in pairs."""
     n = config.array_size
     tiles_k, tiles_j = k // n, n_out // n
     buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
@@ -176,17 +198,20 @@ def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
         if grouped and rows < m:
             break
         if order == "k-outer":
-            a_rows, acc_rows = 2 * rows, rows * tiles_j
+            a_rows, acc_rows = 2 * rows, (rows + (split and rows % 2 == 0)) * tiles_j
             slots = 2 if 2 * acc_rows <= config.accumulator_rows else 1
         else:
-            a_rows, acc_rows, slots = min(2, -(-m // rows)) * rows * tiles_k, 2 * rows, 2
+            slots = 4 if split else 2  # two pairs of tiles in flight
+            a_rows = min(2, -(-m // rows)) * rows * tiles_k
+            acc_rows = slots * (rows + (split and rows % 2 == 0))
         if acc_rows <= config.accumulator_rows and a_rows + buffers * n <= config.scratchpad_rows:
             quarter = rows // 4
             chunks = 4 if rows % 4 == 0 and quarter % source.granule == 0 and quarter >= 2 * n \
                 else 1
             return GemmLayout(a=0, b=a_bytes, c=a_bytes + k * n_out, order=order,
                               block_rows=rows, chunks=chunks, weight_buffers=buffers,
-                              acc_slots=slots, weight_group=group)
+                              acc_slots=slots, weight_group=group,
+                              split=split)
     return None
 
 
@@ -236,24 +261,38 @@ def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
     model (glc/cost/kernel.py)."""
     tiles_k, tiles_j, blocks = k // n, n_out // n, -(-m // layout.block_rows)
     if layout.order == "k-outer":
+        # A split last K tile takes its output tiles in pairs: step (mb, K/N − 1, j) for even j
+        # covers j and j + 1 (``paired``), an odd J's last tile alone.
         steps = [(mb, kk, j) for mb in range(blocks) for kk in range(tiles_k)
-                 for j in range(tiles_j)]
-    else:
-        steps = [(mb, kk, j) for mb in range(blocks) for j in range(tiles_j)
-                 for kk in range(tiles_k)]
-    # k-outer: slice a = mb·K/N + kk shares a buffer with slice a − 2, so it loads at the
-    # earliest step whose buffer-free token (from step s − D) proves slice a − 2's last step
-    # done. j-outer: with the block's first pass (step (mb, kk, 0) = mb·J·K/N + kk).
+                 for j in range(0, tiles_j, 2 if layout.split and kk == tiles_k - 1 else 1)]
+    else:  # a pair's other K tiles, j's then j + 1's, then its split step (``paired``)
+        steps = []
+        for mb in range(blocks):
+            for j in range(0, tiles_j, 2 if layout.split else 1):
+                if layout.split and j + 1 < tiles_j:
+                    steps += [(mb, kk, t) for t in (j, j + 1) for kk in range(tiles_k - 1)]
+                    steps.append((mb, tiles_k - 1, j))
+                else:
+                    steps += [(mb, kk, j) for kk in range(tiles_k)]
+    # A slice a = mb·K/N + kk loads by its first step. k-outer: it shares a buffer with slice
+    # a − 2, so it loads at the earliest step whose buffer-free token (from step s − D) proves
+    # slice a − 2's last step done. j-outer: at its first step (the block's first pass).
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for s, (mb, kk, _) in enumerate(steps):
+        first.setdefault(mb * tiles_k + kk, s)
+        last[mb * tiles_k + kk] = s
     slice_step: dict[int, list[tuple[int, int]]] = {}
-    for mb in range(blocks):
-        for kk in range(tiles_k):
-            if layout.order == "k-outer":
-                a = mb * tiles_k + kk
-                at = min(max(0, (a - 1) * tiles_j - 1 + layout.weight_buffers), a * tiles_j)
-            else:
-                at = mb * tiles_j * tiles_k + kk
-            slice_step.setdefault(at, []).append((mb, kk))
+    for a, at in first.items():
+        if layout.order == "k-outer":
+            at = min(max(0, last.get(a - 2, -1) + layout.weight_buffers), at)
+        slice_step.setdefault(at, []).append(divmod(a, tiles_k))
     return steps, slice_step
+
+
+def paired(layout: GemmLayout, kk: int, j: int, tiles_k: int, tiles_j: int) -> bool:
+    """Whether step (·, kk, j) is a split MATMUL's, for output tiles j and j + 1."""
+    return layout.split and kk == tiles_k - 1 and j + 1 < tiles_j
 
 
 def group_load_at(g: int, size: int, tiles_k: int) -> int:
@@ -415,13 +454,13 @@ class _Emitter:
         of the tile before it in the same rows (pop st2ex), and whether its store frees the rows
         for a later tile (push st2ex)."""
         lay = self.layout
-        rows = lay.block_rows
         if lay.order == "k-outer":
-            slots = lay.acc_slots
-            return ((mb % slots) * rows * self.tiles_j + j * rows, mb >= slots,
+            slots, stride = lay.acc_slots, lay.acc_stride
+            return ((mb % slots) * stride * self.tiles_j + j * stride, mb >= slots,
                     mb + slots < self.blocks)
-        tile = mb * self.tiles_j + j
-        return (tile % 2) * rows, tile >= 2, tile + 2 < self.blocks * self.tiles_j
+        tile, slots = mb * self.tiles_j + j, lay.acc_slots
+        return ((tile % slots) * lay.acc_stride, tile >= slots,
+                tile + slots < self.blocks * self.tiles_j)
 
     def _load_step(self, s: int) -> list[Line]:
         """Load step s: the A slices due now, then weight tile s; pushes ld2ex once per token the
@@ -432,6 +471,16 @@ class _Emitter:
         weights = {"row": self._b_row(s), "dram": ("B", kk * n * self.n_out + j * n), "run": n,
                    "count0": n, "stride0": self.n_out}
         lines: list[Line] = [f"load step {s}: block {mb}, k tile {kk}, output tile {j}"]
+        if paired(lay, kk, j, self.tiles_k, self.tiles_j):
+            # The upper N/2 rows of tile j, then of tile j + 1 below them: count0 N/2 marks a
+            # half tile for the lowering's retargeting (glc/lower/kernel.py).
+            half = n // 2
+            lines[0] += f" and {j + 1} (split)"
+            weights = {**weights, "count0": half}
+            lines.append(("load", {**weights, **pop}))
+            pop = {}
+            weights = {**weights, "row": weights["row"] + half,
+                       "dram": ("B", kk * n * self.n_out + (j + 1) * n)}
         if s == 0:
             return [*lines, ("load", weights), *self._first_slice()]
         for slice_mb, slice_kk in self.slice_step.get(s, []):
@@ -451,40 +500,56 @@ class _Emitter:
         rows = lay.block_rows // lay.chunks
         region, wait_store, _ = self._acc(mb, j)
         last_k = kk == self.tiles_k - 1
+        split = paired(lay, kk, j, self.tiles_k, self.tiles_j)
         lines: list[Line] = [("preload", {"row": self._b_row(s),
                                           **({"pop_prev": True} if self._waits_weights(s)
                                              else {})})]
+        # The stores the first MATMUL waits for: its tiles' of a block before, where it writes
+        # them fresh (a split step of a K of one tile writes two: a SYNC pops the first).
+        fresh = (wait_store + (split and self._acc(mb, j + 1)[1])) if kk == 0 else 0
+        if fresh == 2:
+            lines.append(("sync", {"unit": UNITS.index("exec"), "pop_next": True}))
         for c in range(lay.chunks):
             fields: Fields = {"sp": self._a_row(mb, kk) + c * rows, "acc": region + c * rows,
                               "rows": rows}
+            if split:
+                fields |= {"split": True, "acc2": self._acc(mb, j + 1)[0] + c * rows}
             if kk:
                 fields["accumulate"] = True
             if (s == 0 and c > 0) or (c == 0 and self._waits_slice(s)):
                 fields["pop_prev"] = True
-            if c == 0 and kk == 0 and wait_store:
+            if c == 0 and fresh:
                 fields["pop_next"] = True
             if c == lay.chunks - 1 and self._frees_weights(s):
                 fields["push_prev"] = True
-            if last_k:
+            if last_k and (c == lay.chunks - 1 or not split):
                 fields["push_next"] = True
             lines.append(("matmul", fields))
-        if last_k:
-            lines += self._store_tile(mb, j, rows)
+        if split:
+            # Each tile one STORE, the first popping the last chunk's push, the second after
+            # it: in chunks, a pair's eight STOREs a step would fill the store queue and hold
+            # the dispatcher (in program order) behind them.
+            lines += self._store_tile(mb, j, lay.block_rows, 1)
+            lines += self._store_tile(mb, j + 1, lay.block_rows, 1, waits=False)
+        elif last_k:
+            lines += self._store_tile(mb, j, rows, lay.chunks)
         return lines
 
-    def _store_tile(self, mb: int, j: int, rows: int) -> list[Line]:
+    def _store_tile(self, mb: int, j: int, rows: int, chunks: int, waits: bool = True
+                    ) -> list[Line]:
         lay, n = self.layout, self.n
         region, _, frees = self._acc(mb, j)
         esize = 4 if self.raw else 1
         mode: Fields = {"raw": True} if self.raw else \
             {**({"relu": True} if self.relu else {}), "shift": self.shift}
         lines: list[Line] = []
-        for c in range(lay.chunks):
+        for c in range(chunks):
             first = first_row(mb, lay.block_rows, self.m) + c * rows
             fields: Fields = {**mode, "row": region + c * rows,
                               "dram": ("C", (first * self.n_out + j * n) * esize), "run": n,
-                              "count0": rows, "stride0": self.n_out * esize, "pop_prev": True}
-            if c == lay.chunks - 1 and frees:
+                              "count0": rows, "stride0": self.n_out * esize,
+                              **({"pop_prev": True} if waits else {})}
+            if c == chunks - 1 and frees:
                 fields["push_prev"] = True
             lines.append(("store", fields))
         return lines

@@ -127,7 +127,8 @@ class _Machine:
                 instruction = decode(word)
             except DecodeError as error:
                 return program, self._error(error.code, pc, error.detail, None, f"0x{word:x}")
-            reason = illegal_reason(instruction, self.config.array_size)
+            reason = illegal_reason(instruction, self.config.array_size,
+                                    self.config.column_split)
             if reason:
                 return program, self._error(ErrorCode.ILLEGAL_FIELD, pc, reason, instruction)
             program.append(instruction)
@@ -161,14 +162,23 @@ class _Machine:
         sp, acc, rows = instruction["sp"], instruction["acc"], instruction["rows"]
         _check_rows(sp, rows, self.sp, ErrorCode.SP_RANGE, "scratchpad")
         _check_rows(acc, rows, self.acc, ErrorCode.ACC_RANGE, "accumulator")
+        if instruction["split"]:
+            _check_rows(instruction["acc2"], rows, self.acc, ErrorCode.ACC_RANGE, "accumulator")
         if self.swap_pending:
             self.weights, self.swap_pending = self.shadow, False
         # int8 products summed in int32 (exact: |sum| ≤ N·2^14); accumulation wraps mod 2^32.
-        product = self.sp[sp:sp + rows].astype(np.int32) @ self.weights.astype(np.int32)
-        if instruction["accumulate"]:
-            self.acc[acc:acc + rows] += product
+        a, weights = self.sp[sp:sp + rows].astype(np.int32), self.weights.astype(np.int32)
+        if instruction["split"]:  # each half of the array meets the row's first N/2 elements
+            half = self.config.array_size // 2
+            results = ((acc, a[:, :half] @ weights[:half]),
+                       (instruction["acc2"], a[:, :half] @ weights[half:]))
         else:
-            self.acc[acc:acc + rows] = product
+            results = ((acc, a @ weights),)
+        for first, product in results:
+            if instruction["accumulate"]:
+                self.acc[first:first + rows] += product
+            else:
+                self.acc[first:first + rows] = product
 
     def _vector(self, instruction: Instruction) -> None:
         """Fold `group` source rows into each of `count` ACC rows (docs/isa.md, VECTOR)."""

@@ -107,13 +107,14 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
                  shift: int, config: HwConfig, order: str | None = None,
                  k_inner: int | None = None, block_rows: int = 0,
                  table: StoreTable | None = None, flat: bool = False,
-                 group: int = 1) -> Kernel:
+                 group: int = 1, split: bool = False) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view; ``order`` the step order (default: the
     one kernel_estimate predicts faster), ``k_inner`` the K digit walked innermost (shared_k),
     ``flat`` its tiles flat (flat_k), ``block_rows`` a cap on the block of A rows (one not
     dividing M is taken as the schedule's ragged block: glc/isa/gemm.py), ``group``
-    the weight tiles of an output tile one LOAD brings (j-outer, glc/isa/gemm.py); ``table``
+    the weight tiles of an output tile one LOAD brings (j-outer, glc/isa/gemm.py), ``split``
+    whether the last K tile's output tiles pair in split MATMULs (k-outer); ``table``
     the bias and ONNX's requantization the STOREs apply (glc/lower/table.py), in the
     accumulator's top rows."""
     n = config.array_size
@@ -122,6 +123,7 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
         found = kernel_estimate(a, b, c, raw, relu, shift, config, k_inner, block_rows, flat,
                                 table.cost if table is not None else NO_TABLE)
         order, group, block_rows = found.order, found.group, found.block_rows
+        split = found.split
     tiling = shape(a, b, n, k_inner, flat)
     a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
     k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
@@ -134,7 +136,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
         canonical = replace(canonical, accumulator_rows=table.table_row)
     program, layout = gemm_instructions(m, k_pad, o_pad, canonical, raw=raw, relu=relu,
                                         shift=shift, order=order, block_rows=block_rows,
-                                        group=group, ragged=bool(block_rows and m % block_rows))
+                                        group=group, ragged=bool(block_rows and m % block_rows),
+                                        split=split)
     out: list[Instruction] = []
     esize = 4 if raw else 1
     for ins in program:
@@ -146,8 +149,9 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
             new = _retarget("a", a[part], rows, cols, ins, {})
         elif name == "load":
             kk, rest = divmod(ins["dram"] - layout.b, n * o_pad)
-            segments = k_segments(k_tiles[kk:kk + ins["count0"] // n], n)
-            new = _retarget_b(b, segments, o_tiles[rest // n], ins, n)
+            # A LOAD of N/2 rows: half a buffer, one split step's tile (gemm.py).
+            segments = k_segments(k_tiles[kk:kk + max(1, ins["count0"] // n)], n)
+            new = _retarget_b(b, segments, o_tiles[rest // n], ins, min(n, ins["count0"]))
         elif name == "store":
             first, rest = divmod((ins["dram"] - layout.c) // esize, o_pad)
             rows = (first, ins["count0"]) if c_matrix else None
@@ -183,7 +187,8 @@ def _retarget(which: str, target: Target, rows: Range | None, cols: Range, ins: 
 def _retarget_b(b: list[Target], segments: list[tuple[int, Range]], cols: Range,
                 ins: Instruction, n: int) -> list[Instruction]:
     """The transfers replacing a LOAD of weight tiles (one, or a group: ``k_segments``),
-    each segment's from the local row of its first tile, N rows a tile."""
+    each segment's from the local row of its first tile, ``n`` rows a tile (N, or N/2: a
+    split step's half buffer)."""
     values, row = [], ins["row"]
     try:
         for part, rows in segments:

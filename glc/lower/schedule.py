@@ -27,7 +27,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from glc.cost.kernel import NO_TABLE, TableCost
+from glc.cost.kernel import NO_TABLE, TableCost, splittable
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.lower.kernel import kernel_estimate
@@ -54,6 +54,7 @@ class Schedule:
     block_rows: int  # the block of A rows (gemm.py's Mb)
     cycles: int
     group: int = 1  # j-outer's weight tiles a LOAD (gemm.py)
+    split: bool = False  # the last K tile's output tiles in pairs (gemm.py, split MATMULs)
 
 
 def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_address: int,
@@ -141,7 +142,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
         for a_layout, b_layout, (k_inner, flat) in itertools.product(
                 _layouts(a, n), _layouts(b, n, *itertools.chain(*inners.values())), orders):
             if not b_layout.transpose or _transposable(b, *inners[k_inner]):
-                candidates.append((_streamed(a_layout, b_layout, n, k_inner, flat), swap,
+                candidates.append((_streamed(a_layout, b_layout, config, k_inner, flat), swap,
                                    a_layout, b_layout, c, k_inner, flat, here, cost))
     # The fewest streamed rows first; a candidate whose rows alone take as many cycles as
     # the best estimate cannot beat it and is not estimated (a K tiling of 9 rows a tile).
@@ -157,21 +158,25 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
             continue
         if best is None or found.cycles < best.cycles:
             best = Schedule(a, b, c, swap, found.order, k_inner, flat, found.block_rows,
-                            found.cycles, found.group)
+                            found.cycles, found.group, found.split)
             best_config, best_cost = here, cost
     if best is None:
         raise failures[0]
     return _smaller_blocks(best, raw, relu, shift, best_config, best_cost)
 
 
-def _streamed(a: Target, b: Target, n: int, k_inner: int | None, flat: bool) -> int:
+def _streamed(a: Target, b: Target, config: HwConfig, k_inner: int | None, flat: bool) -> int:
     """A lower bound on a candidate's cycles: the rows its MATMULs stream, every A row once
-    per K tile and output tile whatever the blocks (busy_exec, docs/isa.md "Counters")."""
+    per K tile and output tile whatever the blocks (busy_exec, docs/isa.md "Counters"), a
+    last K tile that may split once per pair of output tiles."""
     try:
-        tiling = shape(a, b, n, k_inner, flat)
+        tiling = shape(a, b, config.array_size, k_inner, flat)
     except (OperandUnexpressible, GlcError):
         return 0
-    return tiling.m * len(tiling.k_tiles) * len(tiling.o_tiles)
+    tiles_k, tiles_j = len(tiling.k_tiles), len(tiling.o_tiles)
+    if splittable(config, tiling.k_tiles, tiling.o_tiles):
+        return tiling.m * ((tiles_k - 1) * tiles_j + -(-tiles_j // 2))
+    return tiling.m * tiles_k * tiles_j
 
 
 def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
@@ -190,5 +195,5 @@ def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
             continue
         if found.cycles < best.cycles:
             best = replace(best, order=found.order, block_rows=found.block_rows,
-                           cycles=found.cycles, group=found.group)
+                           cycles=found.cycles, group=found.group, split=found.split)
     return best

@@ -212,7 +212,7 @@ def _reference_run(ops, config) -> int:
                 continue
             t = max([issue, free[unit], *(sorted(pushed[c])[popped[c]] for c in pops)])
             t = max(t, port) if kind == DMA else max(t, exec_next, stream) if kind == MATMUL \
-                else max(t, exec_next, preload_done) if kind == PRELOAD else t
+                else max(t, exec_next, preload_done) if kind == PRELOAD else max(t, exec_next)
             cands.append((t, unit))
         t, unit = min(cands)
         _, kind, instructions, length, pops, pushes, tail = queues[unit][heads[unit]]
@@ -224,9 +224,11 @@ def _reference_run(ops, config) -> int:
             end = free[unit] = port + tail
         elif kind == MATMUL:
             exec_next, stream, end = t + 1, t + length, t + length + 2 * n - 1
-        else:  # PRELOAD
+        elif kind == PRELOAD:
             exec_next, end = t + 1, t + n
             preload_done = end
+        else:  # SYNC
+            exec_next = end = t + 1
         for c in pushes:
             if c in consumer:
                 pushed[c].append(end)
@@ -239,16 +241,27 @@ def test_the_array_run_ahead_of_the_dmas_gives_the_cycles_of_the_event_loop(seed
     """pipeline.run advances the array as far as the pushes it pops are known, then the DMA
     that can issue first: on gemm.py's programs of both orders, with random tile costs (the
     DMAs hidden behind the array, or the array waiting on them), it gives the cycles of the
-    event loop over the units in cycle order."""
+    event loop over the units in cycle order. Half the tiles of several instructions leave
+    the port between them (``Dma.gaps``: an operation each), and the programs include split
+    MATMULs' (the last K tile's output tiles in pairs)."""
     rng = np.random.default_rng(seed)
     config = load_config("n16")
     canonical = replace(config, dram_bytes=1 << 32)
     beats = (8, 64) if seed < 2 else (64, 400) if seed < 4 else (8, 400)
-    for m, k, n_out, order in ((64, 256, 512, "k-outer"), (192, 512, 128, "k-outer"),
-                               (128, 256, 256, "j-outer"), (48, 128, 768, "j-outer")):
-        layout = _plan(m, k, n_out, canonical, MatrixRows(k), order, True, 0)
+
+    def cost():
+        count = int(rng.integers(1, 4))
+        moved = [int(rng.integers(*beats)) for _ in range(count)]
+        tails = [int(rng.integers(0, 20)) for _ in range(count)]
+        gaps = tuple(zip(moved, tails, strict=True)) if count > 1 and rng.random() < 0.5 else ()
+        return count, sum(moved) + sum(tails[:-1]), tails[-1], gaps
+
+    for m, k, n_out, order, split, cap in (
+            (64, 256, 512, "k-outer", False, 0), (192, 512, 128, "k-outer", False, 0),
+            (128, 256, 256, "j-outer", False, 0), (48, 128, 768, "j-outer", False, 0),
+            (64, 128, 144, "k-outer", True, 0), (96, 32, 144, "j-outer", True, 0),
+            (192, 16, 144, "k-outer", True, 32)):  # a K of one tile: each step waits twice
+        layout = _plan(m, k, n_out, canonical, MatrixRows(k), order, True, cap, split=split)
         program = steps.tile_program(m, k, n_out, 16, layout, bool(seed % 2))
-        costs = [(int(rng.integers(1, 4)), int(rng.integers(*beats)), int(rng.integers(0, 20)))
-                 for _ in program.tiles]
-        ops = program.instantiate(costs)
+        ops = program.instantiate([cost() for _ in program.tiles])
         assert run(ops, config) == _reference_run(ops, config), (m, k, n_out, order)

@@ -83,4 +83,5 @@ def test_a_transposing_tile_costs_what_its_transfers_cost(conv):
                 except OperandUnexpressible as error:
                     found = str(error)
                 assert found == (whole if isinstance(whole, str) else
-                                 (whole.instructions, whole.beats, whole.tail)), (first, cols)
+                                 (whole.instructions, whole.beats, whole.tail,
+                                  whole.gaps)), (first, cols)

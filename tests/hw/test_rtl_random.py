@@ -1,7 +1,7 @@
 """Random programs over every opcode of revision 2 on the RTL at N = 4, with a vector unit of four
 lanes and of two (its source and old-row reads then share one accumulator port, hw/vector_unit.sv),
 and of two taking turns with STORE and LOAD on their accumulator ports (docs/isa.md, "Accumulator
-ports"): transposing, padded and
+ports"): split MATMULs where the array splits (not on n4-shared), transposing, padded and
 `xrun` transfers, VECTOR folds and all eight token counters, with random flags (so faults and
 deadlocks come too). The RTL must agree with the ISA simulator on everything it reports: the
 error code and instruction of a faulty program, or every counter and — where no two units touch
@@ -77,8 +77,18 @@ def _lin_constants(rng: np.random.Generator) -> dict[str, int]:
             "fixed": int(bits[0]), "scale0": int(bits[1]), "scale1": int(bits[2])}
 
 
-def random_program(seed: int) -> list[int]:
-    """About twenty instructions of every kind, then HALT."""
+def _split(rng: np.random.Generator, acc: int, rows: int) -> dict[str, int]:
+    """MATMUL `split` with the lower half's rows clear of acc's, above or below them, in the
+    other accumulator bank (acc2 - acc odd: docs/isa.md); they may end past the accumulator."""
+    gap = rows + int(rng.integers(0, 8))
+    gap += 1 - gap % 2
+    below = acc >= gap and rng.random() < 0.5
+    return {"split": 1, "acc2": acc - gap if below else acc + gap}
+
+
+def random_program(seed: int, column_split: int) -> list[int]:
+    """About twenty instructions of every kind, then HALT; with ``column_split`` half the
+    MATMULs split (without, the programs are those of before revision 2.9)."""
     rng = np.random.default_rng(seed)
     tokens = dict.fromkeys(TOKENS.values(), 0)
     out = []
@@ -94,11 +104,11 @@ def random_program(seed: int) -> list[int]:
             out.append(Instruction.make("preload", row=int(rng.integers(0, 1000)),
                                         **_flags(rng, "exec", tokens)))
         elif kind == "matmul":
-            out.append(Instruction.make("matmul", sp=int(rng.integers(0, 1000)),
-                                        acc=int(rng.integers(0, 240)),
-                                        rows=int(rng.integers(1, 12)),
-                                        accumulate=int(rng.integers(0, 2)),
-                                        **_flags(rng, "exec", tokens)))
+            fields = {"sp": int(rng.integers(0, 1000)), "acc": int(rng.integers(0, 240)),
+                      "rows": int(rng.integers(1, 12)), "accumulate": int(rng.integers(0, 2))}
+            if column_split and rng.random() < 0.5:
+                fields |= _split(rng, fields["acc"], fields["rows"])
+            out.append(Instruction.make("matmul", **fields, **_flags(rng, "exec", tokens)))
         else:
             op = int(rng.integers(0, len(VECTOR_OPS)))
             lin = VECTOR_OPS[op] == "lin"
@@ -129,8 +139,9 @@ def _footprint(ins: Instruction) -> list[tuple[str, int, int, bool]]:
     if name == "preload":
         return [("sp", ins["row"], ins["row"] + N, False)]
     if name == "matmul":
+        lower = [("acc", ins["acc2"], ins["acc2"] + ins["rows"], True)] if ins["split"] else []
         return [("sp", ins["sp"], ins["sp"] + ins["rows"], False),
-                ("acc", ins["acc"], ins["acc"] + ins["rows"], True)]
+                ("acc", ins["acc"], ins["acc"] + ins["rows"], True), *lower]
     if name == "vector":
         last = (ins["src"] + ins["ostride"] * (ins["count"] - 1)
                 + ins["gstride"] * (ins["group"] - 1))
@@ -160,7 +171,7 @@ def racy(program: list[Instruction], timeline) -> bool:
 @pytest.mark.parametrize("seed", range(16))
 def test_a_random_program_runs_on_the_rtl_as_on_the_isa_simulator(seed, config):
     hw = CONFIGS[config]
-    words = random_program(seed)
+    words = random_program(seed, hw.column_split)
     dram = np.zeros(hw.dram_bytes, dtype=np.uint8)
     dram[:DATA] = np.random.default_rng(1000 + seed).integers(0, 256, DATA, dtype=np.uint8)
     rtl = run_program(hw, words, dram, max_cycles=200_000)

@@ -5,7 +5,8 @@ rows (and a VECTOR's last source row) as the word arrives and is queued, saturat
 and the decoder checks runs per row on clamped factors. These programs sit on each edge: rows
 that end exactly at the memory's size or one past it, a transposing LOAD rounded up to whole
 blocks, products far beyond 2^17 (where only the saturation keeps the answer), a `linear`
-STORE's multipliers' row, and runs per row at N and N + 1."""
+STORE's multipliers' row, a split MATMUL's lower half's rows (acc2), and runs per row at N
+and N + 1."""
 
 import numpy as np
 import pytest
@@ -34,6 +35,10 @@ def _store(**fields: int) -> Instruction:
 
 def _vector(**fields: int) -> Instruction:
     return Instruction.make("vector", **fields)
+
+
+def _split(**fields: int) -> Instruction:
+    return Instruction.make("matmul", **({"split": 1, "rows": 3} | fields))
 
 
 # name -> (instructions before HALT, the expected (error, instruction index) or None)
@@ -67,6 +72,10 @@ PROGRAMS = {
         [_load(inner=2, run=1, count0=2, count1=N // 2 + 1)], (ErrorCode.ILLEGAL_FIELD, 0)),
     "runs_per_row_with_a_huge_count": (
         [_load(inner=1, run=1, count0=BIG)], (ErrorCode.ILLEGAL_FIELD, 0)),
+    # A split MATMUL's lower half writes acc2 … acc2 + rows - 1 (acc2 - acc odd).
+    "split_matmul_ends_at_the_accumulator_end": ([_split(acc=0, acc2=ACC - 3)], None),
+    "split_matmul_ends_one_past_it": (
+        [_split(acc=1, acc2=ACC - 2)], (ErrorCode.ACC_RANGE, 0)),
     "vector_reads_the_last_scratchpad_row": (
         [_vector(src=SP - 1 - 3 * 100 - 2 * 7, count=4, ostride=100, group=3, gstride=7)], None),
     "vector_reads_one_past_it": (

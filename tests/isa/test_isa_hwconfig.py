@@ -20,7 +20,7 @@ def test_a_path_loads_like_a_name(tmp_path):
     path.write_text("array_size = 8\nscratchpad_rows = 64\naccumulator_rows = 32\n"
                     "dram_bytes = 4096\ndram_port_bytes = 8\nfetch_buffer_words = 16\n"
                     "fetch_port_bytes = 64\nqueue_depth = 2\nvector_lanes = 8\n"
-                    "vector_shares_ports = 1\n")
+                    "vector_shares_ports = 1\ncolumn_split = 1\n")
     config = load_config(path)
     assert (config.array_size, config.queue_depth, config.name) == (8, 2, "mine")
     assert config.verilog_parameters()["VECTOR_SHARES_PORTS"] == 1
@@ -33,14 +33,17 @@ def test_a_path_loads_like_a_name(tmp_path):
     ("vector_lanes = 3\n", "vector_lanes must divide array_size (8), not 3"),
     ("vector_lanes = 0\n", "vector_lanes must be an integer in 1 … 128"),
     ("vector_shares_ports = 2\n", "vector_shares_ports must be an integer in 0 … 1"),
+    ("column_split = 2\n", "column_split must be an integer in 0 … 1"),
+    ("accumulator_rows = 33\ncolumn_split = 1\n", "column_split needs an even array_size"),
     ("array_size = [\n", "not valid TOML"),
 ])
 def test_bad_configs_name_the_file(tmp_path, text, message):
     good = {"array_size": 8, "scratchpad_rows": 64, "accumulator_rows": 32, "dram_bytes": 4096,
             "dram_port_bytes": 8, "fetch_buffer_words": 16, "fetch_port_bytes": 64,
-            "queue_depth": 2, "vector_lanes": 4, "vector_shares_ports": 0}
-    key = text.split("=")[0].strip()
-    lines = [f"{k} = {v}" for k, v in good.items() if k != key]
+            "queue_depth": 2, "vector_lanes": 4, "vector_shares_ports": 0,
+            "column_split": 0}
+    keys = {line.split("=")[0].strip() for line in text.splitlines()}
+    lines = [f"{k} = {v}" for k, v in good.items() if k not in keys]
     path = tmp_path / "bad.toml"
     path.write_text("\n".join(lines) + "\n" + text)
     with pytest.raises(GlcError) as caught:

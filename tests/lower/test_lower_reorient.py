@@ -72,13 +72,26 @@ def test_a_producer_stores_its_result_as_its_consumer_reads_it(tmp_path, monkeyp
 
 
 def test_a_producer_the_built_kernels_show_slower_stays_as_it_was(tmp_path, monkeypatch):
-    """n4, 16 channels at 14×14 before a pool: the estimate of the reoriented 1×1 conv (3 946
-    cycles) makes it pay, its instructions (4 381) do not, so the lowering is what it was."""
+    """n4, a 1×1 conv 16→8 at 14×14 before a pool, whose reorientation does not pay: made to
+    look free to the analytic model (what a trial makes estimated at 0 cycles: an estimate
+    some % off), it is built, and the kernels' instruction-level cycles undo it, so the
+    lowering is what it was. (Until the model saw the port between a transposing tile's
+    LOADs, 2026-12-05, the 16→16 conv's estimate, 3 946 cycles against 4 381 built, did
+    this by itself.)"""
     config = load_config("n4")
-    bundle = _folder(tmp_path, "pool", 16, 16, 14)
-    program = _lowered(bundle, config)
+    bundle = _folder(tmp_path, "pool", 16, 8, 14)
     monkeypatch.setattr(Reorient, "_reoriented", lambda *args: None)
     as_before = _lowered(bundle, config)
+    monkeypatch.undo()
+    made, built = Reorient._made, []
+
+    def free_until_built(self, first, exact=False):
+        built.append(exact)
+        return made(self, first, exact) if exact else 0
+
+    monkeypatch.setattr(Reorient, "_made", free_until_built)
+    program = _lowered(bundle, config)
+    assert any(built)  # the trial paid by the estimate and was built
     assert [(s.name, s.kernel.m) for s in program.kernels] == \
         [(s.name, s.kernel.m) for s in as_before.kernels]
     assert program.figures()["predicted_cycles"] == as_before.figures()["predicted_cycles"]
