@@ -1,13 +1,14 @@
 """The analytic cost of a systolic kernel: gemm.py's schedule as tile operations.
 
 ``estimate`` predicts the cycles of the kernel glc/lower/kernel.py builds for C = A·B
-without building it: the blocking gemm.py would choose (``_plan``), its steps and the load step
-of each A slice (``step_plan``), and per tile the instructions and DRAM beats of the transfers
-the operand's view needs (glc/lower/transfer.py), run through the tile-level pipeline model
-(glc/cost/pipeline.py). Tile costs are memoised per target and canonical tile (glc/cost/tiles.py),
-gemm.py's program per shape and each run of it per tile costs, kernel estimates per signature
-(the operands' views and the config), so extraction and every choice of the lowering
-(orientation, step order) cost a candidate once and share most of its runs and tiles.
+without building it: the blocking gemm.py would choose (glc/isa/gemm_plan.py: ``plan``), its
+steps and the load step of each A slice (``step_plan``), and per tile the instructions and
+DRAM beats of the transfers the operand's view needs (glc/lower/transfer.py), run through the
+tile-level pipeline model (glc/cost/pipeline.py). Tile costs are memoised per target and
+canonical tile (glc/cost/tiles.py), gemm.py's program per shape and each run of it per tile
+costs, kernel estimates per signature (the operands' views and the config), so extraction and
+every choice of the lowering (orientation, step order) cost a candidate once and share most
+of its runs and tiles.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from glc.cost.steps import cycles_of, tile_program
 from glc.cost.tiles import Cost, tile_costs
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.gemm import GemmLayout, MatrixRows, _plan, first_row
+from glc.isa.gemm_plan import GemmLayout, MatrixRows, first_row, plan
 from glc.lower.tiling import k_segments
 from glc.lower.transfer import Target
 
@@ -210,7 +211,7 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
     for order, size, ragged, split in itertools.product(orders, {1, group}, (False, True),
                                                         splits):
         if (size == 1 or order == "j-outer") and (size == 1 or not split):
-            plans[_plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
+            plans[plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
                         size, ragged, split)] = None
     for layout in filter(None, plans):
         cycles = _extrapolated(m, len(k_tiles), len(o_tiles), layout, tiles, config)

@@ -24,7 +24,7 @@ from glc.cost.pipeline import (
 )
 from glc.cost.tiles import Cost
 from glc.hwconfig import HwConfig
-from glc.isa.gemm import GemmLayout, group_load_at, paired, step_plan
+from glc.isa.gemm_plan import GemmLayout, group_load_at, paired, step_plan
 
 
 class TileProgram:

@@ -38,83 +38,23 @@ LOADs, not its MATMULs.
 from __future__ import annotations
 
 import functools
-import math
-from dataclasses import dataclass
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS
-
-
-@dataclass(frozen=True)
-class GemmLayout:
-    """Where the operands live in DRAM, and the blocking chosen."""
-
-    a: int
-    b: int
-    c: int
-    order: str  # "k-outer" or "j-outer"
-    block_rows: int  # Mb
-    chunks: int  # MATMUL/STORE chunks per step
-    weight_buffers: int  # D
-    acc_slots: int  # k-outer: blocks of J tiles; j-outer: tiles (2, or 4 with split)
-    weight_group: int = 1  # G: weight tiles one LOAD brings (j-outer: 1 or a divisor of K/N)
-    # the last K tile (at most N/2 rows) feeds output tiles j, j+1 in one split MATMUL
-    split: bool = False
-
-    @property
-    def acc_stride(self) -> int:
-        """Accumulator rows from one output tile of a block to the next: a split MATMUL's two
-        tiles must start an odd number of rows apart (docs/isa.md, MATMUL `split`)."""
-        return self.block_rows + (self.split and self.block_rows % 2 == 0)
-
-
-@dataclass(frozen=True)
-class MatrixRows:
-    """A as a row-major M×K int8 matrix: A rows are DRAM rows `k` bytes apart."""
-
-    k: int
-    granule: int = 1  # blocks and chunks of A rows are multiples of this
-
-    def operands(self, first: int, count: int, kk: int, n: int) -> Fields:
-        """LOAD operands for rows first … first+count−1 of K tile kk."""
-        return {"dram": ("A", first * self.k + kk * n), "run": n, "count0": count,
-                "stride0": self.k}
-
-
-@dataclass(frozen=True)
-class Im2colRows:
-    """A as the im2col matrix of an NHWC int8 image (H×W×C, C a multiple of N): row = output
-    pixel (oy, ox), K = (ky, kx, c). A block of whole output rows is one LOAD, the padding border
-    read as zeros through the virtual coordinates (docs/isa.md, transfer pattern)."""
-
-    h: int
-    w: int
-    c: int
-    kw: int
-    stride: int
-    pad: int
-    out_w: int
-
-    @property
-    def granule(self) -> int:
-        """Blocks are whole output rows (one LOAD covers rows of pixels)."""
-        return self.out_w
-
-    def operands(self, first: int, count: int, kk: int, n: int) -> Fields:
-        """LOAD operands for output pixels first … first+count−1 and K tile kk."""
-        ky, rest = divmod(kk * n, self.kw * self.c)
-        kx, channel = divmod(rest, self.c)
-        s, c = self.stride, self.c
-        y0, x0 = (first // self.out_w) * s + ky - self.pad, kx - self.pad
-        if not -512 <= y0 < 512 or self.h >= 1024 or self.w >= 1024:
-            raise GlcError(f"image {self.h}x{self.w} too large for the 10-bit virtual coordinates")
-        return {"dram": ("A", (y0 * self.w + x0) * c + channel), "run": n,
-                "count0": self.out_w, "stride0": s * c, "xcoef0": s,
-                "count1": count // self.out_w, "stride1": s * self.w * c, "ycoef1": s,
-                "y0": y0, "x0": x0, "ylim": self.h, "xlim": self.w}
+from glc.isa.gemm_plan import (
+    Fields,
+    GemmLayout,
+    Im2colRows,
+    MatrixRows,
+    first_row,
+    group_load_at,
+    paired,
+    plan,
+    step_plan,
+)
 
 
 def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
@@ -165,7 +105,7 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
     source = source or MatrixRows(k)
     output = (raw, relu, shift)
     orders = ("k-outer", "j-outer") if order == "auto" else (order,)
-    plans = [p for p in (_plan(m, k, n_out, config, source, o, raw, block_rows, group, ragged,
+    plans = [p for p in (plan(m, k, n_out, config, source, o, raw, block_rows, group, ragged,
                                split) for o in orders) if p]
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
@@ -174,70 +114,6 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
     if len(emitters) == 1:
         return emitters[0]
     return min(emitters, key=lambda e: predict(e.instructions(), config).counters.cycles)
-
-
-def _plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
-          raw: bool, cap: int = 0, group: int = 1, ragged: bool = False,
-          split: bool = False) -> GemmLayout | None:
-    """The blocking of one step order: the largest block of A rows (at most ``cap``, if not 0)
-    whose buffers fit, dividing M or with ``ragged`` the fewest rows that make its number of
-    blocks (``block_sizes``); ``group`` > 1: j-outer's weights that many tiles a LOAD;
-    ``split``: the last K tile's output tiles in pairs."""
-    n = config.array_size
-    tiles_k, tiles_j = k // n, n_out // n
-    buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
-    largest = min(m, 2047 * source.granule, cap or m)
-    grouped = group > 1
-    if grouped:  # one block of A rows (its slices in the first pass: _grouped); whole groups
-        buffers, largest = 2 * group, m if largest == m and tiles_k % group == 0 else 0
-    a_bytes = m * k if isinstance(source, MatrixRows) else source.h * source.w * source.c
-    c_end = a_bytes + k * n_out + m * n_out * (4 if raw else 1)
-    if c_end > config.dram_bytes:
-        raise GlcError(f"gemm {m}x{k}x{n_out} does not fit in {config.dram_bytes} bytes of DRAM")
-    for rows in block_sizes(m, source.granule, largest, ragged):
-        if grouped and rows < m:
-            break
-        if order == "k-outer":
-            a_rows, acc_rows = 2 * rows, (rows + (split and rows % 2 == 0)) * tiles_j
-            slots = 2 if 2 * acc_rows <= config.accumulator_rows else 1
-        else:
-            slots = 4 if split else 2  # two pairs of tiles in flight
-            a_rows = min(2, -(-m // rows)) * rows * tiles_k
-            acc_rows = slots * (rows + (split and rows % 2 == 0))
-        if acc_rows <= config.accumulator_rows and a_rows + buffers * n <= config.scratchpad_rows:
-            quarter = rows // 4
-            chunks = 4 if rows % 4 == 0 and quarter % source.granule == 0 and quarter >= 2 * n \
-                else 1
-            return GemmLayout(a=0, b=a_bytes, c=a_bytes + k * n_out, order=order,
-                              block_rows=rows, chunks=chunks, weight_buffers=buffers,
-                              acc_slots=slots, weight_group=group,
-                              split=split)
-    return None
-
-
-def block_sizes(m: int, granule: int, largest: int, ragged: bool) -> list[int]:
-    """The blocks of A rows ``_plan`` may take, largest first, at most ``largest``: multiples
-    of ``granule`` dividing M, and with ``ragged`` for each number of blocks b the fewest
-    rows making b blocks, granule·⌈(M/granule)/b⌉ (the last block overlapping the one
-    before by fewer than that many rows)."""
-    units = m // granule
-    sizes = {d for d in range(1, math.isqrt(units) + 1) if units % d == 0}
-    sizes |= {units // d for d in sizes}
-    if ragged:  # ⌈units/b⌉ takes O(√units) values: from each, b jumps to where it drops
-        b = 1
-        while True:
-            q = -(-units // b)
-            sizes.add(q)
-            if q == 1:
-                break
-            b = -(-units // (q - 1))
-    return sorted((granule * q for q in sizes if granule * q <= largest), reverse=True)
-
-
-def first_row(mb: int, rows: int, m: int) -> int:
-    """The first A row of block ``mb`` of ``rows`` rows: the last block is the last ``rows``
-    rows (ragged blocks)."""
-    return min(mb * rows, m - rows)
 
 
 def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel: int = 3,
@@ -254,60 +130,7 @@ def conv2d_program(h: int, w: int, c: int, out_c: int, config: HwConfig, kernel:
                         source, order)
 
 
-def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
-              ) -> tuple[list[tuple[int, int, int]], dict[int, list[tuple[int, int]]]]:
-    """The steps (block, k tile, output tile) in exec order, and which load step brings each A
-    slice (block, k tile): the schedule's shape, shared by the emitter and the analytic cost
-    model (glc/cost/kernel.py)."""
-    tiles_k, tiles_j, blocks = k // n, n_out // n, -(-m // layout.block_rows)
-    if layout.order == "k-outer":
-        # A split last K tile takes its output tiles in pairs: step (mb, K/N − 1, j) for even j
-        # covers j and j + 1 (``paired``), an odd J's last tile alone.
-        steps = [(mb, kk, j) for mb in range(blocks) for kk in range(tiles_k)
-                 for j in range(0, tiles_j, 2 if layout.split and kk == tiles_k - 1 else 1)]
-    else:  # a pair's other K tiles, j's then j + 1's, then its split step (``paired``)
-        steps = []
-        for mb in range(blocks):
-            for j in range(0, tiles_j, 2 if layout.split else 1):
-                if layout.split and j + 1 < tiles_j:
-                    steps += [(mb, kk, t) for t in (j, j + 1) for kk in range(tiles_k - 1)]
-                    steps.append((mb, tiles_k - 1, j))
-                else:
-                    steps += [(mb, kk, j) for kk in range(tiles_k)]
-    # A slice a = mb·K/N + kk loads by its first step. k-outer: it shares a buffer with slice
-    # a − 2, so it loads at the earliest step whose buffer-free token (from step s − D) proves
-    # slice a − 2's last step done. j-outer: at its first step (the block's first pass).
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for s, (mb, kk, _) in enumerate(steps):
-        first.setdefault(mb * tiles_k + kk, s)
-        last[mb * tiles_k + kk] = s
-    slice_step: dict[int, list[tuple[int, int]]] = {}
-    for a, at in first.items():
-        if layout.order == "k-outer":
-            at = min(max(0, last.get(a - 2, -1) + layout.weight_buffers), at)
-        slice_step.setdefault(at, []).append(divmod(a, tiles_k))
-    return steps, slice_step
 
-
-def paired(layout: GemmLayout, kk: int, j: int, tiles_k: int, tiles_j: int) -> bool:
-    """Whether step (·, kk, j) is a split MATMUL's, for output tiles j and j + 1."""
-    return layout.split and kk == tiles_k - 1 and j + 1 < tiles_j
-
-
-def group_load_at(g: int, size: int, tiles_k: int) -> int:
-    """The exec step before which a grouped schedule emits group g + 1's LOAD (after that
-    step's A slice, if any). ld2ex's pops take its pushes in order, and in the first pass over
-    K each step's A slice is loaded a step ahead, pushed for its step: there group g + 1's
-    LOAD goes between the slices of the steps either side of the groups' boundary (the last
-    step of group g pops its slice's push, the first of group g + 1 the group's, then its
-    MATMUL its slice's). Past the first pass, at the second step of group g."""
-    boundary = (g + 1) * size
-    return boundary - 2 if boundary <= tiles_k else g * size + 1
-
-
-# A field's value: a number, a flag (True), or a DRAM address relative to operand "A", "B" or "C".
-Fields = dict[str, int | bool | tuple[str, int]]
 # A line of the program: a comment, or an instruction (mnemonic, fields).
 Line = str | tuple[str, Fields]
 

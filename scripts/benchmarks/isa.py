@@ -19,7 +19,8 @@ from glc.hwconfig import HwConfig, load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict
-from glc.isa.gemm import GemmLayout, conv2d_program, gemm_program
+from glc.isa.gemm import conv2d_program, gemm_program
+from glc.isa.gemm_plan import GemmLayout
 
 SECTION = "isa"
 TITLE = "cycle model: predicted cycles of hand-scheduled int8 GEMMs and convolutions"

@@ -18,7 +18,7 @@ from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.isa.cycles import predict
-from glc.isa.gemm import MatrixRows, _plan
+from glc.isa.gemm_plan import MatrixRows, plan
 from glc.lower.kernel import build_kernel, kernel_estimate
 from glc.lower.table import StoreTable
 from glc.lower.tiling import shape
@@ -261,7 +261,7 @@ def test_the_array_run_ahead_of_the_dmas_gives_the_cycles_of_the_event_loop(seed
             (128, 256, 256, "j-outer", False, 0), (48, 128, 768, "j-outer", False, 0),
             (64, 128, 144, "k-outer", True, 0), (96, 32, 144, "j-outer", True, 0),
             (192, 16, 144, "k-outer", True, 32)):  # a K of one tile: each step waits twice
-        layout = _plan(m, k, n_out, canonical, MatrixRows(k), order, True, cap, split=split)
+        layout = plan(m, k, n_out, canonical, MatrixRows(k), order, True, cap, split=split)
         program = steps.tile_program(m, k, n_out, 16, layout, bool(seed % 2))
         ops = program.instantiate([cost() for _ in program.tiles])
         assert run(ops, config) == _reference_run(ops, config), (m, k, n_out, order)

@@ -13,7 +13,8 @@ from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.cases import CASES, build_case
 from glc.isa.encoding import encode
-from glc.isa.gemm import block_sizes, conv2d_program, gemm_instructions, gemm_program
+from glc.isa.gemm import conv2d_program, gemm_instructions, gemm_program
+from glc.isa.gemm_plan import block_sizes
 from glc.isa.status import MachineError
 
 GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]

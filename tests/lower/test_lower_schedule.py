@@ -13,7 +13,7 @@ from glc.cost import kernel as cost_kernel
 from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
-from glc.isa import gemm
+from glc.isa import gemm, gemm_plan
 from glc.lower.execute import execute
 from glc.lower.kernel import build_kernel, kernel_estimate
 from glc.lower.lowering import lower
@@ -147,8 +147,8 @@ def test_an_m_no_fitting_block_divides_takes_ragged_blocks(monkeypatch, config, 
     2 %, and faster than the best schedule whose blocks divide M."""
     hw, term, arrays, chosen, predicted = _searched_and_run(config, m, k, n_out)
     assert not chosen.swap and m % chosen.block_rows and chosen.block_rows > 1
-    dividing = gemm.block_sizes
-    monkeypatch.setattr(gemm, "block_sizes", lambda *args: dividing(*args[:3], False))
+    dividing = gemm_plan.block_sizes
+    monkeypatch.setattr(gemm_plan, "block_sizes", lambda *args: dividing(*args[:3], False))
     cost_kernel._estimate.cache_clear()
     gemm._schedule.cache_clear()
     divided = lower(term, env_types(arrays), hw).figures()["predicted_cycles"]
