@@ -291,7 +291,7 @@ WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no stead
 # a sampled block, so its STOREs hide behind the next block as they do in the whole one.
 LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
 GROUPED = (3, 5)  # output tiles of a grouped schedule, sampled in runs a pair of groups apart
-PAIRED = (2 * SAMPLE, 2 * SAMPLE + 2)  # j-outer's output tiles with split MATMULs
+J_STEPS = 12  # j-outer: the fewest steps of a sampled run of output tiles
 
 
 MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
@@ -396,9 +396,13 @@ def _extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles:
             # before the last, so groups alternate in pairs (a GEMV: +1 042, +2 036, … cycles
             # a group) and the runs differ by a pair.
             # Split MATMULs: tiles in pairs, the fifth waiting for the first's STORE (four
-            # accumulator tiles), so runs twice as long.
-            samples[2] = PAIRED if layout.split else \
-                short if layout.weight_group == 1 else GROUPED
+            # accumulator tiles), so runs twice as long. A tile of few K tiles is few steps:
+            # runs of at least J_STEPS steps, PERIOD tiles apart (2 and 3 tiles of one step
+            # each were 7–43 % off on a 1-channel 1×1 conv at n4).
+            pair = 2 if layout.split else 1
+            first = max(SAMPLE * pair, -(-J_STEPS // tiles_k))
+            samples[2] = GROUPED if layout.weight_group > 1 else \
+                (first, first + pair) if first == SAMPLE * pair else (first, first + PERIOD)
             samples[1] = long if tiles_k > LONG and layout.weight_group == 1 else None
         else:
             samples[2] = long if tiles_j > LONG else None
