@@ -24,7 +24,7 @@ from glc.cost.pipeline import (
 )
 from glc.cost.tiles import Cost
 from glc.hwconfig import HwConfig
-from glc.isa.gemm_plan import GemmLayout, group_load_at, paired, step_plan
+from glc.isa.gemm_plan import GemmLayout, acc_tile, group_load_at, paired, step_plan
 
 
 class TileProgram:
@@ -79,7 +79,6 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
     blocks, tiles_j = m // rows, n_out // n
     chunk = rows // chunks
     total = len(steps)
-    k_outer = layout.order == "k-outer"
     last_kk = k // n - 1
     group = layout.weight_group
 
@@ -125,17 +124,12 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
             return s + depth < total
         return s % group == group - 1 and s // group + 2 < total // group
 
-    def acc_tile(mb: int, j: int) -> tuple[bool, bool]:
-        """Whether accumulator tile (mb, j) waits for a store before it, and frees its rows
-        for a later tile (gemm.py's _acc)."""
-        if k_outer:
-            return mb >= layout.acc_slots, mb + layout.acc_slots < blocks
-        tile, slots = mb * tiles_j + j, layout.acc_slots
-        return tile >= slots, tile + slots < blocks * tiles_j
+    def acc(mb: int, j: int) -> tuple[bool, bool]:
+        return acc_tile(layout, mb, j, blocks, tiles_j)[1:]
 
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
-        wait, frees = acc_tile(mb, j)
+        wait, frees = acc(mb, j)
         pair = split(kk, j)
         last_k = kk == last_kk
         waits = group == 1 or s % group == 0 or s in slice_step
@@ -144,7 +138,7 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
         ops.append(preload if waits else preload_loaded)
         # The stores a step's first MATMUL waits for: its tiles' of a block before, where the
         # step writes them fresh; a second one a SYNC's pop (gemm.py).
-        fresh = (wait + (pair and acc_tile(mb, j + 1)[0])) if kk == 0 else 0
+        fresh = (wait + (pair and acc(mb, j + 1)[0])) if kk == 0 else 0
         if fresh == 2:
             ops.append((EXEC, SYNC, 1, 0, _ST2EX, (), 0))
         for c in range(chunks):
@@ -156,7 +150,7 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
         if pair:  # each tile one STORE, the second after the first (gemm.py)
             dma(STORE, ("c", mb * rows, rows, j), _EX2ST, _ST2EX if frees else ())
             dma(STORE, ("c", mb * rows, rows, j + 1), (),
-                _ST2EX if acc_tile(mb, j + 1)[1] else ())
+                _ST2EX if acc(mb, j + 1)[1] else ())
         elif last_k:
             for c in range(chunks):
                 dma(STORE, ("c", mb * rows + c * chunk, chunk, j), _EX2ST,

@@ -49,6 +49,7 @@ from glc.isa.gemm_plan import (
     GemmLayout,
     Im2colRows,
     MatrixRows,
+    acc_tile,
     first_row,
     group_load_at,
     paired,
@@ -273,17 +274,10 @@ class _Emitter:
         return base + (s % lay.weight_buffers) * self.n
 
     def _acc(self, mb: int, j: int) -> tuple[int, bool, bool]:
-        """Accumulator tile (mb, j): its first row, whether its first write waits for the store
-        of the tile before it in the same rows (pop st2ex), and whether its store frees the rows
-        for a later tile (push st2ex)."""
-        lay = self.layout
-        if lay.order == "k-outer":
-            slots, stride = lay.acc_slots, lay.acc_stride
-            return ((mb % slots) * stride * self.tiles_j + j * stride, mb >= slots,
-                    mb + slots < self.blocks)
-        tile, slots = mb * self.tiles_j + j, lay.acc_slots
-        return ((tile % slots) * lay.acc_stride, tile >= slots,
-                tile + slots < self.blocks * self.tiles_j)
+        """Accumulator tile (mb, j): its first row, whether it waits for a store and frees
+        its rows (``acc_tile``)."""
+        slot, wait, frees = acc_tile(self.layout, mb, j, self.blocks, self.tiles_j)
+        return slot * self.layout.acc_stride, wait, frees
 
     def _load_step(self, s: int) -> list[Line]:
         """Load step s: the A slices due now, then weight tile s; pushes ld2ex once per token the

@@ -190,6 +190,19 @@ def paired(layout: GemmLayout, kk: int, j: int, tiles_k: int, tiles_j: int) -> b
     return layout.split and kk == tiles_k - 1 and j + 1 < tiles_j
 
 
+def acc_tile(layout: GemmLayout, mb: int, j: int, blocks: int, tiles_j: int
+             ) -> tuple[int, bool, bool]:
+    """Accumulator tile (mb, j): its slot (its first row is slot · acc_stride, k-outer's
+    tiles of a block side by side), whether its first write waits for the store of the tile
+    before it in the same rows (pop st2ex), and whether its store frees the rows for a later
+    tile (push st2ex). Shared by the emitter and the analytic model."""
+    slots = layout.acc_slots
+    if layout.order == "k-outer":
+        return (mb % slots) * tiles_j + j, mb >= slots, mb + slots < blocks
+    tile = mb * tiles_j + j
+    return tile % slots, tile >= slots, tile + slots < blocks * tiles_j
+
+
 def group_load_at(g: int, size: int, tiles_k: int) -> int:
     """The exec step before which a grouped schedule emits group g + 1's LOAD (after that
     step's A slice, if any). ld2ex's pops take its pushes in order, and in the first pass over
