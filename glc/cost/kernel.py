@@ -213,14 +213,44 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
         if (size == 1 or order == "j-outer") and (size == 1 or not split):
             plans[plan(m, k_pad, o_pad, canonical, MatrixRows(k_pad), order, raw, block_rows,
                         size, ragged, split)] = None
-    for layout in filter(None, plans):
+    # The fastest plan, the first of equals, costing plans in order of their lower bound
+    # and none whose bound shows it cannot win (each a few milliseconds).
+    sizes = [_dense_bytes(t) for t in b]
+    weights = sum(sizes) if all(sizes) else 0
+    written = math.prod(c.view.dims) * c.element
+    bounds = sorted((_bound(m, len(k_tiles), len(o_tiles), layout, weights, written, config),
+                     index, layout) for index, layout in enumerate(filter(None, plans)))
+    first = None
+    for bound, index, layout in bounds:
+        if best is not None and (bound, index) > (best.cycles, first):
+            continue
         cycles = _extrapolated(m, len(k_tiles), len(o_tiles), layout, tiles, config)
-        if best is None or cycles < best.cycles:
+        if best is None or (cycles, index) < (best.cycles, first):
+            first = index
             best = Estimate(cycles, layout.order, layout.block_rows, layout.weight_group,
                             layout.split)
     if best is None:
         raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     return best
+
+
+def _dense_bytes(t: Target) -> int:
+    """The bytes of a view that reads each element once (no padding, no broadcast), else 0."""
+    dense = not t.view.coords and all(d.stride for d in t.view.digits())
+    return math.prod(t.view.dims) * t.element if dense else 0
+
+
+def _bound(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, weights: int, written: int,
+           config: HwConfig) -> int:
+    """A lower bound on the cycles of the plan's kernel (glc/cost/pipeline.py's rules): the
+    array streams each step's rows one MATMUL after another and starts a PRELOAD at most
+    every N cycles; the port moves at most ``dram_port_bytes`` a beat, every block loading
+    all ``weights`` (0 where a weight view is not dense) and the result written once."""
+    n = config.array_size
+    blocks = -(-m // layout.block_rows)
+    steps = blocks * (tiles_k * tiles_j - (tiles_j // 2 if layout.split else 0))
+    return max(steps * max(layout.block_rows, n),
+               (blocks * weights + written) // config.dram_port_bytes)
 
 
 def splittable(config: HwConfig, k_tiles, o_tiles) -> bool:

@@ -214,6 +214,53 @@ def test_output_tiles_of_few_steps_are_sampled_as_if_run_whole(monkeypatch, k, c
     assert abs(sampled - cycles()) <= 0.002 * sampled
 
 
+# (M, K, Nout, config, plans skipped): kernels whose plans differ in blocks (many blocks reload
+# every weight), in split MATMULs (n4's last K tile of one row) and in orders.
+BOUNDED = [(64, 147, 2048, "n16", 4), (196, 256, 1024, "n16", 0), (3136, 24, 144, "n16", 2),
+           (128, 768, 768, "n16", 0), (24, 9, 1092, "n4", 1), (100, 48, 80, "n4", 2)]
+
+
+@pytest.mark.parametrize("m,k,n_out,config_name,skips", BOUNDED)
+def test_plans_a_bound_rules_out_are_no_faster_and_the_search_picks_as_without_it(
+        monkeypatch, m, k, n_out, config_name, skips):
+    """_estimate costs plans in order of a lower bound and skips those it shows cannot win:
+    every plan's bound is at most its estimate, the estimate of the chosen plan's kernel at
+    most the instruction-level cycles (the bound is one on the machine, not only the model),
+    the plans skipped are those expected, and the search picks what costing every plan
+    picks."""
+    config = load_config(config_name)
+    a = Target(row_major("a", (m, k)), 0, 1)
+    b = Target(row_major("b", (k, n_out)), m * k, 1)
+    c = Target(row_major("c", (m, n_out)), m * k + k * n_out, 1)
+    tiling = shape(a, b, config.array_size)
+    costed, bounds = [], []
+    extrapolated, bound = cost_kernel._extrapolated, cost_kernel._bound
+    monkeypatch.setattr(cost_kernel, "_extrapolated",
+                        lambda *args: costed.append((args[3], extrapolated(*args))) or
+                        costed[-1][1])
+    monkeypatch.setattr(cost_kernel, "_bound",
+                        lambda *args: bounds.append((args[3], bound(*args))) or bounds[-1][1])
+
+    def search():
+        cost_kernel._estimate.cache_clear()
+        return estimate(tiling.a, tiling.b, c, False, True, 7, config, tiling.k_tiles,
+                        tiling.o_tiles)
+
+    pruned = search()
+    skipped = len(bounds) - len(costed)
+    monkeypatch.setattr(cost_kernel, "_bound", lambda *args: 0)
+    assert search() == pruned
+    figures = dict(costed)
+    assert all(low <= figures[layout] for layout, low in bounds)
+    layout = next(layout for layout, _ in costed
+                  if (layout.order, layout.block_rows, layout.weight_group, layout.split) ==
+                  (pruned.order, pruned.block_rows, pruned.group, pruned.split))
+    chosen = build_kernel("t", a, b, c, False, True, 7, config, pruned.order,
+                          block_rows=pruned.block_rows, group=pruned.group, split=pruned.split)
+    assert dict(bounds)[layout] <= predict(chosen.instructions, config).counters.cycles
+    assert skipped == skips
+
+
 def _reference_run(ops, config) -> int:
     """docs/isa.md's timing over tile operations, every unit's candidate recomputed at every
     step and no periods skipped: what pipeline.run must give."""
