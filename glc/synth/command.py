@@ -27,7 +27,9 @@ from glc.synth.flow import (
                    "Yosys's technology-independent synth (LUTs, no place-and-route).")
 @click.option("--out", "outdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the logs, netlist and reports go (default build/synth/CONFIG-TARGET).")
-@click.option("--seed", default=1, show_default=True, help="nextpnr's placement seed.")
+@click.option("--seed", "seeds", type=int, multiple=True, default=(1,), show_default=True,
+              help="nextpnr's placement seed; repeated, one run per seed (as many at a time as "
+                   "there are cores) and the best Fmax reported, with each seed's.")
 @click.option("--placer", type=click.Choice(PLACERS),
               help="nextpnr's placer: heap or static (default: the configuration's, as "
                    "measured: static for the FPGA-sized arrays, heap otherwise).")
@@ -38,13 +40,14 @@ from glc.synth.flow import (
               min_open=True), help="Stop nextpnr after this many minutes and say how far it got "
                                    "(router2 never gives up on a design it cannot route).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the figures.")
-def synth(config_name: str, target: str, outdir: Path | None, seed: int, placer: str | None,
+def synth(config_name: str, target: str, outdir: Path | None, seeds: tuple[int, ...],
+          placer: str | None,
           router: str | None, pnr_minutes: float, as_json: bool) -> None:
     """Synthesize the accelerator core for CONFIG; print LUTs, flip-flops, DSPs and block RAMs
     against the LFE5U-85F's totals, and the Fmax nextpnr reports."""
     config = load_config(config_name)
     workdir = outdir or Path("build") / "synth" / f"{config.name}-{target}"
-    report = synthesize(config, target, workdir, seed=seed, placer=placer, router=router,
+    report = synthesize(config, target, workdir, seeds=seeds, placer=placer, router=router,
                         pnr_minutes=pnr_minutes)
     if as_json:
         click.echo(json.dumps(report.to_dict()))

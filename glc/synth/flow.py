@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -54,13 +55,15 @@ BAD_LOG = (re.compile(r"latch", re.I), re.compile(r"multiple conflicting drivers
 
 @dataclass
 class SynthReport:
-    """Resources, Fmax and tool times of one synthesis run."""
+    """Resources, Fmax and tool times of one synthesis run: ``fmax_mhz`` the best of its
+    place-and-route seeds, ``fmax_by_seed`` each one's."""
 
     config: str
     target: str
     used: dict[str, int]
     available: dict[str, int] = field(default_factory=lambda: dict(DEVICE))
     fmax_mhz: float | None = None
+    fmax_by_seed: dict[int, float | None] = field(default_factory=dict)
     synth_seconds: float = 0.0
     pnr_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
@@ -155,12 +158,12 @@ def pnr_settings(config: HwConfig) -> tuple[str, str]:
 
 
 def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True,
-               seed: int = 1, placer: str | None = None, router: str | None = None,
-               pnr_minutes: float = PNR_MINUTES) -> SynthReport:
+               seeds: tuple[int, ...] = (1,), placer: str | None = None,
+               router: str | None = None, pnr_minutes: float = PNR_MINUTES) -> SynthReport:
     """Synthesize ``config`` for ``target`` in ``workdir`` (logs, netlist and reports stay there);
-    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false), its ``placer``
-    and ``router`` (by default the configuration's, ``pnr_settings``), stopped after
-    ``pnr_minutes``."""
+    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false) once per seed of
+    ``seeds``, its ``placer`` and ``router`` (by default the configuration's, ``pnr_settings``),
+    each run stopped after ``pnr_minutes``."""
     if target not in TARGETS:
         raise GlcError(f"unknown target {target!r} ({', '.join(TARGETS)})")
     workdir = workdir.resolve()
@@ -178,42 +181,55 @@ def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True
                          synth_seconds=round(synth_seconds, 1), warnings=bad_log_lines(log))
     if target == "ecp5-85f" and pnr:
         default_placer, default_router = pnr_settings(config)
-        _place_and_route(report, workdir, seed, placer or default_placer,
+        _place_and_route(report, workdir, seeds, placer or default_placer,
                          router or default_router, pnr_minutes)
     return report
 
 
-def _place_and_route(report: SynthReport, workdir: Path, seed: int, placer: str, router: str,
-                     minutes: float) -> None:
-    """nextpnr-ecp5 on the LFE5U-85F, out of context, stopped after ``minutes``; fills in
-    Fmax and nextpnr's counts."""
-    pnr_report = workdir / "pnr.json"
-    log_path = workdir / "pnr.log"
+def _place_and_route(report: SynthReport, workdir: Path, seeds: tuple[int, ...], placer: str,
+                     router: str, minutes: float) -> None:
+    """nextpnr-ecp5 on the LFE5U-85F, out of context, once per seed, as many at a time as there
+    are cores (one placement is one thread), each stopped after ``minutes``; fills in each
+    seed's Fmax, the best as the report's, and the best seed's counts of what nextpnr packed.
+    The best of several seeds because one seed's Fmax is placement noise: one ecp5n8 netlist
+    placed with seeds 1, 2 and 3 reached 24.9, 27.1 and 28.2 MHz (docs/benchmarks.md)."""
     started = time.monotonic()
-    try:
-        result = subprocess.run(
-            [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
-             "--json", "netlist.json", "--report", "pnr.json", "--seed", str(seed),
-             "--placer", placer, "--router", router, "--timing-allow-fail", "--log", "pnr.log",
-             "-q"],
-            cwd=workdir, capture_output=True, text=True, check=False, timeout=60 * minutes)
-    except subprocess.TimeoutExpired:
-        log = log_path.read_text(errors="replace") if log_path.exists() else ""
-        raise GlcError(pnr_failure(log, None, minutes), str(log_path)) from None
+    with ThreadPoolExecutor(max_workers=max(1, min(len(seeds), os.cpu_count() or 1))) as pool:
+        runs = [pool.submit(_nextpnr, workdir, seed, placer, router, minutes) for seed in seeds]
+        placed = [run.result() for run in runs]  # the first failure, by seed order, raises
     report.pnr_seconds = round(time.monotonic() - started, 1)
-    if result.returncode != 0 or not pnr_report.exists():
-        log = log_path.read_text(errors="replace") if log_path.exists() else result.stderr
-        raise GlcError(pnr_failure(log, result.returncode), str(log_path))
-    data = json.loads(pnr_report.read_text())
-    clocks = data.get("fmax", {})
-    if clocks:
-        report.fmax_mhz = round(min(clock["achieved"] for clock in clocks.values()), 1)
-    usage = data.get("utilization", {})
+    for seed, data in zip(seeds, placed, strict=True):
+        clocks = data.get("fmax", {})
+        report.fmax_by_seed[seed] = \
+            round(min(clock["achieved"] for clock in clocks.values()), 1) if clocks else None
+    best = max(seeds, key=lambda seed: report.fmax_by_seed[seed] or 0.0)
+    report.fmax_mhz = report.fmax_by_seed[best]
+    usage = placed[seeds.index(best)].get("utilization", {})
     for key, cell in (("lut", "TRELLIS_COMB"), ("ff", "TRELLIS_FF"), ("dsp", "MULT18X18D"),
                       ("bram", "DP16KD")):
         if cell in usage:
             report.used[key] = usage[cell]["used"]
             report.available[key] = usage[cell]["available"]
+
+
+def _nextpnr(workdir: Path, seed: int, placer: str, router: str, minutes: float) -> dict:
+    """One nextpnr run on ``workdir``'s netlist (its log ``pnr-seed<seed>.log``): its report."""
+    pnr_report = workdir / f"pnr-seed{seed}.json"
+    log_path = workdir / f"pnr-seed{seed}.log"
+    try:
+        result = subprocess.run(
+            [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
+             "--json", "netlist.json", "--report", pnr_report.name, "--seed", str(seed),
+             "--placer", placer, "--router", router, "--timing-allow-fail", "--log",
+             log_path.name, "-q"],
+            cwd=workdir, capture_output=True, text=True, check=False, timeout=60 * minutes)
+    except subprocess.TimeoutExpired:
+        log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        raise GlcError(f"seed {seed}: {pnr_failure(log, None, minutes)}", str(log_path)) from None
+    if result.returncode != 0 or not pnr_report.exists():
+        log = log_path.read_text(errors="replace") if log_path.exists() else result.stderr
+        raise GlcError(f"seed {seed}: {pnr_failure(log, result.returncode)}", str(log_path))
+    return json.loads(pnr_report.read_text())
 
 
 # nextpnr's stages, by the log line that opens each: what a failure names.
@@ -269,7 +285,11 @@ def format_report(report: SynthReport) -> str:
         used, total = report.used[key], report.available[key]
         lines.append(f"  {label:22} {used:>8} / {total:<8} {100 * used / total:5.1f} %")
     if report.fmax_mhz is not None:
-        lines.append(f"  Fmax                   {report.fmax_mhz:8.1f} MHz")
+        seeds = ""
+        if len(report.fmax_by_seed) > 1:
+            seeds = "  (the best of seeds " + ", ".join(
+                f"{seed}: {fmax}" for seed, fmax in report.fmax_by_seed.items()) + ")"
+        lines.append(f"  Fmax                   {report.fmax_mhz:8.1f} MHz{seeds}")
     lines.append(f"  synthesis {report.synth_seconds} s, place-and-route {report.pnr_seconds} s,"
                  f" {'fits' if report.fits() else 'DOES NOT FIT'}")
     lines.extend(f"  {warning}" for warning in report.warnings)

@@ -43,17 +43,46 @@ def test_nextpnr_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
     is stopped at the limit and the error says how far it got."""
     tool = tmp_path / "nextpnr"
     tool.write_text(f"#!{sys.executable}\n"
-                    "import time\n"
-                    f"open('pnr.log', 'w').write({LOG!r})\n"
+                    "import sys, time\n"
+                    f"open(sys.argv[sys.argv.index('--log') + 1], 'w').write({LOG!r})\n"
                     "time.sleep(600)\n")
     tool.chmod(0o755)
     monkeypatch.setattr(flow, "require_tool", lambda name: str(tool))
     report = SynthReport(config="x", target="ecp5-85f", used={})
     start = time.monotonic()
-    with pytest.raises(GlcError, match=r"did not finish in 0.02 minutes .* during routing.*"
-                                       r"overused wires by iteration: 18840"):
-        flow._place_and_route(report, tmp_path, 1, "static", "router2", 0.02)
+    with pytest.raises(GlcError, match=r"seed 1: nextpnr did not finish in 0.02 minutes .* "
+                                       r"during routing.*overused wires by iteration: 18840"):
+        flow._place_and_route(report, tmp_path, (1,), "static", "router2", 0.02)
     assert time.monotonic() - start < 30
+
+
+def test_the_fmax_is_the_best_seeds_and_each_seeds_is_kept(tmp_path, monkeypatch):
+    """A stand-in for nextpnr whose Fmax and LUT count follow its seed (seed 2 the fastest):
+    one run per seed, each with its own log and report; the report's Fmax is seed 2's, its
+    LUTs those of seed 2's placement, each seed's Fmax listed."""
+    tool = tmp_path / "nextpnr"
+    tool.write_text(f"#!{sys.executable}\n"
+                    "import json, sys\n"
+                    "arg = lambda name: sys.argv[sys.argv.index(name) + 1]\n"
+                    "seed = int(arg('--seed'))\n"
+                    "open(arg('--log'), 'w').write('Info: Routing\\n')\n"
+                    "fmax = {1: 24.94, 2: 28.21, 3: 27.1}[seed]\n"
+                    "json.dump({'fmax': {'clk': {'achieved': fmax, 'constraint': 12.0}},\n"
+                    "           'utilization': {'TRELLIS_COMB': {'used': 45000 + seed,\n"
+                    "                                            'available': 83640}}},\n"
+                    "          open(arg('--report'), 'w'))\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(flow, "require_tool", lambda name: str(tool))
+    report = SynthReport(config="x", target="ecp5-85f", used={"lut": 1})
+    flow._place_and_route(report, tmp_path, (1, 2, 3), "static", "router1", 1)
+    assert report.fmax_by_seed == {1: 24.9, 2: 28.2, 3: 27.1}
+    assert report.fmax_mhz == 28.2
+    assert report.used["lut"] == 45002
+    assert sorted(p.name for p in tmp_path.glob("pnr-seed*")) == \
+        [f"pnr-seed{seed}.{ext}" for seed in (1, 2, 3) for ext in ("json", "log")]
+    assert "the best of seeds 1: 24.9, 2: 28.2, 3: 27.1" in flow.format_report(
+        SynthReport(config="x", target="ecp5-85f", used={"lut": 1, "ff": 1, "dsp": 1, "bram": 1},
+                    fmax_mhz=28.2, fmax_by_seed=report.fmax_by_seed))
 
 
 def test_a_run_that_fails_in_placement_names_its_stage():

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from glc.hwconfig import CONFIG_DIR, load_config
-from glc.synth.baseline import check_baseline, load_baseline
+from glc.synth.baseline import SEEDS, check_baseline, load_baseline
 from glc.synth.flow import bad_log_lines, elaborate, run_yosys_script, synthesize
 
 pytestmark = pytest.mark.synth  # needs Yosys: skipped where it is absent
@@ -39,5 +39,5 @@ def test_the_log_check_finds_a_latch_and_a_second_driver(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("config", sorted(load_baseline()))
 def test_fpga_config_fits_and_keeps_its_fmax(config, tmp_path: Path):
-    report = synthesize(load_config(config), "ecp5-85f", tmp_path)
+    report = synthesize(load_config(config), "ecp5-85f", tmp_path, seeds=SEEDS)
     assert check_baseline(report, load_baseline()[config]) == []
