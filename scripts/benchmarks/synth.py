@@ -8,10 +8,10 @@ throughput on the configuration: 2·Σ MACs·Fmax / Σ predicted cycles over its
 for that configuration (a layer too large for its memories is left out and counted). Every
 configuration with a recorded baseline (hw/baselines/synth.json) is checked against it: the
 section fails when a design no longer fits, no longer routes or its Fmax — the best of
-placement seeds 1, 2 and 3, as many at a time as there are cores — falls more than 5 % below the recorded one. A
-configuration with no recorded entry gets this run's figures recorded (delete its entry to
-re-record, with the reason in the commit); one that does not synthesize or
-route gets a row saying why (nextpnr's stage and router2's progress: glc/synth/flow.py).
+placement seeds 1, 2 and 3, as many at a time as there are cores — falls more than 5 % below
+the recorded one. A configuration with no recorded entry gets this run's figures recorded
+(delete its entry to re-record, with the reason in the commit); one that does not synthesize
+or route gets a row saying why (nextpnr's stage and router2's progress: glc/synth/flow.py).
 """
 
 from __future__ import annotations
