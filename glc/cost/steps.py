@@ -110,8 +110,8 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
             for c in range(chunks):
                 dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
             return
-        for slice_mb, slice_kk in slice_step.get(s, ()):
-            dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), pop, ())
+        for slice_mb, slice_kk, offset, count in slice_step.get(s, ()):
+            dma(LOAD, ("a", slice_mb * rows + offset, count, slice_kk), pop, ())
             pop = ()
         dma(LOAD, weights, pop, _LD2EX)
 
@@ -163,8 +163,8 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
             dma(LOAD, ("a", c * chunk, chunk, 0), (), _LD2EX)
         for s in range(total):
             g = s // group
-            for slice_mb, slice_kk in slice_step.get(s + 1, ()):
-                dma(LOAD, ("a", slice_mb * rows, rows, slice_kk), (), _LD2EX)
+            for slice_mb, slice_kk, offset, count in slice_step.get(s + 1, ()):
+                dma(LOAD, ("a", slice_mb * rows + offset, count, slice_kk), (), _LD2EX)
             if s == group_load_at(g, group, last_kk + 1) and g + 1 < groups:
                 load_group(g + 1)
             exec_step(s)

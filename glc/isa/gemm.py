@@ -62,8 +62,8 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
                  relu: bool = False, shift: int = 0,
                  source: MatrixRows | Im2colRows | None = None,
                  order: str = "auto", block_rows: int = 0,
-                 group: int = 1, ragged: bool = False, split: bool = False
-                 ) -> tuple[str, GemmLayout]:
+                 group: int = 1, ragged: bool = False, split: bool = False,
+                 spread: bool = False) -> tuple[str, GemmLayout]:
     """The assembly text of C = A·B and the DRAM layout it assumes (A at 0, then B, then C).
 
     `source` says how A's rows are gathered (default: a row-major M×K matrix); `order` is
@@ -71,28 +71,31 @@ def gemm_program(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False
     not 0, caps the block of A rows (a schedule search may prefer smaller blocks); `group`
     (j-outer only), if above 1, loads that many weight tiles of an output tile as one LOAD;
     ``ragged``: the block need not divide M (the last block overlaps the one before);
-    ``split``: the last K tile's steps pair their output tiles (its K rows at most N/2).
+    ``split``: the last K tile's steps pair their output tiles (its K rows at most N/2);
+    ``spread``: k-outer's A slices loaded in parts of N rows (``step_plan``).
     """
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, source, order, block_rows,
-                        group, ragged, split)
+                        group, ragged, split, spread)
     return emitter.text(), emitter.layout
 
 
 def gemm_instructions(m: int, k: int, n_out: int, config: HwConfig, raw: bool = False,
                       relu: bool = False, shift: int = 0, order: str = "auto",
                       block_rows: int = 0, group: int = 1, ragged: bool = False,
-                      split: bool = False) -> tuple[list[Instruction], GemmLayout]:
+                      split: bool = False, spread: bool = False
+                      ) -> tuple[list[Instruction], GemmLayout]:
     """``gemm_program``'s program as instructions (what assembling its text gives, without
     writing and parsing the text: the lowering builds every kernel from it)."""
     emitter = _schedule(m, k, n_out, config, raw, relu, shift, None, order, block_rows,
-                        group, ragged, split)
+                        group, ragged, split, spread)
     return emitter.instructions(), emitter.layout
 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: bool, shift: int,
               source: MatrixRows | Im2colRows | None, order: str,
-              block_rows: int, group: int, ragged: bool, split: bool) -> _Emitter:
+              block_rows: int, group: int, ragged: bool, split: bool,
+              spread: bool) -> _Emitter:
     """The program's emitter for the chosen plan. Memoised: the extraction's costing and the
     lowering ask for the same schedules."""
     n = config.array_size
@@ -107,7 +110,7 @@ def _schedule(m: int, k: int, n_out: int, config: HwConfig, raw: bool, relu: boo
     output = (raw, relu, shift)
     orders = ("k-outer", "j-outer") if order == "auto" else (order,)
     plans = [p for p in (plan(m, k, n_out, config, source, o, raw, block_rows, group, ragged,
-                               split) for o in orders) if p]
+                               split, spread) for o in orders) if p]
     if not plans:
         raise GlcError(f"gemm {m}x{k}x{n_out} ({order}) does not fit the memories of "
                        f"{config.name}")
@@ -156,7 +159,8 @@ class _Emitter:
             f"C = A·B, A {self.m}x{self.k}, B {self.k}x{self.n_out}, int8 "
             f"(glc/isa/gemm.py: {lay.order}, Mb={lay.block_rows}, {lay.chunks} chunks, "
             f"{lay.weight_buffers} weight buffers, {lay.acc_slots} accumulator slots"
-            f"{f', weights in groups of {lay.weight_group}' if lay.weight_group > 1 else ''})"]
+            f"{f', weights in groups of {lay.weight_group}' if lay.weight_group > 1 else ''}"
+            f"{', A slices in parts' if lay.spread else ''})"]
         if lay.weight_group > 1:
             return [*lines, *self._grouped(), ("halt", {})]
         ahead = lay.weight_buffers - 1
@@ -200,11 +204,11 @@ class _Emitter:
     def _slice(self, s: int) -> list[Line]:
         """The A slices due at step s (of the first pass over K), each pushed for its step."""
         rows = self.layout.block_rows
-        return [("load", {"row": self._a_row(mb, kk),
-                          **self.source.operands(first_row(mb, rows, self.m), rows, kk,
-                                                 self.n),
+        return [("load", {"row": self._a_row(mb, kk) + offset,
+                          **self.source.operands(first_row(mb, rows, self.m) + offset, count,
+                                                 kk, self.n),
                           "push_next": True})
-                for mb, kk in self.slice_step.get(s, [])]
+                for mb, kk, offset, count in self.slice_step.get(s, [])]
 
     def _first_slice(self) -> list[Line]:
         """Step 0's A slice in chunks, each pushed, so the array starts on the first."""
@@ -300,11 +304,11 @@ class _Emitter:
                        "dram": ("B", kk * n * self.n_out + (j + 1) * n)}
         if s == 0:
             return [*lines, ("load", weights), *self._first_slice()]
-        for slice_mb, slice_kk in self.slice_step.get(s, []):
-            lines.append(("load", {"row": self._a_row(slice_mb, slice_kk),
+        for slice_mb, slice_kk, offset, count in self.slice_step.get(s, []):
+            lines.append(("load", {"row": self._a_row(slice_mb, slice_kk) + offset,
                                    **self.source.operands(
-                                       first_row(slice_mb, lay.block_rows, self.m),
-                                       lay.block_rows, slice_kk, n),
+                                       first_row(slice_mb, lay.block_rows, self.m) + offset,
+                                       count, slice_kk, n),
                                    **pop}))
             pop = {}
         lines.append(("load", {**weights, **pop, "push_next": True}))

@@ -31,6 +31,9 @@ class GemmLayout:
     weight_group: int = 1  # G: weight tiles one LOAD brings (j-outer: 1 or a divisor of K/N)
     # the last K tile (at most N/2 rows) feeds output tiles j, j+1 in one split MATMUL
     split: bool = False
+    # k-outer: each A slice loaded in parts of N rows over the load steps from its buffer's
+    # release to its first step (``step_plan``), not all at once
+    spread: bool = False
 
     @property
     def acc_stride(self) -> int:
@@ -87,11 +90,12 @@ class Im2colRows:
 
 def plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
           raw: bool, cap: int = 0, group: int = 1, ragged: bool = False,
-          split: bool = False) -> GemmLayout | None:
+          split: bool = False, spread: bool = False) -> GemmLayout | None:
     """The blocking of one step order: the largest block of A rows (at most ``cap``, if not 0)
     whose buffers fit, dividing M or with ``ragged`` the fewest rows that make its number of
     blocks (``block_sizes``); ``group`` > 1: j-outer's weights that many tiles a LOAD;
-    ``split``: the last K tile's output tiles in pairs."""
+    ``split``: the last K tile's output tiles in pairs; ``spread`` (k-outer, A rows whose
+    granule divides N): the A slices loaded in parts."""
     n = config.array_size
     tiles_k, tiles_j = k // n, n_out // n
     buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
@@ -119,8 +123,8 @@ def plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
                 else 1
             return GemmLayout(a=0, b=a_bytes, c=a_bytes + k * n_out, order=order,
                               block_rows=rows, chunks=chunks, weight_buffers=buffers,
-                              acc_slots=slots, weight_group=group,
-                              split=split)
+                              acc_slots=slots, weight_group=group, split=split,
+                              spread=spread and order == "k-outer" and n % source.granule == 0)
     return None
 
 
@@ -150,10 +154,10 @@ def first_row(mb: int, rows: int, m: int) -> int:
 
 
 def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
-              ) -> tuple[list[tuple[int, int, int]], dict[int, list[tuple[int, int]]]]:
+              ) -> tuple[list[tuple[int, int, int]], dict[int, list[tuple[int, int, int, int]]]]:
     """The steps (block, k tile, output tile) in exec order, and which load step brings each A
-    slice (block, k tile): the schedule's shape, shared by the emitter and the analytic cost
-    model (glc/cost/kernel.py)."""
+    slice (block, k tile, its first row in the block, rows): the schedule's shape, shared by
+    the emitter and the analytic cost model (glc/cost/kernel.py)."""
     tiles_k, tiles_j, blocks = k // n, n_out // n, -(-m // layout.block_rows)
     if layout.order == "k-outer":
         # A split last K tile takes its output tiles in pairs: step (mb, K/N − 1, j) for even j
@@ -177,11 +181,21 @@ def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
     for s, (mb, kk, _) in enumerate(steps):
         first.setdefault(mb * tiles_k + kk, s)
         last[mb * tiles_k + kk] = s
-    slice_step: dict[int, list[tuple[int, int]]] = {}
-    for a, at in first.items():
+    slice_step: dict[int, list[tuple[int, int, int, int]]] = {}
+    rows = layout.block_rows
+    for a, needed in first.items():
+        at = needed
         if layout.order == "k-outer":
-            at = min(max(0, last.get(a - 2, -1) + layout.weight_buffers), at)
-        slice_step.setdefault(at, []).append(divmod(a, tiles_k))
+            at = min(max(0, last.get(a - 2, -1) + layout.weight_buffers), needed)
+        # Spread: a slice of many LOADs (a transposing one is a LOAD per N rows) would fill
+        # the LOAD queue, and the dispatcher, in program order, would hold the array's next
+        # steps behind it; in parts of N rows, a part a load step, up to its first step, it
+        # does not (gemm.py, "A slices in parts").
+        parts = min(needed - at + 1, -(-rows // n)) if layout.spread else 1
+        part = n * -(-rows // (n * parts)) if parts > 1 else rows
+        for p, offset in enumerate(range(0, rows, part)):
+            slice_step.setdefault(at + p, []).append(
+                (*divmod(a, tiles_k), offset, min(part, rows - offset)))
     return steps, slice_step
 
 

@@ -38,6 +38,8 @@ class Folds:
             return None
         if built.slow:
             built = self._fold_repacked(node, plan, built)
+        elif built.strided:
+            built = self._fold_reoriented(node, plan, views, built)
         kernel, out, inputs, dims, order = built.kernel, built.out, built.inputs, built.dims, \
             built.order
         self._allocate(out, Access(dims, (), self.types[id(node)].dtype), dram=True)
@@ -80,6 +82,28 @@ class Folds:
         view = self._read_over(operand, base, best.view(self._copy_of(best, source)))
         return self._fold_built(node, plan, [view]) or built
 
+    def _fold_reoriented(self, node: Term, plan, views: list[View], built: _Built) -> _Built:
+        """``built``, or where one of its several operands is read an element a run (their
+        layouts differ: a residual add of a pixels × channels result and a channels × pixels
+        one) the fold over one operand's producer's result in the other orientation (the
+        strided operand's first), where the producer and the fold, then reading every operand
+        contiguously, take fewer cycles (glc/lower/reorient.py)."""
+        cycles = built.kernel.predicted_cycles(self.config)
+        for i in sorted(range(len(views)), key=lambda i: i not in built.strided):
+            operand = plan[1][i]
+            base = access_chain(operand)[1]
+
+            def over(value: View, i=i, operand=operand, base=base) -> int | None:
+                tried = [*views[:i], self._read_over(operand, base, value), *views[i + 1:]]
+                trial = self._fold_built(node, plan, tried)
+                return trial.kernel.predicted_cycles(self.config) \
+                    if trial and not trial.strided else None
+
+            if (value := self._reoriented(base, over, cycles)) is not None:
+                read = [*views[:i], self._read_over(operand, base, value), *views[i + 1:]]
+                return self._fold_built(node, plan, read) or built
+        return built
+
     def _fold_built(self, node: Term, plan, views: list[View]) -> _Built | None:
         """The fold kernel over ``views`` (the plan's operands), its result at the next free
         address, not yet allocated; None where it cannot be built."""
@@ -91,8 +115,8 @@ class Folds:
                                   for v in views]) if requant is None else list(range(len(dims)))
         dims = tuple(dims[k] for k in order)
         rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
-        targets = {}
-        for which, view in zip("ab", views, strict=False):
+        targets, strided = {}, []
+        for index, (which, view) in enumerate(zip("ab", views, strict=False)):
             if view.buffer not in self.program.buffers:  # a trial over a copy not made yet:
                 buffer = Buffer(view.buffer, view.dims, "int8", 0)  # cycles see no addresses
             elif not self._reaches(view):
@@ -101,6 +125,8 @@ class Folds:
                 buffer = self.program.buffers[view.buffer]
             kept = [g for k, g in enumerate(view.groups) if k not in folded]
             kept = [kept[k] for k in order]
+            if requant is None and dims and not _contiguous(kept[-1]):
+                strided.append(index)
             row_digits = [d for g in kept[:-1] for d in g] + \
                 [d for k in folded for d in view.groups[k]]
             matrix = replace(view, groups=(tuple(row_digits), tuple(kept[-1]) if kept else ()))
@@ -136,8 +162,8 @@ class Folds:
         except (OperandUnexpressible, DoesNotFit):
             return None
         inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
-        slow = len(views) == 1 and requant is None and dims and not _contiguous(kept[-1])
-        return _Built(kernel, out, inputs, dims, order, bool(slow))
+        return _Built(kernel, out, inputs, dims, order, len(views) == 1 and bool(strided),
+                      tuple(strided))
 
 
 class _Built(NamedTuple):
@@ -149,6 +175,7 @@ class _Built(NamedTuple):
     dims: tuple[int, ...]
     order: list[int]
     slow: bool  # one operand, read an element a run
+    strided: tuple[int, ...]  # the operands read an element a run
 
 
 def _contiguous(group) -> bool:

@@ -107,23 +107,24 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
                  shift: int, config: HwConfig, order: str | None = None,
                  k_inner: int | None = None, block_rows: int = 0,
                  table: StoreTable | None = None, flat: bool = False,
-                 group: int = 1, split: bool = False) -> Kernel:
+                 group: int = 1, split: bool = False, spread: bool = False) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view; ``order`` the step order (default: the
     one kernel_estimate predicts faster), ``k_inner`` the K digit walked innermost (shared_k),
     ``flat`` its tiles flat (flat_k), ``block_rows`` a cap on the block of A rows (one not
     dividing M is taken as the schedule's ragged block: glc/isa/gemm.py), ``group``
     the weight tiles of an output tile one LOAD brings (j-outer, glc/isa/gemm.py), ``split``
-    whether the last K tile's output tiles pair in split MATMULs (k-outer); ``table``
-    the bias and ONNX's requantization the STOREs apply (glc/lower/table.py), in the
-    accumulator's top rows."""
+    whether the last K tile's output tiles pair in split MATMULs (k-outer), ``spread``
+    whether its A slices load in parts (k-outer, glc/isa/gemm_plan.py); ``table`` the bias
+    and ONNX's requantization the STOREs apply (glc/lower/table.py), in the accumulator's top
+    rows."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
         found = kernel_estimate(a, b, c, raw, relu, shift, config, k_inner, block_rows, flat,
                                 table.cost if table is not None else NO_TABLE)
         order, group, block_rows = found.order, found.group, found.block_rows
-        split = found.split
+        split, spread = found.split, found.spread
     tiling = shape(a, b, n, k_inner, flat)
     a, b, m, k, n_out = tiling.a, tiling.b, tiling.m, tiling.k, tiling.n_out
     k_tiles, o_tiles = tiling.k_tiles, tiling.o_tiles
@@ -137,7 +138,7 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     program, layout = gemm_instructions(m, k_pad, o_pad, canonical, raw=raw, relu=relu,
                                         shift=shift, order=order, block_rows=block_rows,
                                         group=group, ragged=bool(block_rows and m % block_rows),
-                                        split=split)
+                                        split=split, spread=spread)
     out: list[Instruction] = []
     esize = 4 if raw else 1
     for ins in program:

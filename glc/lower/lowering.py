@@ -260,7 +260,8 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, chosen.order, chosen.k_inner,
                                       chosen.block_rows, flat=chosen.flat,
-                                      group=chosen.group, split=chosen.split) if self.build else \
+                                      group=chosen.group, split=chosen.split,
+                                      spread=chosen.spread) if self.build else \
                     Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [])
             except (OperandUnexpressible, GlcError):
                 return None
@@ -349,7 +350,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
             kernel = build_kernel(self._label(node), chosen.a, chosen.b, chosen.c, raw, relu,
                                   shift or 0, self.config, chosen.order, chosen.k_inner,
                                   chosen.block_rows, table, chosen.flat, chosen.group,
-                                  chosen.split)
+                                  chosen.split, chosen.spread)
         else:
             a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1

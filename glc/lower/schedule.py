@@ -55,6 +55,7 @@ class Schedule:
     cycles: int
     group: int = 1  # j-outer's weight tiles a LOAD (gemm.py)
     split: bool = False  # the last K tile's output tiles in pairs (gemm.py, split MATMULs)
+    spread: bool = False  # k-outer's A slices loaded in parts (gemm_plan.py, step_plan)
 
 
 def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_address: int,
@@ -158,7 +159,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
             continue
         if best is None or found.cycles < best.cycles:
             best = Schedule(a, b, c, swap, found.order, k_inner, flat, found.block_rows,
-                            found.cycles, found.group, found.split)
+                            found.cycles, found.group, found.split, found.spread)
             best_config, best_cost = here, cost
     if best is None:
         raise failures[0]
@@ -195,5 +196,6 @@ def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
             continue
         if found.cycles < best.cycles:
             best = replace(best, order=found.order, block_rows=found.block_rows,
-                           cycles=found.cycles, group=found.group, split=found.split)
+                           cycles=found.cycles, group=found.group, split=found.split,
+                           spread=found.spread)
     return best

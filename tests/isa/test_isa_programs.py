@@ -14,7 +14,7 @@ from glc.isa.asm import assemble
 from glc.isa.cases import CASES, build_case
 from glc.isa.encoding import encode
 from glc.isa.gemm import conv2d_program, gemm_instructions, gemm_program
-from glc.isa.gemm_plan import block_sizes
+from glc.isa.gemm_plan import MatrixRows, block_sizes, plan, step_plan
 from glc.isa.status import MachineError
 
 GOOD = [name for name, spec in CASES.items() if not isinstance(spec, tuple)]
@@ -135,6 +135,67 @@ def test_split_last_k_tiles_match_numpy_at_n4(m, k, n_out, raw, relu, shift, cap
     blocks, tiles_j = -(-m // layout.block_rows), n_out // 4
     streamed = (k_pad // 4 - 1) * tiles_j + -(-tiles_j // 2)
     assert result.counters.busy_exec == blocks * layout.block_rows * streamed
+
+
+# A slices in parts (gemm_plan.py, ``spread``): k-outer blocks of several N-row parts, a last
+# part shorter, ragged blocks; two output tiles or one (a window of one step: slices whole).
+SPREAD = [(40, 12, 16, 0), (130, 8, 12, 50), (64, 16, 8, 0), (22, 8, 4, 0)]
+
+
+@pytest.mark.parametrize(("m", "k", "n_out", "cap"), SPREAD)
+def test_a_slices_in_parts_match_numpy_at_n4(m, k, n_out, cap):
+    """k-outer with each A slice loaded in parts over the load steps before its first step:
+    exact, and another program than the slices whole where a slice has a window."""
+    hw = load_config("n4")
+    text, layout = gemm_program(m, k, n_out, hw, shift=3, order="k-outer", block_rows=cap,
+                                ragged=bool(cap), spread=True)
+    assert layout.spread and "A slices in parts" in text
+    _run_gemm(hw, text, layout, m, k, n_out, False, False, 3)
+    whole, _ = gemm_program(m, k, n_out, hw, shift=3, order="k-outer", block_rows=cap,
+                            ragged=bool(cap))
+    def instructions(program: str) -> list[str]:
+        return [line for line in program.splitlines() if not line.startswith(";")]
+
+    _, parts = step_plan(m, k, n_out, 4, layout)
+    cut = any(count < layout.block_rows for found in parts.values() for *_, count in found)
+    assert cut == (n_out > 8)  # a window of one step where the weight buffers cover the tiles
+    assert (instructions(whole) != instructions(text)) == cut
+
+
+def test_each_a_slice_in_parts_covers_its_rows_between_its_release_and_its_first_step():
+    """step_plan with ``spread``, against its definition on every k-outer plan of a range of
+    shapes: each slice's parts cover its rows once, in order, one a load step from the step
+    that loads the slice whole (its buffer's release) on, no later than its first step; all
+    but the last of one size, a multiple of N, the least that fits them in those steps."""
+    hw = load_config("n4")
+    n = hw.array_size
+    for m, k, n_out, cap in itertools.product((7, 40, 130), (4, 12, 32), (4, 12, 28), (0, 16)):
+        layout = plan(m, k, n_out, hw, MatrixRows(k), "k-outer", False, cap, ragged=True,
+                      spread=True)
+        steps, parts = step_plan(m, k, n_out, n, layout)
+        _, whole = step_plan(m, k, n_out, n, dataclasses.replace(layout, spread=False))
+        released = {(mb, kk): s for s, found in whole.items() for mb, kk, _, _ in found}
+        first: dict[tuple[int, int], int] = {}
+        for s, (mb, kk, _) in enumerate(steps):
+            first.setdefault((mb, kk), s)
+        covered: dict[tuple[int, int], list] = {}
+        for s, found in sorted(parts.items()):
+            for mb, kk, offset, count in found:
+                assert released[mb, kk] <= s <= first[mb, kk]
+                covered.setdefault((mb, kk), []).append((s, offset, count))
+        rows = layout.block_rows
+        for key, found in covered.items():
+            assert [s for s, _, _ in found] == list(range(released[key],
+                                                          released[key] + len(found)))
+            assert sum(count for _, _, count in found) == rows
+            assert [offset for _, offset, _ in found] == \
+                [sum(count for _, _, count in found[:i]) for i in range(len(found))]
+            size = found[0][2]
+            assert all(count == size for _, _, count in found[:-1]) and found[-1][2] <= size
+            window = first[key] - released[key] + 1
+            assert len(found) <= window
+            if len(found) > 1:
+                assert size % n == 0 and (size == n or -(-rows // (size - n)) > window)
 
 
 @pytest.mark.parametrize("ragged", [False, True])
