@@ -36,7 +36,7 @@ class Folds:
         built = self._fold_built(node, plan, views)
         if built is None:
             return None
-        if built.slow:
+        if built.strided and len(plan[1]) == 1:  # one operand, read an element a run
             built = self._fold_repacked(node, plan, built)
         elif built.strided:
             built = self._fold_reoriented(node, plan, views, built)
@@ -72,7 +72,7 @@ class Folds:
 
         def over(value: View) -> int | None:  # the fold over a reoriented producer's result
             trial = self._fold_built(node, plan, [self._read_over(operand, base, value)])
-            return trial.kernel.predicted_cycles(self.config) if trial and not trial.slow \
+            return trial.kernel.predicted_cycles(self.config) if trial and not trial.strided \
                 else None
 
         if (value := self._reoriented(base, over, cycles)) is not None:
@@ -162,8 +162,7 @@ class Folds:
         except (OperandUnexpressible, DoesNotFit):
             return None
         inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
-        return _Built(kernel, out, inputs, dims, order, len(views) == 1 and bool(strided),
-                      tuple(strided))
+        return _Built(kernel, out, inputs, dims, order, tuple(strided))
 
 
 class _Built(NamedTuple):
@@ -174,7 +173,6 @@ class _Built(NamedTuple):
     inputs: list[str]
     dims: tuple[int, ...]
     order: list[int]
-    slow: bool  # one operand, read an element a run
     strided: tuple[int, ...]  # the operands read an element a run
 
 
