@@ -462,10 +462,12 @@ def _extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles:
             choices.append([(1.0, list(range(size)))])
         else:
             first = sample[0] - 1  # the first middle tile
-            choices.append(_k_runs(size, *sample, tiles.k_kinds(rows, first)) if dim == 1 else
-                           _periodic_runs(size, *sample, _output_period(tiles, rows, first,
-                                                                        layout))
-                           if dim == 2 else _runs(size, *sample))
+            runs = (_k_runs(size, *sample, tiles.k_kinds(rows, first)) if dim == 1 else
+                    _periodic_runs(size, *sample, _output_period(tiles, rows, first, layout))
+                    if dim == 2 else _runs(size, *sample))
+            # Sampled where its runs are fewer tiles than the dim, else run whole (exact).
+            choices.append(runs if sum(len(t) for _, t in runs) < size else
+                           [(1.0, list(range(size)))])
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, m, rows, sb, sk, sj)
