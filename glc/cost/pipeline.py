@@ -58,8 +58,10 @@ class Dma:
 
 class Op(NamedTuple):
     """One tile operation of a unit's queue, in program order. ``run`` reads any tuple of
-    these seven fields in this order: the cost model builds plain ones (hundreds of thousands
-    per search, where a named tuple's constructor would be a tenth of the cost)."""
+    these fields in this order (a DMA's eight, any other's the first six): the cost model
+    builds plain ones (hundreds of thousands per search, where a named tuple's constructor
+    would be a tenth of the cost). A DMA with ``gaps`` leaves the port between its
+    instructions, its other fields their sums (``Dma``)."""
 
     unit: int  # LOAD, EXEC, STORE
     kind: int  # DMA (LOAD, STORE), PRELOAD, MATMUL, SYNC (EXEC)
@@ -68,6 +70,7 @@ class Op(NamedTuple):
     pops: tuple[int, ...] = ()  # token counters (LD2EX …)
     pushes: tuple[int, ...] = ()
     tail: int = 0  # dma: cycles the unit stays busy after releasing the port (Dma.tail)
+    gaps: tuple[tuple[int, int], ...] = ()  # dma: its instructions' (beats, tail) (Dma.gaps)
 
 
 LOAD, EXEC, STORE = range(3)  # the order breaks ties: LOAD wins the port (docs/isa.md)
@@ -89,7 +92,10 @@ def run(ops: list[Op], config: HwConfig) -> int:
     issues after the one chosen: the array is held up, directly or not, by a DMA not issued
     yet, and every operation ends after it issues. So this is the event loop over the units
     in cycle order, without comparing the array's cycles with the DMAs' (written for speed,
-    ~0.4 µs an operation: the schedule search runs it for every candidate)."""
+    ~0.4 µs an operation: the schedule search runs it for every candidate). A DMA with gaps
+    issues its instructions one after another in one step of the loop until the other DMA
+    unit would take the port in a gap (nothing else moves meanwhile: the array waits on no
+    push the DMA makes before its last instruction)."""
     n = config.array_size
     queues: tuple[list[tuple], ...] = ([], [], [])
     issue: tuple[list[int], ...] = ([], [], [])  # per operation: its dispatch cycle + 1
@@ -108,6 +114,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
     last = words + 1  # HALT dispatches in cycle `words`
     port = exec_next = stream = preload_done = free_load = free_store = 0
     load = head = store = 0  # each queue's next operation
+    issued = [0, 0, 0]  # per DMA unit: the instructions of its next operation already issued
     # Comparisons, not max(): a call costs more than the rest of a step.
     while True:
         while head < n_array:  # the array, as far as the pushes it pops are known
@@ -155,7 +162,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 at_load = free_load
             if port > at_load:
                 at_load = port
-            for counter in loads[load][4]:
+            for counter in () if issued[LOAD] else loads[load][4]:
                 times = pushed[counter]
                 if popped[counter] >= len(times):
                     at_load = _NEVER
@@ -168,7 +175,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 at_store = free_store
             if port > at_store:
                 at_store = port
-            for counter in stores[store][4]:
+            for counter in () if issued[STORE] else stores[store][4]:
                 times = pushed[counter]
                 if popped[counter] >= len(times):
                     at_store = _NEVER
@@ -180,19 +187,38 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 if head < n_array or load < n_loads or store < n_stores:
                     raise ValueError("the tile operations deadlock")
                 return last
-            op, t = loads[load], at_load
+            # The other unit takes the port in a gap where it can issue before the DMA's
+            # next instruction: a STORE strictly before (a LOAD wins a tie), a LOAD at the
+            # same cycle too.
+            op, t, other, lag = loads[load], at_load, at_store + 1, 1
+        else:
+            op, t, other, lag = stores[store], at_store, at_load, 0
+        unit, gaps, done = op[0], op[7], issued[op[0]]
+        if not done:
+            for counter in op[4]:
+                popped[counter] += 1
+        if gaps:  # its instructions in turn, up to a gap the other unit would take
+            while True:
+                moved, drain = gaps[done]
+                port = t + 1 + moved
+                end = t = port + drain
+                done += 1
+                if done == len(gaps) or (other <= end and port + lag <= end):
+                    break
+            issued[unit] = done if done < len(gaps) else 0
+        else:
+            port = t + op[2] + op[3]
+            end = port + op[6]
+        if unit == LOAD:
+            free_load = end
+            if issued[LOAD]:
+                continue
             load += 1
         else:
-            op, t = stores[store], at_store
-            store += 1
-        for counter in op[4]:
-            popped[counter] += 1
-        port = t + op[2] + op[3]
-        end = port + op[6]
-        if op[0] == LOAD:
-            free_load = end
-        else:
             free_store = end
+            if issued[STORE]:
+                continue
+            store += 1
         for counter in op[5]:
             times = pushed[counter]
             if not times or times[-1] <= end:

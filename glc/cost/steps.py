@@ -44,24 +44,13 @@ class TileProgram:
         self.ops, self.dmas, self.tiles = ops, dmas, tiles
 
     def instantiate(self, costs: list[Cost]) -> list[Op]:
-        """The operations with each DMA's (instructions, beats, tail) from ``costs`` (per tile,
-        in ``tiles``' order), a tile with gaps in its hold of the port an operation per
-        instruction (its pops on the first, its pushes on the last); plain tuples in Op's field
-        order: the search builds millions."""
+        """The operations with each DMA's (instructions, beats, tail, gaps) from ``costs``
+        (per tile, in ``tiles``' order); plain tuples in Op's field order: the search builds
+        millions."""
         ops = list(self.ops)
-        split = False
         for at, unit, index, pops, pushes in self.dmas:
             instructions, beats, tail, gaps = costs[index]
-            if gaps:
-                last = len(gaps) - 1
-                ops[at] = tuple((unit, DMA, 1, moved, pops if i == 0 else (),
-                                 pushes if i == last else (), drain)
-                                for i, (moved, drain) in enumerate(gaps))
-                split = True
-            else:
-                ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail)
-        if split:
-            return [one for op in ops for one in (op if isinstance(op[0], tuple) else (op,))]
+            ops[at] = (unit, DMA, instructions, beats, pops, pushes, tail, gaps)
         return ops
 
 

@@ -265,9 +265,10 @@ def _reference_run(ops, config) -> int:
     """docs/isa.md's timing over tile operations, every unit's candidate recomputed at every
     step and no periods skipped: what pipeline.run must give."""
     n = config.array_size
+    ops = [one for op in ops for one in _instructions(op)]
     queues, words = [[], [], [], []], 0
     for op in ops:
-        queues[op[0]].append((words + 2, *op[1:]))
+        queues[op[0]].append((words + 2, *op[1:7]))
         words += op[2]
     heads, free, pushed, popped = [0] * 4, [0] * 4, [[] for _ in range(4)], [0] * 4
     consumer = {c: op[0] for op in ops for c in op[4]}
@@ -307,13 +308,25 @@ def _reference_run(ops, config) -> int:
     return last
 
 
+def _instructions(op) -> list[tuple]:
+    """A DMA with gaps as an operation per instruction (its pops on the first, its pushes on
+    the last), any other operation as it is."""
+    gaps = op[7] if len(op) > 7 else ()
+    if not gaps:
+        return [op]
+    last = len(gaps) - 1
+    return [(op[0], DMA, 1, moved, op[4] if i == 0 else (), op[5] if i == last else (), tail)
+            for i, (moved, tail) in enumerate(gaps)]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_array_run_ahead_of_the_dmas_gives_the_cycles_of_the_event_loop(seed):
     """pipeline.run advances the array as far as the pushes it pops are known, then the DMA
     that can issue first: on gemm.py's programs of both orders, with random tile costs (the
     DMAs hidden behind the array, or the array waiting on them), it gives the cycles of the
     event loop over the units in cycle order. Half the tiles of several instructions leave
-    the port between them (``Dma.gaps``: an operation each), and the programs include split
+    the port between them (``Dma.gaps``: run takes them whole unless the other unit takes
+    a gap, the reference an operation per instruction), and the programs include split
     MATMULs' (the last K tile's output tiles in pairs)."""
     rng = np.random.default_rng(seed)
     config = load_config("n16")
