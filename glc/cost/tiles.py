@@ -12,16 +12,22 @@ fields set and checked), and one that stays inside over the whole tile is never 
 any box or split of it. So each tile is costed as its canonical representative, the lowest
 such shift of it: the tiles of an image's interior rows are one tile, its border rows their
 own (checked against decoding every tile of the layer suite's estimates: the same cost each).
+
+``KernelTiles`` holds one kernel's tiles (its K and output tiles, its operands' targets, its
+table: ``TableCost``) and what each of its LOADs and STOREs costs, memoised per tile.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 from glc.cost.pipeline import Dma
+from glc.hwconfig import HwConfig
 from glc.isa.cycles import _transpose_end
 from glc.isa.fields import BY_NAME
+from glc.lower.tiling import k_segments
 from glc.lower.transfer import (
     OperandUnexpressible,
     Target,
@@ -210,3 +216,141 @@ def _lowest(group: _Group, tile: Range, lows: list[int], highs: list[int],
         if crosses:
             break
     return first, count
+
+
+@dataclass(frozen=True)
+class TableCost:
+    """What a kernel's table of biases and multipliers adds (glc/lower/table.py): ``vectors``
+    table rows each STORE reads first (one set-up cycle each, holding the DRAM port), loaded
+    one row per output tile, or with ``by_rows`` per N rows of C, whose STOREs are then cut
+    into runs of at most N rows."""
+
+    vectors: int = 0
+    by_rows: bool = False
+
+
+NO_TABLE = TableCost()
+
+
+MAX_PERIOD = 8  # the longest period of output tile kinds sampled in whole periods (sampling.py)
+
+
+class KernelTiles:
+    """The tile costs of one kernel, memoised per tile (and per target across kernels:
+    glc/cost/tiles.py)."""
+
+    def __init__(self, a: tuple[Target, ...], b: tuple[Target, ...], c: Target, mode: dict,
+                 k_tiles, o_tiles, config: HwConfig, table: TableCost):
+        self.a, self.b = [tile_costs(t) for t in a], [tile_costs(t) for t in b]
+        self.c, self.mode, self.table = tile_costs(c), tuple(sorted(mode.items())), table
+        self.k_tiles, self.o_tiles = k_tiles, o_tiles
+        self.port, self.n = config.dram_port_bytes, config.array_size
+        self.a_matrix = len(a[0].view.groups) == 2
+        self.c_matrix = len(c.view.groups) == 2
+        self._a: dict[tuple, Cost] = {}
+        self._b: dict[tuple, Cost] = {}
+        self._c: dict[tuple, Cost] = {}
+
+    def load_a(self, first: int, count: int, kk: int) -> Cost:
+        found = self._a.get((first, count, kk))
+        if found is None:
+            part, cols = self.k_tiles[kk]
+            rows = (first, count) if self.a_matrix else None
+            found = self._a[first, count, kk] = self.a[part].cost(rows, cols, (), self.port,
+                                                                  "a", count, self.n)
+        return found
+
+    def load_b(self, kk: int, j: int) -> Cost:
+        found = self._b.get((kk, j))
+        if found is None:
+            part, rows = self.k_tiles[kk]
+            found = self._b[kk, j] = self.b[part].cost(rows, self.o_tiles[j], (), self.port,
+                                                       "b", self.n, self.n)
+        return found
+
+    def load_half(self, kk: int, j: int) -> Cost:
+        """The weights of K tile ``kk`` (at most N/2 rows) for output tile ``j`` into half a
+        buffer: a split step's (gemm.py)."""
+        found = self._b.get((kk, j, "h"))
+        if found is None:
+            part, rows = self.k_tiles[kk]
+            found = self._b[kk, j, "h"] = self.b[part].cost(rows, self.o_tiles[j], (), self.port,
+                                                            "b", self.n // 2, self.n)
+        return found
+
+    def load_group(self, kk: int, size: int, j: int) -> Cost:
+        """``size`` weight tiles from K tile ``kk`` for output tile ``j``, one LOAD (or one a
+        run of them: glc/lower/tiling.py's k_segments): their instructions and beats, the
+        block-write tails of a transposing one summed at its end (the LOAD unit waits them
+        out either way)."""
+        found = self._b.get((kk, size, j))
+        if found is None:
+            instructions = beats = tail = 0
+            for part, rows in k_segments(self.k_tiles[kk:kk + size], self.n):
+                moved = self.b[part].cost(rows, self.o_tiles[j], (), self.port, "b",
+                                          -(-rows[1] // self.n) * self.n, self.n)
+                instructions, beats, tail = (instructions + moved[0], beats + moved[1],
+                                             tail + moved[2])
+            # One LOAD a segment, each holding the port through its blocks' drains.
+            found = self._b[kk, size, j] = (instructions, beats, tail, ())
+        return found
+
+    def store(self, first: int, count: int, j: int) -> Cost:
+        found = self._c.get((first, count, j))
+        if found is None:
+            found = self._c[first, count, j] = self._store(first, count, j)
+        return found
+
+    def _store(self, first: int, count: int, j: int) -> Cost:
+        pieces = [(first, count)]
+        if self.table.by_rows and self.c_matrix:
+            pieces = [(r, min(self.n, first + count - r))
+                      for r in range(first, first + count, self.n)]
+        instructions = beats = 0
+        for part in pieces:
+            found, moved, _, _ = self.c.cost(part if self.c_matrix else None, self.o_tiles[j],
+                                             self.mode, self.port, "c")
+            # Each STORE's set-up cycles for the table rows it reads hold the port like beats.
+            instructions += found
+            beats += moved + self.table.vectors * found
+        return instructions, beats, 0, ()
+
+    def load_table(self, m: int, n_out: int) -> Cost:
+        """The table's LOADs (one a row of N int32) for ``m`` rows of C in ``n_out`` columns."""
+        keys = -(-m // self.n) if self.table.by_rows else n_out // self.n
+        count = keys * self.table.vectors
+        return count, count * -(-4 * self.n // self.port), 0, ()
+
+    def k_kinds(self, rows: int, first: int) -> tuple[list[int], ...]:
+        """The K tiles from ``first`` but the last, by kind (what the LOADs of the tile and
+        of its A slice of ``rows`` rows move), in order of first appearance."""
+        memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
+                        self.o_tiles[0], self.port, self.n, rows, first))
+        if "kinds" not in memo:
+            kinds: dict[tuple, list[int]] = {}
+            for i in range(first, len(self.k_tiles) - 1):
+                kinds.setdefault((self.load_a(0, rows, i), self.load_b(i, 0)), []).append(i)
+            memo["kinds"] = tuple(kinds.values())
+        return memo["kinds"]
+
+    def output_period(self, rows: int, first: int) -> int:
+        """The shortest period up to MAX_PERIOD with which the kinds of the output tiles from
+        ``first`` but the last repeat (what the tile's weights of K tile 0 and its STORE of
+        ``rows`` rows move), 1 where none does."""
+        memo = _shared(("j", self.b[self.k_tiles[0][0]], self.k_tiles[0], self.c, self.mode,
+                        self.table, self.c_matrix, self.o_tiles, self.port, self.n, rows, first))
+        if "period" not in memo:
+            kinds = [(self.load_b(0, j), self.store(0, rows, j))
+                     for j in range(first, len(self.o_tiles) - 1)]
+            memo["period"] = next((p for p in range(1, MAX_PERIOD + 1)
+                                   if all(kinds[i] == kinds[i + p]
+                                          for i in range(len(kinds) - p))), 1)
+        return memo["period"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared(key: tuple) -> dict:
+    """A memo shared by every kernel whose tiles give ``key`` (all that the memoised figure
+    depends on: the targets' tile costs, the tiles, the config): candidates of one search meet
+    the same operands again and again. Bounded: the cache drops the least used."""
+    return {}

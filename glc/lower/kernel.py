@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from glc.cost.kernel import NO_TABLE, Estimate, TableCost, estimate
+from glc.cost.kernel import Estimate, estimate
 from glc.cost.limit import compute_ideal
+from glc.cost.tiles import NO_TABLE, TableCost
 from glc.hwconfig import HwConfig
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode

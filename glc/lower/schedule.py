@@ -27,7 +27,8 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from glc.cost.kernel import NO_TABLE, TableCost, splittable
+from glc.cost.kernel import splittable
+from glc.cost.tiles import NO_TABLE, TableCost
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.lower.kernel import kernel_estimate

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from glc.cost.kernel import TableCost
+from glc.cost.tiles import TableCost
 from glc.errors import DoesNotFit, GlcError
 from glc.isa.encoding import Instruction
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers

@@ -11,9 +11,10 @@ import pytest
 
 from glc.compiler import compile_program
 from glc.cost import kernel as cost_kernel
-from glc.cost import steps
-from glc.cost.kernel import NO_TABLE, estimate
+from glc.cost import sampling, steps
+from glc.cost.kernel import estimate
 from glc.cost.pipeline import DMA, EX2ST, EXEC, LD2EX, LOAD, MATMUL, PRELOAD, STORE, Op, run
+from glc.cost.tiles import NO_TABLE
 from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
@@ -166,7 +167,7 @@ def test_the_estimate_of_each_searched_layer_schedule_is_within_2_percent(name, 
 
 def test_a_large_gemm_is_estimated_from_a_sample_as_if_run_whole(monkeypatch):
     """512x256x512: more steps than the model runs whole, so it is extrapolated from samples
-    of its blocks, K tiles and output tiles (glc/cost/kernel.py, _extrapolated): the same
+    of its blocks, K tiles and output tiles (glc/cost/sampling.py, extrapolated): the same
     figure as the whole run to 0.1 %, and the faster order's within 2 % of the instruction
     level."""
     config = load_config("n16")
@@ -182,7 +183,7 @@ def test_a_large_gemm_is_estimated_from_a_sample_as_if_run_whole(monkeypatch):
                         tiling.o_tiles, (order,)).cycles
 
     sampled = {order: cycles(order) for order in ("k-outer", "j-outer")}
-    monkeypatch.setattr(cost_kernel, "WHOLE", 1 << 30)
+    monkeypatch.setattr(sampling, "WHOLE", 1 << 30)
     for order, figure in sampled.items():
         assert abs(figure - cycles(order)) <= 0.001 * figure, order
     order = min(sampled, key=sampled.get)
@@ -210,7 +211,7 @@ def test_output_tiles_of_few_steps_are_sampled_as_if_run_whole(monkeypatch, k, c
                         tiling.o_tiles, ("j-outer",)).cycles
 
     sampled = cycles()
-    monkeypatch.setattr(cost_kernel, "WHOLE", 1 << 30)
+    monkeypatch.setattr(sampling, "WHOLE", 1 << 30)
     assert abs(sampled - cycles()) <= 0.002 * sampled
 
 
@@ -234,8 +235,8 @@ def test_plans_a_bound_rules_out_are_no_faster_and_the_search_picks_as_without_i
     c = Target(row_major("c", (m, n_out)), m * k + k * n_out, 1)
     tiling = shape(a, b, config.array_size)
     costed, bounds = [], []
-    extrapolated, bound = cost_kernel._extrapolated, cost_kernel._bound
-    monkeypatch.setattr(cost_kernel, "_extrapolated",
+    extrapolated, bound = cost_kernel.extrapolated, cost_kernel._bound
+    monkeypatch.setattr(cost_kernel, "extrapolated",
                         lambda *args: costed.append((args[3], extrapolated(*args))) or
                         costed[-1][1])
     monkeypatch.setattr(cost_kernel, "_bound",

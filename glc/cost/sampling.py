@@ -1,0 +1,193 @@
+"""A kernel's cycles from short runs of its schedule, so the cost does not grow with the
+kernel: per dim (blocks of A rows, K tiles, output tiles) a few runs of its first and last
+tiles, run through the tile-level pipeline (glc/cost/steps.py, glc/cost/pipeline.py) with the
+tiles' costs (glc/cost/tiles.py) and extrapolated, multilinear over the dims
+(``extrapolated``: what holds it and where it was found wanting)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from glc.cost.steps import cycles_of, tile_program
+from glc.cost.tiles import Cost, KernelTiles
+from glc.hwconfig import HwConfig
+from glc.isa.gemm_plan import GemmLayout, first_row
+
+
+class _Selected:
+    """The tiles of a kernel cut down to chosen blocks, K tiles and output tiles: index i of a
+    dim of the small kernel is tile ``select[i]`` of the real one."""
+
+    def __init__(self, tiles: KernelTiles, m: int, rows: int, blocks, k_tiles, o_tiles):
+        self.tiles, self.m, self.rows = tiles, m, rows
+        self.blocks, self.k_tiles, self.o_tiles = blocks, k_tiles, o_tiles
+
+    def costs(self, tiles: tuple[tuple, ...]) -> tuple[Cost, ...]:
+        """The costs of a TileProgram's tiles (one loop: a search costs millions)."""
+        m, rows, blocks = self.m, self.rows, self.blocks
+        k_tiles, o_tiles = self.k_tiles, self.o_tiles
+        load_a, load_b, store = self.tiles.load_a, self.tiles.load_b, self.tiles.store
+        found = []
+        for tile in tiles:
+            what = tile[0]
+            if what == "b":
+                found.append(load_b(k_tiles[tile[1]], o_tiles[tile[2]]))
+            elif what == "h":
+                found.append(self.tiles.load_half(k_tiles[tile[1]], o_tiles[tile[2]]))
+            elif what == "g":  # a group: its K tiles never sampled (extrapolated)
+                found.append(self.tiles.load_group(k_tiles[tile[1]], tile[2], o_tiles[tile[3]]))
+            elif what == "table":
+                found.append(self.tiles.load_table(tile[1], tile[2]))
+            else:
+                block, offset = divmod(tile[1], rows)
+                first = first_row(blocks[block], rows, m) + offset
+                found.append(load_a(first, tile[2], k_tiles[tile[3]]) if what == "a" else
+                             store(first, tile[2], o_tiles[tile[3]]))
+        return tuple(found)
+
+
+SAMPLE = 2  # tiles of a sampled dim in the shorter of its two runs (at least; extrapolated)
+WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no steady state)
+# A dim of more than LONG tiles that would run whole inside the periodic ones is sampled too, in
+# runs of SPAN and SPAN + PERIOD tiles: PERIOD apart, so the slope averages over where the A
+# slices fall among the steps. k-outer with several blocks keeps at least BLOCK_STEPS steps in
+# a sampled block, so its STOREs hide behind the next block as they do in the whole one.
+LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
+GROUPED = (3, 5)  # output tiles of a grouped schedule, sampled in runs a pair of groups apart
+J_STEPS = 12  # j-outer: the fewest steps of a sampled run of output tiles
+MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
+
+
+def _runs(size: int, a: int, b: int) -> list[tuple[float, list[int]]]:
+    """The two runs (weight, tiles) whose weighted sum extrapolates a dim of ``size`` alike
+    tiles: ``base``, its first a − 1 tiles and its last, and ``base`` with the next b − a,
+    T(d) = T(base) + (d − a)·(T(b) − T(base))/(b − a)."""
+    slope = (size - a) / (b - a)
+    return [(1 - slope, [*range(a - 1), size - 1]), (slope, [*range(b - 1), size - 1])]
+
+
+def _k_runs(size: int, a: int, b: int, kinds: tuple[list[int], ...]
+            ) -> list[tuple[float, list[int]]]:
+    """``_runs`` for K tiles of several kinds (``kinds``: the middle tiles by what a tile's
+    LOADs move: an NCHW conv's K tiles cross a channel's taps at every offset), which the
+    first few tiles alone misrepresent (−2.8 % on a 3×3/3 conv): ``base`` plus, per kind, up
+    to b − a middle tiles of that kind, T(d) = T(base) + Σ_kind n_kind·(T(base + kind) −
+    T(base))/added_kind. With one kind this is ``_runs``; with more than MAX_KINDS the added
+    tiles are a systematic sample of the middle (evenly spaced: each kind in about its
+    share)."""
+    if len(kinds) == 1:
+        return _runs(size, a, b)
+    base = [*range(a - 1), size - 1]
+    middle = size - a
+    if len(kinds) > MAX_KINDS:
+        kinds = ([a - 1 + (2 * i + 1) * middle // (2 * (b - a)) for i in range(b - a)],)
+        counts = [middle]
+    else:
+        counts = [len(members) for members in kinds]
+    runs = []
+    for count, members in zip(counts, kinds, strict=True):
+        added = members[:b - a]
+        runs.append((count / len(added), sorted(base[:-1] + added) + base[-1:]))
+    return [(1 - sum(w for w, _ in runs), base), *runs]
+
+
+def _periodic_runs(size: int, a: int, b: int, period: int) -> list[tuple[float, list[int]]]:
+    """``_runs`` for output tiles whose kinds (what the tile's transfers move) repeat with a
+    period P > 1 — an image's rows of pixels cut 16, 16, 7 — sampled in whole periods: the
+    base run's middle tiles a multiple of P short of the dim's, the longer run P·⌈(b − a)/P⌉
+    tiles more, so both end on the kind the dim ends on. Marginal costs per kind are no good
+    here: a j-outer tile's STORE overlaps the next tile's steps, so what a tile adds depends
+    on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs of 2 and 3 tiles).
+    Where no period up to MAX_PERIOD holds (``period`` 1), ``_runs``."""
+    if period == 1:
+        return _runs(size, a, b)
+    first = a + (size - a) % period
+    added = period * -(-(b - a) // period)
+    if first + added > size:
+        return [(1.0, list(range(size)))]
+    return _runs(size, first, first + added)
+
+
+def _output_period(tiles: KernelTiles, rows: int, first: int, layout: GemmLayout) -> int:
+    """The period the output tiles are sampled in: their kinds', and with split MATMULs a
+    multiple of 2, so the sampled runs pair their tiles as the whole dim does."""
+    return math.lcm(tiles.output_period(rows, first), 2 if layout.split else 1)
+
+
+def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: KernelTiles,
+                  config: HwConfig) -> int:
+    """The cycles of the whole schedule from short runs, so the cost does not grow with the
+    kernel. A *periodic* dim of d tiles is run with a and with b > a of them (the first ones and
+    the last) and the cycles extrapolated linearly, T(d) = T(a) + (d − a)·(T(b) − T(a))/(b − a):
+    each middle tile adds the average of what tiles a+1..b add. That holds where every middle
+    period meets the same neighbours and the short runs are in the long one's regime:
+
+    - the blocks of A rows (a block's STOREs overlap the next block, the same for each);
+    - j-outer's output tiles (a tile's STORE overlaps the next tile's K steps), and a long K
+      inside each (its steps alike but for where the A slices fall: runs PERIOD apart);
+    - k-outer's K tiles when there is one block (its STOREs come after the last), more than
+      LONG of them in runs of SPAN and SPAN + PERIOD (runs of 2 and 3 stay inside the LOADs'
+      run-ahead, so the added tile was costed before the pipeline filled: 13.9 % high on a
+      7×7/3 conv of 243 channels and one output pixel), and a long run of output tiles inside
+      each;
+    - k-outer's K tiles with several blocks, where a block has more than BLOCK_STEPS steps: the
+      sampled blocks keep at least BLOCK_STEPS steps, so the STOREs of one still hide behind
+      the next (2 and 3 K tiles did not: gemm256-int8's two-block estimate came out 20 % low),
+      and the two runs are PERIOD K tiles apart, since one more K tile adds a different amount
+      depending on where its A slices fall among the output tiles' steps (2019 to 2084 cycles
+      on a 128×256×1024 kernel); a long run of output tiles inside each is sampled too.
+
+    Output tiles whose kinds repeat with a period are sampled in whole periods
+    (``_periodic_runs``; blocks too cost 18 % more compile time on resnet-block-28-int8 for
+    no suite estimate that moved), K tiles of several kinds per kind (``_k_runs``). Over
+    several dims the extrapolation is multilinear (2 runs per sampled dim). Against the
+    model run whole it is exact on the shapes of tests/cost (a periodic pipeline repeats its
+    state exactly); the suite's kernels are checked against the instruction-level model."""
+    n = config.array_size
+    rows = layout.block_rows
+    sizes = (-(-m // rows), tiles_k, tiles_j)
+    blocks = sizes[0]
+    samples: list[tuple[int, int] | None] = [None, None, None]  # None: run whole
+    short, long = (SAMPLE, SAMPLE + 1), (SPAN, SPAN + PERIOD)
+    if math.prod(sizes) > WHOLE:
+        samples[0] = short
+        if layout.order == "j-outer":
+            # Grouped weights (two groups of buffers): a group's LOAD waits for the group
+            # before the last, so groups alternate in pairs (a GEMV: +1 042, +2 036, … cycles
+            # a group) and the runs differ by a pair.
+            # Split MATMULs: tiles in pairs, the fifth waiting for the first's STORE (four
+            # accumulator tiles), so runs twice as long. A tile of few K tiles is few steps:
+            # runs of at least J_STEPS steps, PERIOD tiles apart (2 and 3 tiles of one step
+            # each were 7–43 % off on a 1-channel 1×1 conv at n4).
+            pair = 2 if layout.split else 1
+            first = max(SAMPLE * pair, -(-J_STEPS // tiles_k))
+            samples[2] = GROUPED if layout.weight_group > 1 else \
+                (first, first + pair) if first == SAMPLE * pair else (first, first + PERIOD)
+            samples[1] = long if tiles_k > LONG and layout.weight_group == 1 else None
+        else:
+            samples[2] = long if tiles_j > LONG else None
+            if blocks == 1:
+                samples[1] = long if tiles_k > LONG else short
+            elif tiles_k * tiles_j > BLOCK_STEPS:
+                first = max(SAMPLE, -(-BLOCK_STEPS // min(tiles_j, SPAN + PERIOD)))
+                samples[1] = (first, first + PERIOD)
+    choices = []
+    for dim, (size, sample) in enumerate(zip(sizes, samples, strict=True)):
+        if sample is None or size <= sample[1]:
+            choices.append([(1.0, list(range(size)))])
+        else:
+            first = sample[0] - 1  # the first middle tile
+            runs = (_k_runs(size, *sample, tiles.k_kinds(rows, first)) if dim == 1 else
+                    _periodic_runs(size, *sample, _output_period(tiles, rows, first, layout))
+                    if dim == 2 else _runs(size, *sample))
+            # Sampled where its runs are fewer tiles than the dim, else run whole (exact).
+            choices.append(runs if sum(len(t) for _, t in runs) < size else
+                           [(1.0, list(range(size)))])
+    total = 0.0
+    for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
+        small = _Selected(tiles, m, rows, sb, sk, sj)
+        program = tile_program(len(sb) * rows, len(sk) * n, len(sj) * n, n, layout,
+                           bool(tiles.table.vectors))
+        total += wb * wk * wj * cycles_of(program, small.costs(program.tiles), config)
+    return round(total)
