@@ -20,7 +20,7 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-from glc.cost.sampling import extrapolated
+from glc.cost.sampling import extrapolated, weight_port
 from glc.cost.tiles import NO_TABLE, KernelTiles, TableCost
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
@@ -86,16 +86,19 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
             plans[found] = None
     # The fastest plan, the first of equals, costing plans in order of their lower bound
     # and none whose bound shows it cannot win (each a few milliseconds).
-    sizes = [_dense_bytes(t) for t in b]
-    weights = sum(sizes) if all(sizes) else 0
+    layouts = list(filter(None, plans))
+    # The weights' port cycles matter where some plan reloads them block after block.
+    weights = weight_port(tiles) if any(layout.block_rows < m for layout in layouts) else \
+        (0.0, 0.0)
     written = math.prod(c.view.dims) * c.element
     bounds = sorted((_bound(m, len(k_tiles), len(o_tiles), layout, weights, written, config),
-                     index, layout) for index, layout in enumerate(filter(None, plans)))
+                     index, layout) for index, layout in enumerate(layouts))
     first = None
     for bound, index, layout in bounds:
         if best is not None and (bound, index) > (best.cycles, first):
             continue
-        cycles = extrapolated(m, len(k_tiles), len(o_tiles), layout, tiles, config)
+        # The bound holds on the machine: an extrapolation below it is held to it.
+        cycles = max(extrapolated(m, len(k_tiles), len(o_tiles), layout, tiles, config), bound)
         if best is None or (cycles, index) < (best.cycles, first):
             first = index
             best = Estimate(cycles, layout.order, layout.block_rows, layout.weight_group,
@@ -115,23 +118,21 @@ def fills_queue(tiles: KernelTiles, rows: int, config: HwConfig) -> bool:
     return tiles.load_a(0, rows, 0)[0] > config.queue_depth // 2
 
 
-def _dense_bytes(t: Target) -> int:
-    """The bytes of a view that reads each element once (no padding, no broadcast), else 0."""
-    dense = not t.view.coords and all(d.stride for d in t.view.digits())
-    return math.prod(t.view.dims) * t.element if dense else 0
-
-
-def _bound(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, weights: int, written: int,
-           config: HwConfig) -> int:
+def _bound(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout,
+           weights: tuple[float, float], written: int, config: HwConfig) -> int:
     """A lower bound on the cycles of the plan's kernel (glc/cost/pipeline.py's rules): the
     array streams each step's rows one MATMUL after another and starts a PRELOAD at most
-    every N cycles; the port moves at most ``dram_port_bytes`` a beat, every block loading
-    all ``weights`` (0 where a weight view is not dense) and the result written once."""
+    every N cycles; the port is held a cycle per set-up and per beat, every block loading
+    all the weights (``weights``: their set-up cycles and beats, sampling.py's
+    ``weight_port``; a plan grouping or splitting weight LOADs counted by beats alone) and
+    the result written once, ``dram_port_bytes`` a beat."""
     n = config.array_size
     blocks = -(-m // layout.block_rows)
     steps = blocks * (tiles_k * tiles_j - (tiles_j // 2 if layout.split else 0))
+    set_up, beats = weights
+    per_block = beats + (set_up if layout.weight_group == 1 and not layout.split else 0)
     return max(steps * max(layout.block_rows, n),
-               (blocks * weights + written) // config.dram_port_bytes)
+               int(blocks * per_block) + written // config.dram_port_bytes)
 
 
 def splittable(config: HwConfig, k_tiles, o_tiles) -> bool:

@@ -181,9 +181,7 @@ def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: 
             runs = (_k_runs(size, *sample, tiles.k_kinds(rows, first)) if dim == 1 else
                     _periodic_runs(size, *sample, _output_period(tiles, rows, first, layout))
                     if dim == 2 else _runs(size, *sample))
-            # Sampled where its runs are fewer tiles than the dim, else run whole (exact).
-            choices.append(runs if sum(len(t) for _, t in runs) < size else
-                           [(1.0, list(range(size)))])
+            choices.append(_fewer(size, runs))
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):
         small = _Selected(tiles, m, rows, sb, sk, sj)
@@ -191,3 +189,38 @@ def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: 
                            bool(tiles.table.vectors))
         total += wb * wk * wj * cycles_of(program, small.costs(program.tiles), config)
     return round(total)
+
+
+def _fewer(size: int, runs: list[tuple[float, list[int]]]) -> list[tuple[float, list[int]]]:
+    """``runs`` where they are fewer tiles than the dim's ``size``, else the dim whole (exact
+    and no dearer)."""
+    return runs if sum(len(t) for _, t in runs) < size else [(1.0, list(range(size)))]
+
+
+def weight_port(tiles: KernelTiles) -> tuple[float, float]:
+    """The set-up cycles and DRAM beats of loading every weight tile once — what each block
+    of A rows loads, in either step order — summed over K tiles and output tiles sampled as
+    the runs sample them (more than LONG tiles: runs of SPAN and SPAN + PERIOD, K tiles per
+    kind, output tiles in whole periods) and extrapolated, which is exact for a sum where the
+    middle tiles are alike by kind. Beats without the drains inside a tile (the port is free
+    there: ``Dma.gaps``). A bound on the cycles of a plan of many blocks, each reloading the
+    weights, where the weight view is not dense (an im2col image's: 24 M cycles for a k-outer
+    plan of 5-row blocks against 2.07 M for the best, costed in full before)."""
+    dims = []
+    for size, kinds in ((len(tiles.k_tiles), tiles.k_kinds), (len(tiles.o_tiles), None)):
+        if size <= LONG:
+            dims.append([(1.0, list(range(size)))])
+            continue
+        first = SPAN - 1
+        dims.append(_fewer(size, _k_runs(size, SPAN, SPAN + PERIOD, kinds(tiles.n, first))
+                           if kinds else
+                           _periodic_runs(size, SPAN, SPAN + PERIOD,
+                                          tiles.output_period(tiles.n, first))))
+    set_up = beats = 0.0
+    for (wk, sk), (wj, sj) in itertools.product(*dims):
+        for kk in sk:
+            for j in sj:
+                count, moved, _, gaps = tiles.load_b(kk, j)
+                set_up += wk * wj * count
+                beats += wk * wj * (sum(b for b, _ in gaps) if gaps else moved)
+    return set_up, beats

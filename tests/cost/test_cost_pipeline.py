@@ -152,6 +152,30 @@ LAYERS = {
 }
 
 
+@pytest.mark.parametrize("layer", [_nchw_conv(64, 3, 64, 7, 2, 3), _nhwc_conv(39, 2, 172, 5, 1, 2),
+                                   _nchw_conv(39, 227, 19, 3, 3, 1)])
+def test_the_weights_port_cycles_sampled_are_those_of_every_weight_tile(layer, tmp_path,
+                                                                        monkeypatch):
+    """sampling.weight_port sums the set-up cycles and beats of every weight tile from samples
+    of K tiles (per kind) and output tiles (in whole periods): on a stem's im2col image (64
+    output tiles), an NHWC image of 39-pixel rows (a period of 3) and K tiles of three kinds,
+    the sums over every tile of every kernel the search costs."""
+    (tmp_path / "layer.gls").write_text(layer)
+    calls = []
+    weight_port = cost_kernel.weight_port
+    monkeypatch.setattr(cost_kernel, "weight_port",
+                        lambda tiles: calls.append((tiles, weight_port(tiles))) or calls[-1][1])
+    config = load_config("n16")
+    compile_program(load(tmp_path), rules=select(DEFAULT, config.array_size), config=config)
+    assert any(len(t.k_tiles) > sampling.LONG or len(t.o_tiles) > sampling.LONG
+               for t, _ in calls)
+    for tiles, (set_up, beats) in calls:
+        costs = [tiles.load_b(kk, j) for kk in range(len(tiles.k_tiles))
+                 for j in range(len(tiles.o_tiles))]
+        assert round(set_up) == sum(c[0] for c in costs)
+        assert round(beats) == sum(sum(b for b, _ in c[3]) if c[3] else c[1] for c in costs)
+
+
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_the_estimate_of_each_searched_layer_schedule_is_within_2_percent(name, tmp_path):
     (tmp_path / f"{name}.gls").write_text(LAYERS[name])
@@ -225,20 +249,20 @@ BOUNDED = [(64, 147, 2048, "n16", 4), (196, 256, 1024, "n16", 0), (3136, 24, 144
 def test_plans_a_bound_rules_out_are_no_faster_and_the_search_picks_as_without_it(
         monkeypatch, m, k, n_out, config_name, skips):
     """_estimate costs plans in order of a lower bound and skips those it shows cannot win:
-    every plan's bound is at most its estimate, the estimate of the chosen plan's kernel at
-    most the instruction-level cycles (the bound is one on the machine, not only the model),
-    the plans skipped are those expected, and the search picks what costing every plan
+    the bound of the chosen plan's kernel is at most its instruction-level cycles (the bound
+    is one on the machine, not only the model), the plans skipped are those expected, and
+    the search picks what costing every plan (its extrapolated cycles held to its bound)
     picks."""
     config = load_config(config_name)
     a = Target(row_major("a", (m, k)), 0, 1)
     b = Target(row_major("b", (k, n_out)), m * k, 1)
     c = Target(row_major("c", (m, n_out)), m * k + k * n_out, 1)
     tiling = shape(a, b, config.array_size)
-    costed, bounds = [], []
+    costed, bounds, seen = [], [], []
     extrapolated, bound = cost_kernel.extrapolated, cost_kernel._bound
     monkeypatch.setattr(cost_kernel, "extrapolated",
-                        lambda *args: costed.append((args[3], extrapolated(*args))) or
-                        costed[-1][1])
+                        lambda *args: seen.append(args[4]) or
+                        costed.append((args[3], extrapolated(*args))) or costed[-1][1])
     monkeypatch.setattr(cost_kernel, "_bound",
                         lambda *args: bounds.append((args[3], bound(*args))) or bounds[-1][1])
 
@@ -249,13 +273,13 @@ def test_plans_a_bound_rules_out_are_no_faster_and_the_search_picks_as_without_i
 
     pruned = search()
     skipped = len(bounds) - len(costed)
-    monkeypatch.setattr(cost_kernel, "_bound", lambda *args: 0)
-    assert search() == pruned
-    figures = dict(costed)
-    assert all(low <= figures[layout] for layout, low in bounds)
-    layout = next(layout for layout, _ in costed
-                  if (layout.order, layout.block_rows, layout.weight_group, layout.split) ==
-                  (pruned.order, pruned.block_rows, pruned.group, pruned.split))
+    every = [(max(extrapolated(m, len(tiling.k_tiles), len(tiling.o_tiles), layout, seen[0],
+                               config), low), index, layout)
+             for index, (layout, low) in enumerate(bounds)]
+    cycles, _, layout = min(every, key=lambda plan: plan[:2])
+    assert (pruned.cycles, pruned.order, pruned.block_rows, pruned.group, pruned.split,
+            pruned.spread) == (cycles, layout.order, layout.block_rows, layout.weight_group,
+                               layout.split, layout.spread)
     chosen = build_kernel("t", a, b, c, False, True, 7, config, pruned.order,
                           block_rows=pruned.block_rows, group=pruned.group, split=pruned.split)
     assert dict(bounds)[layout] <= predict(chosen.instructions, config).counters.cycles
