@@ -11,12 +11,15 @@ candidate; an estimate the cache already holds costs nothing and is not counted)
 With ``--rtl`` a sample of rows also runs on the Verilator RTL: its result must equal the
 independently computed output and its cycles the prediction. The last two rows are the
 headline: the MAC-weighted efficiency (Σ MACs·efficiency / Σ MACs), with the whole suite's
-compile seconds and the median and longest estimate, and the worst layer.
+compile seconds and the median and longest estimate (and the longest without the garbage
+collections that land inside one: a full one walks the whole process's heap), and the worst
+layer.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import statistics
 import sys
 import tempfile
@@ -55,7 +58,7 @@ def run(rtl: bool = False) -> list[dict]:
     """One row per (layer, layout) on n16, then the headline rows."""
     with _Costing() as costing:
         found = measure_all(CONFIG, rtl, costing=costing)
-    return found + headline(found, costing.times)
+    return found + headline(found, costing)
 
 
 def measure_all(config_name: str, rtl: bool = False, unfit_ok: bool = False,
@@ -75,9 +78,8 @@ def measure_all(config_name: str, rtl: bool = False, unfit_ok: bool = False,
                 row = measure(layer, layout, folder, made["output"], config,
                               rtl and name in RTL_SAMPLE)
                 if costing:
-                    times = costing.times[before:]
-                    row["estimates"] = len(times)
-                    row["costing ms"] = round(1000 * max(times, default=0), 1)
+                    row["estimates"] = len(costing.times) - before
+                    row["costing ms"] = round(1000 * max(costing.times[before:], default=0), 1)
                 found.append(row)
             except GlcError:
                 if not unfit_ok:
@@ -117,26 +119,50 @@ def measure(layer, layout: str, folder: Path, expected: np.ndarray, config,
 
 class _Costing:
     """Times each kernel estimate the analytic model computes (glc/cost/kernel.py's memoised
-    ``_estimate``, wrapped for the run: hits of its cache are not timed)."""
+    ``_estimate``, wrapped for the run: hits of its cache are not timed), and apart the
+    interpreter's garbage collections inside it (``collected``: a full one walks the whole
+    process's heap, the compile's too, whichever estimate it lands in)."""
 
     def __enter__(self) -> _Costing:
         self.times: list[float] = []
+        self.collected: list[float] = []
         self.saved = cost_kernel._estimate
         compute = self.saved.__wrapped__
+        pauses = [0.0, 0.0]  # the collections' seconds so far, the current one's start
+
+        def paused(phase: str, info: dict) -> None:
+            if phase == "start":
+                pauses[1] = time.perf_counter()
+            else:
+                pauses[0] += time.perf_counter() - pauses[1]
 
         def timed(*args):
-            start = time.perf_counter()
+            start, before = time.perf_counter(), pauses[0]
             try:
                 return compute(*args)
             finally:
                 self.times.append(time.perf_counter() - start)
+                self.collected.append(pauses[0] - before)
 
+        self.paused = paused
+        gc.callbacks.append(paused)
         cost_kernel._estimate = functools.lru_cache(
             maxsize=self.saved.cache_parameters()["maxsize"])(timed)
         return self
 
     def __exit__(self, *exc) -> None:
         cost_kernel._estimate = self.saved
+        gc.callbacks.remove(self.paused)
+
+    def figures(self, first: int = 0) -> str:
+        """The median and longest estimate from the ``first``, in ms, and the longest without
+        the collections inside it."""
+        times = self.times[first:]
+        if not times:
+            return ""
+        own = [t - g for t, g in zip(times, self.collected[first:], strict=True)]
+        return (f"median {1000 * statistics.median(times):.1f}, max {1000 * max(times):.1f} "
+                f"({1000 * max(own):.1f} without GC)")
 
 
 def _model_error(program) -> float | None:
@@ -148,18 +174,16 @@ def _model_error(program) -> float | None:
     return round(100 * max(errors, key=abs), 2) if errors else None
 
 
-def headline(found: list[dict], times: list[float]) -> list[dict]:
+def headline(found: list[dict], costing: _Costing) -> list[dict]:
     """The MAC-weighted efficiencies over every row with the estimates' median and longest
-    seconds (``times``), and the worst row by roofline efficiency of all and of those that are
-    no depthwise conv (issue 10 holds the two to different bars)."""
+    (``costing``), and the worst row by roofline efficiency of all and of those that are no
+    depthwise conv (issue 10 holds the two to different bars)."""
     macs = sum(r["MACs"] for r in found)
     weighted = {key: round(sum(r["MACs"] * (r[key] or 0) for r in found) / macs, 4)
                 for key in ("eff(ideal)", "eff(limit)")}
     rows = [{"network": "MAC-weighted", "layer": f"{len(found)} rows", "MACs": macs, **weighted,
              "compile s": round(sum(r["compile s"] for r in found), 1),
-             "estimates": len(times),
-             "costing ms": f"median {1000 * statistics.median(times):.1f}, "
-                           f"max {1000 * max(times):.1f}" if times else None}]
+             "estimates": len(costing.times), "costing ms": costing.figures() or None}]
     for label, among in (("worst layer", found),
                          ("worst non-depthwise", [r for r in found
                                                   if not r["layer"].startswith("dw ")])):
