@@ -199,23 +199,19 @@ def _fewer(size: int, runs: list[tuple[float, list[int]]]) -> list[tuple[float, 
 
 def weight_port(tiles: KernelTiles) -> tuple[float, float]:
     """The set-up cycles and DRAM beats of loading every weight tile once — what each block
-    of A rows loads, in either step order — summed over K tiles and output tiles sampled as
-    the runs sample them (more than LONG tiles: runs of SPAN and SPAN + PERIOD, K tiles per
-    kind, output tiles in whole periods) and extrapolated, which is exact for a sum where the
-    middle tiles are alike by kind. Beats without the drains inside a tile (the port is free
+    of A rows loads, in either step order — summed over samples of the K tiles (per kind)
+    and the output tiles (in whole periods) and extrapolated, which is exact for a sum where
+    the middle tiles are alike by kind: no pipeline to fill, so the samples are the shortest
+    (SAMPLE and SAMPLE + 1 tiles). Beats without the drains inside a tile (the port is free
     there: ``Dma.gaps``). A bound on the cycles of a plan of many blocks, each reloading the
     weights, where the weight view is not dense (an im2col image's: 24 M cycles for a k-outer
     plan of 5-row blocks against 2.07 M for the best, costed in full before)."""
     dims = []
+    a, b = SAMPLE, SAMPLE + 1
     for size, kinds in ((len(tiles.k_tiles), tiles.k_kinds), (len(tiles.o_tiles), None)):
-        if size <= LONG:
-            dims.append([(1.0, list(range(size)))])
-            continue
-        first = SPAN - 1
-        dims.append(_fewer(size, _k_runs(size, SPAN, SPAN + PERIOD, kinds(tiles.n, first))
-                           if kinds else
-                           _periodic_runs(size, SPAN, SPAN + PERIOD,
-                                          tiles.output_period(tiles.n, first))))
+        dims.append([(1.0, list(range(size)))] if size <= b else
+                    _fewer(size, _k_runs(size, a, b, kinds(tiles.n, a - 1)) if kinds else
+                           _periodic_runs(size, a, b, tiles.output_period(tiles.n, a - 1))))
     set_up = beats = 0.0
     for (wk, sk), (wj, sj) in itertools.product(*dims):
         for kk in sk:
