@@ -111,10 +111,10 @@ def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool
 def fills_queue(tiles: KernelTiles, rows: int, config: HwConfig) -> bool:
     """Whether an A slice of ``rows`` rows (the first K tile's) is more LOADs than half the
     LOAD queue (a transposing slice is a LOAD per N rows): k-outer then costs its plans with
-    the slices loaded in parts too (gemm_plan.py, ``spread``). The model takes the queues as
-    deep enough; a slice that fills the LOAD queue holds the dispatcher, and with it the
-    array's next steps, until the queue drains (6 % of an NCHW 1×1 1024→256 @14 kernel's
-    cycles, its estimate then 1.9 % low), and its LOADs hold the port from the weights."""
+    the slices loaded in parts too (gemm_plan.py, ``spread``): a slice that fills the LOAD
+    queue holds the dispatcher, and with it the array's next steps, until the queue drains
+    (6 % of an NCHW 1×1 1024→256 @14 kernel's cycles), and its LOADs hold the port from the
+    weights."""
     return tiles.load_a(0, rows, 0)[0] > config.queue_depth // 2
 
 
@@ -148,9 +148,10 @@ def _group(tiles: KernelTiles, config: HwConfig) -> int:
     tiles, whose every group's LOADs take at most half the LOAD queue, for an output tile of
     each width (an image row of 28 pixels is cut 16 + 12, and a 12-pixel transposed tile is a
     LOAD a K tile where a 16-pixel one is a LOAD a group) and the last. The dispatcher hands
-    out a group's LOADs ahead of the MATMULs before them, in program order, and this model
-    takes the queues as deep enough (a group of 13 pieces, K = 200 cut into N-row LOADs, ran
-    31 % over its estimate). Only blocks of fewer than GROUP_ROWS·N rows are grouped: at that
+    out a group's LOADs ahead of the MATMULs before them, in program order, so a group of
+    more holds the array's next steps behind a full LOAD queue (a group of 13 pieces, K = 200
+    cut into N-row LOADs, ran 31 % over its estimate while the model took the queues as deep
+    enough). Only blocks of fewer than GROUP_ROWS·N rows are grouped: at that
     many rows a step the tiles' own LOADs and their drains hide behind the MATMULs."""
     tiles_k = len(tiles.k_tiles)
     widths = {count: j for j, (_, count) in reversed(list(enumerate(tiles.o_tiles)))}

@@ -6,9 +6,12 @@ plus one cycle per DRAM beat), a PRELOAD, a MATMUL chunk. This module runs the t
 docs/isa.md ("Timing") over those operations instead of over the instructions: the units in
 order, the dependency tokens (the k-th pop of a counter is released by its k-th push), the DRAM
 port shared by LOAD and STORE (LOAD wins a tie), PRELOAD/MATMUL streaming with its fill and
-drain of 2N − 1 cycles, and the dispatcher's one word per cycle. A tile operation holds the port
-for all of its instructions (the machine may let the other unit in between two of them); the
-queues are taken as deep enough (the lowering's schedules keep them fed). Its error against the
+drain of 2N − 1 cycles, and the dispatcher's one word per cycle into queues of
+``queue_depth`` entries (a unit's full queue holds the dispatcher, and with it every unit's
+next instructions: a slice of many LOADs or a slow array's MATMULs; with queues taken as deep
+enough, candidates of the layer suite were estimated up to 17 % low). A tile operation holds
+the port for all of its instructions (the machine may let the other unit in between two of
+them), and frees its queue entries as if they issued evenly over that hold. Its error against the
 instruction-level model (glc/isa/cycles.py) is measured on the layer suite
 (tests/cost/test_cost_pipeline.py, docs/lowering.md "The cost model").
 """
@@ -84,40 +87,80 @@ _NEVER = 1 << 62  # the issue cycle of an operation waiting on a token not pushe
 def run(ops: list[Op], config: HwConfig) -> int:
     """The predicted cycles of the tile operations ``ops`` (program order) ending in HALT.
 
-    Each unit issues its queue in order, an operation at the earliest cycle its dispatch, its
-    unit, its tokens and (a DMA) the port allow. The array shares nothing with LOAD and STORE
-    but tokens, and a push's cycle is final once made, so the array runs ahead as far as the
-    pushes it pops are known; then the DMA of the two that can issue first takes the port
-    (LOAD on a tie), and the array goes on. A DMA waiting on a push the array has not made yet
+    The dispatcher hands out one instruction a cycle in program order, each into its unit's
+    queue of ``queue_depth`` entries, waiting while that queue is full (an entry frees when
+    its instruction issues); each unit issues its queue in order, an operation at the
+    earliest cycle its dispatch, its unit, its tokens and (a DMA) the port allow. The array
+    shares nothing with LOAD and STORE but tokens and the dispatcher, and a push's or an
+    issue's cycle is final once made, so the array runs ahead as far as the pushes it pops
+    and its dispatch are known; then the DMA of the two that can issue first takes the port
+    (LOAD on a tie), and the array goes on. A DMA waiting on a push or a dispatch not made yet
     issues after the one chosen: the array is held up, directly or not, by a DMA not issued
     yet, and every operation ends after it issues. So this is the event loop over the units
     in cycle order, without comparing the array's cycles with the DMAs' (written for speed,
-    ~0.4 µs an operation: the schedule search runs it for every candidate). A DMA with gaps
-    issues its instructions one after another in one step of the loop until the other DMA
-    unit would take the port in a gap (nothing else moves meanwhile: the array waits on no
-    push the DMA makes before its last instruction)."""
-    n = config.array_size
+    ~0.5 µs an operation: the schedule search runs it for every candidate). A DMA with gaps
+    issues its instructions one after another in one step of the loop while the other DMA
+    unit's next operation is dispatched and would not take the port in a gap (nothing else
+    moves meanwhile: the array waits on no push the DMA makes before its last instruction).
+    A DMA without gaps frees its queue entries as if its instructions issued evenly over its
+    hold of the port."""
+    n, depth = config.array_size, config.queue_depth
     queues: tuple[list[tuple], ...] = ([], [], [])
-    issue: tuple[list[int], ...] = ([], [], [])  # per operation: its dispatch cycle + 1
-    words = 0
     for op in ops:
-        # One word a cycle, word 0 in cycle 1 (docs/isa.md), issue at the earliest the cycle
-        # after.
         queues[op[0]].append(op)
-        issue[op[0]].append(words + 2)
-        words += op[2]
-    (loads, array, stores), (load_issue, array_issue, store_issue) = queues, issue
-    n_loads, n_array, n_stores = len(loads), len(array), len(stores)
+    units, counts = [op[0] for op in ops], [op[2] for op in ops]
+    (loads, array, stores) = queues
+    n_ops, n_loads, n_array, n_stores = len(ops), len(loads), len(array), len(stores)
+    # Per unit: each dispatched operation's earliest issue (its first instruction's dispatch
+    # + 1), each issued instruction's issue cycle, the instructions dispatched.
+    issue: tuple[list[int], ...] = ([], [], [])
+    (load_issue, array_issue, store_issue) = issue
+    issued_at: tuple[list[int], ...] = ([], [], [])
+    exec_issued = issued_at[EXEC]
+    queued = [0, 0, 0]
+    at = part = dispatched = 0  # the dispatcher: next operation, its instructions out, cycle
     # Each counter's pushes, sorted (a counter nobody pops is pushed all the same: never read).
     pushed: list[list[int]] = [[] for _ in range(COUNTERS)]
     popped = [0] * COUNTERS
-    last = words + 1  # HALT dispatches in cycle `words`
-    port = exec_next = stream = preload_done = free_load = free_store = 0
+    last = port = exec_next = stream = preload_done = free_load = free_store = 0
     load = head = store = 0  # each queue's next operation
     issued = [0, 0, 0]  # per DMA unit: the instructions of its next operation already issued
     # Comparisons, not max(): a call costs more than the rest of a step.
     while True:
-        while head < n_array:  # the array, as far as the pushes it pops are known
+        while at < n_ops:  # the dispatcher, as far as the queues' issues are known
+            unit, count = units[at], counts[at]
+            times = issued_at[unit]
+            if count == 1:  # the common case: one instruction
+                k = queued[unit] - depth  # the instruction whose issue frees an entry
+                if k < 0:
+                    dispatched += 1
+                elif k < len(times):
+                    dispatched = times[k] + 1 if times[k] >= dispatched else dispatched + 1
+                else:
+                    break
+                issue[unit].append(dispatched + 1)
+                queued[unit] += 1
+                at += 1
+                continue
+            while part < count:
+                k = queued[unit] - depth  # the instruction whose issue frees an entry
+                if k < 0:
+                    dispatched += 1
+                elif k < len(times):
+                    dispatched = times[k] + 1 if times[k] >= dispatched else dispatched + 1
+                else:
+                    break
+                if not part:
+                    issue[unit].append(dispatched + 1)
+                part += 1
+                queued[unit] += 1
+            if part < count:
+                break
+            if not count:  # nothing to move: issues with the next word
+                issue[unit].append(dispatched + 2)
+            at += 1
+            part = 0
+        while head < len(array_issue):  # the array, as far as its pops and dispatch are known
             op = array[head]
             t = array_issue[head]
             for counter in op[4]:
@@ -145,6 +188,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 end = preload_done = t + n
             else:  # SYNC: its tokens, a cycle
                 exec_next = end = t + 1
+            exec_issued.append(t)
             for counter in op[5]:
                 times = pushed[counter]
                 if not times or times[-1] <= end:
@@ -154,9 +198,11 @@ def run(ops: list[Op], config: HwConfig) -> int:
             if end > last:
                 last = end
             head += 1
+        if at < n_ops and queued[ops[at][0]] - depth < len(issued_at[ops[at][0]]):
+            continue  # the array freed the entry the dispatcher waits for
         # The port: the LOAD or STORE that can issue first.
         at_load = at_store = _NEVER
-        if load < n_loads:
+        if load < len(load_issue):
             at_load = load_issue[load]
             if free_load > at_load:
                 at_load = free_load
@@ -169,7 +215,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                     break
                 if times[popped[counter]] > at_load:
                     at_load = times[popped[counter]]
-        if store < n_stores:
+        if store < len(store_issue):
             at_store = store_issue[store]
             if free_store > at_store:
                 at_store = free_store
@@ -184,21 +230,28 @@ def run(ops: list[Op], config: HwConfig) -> int:
                     at_store = times[popped[counter]]
         if at_load <= at_store:
             if at_load == _NEVER:
-                if head < n_array or load < n_loads or store < n_stores:
+                if head < n_array or load < n_loads or store < n_stores or at < n_ops:
                     raise ValueError("the tile operations deadlock")
-                return last
+                return last if last > dispatched + 1 else dispatched + 1  # HALT's dispatch
             # The other unit takes the port in a gap where it can issue before the DMA's
             # next instruction: a STORE strictly before (a LOAD wins a tie), a LOAD at the
-            # same cycle too.
-            op, t, other, lag = loads[load], at_load, at_store + 1, 1
+            # same cycle too. One not dispatched yet is dispatched during the DMA only where
+            # the dispatcher waits on the DMA's own queue: then an instruction at a time.
+            op, t, lag, other = loads[load], at_load, 1, at_store + 1
+            waiting = store == len(store_issue) < n_stores
         else:
-            op, t, other, lag = stores[store], at_store, at_load, 0
+            op, t, lag, other = stores[store], at_store, 0, at_load
+            waiting = load == len(load_issue) < n_loads
         unit, gaps, done = op[0], op[7], issued[op[0]]
+        if waiting and at < n_ops and ops[at][0] == unit:
+            other = 0
+        times = issued_at[unit]
         if not done:
             for counter in op[4]:
                 popped[counter] += 1
         if gaps:  # its instructions in turn, up to a gap the other unit would take
             while True:
+                times.append(t)
                 moved, drain = gaps[done]
                 port = t + 1 + moved
                 end = t = port + drain
@@ -207,7 +260,12 @@ def run(ops: list[Op], config: HwConfig) -> int:
                     break
             issued[unit] = done if done < len(gaps) else 0
         else:
-            port = t + op[2] + op[3]
+            held, count = op[2] + op[3], op[2]
+            if count == 1:
+                times.append(t)
+            else:
+                times.extend(t + j * held // count for j in range(count))
+            port = t + held
             end = port + op[6]
         if unit == LOAD:
             free_load = end

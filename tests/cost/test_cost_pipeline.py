@@ -192,8 +192,11 @@ def test_the_estimate_of_each_searched_layer_schedule_is_within_2_percent(name, 
 def test_a_large_gemm_is_estimated_from_a_sample_as_if_run_whole(monkeypatch):
     """512x256x512: more steps than the model runs whole, so it is extrapolated from samples
     of its blocks, K tiles and output tiles (glc/cost/sampling.py, extrapolated): the same
-    figure as the whole run to 0.1 %, and the faster order's within 2 % of the instruction
-    level."""
+    figure as the whole run to 0.2 %, and each order's within 0.2 % of the instruction level
+    (k-outer's whole run was 2.1 % low while the model took the queues as deep enough, its
+    sample equal to it; with the dispatcher's queues the whole run is exact and the sample
+    0.11 % off it: the output tiles' runs of 12 and 18 average a per-tile cost that now
+    repeats every 12)."""
     config = load_config("n16")
     m, k, n_out = 512, 256, 512
     a = Target(row_major("a", (m, k)), 0, 1)
@@ -209,10 +212,10 @@ def test_a_large_gemm_is_estimated_from_a_sample_as_if_run_whole(monkeypatch):
     sampled = {order: cycles(order) for order in ("k-outer", "j-outer")}
     monkeypatch.setattr(sampling, "WHOLE", 1 << 30)
     for order, figure in sampled.items():
-        assert abs(figure - cycles(order)) <= 0.001 * figure, order
-    order = min(sampled, key=sampled.get)
-    kernel = build_kernel("t", a, b, c, True, False, 0, config, order)
-    assert _close(sampled[order], predict(kernel.instructions, config).counters.cycles)
+        assert abs(figure - cycles(order)) <= 0.002 * figure, order
+        kernel = build_kernel("t", a, b, c, True, False, 0, config, order)
+        exact = predict(kernel.instructions, config).counters.cycles
+        assert abs(figure - exact) <= 0.002 * exact, order
 
 
 @pytest.mark.parametrize("column_split", [0, 1])
@@ -288,49 +291,76 @@ def test_plans_a_bound_rules_out_are_no_faster_and_the_search_picks_as_without_i
 
 def _reference_run(ops, config) -> int:
     """docs/isa.md's timing over tile operations, every unit's candidate recomputed at every
-    step and no periods skipped: what pipeline.run must give."""
-    n = config.array_size
+    step and no periods skipped: what pipeline.run must give. The dispatcher hands out an
+    instruction a cycle in program order into its unit's queue of ``queue_depth`` entries,
+    an entry freed by its instruction's issue (a DMA's instructions issuing evenly over its
+    hold of the port)."""
+    n, depth = config.array_size, config.queue_depth
     ops = [one for op in ops for one in _instructions(op)]
-    queues, words = [[], [], [], []], 0
+    queues = [[], [], [], []]
     for op in ops:
-        queues[op[0]].append((words + 2, *op[1:7]))
-        words += op[2]
+        queues[op[0]].append(op[1:7])
+    ready = [[], [], [], []]  # per unit, per dispatched operation: its earliest issue
+    issued = [[], [], [], []]  # per unit, each instruction's issue cycle
+    queued, state = [0] * 4, {"next": 0, "out": 0, "cycle": 0}
+
+    def dispatch():
+        while state["next"] < len(ops):
+            unit, count = ops[state["next"]][0], ops[state["next"]][2]
+            while state["out"] < count:
+                k = queued[unit] - depth
+                if k >= len(issued[unit]):
+                    return
+                state["cycle"] = max(state["cycle"] + 1, issued[unit][k] + 1 if k >= 0 else 0)
+                if state["out"] == 0:
+                    ready[unit].append(state["cycle"] + 1)
+                state["out"] += 1
+                queued[unit] += 1
+            if count == 0:
+                ready[unit].append(state["cycle"] + 2)
+            state["next"], state["out"] = state["next"] + 1, 0
+
     heads, free, pushed, popped = [0] * 4, [0] * 4, [[] for _ in range(4)], [0] * 4
     consumer = {c: op[0] for op in ops for c in op[4]}
-    port = exec_next = stream = preload_done = 0
-    last = words + 1
+    port = exec_next = stream = preload_done = last = 0
     for _ in ops:
+        dispatch()
         cands = []
         for unit, queue in enumerate(queues):
-            if heads[unit] == len(queue):
+            if heads[unit] == len(ready[unit]):
                 continue
-            issue, kind, _, _, pops, _, _ = queue[heads[unit]]
+            kind, _, _, pops, _, _ = queue[heads[unit]]
             if any(popped[c] >= len(pushed[c]) for c in pops):
                 continue
-            t = max([issue, free[unit], *(sorted(pushed[c])[popped[c]] for c in pops)])
+            t = max([ready[unit][heads[unit]], free[unit],
+                     *(sorted(pushed[c])[popped[c]] for c in pops)])
             t = max(t, port) if kind == DMA else max(t, exec_next, stream) if kind == MATMUL \
                 else max(t, exec_next, preload_done) if kind == PRELOAD else max(t, exec_next)
             cands.append((t, unit))
         t, unit = min(cands)
-        _, kind, instructions, length, pops, pushes, tail = queues[unit][heads[unit]]
+        kind, instructions, length, pops, pushes, tail = queues[unit][heads[unit]]
         heads[unit] += 1
         for c in pops:
             popped[c] += 1
         if kind == DMA:
+            issued[unit] += [t + j * (instructions + length) // instructions
+                             for j in range(instructions)]
             port = t + instructions + length
             end = free[unit] = port + tail
-        elif kind == MATMUL:
-            exec_next, stream, end = t + 1, t + length, t + length + 2 * n - 1
-        elif kind == PRELOAD:
-            exec_next, end = t + 1, t + n
-            preload_done = end
-        else:  # SYNC
-            exec_next = end = t + 1
+        else:
+            issued[unit].append(t)
+            if kind == MATMUL:
+                exec_next, stream, end = t + 1, t + length, t + length + 2 * n - 1
+            elif kind == PRELOAD:
+                exec_next, end = t + 1, t + n
+                preload_done = end
+            else:  # SYNC
+                exec_next = end = t + 1
         for c in pushes:
             if c in consumer:
                 pushed[c].append(end)
         last = max(last, end)
-    return last
+    return max(last, state["cycle"] + 1)  # HALT dispatches after the last instruction
 
 
 def _instructions(op) -> list[tuple]:
@@ -349,7 +379,8 @@ def test_the_array_run_ahead_of_the_dmas_gives_the_cycles_of_the_event_loop(seed
     """pipeline.run advances the array as far as the pushes it pops are known, then the DMA
     that can issue first: on gemm.py's programs of both orders, with random tile costs (the
     DMAs hidden behind the array, or the array waiting on them), it gives the cycles of the
-    event loop over the units in cycle order. Half the tiles of several instructions leave
+    event loop over the units in cycle order, with the dispatcher held by full queues (of
+    2 and of 8 entries). Half the tiles of several instructions leave
     the port between them (``Dma.gaps``: run takes them whole unless the other unit takes
     a gap, the reference an operation per instruction), and the programs include split
     MATMULs' (the last K tile's output tiles in pairs)."""
@@ -373,4 +404,6 @@ def test_the_array_run_ahead_of_the_dmas_gives_the_cycles_of_the_event_loop(seed
         layout = plan(m, k, n_out, canonical, MatrixRows(k), order, True, cap, split=split)
         program = steps.tile_program(m, k, n_out, 16, layout, bool(seed % 2))
         ops = program.instantiate([cost() for _ in program.tiles])
-        assert run(ops, config) == _reference_run(ops, config), (m, k, n_out, order)
+        for depth in (2, 8):  # the queues of n16, and queues the dispatcher often fills
+            deep = replace(config, queue_depth=depth)
+            assert run(ops, deep) == _reference_run(ops, deep), (m, k, n_out, order, depth)
