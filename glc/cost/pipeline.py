@@ -160,7 +160,8 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 issue[unit].append(dispatched + 2)
             at += 1
             part = 0
-        while head < len(array_issue):  # the array, as far as its pops and dispatch are known
+        ready = len(array_issue)
+        while head < ready:  # the array, as far as its pops and dispatch are known
             op = array[head]
             t = array_issue[head]
             for counter in op[4]:

@@ -333,6 +333,20 @@ class KernelTiles:
             memo["kinds"] = tuple(kinds.values())
         return memo["kinds"]
 
+    def block_period(self, m: int, rows: int, first: int) -> int:
+        """The shortest period up to MAX_PERIOD with which the kinds of the blocks of ``rows``
+        A rows from ``first`` but the last repeat (what the block's A slice of K tile 0 and
+        its STORE of output tile 0 move: an image's pixels cut into blocks across its rows,
+        98 rows of 56-pixel rows repeating every 4 blocks), 1 where none does."""
+        memo = _shared(("m", self.a[self.k_tiles[0][0]], self.k_tiles[0], self.c, self.mode,
+                        self.table, self.a_matrix, self.c_matrix, self.o_tiles[0], self.port,
+                        self.n, m, rows, first))
+        if "period" not in memo:
+            kinds = [(self.load_a(b * rows, rows, 0), self.store(b * rows, rows, 0))
+                     for b in range(first, -(-m // rows) - 1)]
+            memo["period"] = _period(kinds)
+        return memo["period"]
+
     def output_period(self, rows: int, first: int) -> int:
         """The shortest period up to MAX_PERIOD with which the kinds of the output tiles from
         ``first`` but the last repeat (what the tile's weights of K tile 0 and its STORE of
@@ -342,10 +356,14 @@ class KernelTiles:
         if "period" not in memo:
             kinds = [(self.load_b(0, j), self.store(0, rows, j))
                      for j in range(first, len(self.o_tiles) - 1)]
-            memo["period"] = next((p for p in range(1, MAX_PERIOD + 1)
-                                   if all(kinds[i] == kinds[i + p]
-                                          for i in range(len(kinds) - p))), 1)
+            memo["period"] = _period(kinds)
         return memo["period"]
+
+
+def _period(kinds: list) -> int:
+    """The shortest period up to MAX_PERIOD of ``kinds``, 1 where none holds."""
+    return next((p for p in range(1, MAX_PERIOD + 1)
+                 if all(kinds[i] == kinds[i + p] for i in range(len(kinds) - p))), 1)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -20,6 +20,7 @@ from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.isa.cycles import predict
 from glc.isa.gemm_plan import MatrixRows, plan
+from glc.lower import kernel as lower_kernel
 from glc.lower.kernel import build_kernel, kernel_estimate
 from glc.lower.table import StoreTable
 from glc.lower.tiling import shape
@@ -174,6 +175,36 @@ def test_the_weights_port_cycles_sampled_are_those_of_every_weight_tile(layer, t
                  for j in range(len(tiles.o_tiles))]
         assert round(set_up) == sum(c[0] for c in costs)
         assert round(beats) == sum(sum(b for b, _ in c[3]) if c[3] else c[1] for c in costs)
+
+
+def test_blocks_whose_kinds_repeat_are_sampled_in_whole_periods(tmp_path, monkeypatch):
+    """An NCHW 3×3 conv of 64 channels at 56×56, the pixels as A rows: blocks of 98 and 49
+    rows cut the image's 56-pixel rows at offsets that repeat every 4 and 8 blocks, so the
+    blocks' A slices move differently; from runs of 2 and 3 blocks a k-outer plan came out up
+    to 15 % above its whole run. Sampled in whole periods (KernelTiles.block_period), every
+    such candidate the search estimates equals its whole run."""
+    (tmp_path / "layer.gls").write_text(_nchw_conv(56, 64, 64, 3, 1, 1))
+    calls = []
+    estimate_of = lower_kernel.estimate
+    monkeypatch.setattr(lower_kernel, "estimate",
+                        lambda *args, **kw: calls.append(args) or estimate_of(*args, **kw))
+    config = load_config("n16")
+    compile_program(load(tmp_path), rules=select(DEFAULT, config.array_size), config=config)
+    pixels = [args for args in calls if args[0][0].view.dims[0] == 56 * 56]
+    assert pixels
+
+    def cycles(args, rows: int) -> int:
+        cost_kernel._estimate.cache_clear()
+        return estimate(*args[:9], orders=("k-outer",), block_rows=rows).cycles
+
+    steps = sampling.WHOLE
+    for args in pixels:
+        for rows in (98, 49):
+            sampled = cycles(args, rows)
+            monkeypatch.setattr(sampling, "WHOLE", 1 << 40)
+            whole = cycles(args, rows)
+            monkeypatch.setattr(sampling, "WHOLE", steps)
+            assert abs(sampled - whole) <= 0.001 * whole, (rows, sampled, whole)
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
