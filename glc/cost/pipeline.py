@@ -130,18 +130,6 @@ def run(ops: list[Op], config: HwConfig) -> int:
         while at < n_ops:  # the dispatcher, as far as the queues' issues are known
             unit, count = units[at], counts[at]
             times = issued_at[unit]
-            if count == 1:  # the common case: one instruction
-                k = queued[unit] - depth  # the instruction whose issue frees an entry
-                if k < 0:
-                    dispatched += 1
-                elif k < len(times):
-                    dispatched = times[k] + 1 if times[k] >= dispatched else dispatched + 1
-                else:
-                    break
-                issue[unit].append(dispatched + 1)
-                queued[unit] += 1
-                at += 1
-                continue
             while part < count:
                 k = queued[unit] - depth  # the instruction whose issue frees an entry
                 if k < 0:
