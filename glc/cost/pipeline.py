@@ -98,7 +98,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
     issues after the one chosen: the array is held up, directly or not, by a DMA not issued
     yet, and every operation ends after it issues. So this is the event loop over the units
     in cycle order, without comparing the array's cycles with the DMAs' (written for speed,
-    ~0.5 µs an operation: the schedule search runs it for every candidate). A DMA with gaps
+    ~0.6 µs an operation: the schedule search runs it for every candidate). A DMA with gaps
     issues its instructions one after another in one step of the loop while the other DMA
     unit's next operation is dispatched and would not take the port in a gap (nothing else
     moves meanwhile: the array waits on no push the DMA makes before its last instruction).
