@@ -124,7 +124,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
     popped = [0] * COUNTERS
     last = port = exec_next = stream = preload_done = free_load = free_store = 0
     load = head = store = 0  # each queue's next operation
-    issued = [0, 0, 0]  # per DMA unit: the instructions of its next operation already issued
+    started = [0, 0, 0]  # per DMA unit: the instructions of its next operation already issued
     # Comparisons, not max(): a call costs more than the rest of a step.
     while True:
         while at < n_ops:  # the dispatcher, as far as the queues' issues are known
@@ -197,7 +197,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 at_load = free_load
             if port > at_load:
                 at_load = port
-            for counter in () if issued[LOAD] else loads[load][4]:
+            for counter in () if started[LOAD] else loads[load][4]:
                 times = pushed[counter]
                 if popped[counter] >= len(times):
                     at_load = _NEVER
@@ -210,7 +210,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 at_store = free_store
             if port > at_store:
                 at_store = port
-            for counter in () if issued[STORE] else stores[store][4]:
+            for counter in () if started[STORE] else stores[store][4]:
                 times = pushed[counter]
                 if popped[counter] >= len(times):
                     at_store = _NEVER
@@ -231,7 +231,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
         else:
             op, t, lag, other = stores[store], at_store, 0, at_load
             waiting = load == len(load_issue) < n_loads
-        unit, gaps, done = op[0], op[7], issued[op[0]]
+        unit, gaps, done = op[0], op[7], started[op[0]]
         if waiting and at < n_ops and ops[at][0] == unit:
             other = 0
         times = issued_at[unit]
@@ -247,7 +247,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
                 done += 1
                 if done == len(gaps) or (other <= end and port + lag <= end):
                     break
-            issued[unit] = done if done < len(gaps) else 0
+            started[unit] = done if done < len(gaps) else 0
         else:
             held, count = op[2] + op[3], op[2]
             if count == 1:
@@ -258,12 +258,12 @@ def run(ops: list[Op], config: HwConfig) -> int:
             end = port + op[6]
         if unit == LOAD:
             free_load = end
-            if issued[LOAD]:
+            if started[LOAD]:
                 continue
             load += 1
         else:
             free_store = end
-            if issued[STORE]:
+            if started[STORE]:
                 continue
             store += 1
         for counter in op[5]:
