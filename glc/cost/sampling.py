@@ -158,13 +158,17 @@ def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: 
             # before the last, so groups alternate in pairs (a GEMV: +1 042, +2 036, … cycles
             # a group) and the runs differ by a pair.
             # Split MATMULs: tiles in pairs, the fifth waiting for the first's STORE (four
-            # accumulator tiles), so runs twice as long. A tile of few K tiles is few steps:
-            # runs of at least J_STEPS steps, PERIOD tiles apart (2 and 3 tiles of one step
-            # each were 7–43 % off on a 1-channel 1×1 conv at n4).
+            # accumulator tiles), so runs twice as long. Output tiles alternate between the
+            # accumulator's even and odd banks, so the runs differ by two tiles (two pairs):
+            # by one, an NCHW 1×1 256→64 @56's candidates came out 2.1 % high and a split
+            # one 4.4 % low. A tile of few K tiles is few steps: runs of at least J_STEPS
+            # steps, PERIOD tiles apart, rounded up to the banks' period (2 and 3 tiles of
+            # one step each were 7–43 % off on a 1-channel 1×1 conv at n4).
             pair = 2 if layout.split else 1
             first = max(SAMPLE * pair, -(-J_STEPS // tiles_k))
             samples[2] = GROUPED if layout.weight_group > 1 else \
-                (first, first + pair) if first == SAMPLE * pair else (first, first + PERIOD)
+                (first, first + 2 * pair) if first == SAMPLE * pair else \
+                (first, first + math.lcm(PERIOD, 2 * pair))
             samples[1] = long if tiles_k > LONG and layout.weight_group == 1 else None
         else:
             samples[2] = long if tiles_j > LONG else None
