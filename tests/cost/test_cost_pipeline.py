@@ -177,33 +177,44 @@ def test_the_weights_port_cycles_sampled_are_those_of_every_weight_tile(layer, t
         assert round(beats) == sum(sum(b for b, _ in c[3]) if c[3] else c[1] for c in costs)
 
 
-def test_blocks_whose_kinds_repeat_are_sampled_in_whole_periods(tmp_path, monkeypatch):
-    """An NCHW 3×3 conv of 64 channels at 56×56, the pixels as A rows: blocks of 98 and 49
-    rows cut the image's 56-pixel rows at offsets that repeat every 4 and 8 blocks, so the
-    blocks' A slices move differently; from runs of 2 and 3 blocks a k-outer plan came out up
-    to 15 % above its whole run. Sampled in whole periods (KernelTiles.block_period), every
-    such candidate the search estimates equals its whole run."""
-    (tmp_path / "layer.gls").write_text(_nchw_conv(56, 64, 64, 3, 1, 1))
+def _searched(tmp_path, monkeypatch, layer: str) -> list[tuple]:
+    """The arguments of every kernel estimate the search makes compiling ``layer`` on n16."""
+    (tmp_path / "layer.gls").write_text(layer)
     calls = []
     estimate_of = lower_kernel.estimate
     monkeypatch.setattr(lower_kernel, "estimate",
                         lambda *args, **kw: calls.append(args) or estimate_of(*args, **kw))
     config = load_config("n16")
     compile_program(load(tmp_path), rules=select(DEFAULT, config.array_size), config=config)
-    pixels = [args for args in calls if args[0][0].view.dims[0] == 56 * 56]
-    assert pixels
+    return calls
 
-    def cycles(args, rows: int) -> int:
+
+def _sampled_and_whole(monkeypatch, args: tuple, order: str, rows: int) -> tuple[int, int]:
+    """The estimate of one order and block cap for ``args``, sampled and run whole."""
+    def cycles() -> int:
         cost_kernel._estimate.cache_clear()
-        return estimate(*args[:9], orders=("k-outer",), block_rows=rows).cycles
+        return estimate(*args[:9], orders=(order,), block_rows=rows).cycles
 
     steps = sampling.WHOLE
+    sampled = cycles()
+    monkeypatch.setattr(sampling, "WHOLE", 1 << 40)
+    whole = cycles()
+    monkeypatch.setattr(sampling, "WHOLE", steps)
+    return sampled, whole
+
+
+def test_blocks_whose_kinds_repeat_are_sampled_in_whole_periods(tmp_path, monkeypatch):
+    """An NCHW 3×3 conv of 64 channels at 56×56, the pixels as A rows: blocks of 98 and 49
+    rows cut the image's 56-pixel rows at offsets that repeat every 4 and 8 blocks, so the
+    blocks' A slices move differently; from runs of 2 and 3 blocks a k-outer plan came out up
+    to 15 % above its whole run. Sampled in whole periods (KernelTiles.block_period), every
+    such candidate the search estimates equals its whole run."""
+    calls = _searched(tmp_path, monkeypatch, _nchw_conv(56, 64, 64, 3, 1, 1))
+    pixels = [args for args in calls if args[0][0].view.dims[0] == 56 * 56]
+    assert pixels
     for args in pixels:
         for rows in (98, 49):
-            sampled = cycles(args, rows)
-            monkeypatch.setattr(sampling, "WHOLE", 1 << 40)
-            whole = cycles(args, rows)
-            monkeypatch.setattr(sampling, "WHOLE", steps)
+            sampled, whole = _sampled_and_whole(monkeypatch, args, "k-outer", rows)
             assert abs(sampled - whole) <= 0.001 * whole, (rows, sampled, whole)
 
 
@@ -215,26 +226,11 @@ def test_output_tiles_are_sampled_across_the_accumulator_banks(tmp_path, monkeyp
     and odd banks, so runs one tile (one pair) apart put the layer suite's candidates of these
     convs up to 2.1 % high and 4.4 % low (this compile's 24→144 ones 4.4 %); runs two tiles
     (two pairs) apart give every candidate its whole run's cycles."""
-    (tmp_path / "layer.gls").write_text(_nchw_conv(56, cin, cout, 1, 1, 0))
-    calls = []
-    estimate_of = lower_kernel.estimate
-    monkeypatch.setattr(lower_kernel, "estimate",
-                        lambda *args, **kw: calls.append(args) or estimate_of(*args, **kw))
-    config = load_config("n16")
-    compile_program(load(tmp_path), rules=select(DEFAULT, config.array_size), config=config)
+    calls = _searched(tmp_path, monkeypatch, _nchw_conv(56, cin, cout, 1, 1, 0))
     image = [args for args in calls if args[1][0].view.dims[-1] == 56 * 56]
     assert image
-
-    def cycles(args) -> int:
-        cost_kernel._estimate.cache_clear()
-        return estimate(*args[:9], orders=("j-outer",), block_rows=rows).cycles
-
-    steps = sampling.WHOLE
     for args in image:
-        sampled = cycles(args)
-        monkeypatch.setattr(sampling, "WHOLE", 1 << 40)
-        whole = cycles(args)
-        monkeypatch.setattr(sampling, "WHOLE", steps)
+        sampled, whole = _sampled_and_whole(monkeypatch, args, "j-outer", rows)
         assert abs(sampled - whole) <= 0.002 * whole, (sampled, whole)
 
 
