@@ -108,7 +108,6 @@ def run(ops: list[Op], config: HwConfig) -> int:
     queues: tuple[list[tuple], ...] = ([], [], [])
     for op in ops:
         queues[op[0]].append(op)
-    units, counts = [op[0] for op in ops], [op[2] for op in ops]
     (loads, array, stores) = queues
     n_ops, n_loads, n_array, n_stores = len(ops), len(loads), len(array), len(stores)
     # Per unit: each dispatched operation's earliest issue (its first instruction's dispatch
@@ -128,7 +127,7 @@ def run(ops: list[Op], config: HwConfig) -> int:
     # Comparisons, not max(): a call costs more than the rest of a step.
     while True:
         while at < n_ops:  # the dispatcher, as far as the queues' issues are known
-            unit, count = units[at], counts[at]
+            unit, count = ops[at][0], ops[at][2]
             times = issued_at[unit]
             while part < count:
                 k = queued[unit] - depth  # the instruction whose issue frees an entry
