@@ -166,6 +166,41 @@ def shape(a: Target, b: Target, n: int, k_inner: int | None = None,
                  tiles([d.size for d in merge(b_view.groups[1])], n))
 
 
+def column_orders(b: View, c: View, n: int) -> list[tuple[View, View]]:
+    """B's and C's columns (one index: the output tiles') walked as they lie and, where that
+    takes fewer output tiles, in another order — the columns are C's own, so any order B and
+    C agree on computes the same values (as K's, ``shared_k``). An output tile is a box of
+    the column digits: the innermost whole, the next in chunks (``tiles``), so the columns of
+    an image's pixels (rows of 24: 16 + 8) fill 3 of every 4 array columns. Split the
+    innermost digit (s indices) into (s/x, x), x dividing s and N, and walk s/x outermost:
+    a tile is then N/x rows of x pixels (2 rows of 8), every column used (36 tiles for 24×24
+    pixels, not 48). The split that takes the fewest tiles, where it takes fewer than the
+    columns as they lie; OperandUnexpressible never: columns B and C split differently (a
+    C whose columns are not refinable to B's) keep their order."""
+    try:
+        fine_b, fine_c = _refined(b.groups[-1], c.groups[-1], "b")
+    except OperandUnexpressible:
+        return [(b, c)]
+    if len(fine_b) < 2:
+        return [(b, c)]
+    best = len(tiles([d.size for d in merge(fine_b)], n)), None
+    size = fine_b[-1].size
+    for x in range(min(size, n) - 1, 0, -1):  # the longest runs of a tile's pixels first
+        if size % x or n % x:
+            continue
+        digits = [d.size for d in fine_b]
+        count = len(tiles([size // x, *digits[:-1], x], n))
+        if count < best[0]:
+            best = count, x
+    if best[1] is None:
+        return [(b, c)]
+    reordered = []
+    for view, fine in ((b, fine_b), (c, fine_c)):
+        outer, inner = _split(fine[-1], best[1])
+        reordered.append(replace(view, groups=view.groups[:-1] + ((outer, *fine[:-1], inner),)))
+    return [(b, c), (reordered[0], reordered[1])]
+
+
 def _coarse(a: View, b: View) -> tuple[View, View]:
     """A's and B's K digits, in their order, merged where both operands walk neighbours as
     one digit, then refined to the same sizes again."""

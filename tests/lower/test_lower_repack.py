@@ -54,7 +54,7 @@ def _no_copies(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize(("config", "c", "hw", "out"),
-                         [("n4", 16, 6, 16), ("n4", 12, 6, 7), ("n16", 32, 20, 16)])
+                         [("n4", 16, 7, 16), ("n4", 12, 6, 7), ("n16", 32, 20, 16)])
 def test_a_repacked_conv_matches_the_interpreter_and_its_copy_is_the_transpose(config, c, hw,
                                                                                out):
     term, arrays = _nchw_conv(c, hw, out, seed=c + hw)
@@ -182,11 +182,11 @@ def test_a_repack_has_no_limit_and_no_efficiency_of_its_own():
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize(("c", "hw", "out", "copy"), [(16, 6, 16, (1, 6, 6, 16)),
+@pytest.mark.parametrize(("c", "hw", "out", "copy"), [(16, 7, 16, (1, 7, 7, 16)),
                                                       (16, 3, 64, (16, 3, 3, 3, 3))],
                          ids=["repacked", "gathered"])
 def test_a_copied_conv_on_the_rtl_equals_the_interpreter_and_the_model(c, hw, out, copy):
-    """The image repacked channels-last (a 6×6 image under 16 filters), or its im2col gathered
+    """The image repacked channels-last (a 7×7 image under 16 filters), or its im2col gathered
     (a 3×3 image under 64): on n4's RTL, exact and in the model's cycles."""
     config = load_config("n4")
     term, arrays = _nchw_conv(c, hw, out, seed=hw)

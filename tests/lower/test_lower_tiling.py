@@ -19,9 +19,9 @@ from glc.lower.execute import execute
 from glc.lower.kernel import build_kernel
 from glc.lower.lowering import lower
 from glc.lower.schedule import orient
-from glc.lower.tiling import _channels_in_bytes, k_digits, shape, shared_k, tiles
+from glc.lower.tiling import _channels_in_bytes, column_orders, k_digits, shape, shared_k, tiles
 from glc.lower.transfer import Target
-from glc.lower.view import gather, row_major, view_of
+from glc.lower.view import gather, merge, row_major, view_of
 from glc.syntax.reader import parse_term
 
 
@@ -175,3 +175,80 @@ def test_every_k_order_and_orientation_of_an_nhwc_conv_computes_it(seed):
             result = machine.dram[16384:16384 + 4 * pixels * out].view("<i4")
             result = result.reshape((out, pixels) if swap else (pixels, out))
             assert np.array_equal(result.T if swap else result, expected), (swap, inner)
+
+
+def _pixels_as_columns(size: int, k: int, c: int, out: int, seed: int):
+    """An NHWC conv in the orientation where the image is B (Cᵀ = Bᵀ·Aᵀ): its output pixels
+    are the columns; with its arrays and numpy's result."""
+    term, arrays = _nhwc_conv(c, size, k, 1, 0, out, seed)
+    a, b = _operands(term, arrays)
+    a, b = replace(a, address=4096), replace(b, address=0)
+    pixels = (size - k + 1) ** 2
+    x, y, c_target = orient({"a": a, "b": b}, (pixels, out), True, 16384, True)
+    return x, y, c_target, arrays, _reference(arrays, 1, 0)
+
+
+@pytest.mark.parametrize("size,n,tiles_as_lie,tiles_reordered", [
+    (26, 16, 48, 36), (30, 16, 56, 49), (58, 16, 224, 196), (8, 4, 12, 9)])
+def test_pixel_columns_walked_in_another_order_fill_the_array(size, n, tiles_as_lie,
+                                                              tiles_reordered):
+    """column_orders: output rows of 24 pixels (3×3 windows over 26) cut 16 + 8 use 3 of
+    every 4 array columns; split 24 = 3 × 8 and walked 3 outermost, a tile is 2 rows of 8
+    pixels: 36 tiles, not 48 (rows of 28: 7 × 4, 49 tiles; of 56: 7 × 8, 196; on n4 rows
+    of 6: 3 × 2, 9). B and C walk one permutation of the columns: B's reordered columns are
+    its columns in C's new order (the views' own numpy reading, gather)."""
+    x, y, c_target, arrays, _ = _pixels_as_columns(size, 3, 2, 3, seed=size)
+    found = column_orders(y.view, c_target.view, n)
+    assert [len(tiles([d.size for d in merge(b.groups[-1])], n)) for b, _ in found] == \
+        [tiles_as_lie, tiles_reordered]
+    (b, c), (b_new, c_new) = found
+    order = gather(c_new, np.arange(math.prod(c.dims)))  # C row-major: each index's place
+    assert sorted(order[0]) == list(range(c.dims[1]))
+    flat = arrays["data"].reshape(-1)
+    assert np.array_equal(gather(b_new, flat), gather(b, flat)[:, order[0]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_conv_built_over_reordered_pixel_columns_computes_it(seed):
+    """Random NHWC convs on n4 whose output rows are 2 pixels past a multiple of 4, the image as B,
+    built (every K order) with the pixel columns as they lie and reordered, on the ISA
+    simulator: numpy's result each time, and fewer MATMULs reordered."""
+    rng = np.random.default_rng(300 + seed)
+    width, k, c, out = (int(rng.integers(lo, hi)) for lo, hi in ((1, 3), (1, 4), (2, 5), (1, 5)))
+    size = 4 * width + 2 + k - 1  # output rows of 4w + 2 pixels: 4w + 4 columns as they lie
+    x, y, c_target, arrays, expected = _pixels_as_columns(size, k, c, out, seed)
+    config = load_config("n4")
+    orders = column_orders(y.view, c_target.view, config.array_size)
+    assert len(orders) == 2
+    matmuls = []
+    for b_view, c_view in orders:
+        for inner in (None, *range(k_digits(x, y))):
+            kernel = build_kernel("t", x, replace(y, view=b_view),
+                                  replace(c_target, view=c_view), True, False, 0, config,
+                                  k_inner=inner)
+            dram = np.zeros(config.dram_bytes, np.uint8)
+            dram[4096:4096 + arrays["data"].size] = arrays["data"].reshape(-1).view(np.uint8)
+            dram[:arrays["filters"].size] = arrays["filters"].reshape(-1).view(np.uint8)
+            machine = simulator.run([encode(i) for i in kernel.instructions], config, dram)
+            result = machine.dram[16384:16384 + 4 * expected.size].view("<i4")
+            assert np.array_equal(result.reshape(expected.shape[::-1]).T, expected), inner
+        matmuls.append(sum(i.op.name == "matmul" for i in kernel.instructions))
+    assert matmuls[1] < matmuls[0]
+
+
+@pytest.mark.rtl
+def test_a_conv_over_reordered_pixel_columns_on_the_rtl_equals_numpy_and_the_model(monkeypatch):
+    """An NHWC 3×3 conv of 8 channels into 6 filters at 6×6 on n4: the search streams the
+    filters and walks the output pixels 3 × (6 rows of 2), faster than as they lie (the same
+    search without the other order picks another kernel, slower); on the Verilator RTL the
+    result is numpy's and the cycles the model's."""
+    term, arrays = _nhwc_conv(8, 6, 3, 1, 1, 6, seed=5)
+    config = load_config("n4")
+    program = lower(term, env_types(arrays), config)
+    with monkeypatch.context() as patched:
+        patched.setattr("glc.lower.schedule.column_orders", lambda b, c, n: [(b, c)])
+        as_they_lie = lower(term, env_types(arrays), config)
+    assert program.figures()["predicted_cycles"] < as_they_lie.figures()["predicted_cycles"]
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, _reference(arrays, 1, 1))
+    assert outcome.cycles == program.figures()["predicted_cycles"]
