@@ -47,7 +47,8 @@ CONFIG = "n16"
 # weight schedule (the NHWC projection), a gathered im2col (the NCHW 3×3 @7), ragged blocks
 # (ViT's 197 tokens), split MATMULs (MobileNet's expansions of 24 channels) and output pixels
 # walked in another order (the NCHW 3×3 128 @28: rows of 28 pixels as 7 × 4).
-RTL_SAMPLE = ("resnet-18-50-3x3-128-28-nchw-oihw", "attention-q-k-t-128x64x128-w-out-in", "gemv-1x1024x1024-w-in-out",
+RTL_SAMPLE = ("resnet-18-50-3x3-128-28-nchw-oihw",
+              "attention-q-k-t-128x64x128-w-out-in", "gemv-1x1024x1024-w-in-out",
               "resnet-50-1x1-1024-256-14-nhwc-hwio", "mobilenet-v2-expand-1x1-64-384-14-nchw-oihw",
               "mobilenet-v2-project-1x1-144-24-56-nhwc-hwio", "resnet-18-50-3x3-512-7-nchw-oihw",
               "vit-b-16-ffn-down-197x3072x768-w-in-out",

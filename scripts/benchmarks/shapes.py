@@ -1,12 +1,12 @@
 """Layers of random shapes nobody tuned for (N = 16): the layer suite's measures (efficiency
-against the roofline limit, the analytic model's error against the instruction-level model,
-the estimates and the longest, compile seconds) on convolutions and GEMMs drawn from a seeded
-distribution over what networks use — channels and filters 8–512 (log-uniform; 3 channels,
-an image's colours, one conv in ten), images 5–64 pixels a side, windows 1×1 to 7×7, strides 1 and 2, padding none or "same", depthwise one
-conv in eight; GEMMs of 1–512 rows, K 16–2048, 16–2048 columns — in a layout drawn from the
-layer's, capped at 60 M MACs so a row compiles in seconds. With ``--rtl`` the rows of fewer
-than RTL_MACS MACs also run on the Verilator RTL: result against the independently computed
-output, cycles against the prediction.
+against the roofline limit, the analytic model's error against the instruction-level model, the
+estimates and the longest, compile seconds) on convolutions and GEMMs drawn from a seeded
+distribution over what networks use — channels and filters 8–512 (log-uniform; 3 channels, an
+image's colours, one conv in ten), images 5–64 pixels a side, windows 1×1 to 7×7, strides 1 and
+2, padding none or "same", depthwise one conv in eight; GEMMs of 1–512 rows, K 16–2048, 16–2048
+columns — in a layout drawn from the layer's, capped at 60 M MACs so a row compiles in seconds.
+With ``--rtl`` the rows of fewer than RTL_MACS MACs also run on the Verilator RTL: result
+against the independently computed output, cycles against the prediction.
 
 The headline rows: the MAC-weighted efficiency, the worst non-depthwise row, the largest
 model error, the rows the RTL ran and how many agreed. The draw is fixed (SEED): a change to
