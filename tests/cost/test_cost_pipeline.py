@@ -12,7 +12,7 @@ import pytest
 from glc.compiler import compile_program
 from glc.cost import kernel as cost_kernel
 from glc.cost import sampling, steps
-from glc.cost.kernel import estimate
+from glc.cost.kernel import Estimate, estimate
 from glc.cost.pipeline import DMA, EX2ST, EXEC, LD2EX, LOAD, MATMUL, PRELOAD, STORE, Op, run
 from glc.cost.tiles import NO_TABLE
 from glc.errors import GlcError
@@ -465,3 +465,30 @@ def test_the_array_run_ahead_of_the_dmas_gives_the_cycles_of_the_event_loop(seed
         for depth in (2, 8):  # the queues of n16, and queues the dispatcher often fills
             deep = replace(config, queue_depth=depth)
             assert run(ops, deep) == _reference_run(ops, deep), (m, k, n_out, order, depth)
+
+
+@pytest.mark.parametrize("n_out", [1299, 1283])
+def test_grouped_output_tiles_are_sampled_in_whole_pairs(monkeypatch, n_out):
+    """A 9×156×1299 GEMM (82 output tiles, an even count) and 9×156×1283 (81, odd), j-outer
+    with its 10 K tiles' weights one LOAD a group: groups alternate in pairs, so the runs of
+    output tiles have the dim's parity and differ by a pair (runs of 3 and 5 put the even one
+    1.85 % above its whole run): the sample equals the whole run, which equals the
+    instruction level."""
+    config = load_config("n16")
+    m, k = 9, 156
+    a = Target(row_major("a", (m, k)), 0, 1)
+    b = Target(row_major("b", (k, n_out)), m * k, 1)
+    c = Target(row_major("c", (m, n_out)), m * k + k * n_out, 1)
+    tiling = shape(a, b, config.array_size)
+
+    def found() -> Estimate:
+        cost_kernel._estimate.cache_clear()
+        return estimate(tiling.a, tiling.b, c, False, False, 7, config, tiling.k_tiles,
+                        tiling.o_tiles, ("j-outer",))
+
+    sampled = found()
+    assert sampled.group == len(tiling.k_tiles) and len(tiling.o_tiles) > sampling.WHOLE // 10
+    monkeypatch.setattr(sampling, "WHOLE", 1 << 30)
+    assert found().cycles == sampled.cycles
+    kernel = build_kernel("t", a, b, c, False, False, 7, config, "j-outer", group=sampled.group)
+    assert predict(kernel.instructions, config).counters.cycles == sampled.cycles
