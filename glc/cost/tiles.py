@@ -341,6 +341,18 @@ class KernelTiles:
             memo["kinds"] = tuple(kinds.values())
         return memo["kinds"]
 
+    def k_period(self, rows: int, first: int) -> int:
+        """The shortest period up to MAX_PERIOD with which the kinds of the K tiles from
+        ``first`` but the last repeat (``k_kinds``: an NCHW 5×5 conv's channel of 25 taps is
+        a tile of 16 and one of 9, alternating), 1 where none does."""
+        kinds = self.k_kinds(rows, first)
+        memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
+                        self.o_tiles[0], self.port, self.n, rows, first))
+        if "period" not in memo:
+            kind = {i: k for k, members in enumerate(kinds) for i in members}
+            memo["period"] = _period([kind[i] for i in range(first, len(self.k_tiles) - 1)])
+        return memo["period"]
+
     def block_period(self, m: int, rows: int, first: int) -> int:
         """The shortest period up to MAX_PERIOD with which the kinds of the blocks of ``rows``
         A rows from ``first`` but the last repeat (what the block's A slice of K tile 0 and
