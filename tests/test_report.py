@@ -87,9 +87,9 @@ def test_report_of_a_host_only_program_has_host_rows_and_no_limit():
     assert figures["roofline_cycles"] == 0 and figures["roofline_efficiency"] is None
 
 
-# A 3x3 conv over an NCHW image of 16 channels: on n4 the search copies the image to NHWC first
-# (glc/lower/repack.py).
-NCHW_CONV = """(input data (shape 1 16 6 6) int8)
+# A 3x3 conv over an NCHW image of 16 channels at 7×7: on n4 the search copies the image to
+# NHWC first (glc/lower/repack.py; at 6×6 the pixels walked 3 × 2 make the copy unneeded).
+NCHW_CONV = """(input data (shape 1 16 7 7) int8)
 (input weights (shape 16 16 3 3) int8)
 (compute (requantize 8) (access-transpose (compute dot-product (access-cartesian-product
  (access (access-tensor weights) 1)
