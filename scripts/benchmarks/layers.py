@@ -78,7 +78,7 @@ def measure_all(config_name: str, rtl: bool = False, unfit_ok: bool = False,
             try:
                 before = len(costing.times) if costing else 0
                 row = measure(layer, layout, folder, made["output"], config,
-                              rtl and name in RTL_SAMPLE)
+                              "rtl" if rtl and name in RTL_SAMPLE else None)
                 if costing:
                     row["estimates"] = len(costing.times) - before
                     row["costing ms"] = round(1000 * max(costing.times[before:], default=0), 1)
@@ -92,9 +92,9 @@ def measure_all(config_name: str, rtl: bool = False, unfit_ok: bool = False,
 
 
 def measure(layer, layout: str, folder: Path, expected: np.ndarray, config,
-            on_rtl: bool = False) -> dict:
-    """Compile one row (timed), its limits and predicted cycles; with ``on_rtl``, run it on the
-    RTL and check its result and cycles."""
+            engine: str | None = None) -> dict:
+    """Compile one row (timed), its limits and predicted cycles; with ``engine`` ("rtl" or
+    "isa"), run it there and check its result and cycles (columns named after the engine)."""
     bundle, program, seconds = compile_timed(folder, config)
     figures = program.figures()
     predicted = figures["predicted_cycles"]
@@ -109,12 +109,12 @@ def measure(layer, layout: str, folder: Path, expected: np.ndarray, config,
            "host steps": figures["host_steps"] + figures["host_copies"],
            "model err %": _model_error(program),
            "compile s": round(seconds, 2)}
-    if on_rtl:
+    if engine:
         from glc.lower.execute import execute
 
-        outcome = execute(program, bundle.arrays, "rtl")
-        row["RTL cycles"] = outcome.cycles
-        row["RTL = model"] = outcome.cycles == predicted
+        outcome = execute(program, bundle.arrays, engine)
+        row[f"{engine.upper()} cycles"] = outcome.cycles
+        row[f"{engine.upper()} = model"] = outcome.cycles == predicted
         row["match"] = bool(np.array_equal(outcome.result, expected))
     return row
 
