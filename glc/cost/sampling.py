@@ -54,9 +54,9 @@ WHOLE = 256  # steps: a schedule this short runs whole (its start-up is no stead
 # slices fall among the steps. k-outer with several blocks keeps at least BLOCK_STEPS steps in
 # a sampled block, so its STOREs hide behind the next block as they do in the whole one.
 LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
-# Output tiles of a grouped schedule: runs of GROUPED or GROUPED + 1 tiles (the dim's parity)
-# and 2 more, a pair of groups apart.
-GROUPED = 4
+# Output tiles of a grouped schedule: runs of at least 8 tiles, a pair of groups apart (and in
+# whole pairs: _output_period); a base of 5 tiles was 0.33 % short of the steady state.
+GROUPED = (8, 10)
 J_STEPS = 12  # j-outer: the fewest steps of a sampled run of output tiles
 MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
 
@@ -123,9 +123,12 @@ def _periodic_runs(size: int, a: int, b: int, period: int) -> list[tuple[float, 
 
 
 def _output_period(tiles: KernelTiles, rows: int, first: int, layout: GemmLayout) -> int:
-    """The period the output tiles are sampled in: their kinds', and with split MATMULs a
-    multiple of 2, so the sampled runs pair their tiles as the whole dim does."""
-    return math.lcm(tiles.output_period(rows, first), 2 if layout.split else 1)
+    """The period the output tiles are sampled in: their kinds', and with split MATMULs or
+    grouped weights (groups alternate in pairs) a multiple of 2, so the sampled runs pair
+    their tiles as the whole dim does (kinds of period 5 — 34 rows of pixels walked 8 rows a
+    tile — sampled 5 apart put a grouped candidate 1.55 % low)."""
+    pairs = layout.split or layout.weight_group > 1
+    return math.lcm(tiles.output_period(rows, first), 2 if pairs else 1)
 
 
 def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: KernelTiles,
@@ -170,8 +173,8 @@ def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: 
             # Grouped weights (two groups of buffers): a group's LOAD waits for the group
             # before the last, so groups alternate in pairs (a GEMV: +1 042, +2 036, … cycles
             # a group) and the runs differ by a pair, each of the dim's parity, so what is
-            # extrapolated is whole pairs (runs of 3 and 5 of a 9×156×1299 kernel's 82 tiles
-            # came out 1.85 % high, of 5 and 7 four cycles low, of 4 and 6 exact).
+            # extrapolated is whole pairs (_output_period; runs of 3 and 5 of a 9×156×1299
+            # kernel's 82 tiles came out 1.85 % high, of 5 and 7 four cycles low).
             # Split MATMULs: tiles in pairs, the fifth waiting for the first's STORE (four
             # accumulator tiles), so runs twice as long. Output tiles alternate between the
             # accumulator's even and odd banks, so the runs differ by two tiles (two pairs):
@@ -181,8 +184,7 @@ def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: 
             # one step each were 7–43 % off on a 1-channel 1×1 conv at n4).
             pair = 2 if layout.split else 1
             first = max(SAMPLE * pair, -(-J_STEPS // tiles_k))
-            grouped = GROUPED + (tiles_j - GROUPED) % 2
-            samples[2] = (grouped, grouped + 2) if layout.weight_group > 1 else \
+            samples[2] = GROUPED if layout.weight_group > 1 else \
                 (first, first + 2 * pair) if first == SAMPLE * pair else \
                 (first, first + math.lcm(PERIOD, 2 * pair))
             samples[1] = long if tiles_k > LONG and layout.weight_group == 1 else None

@@ -543,3 +543,39 @@ def test_k_tiles_of_alternating_kinds_are_sampled_in_whole_periods(tmp_path, mon
     for args in filters:
         sampled, whole = _sampled_and_whole(monkeypatch, args, "j-outer", 0)
         assert abs(sampled - whole) <= 0.001 * whole, (sampled, whole)
+
+
+def test_grouped_output_tiles_of_a_period_are_sampled_in_whole_pairs_of_it(tmp_path,
+                                                                          monkeypatch):
+    """An NCHW 5×5 conv of 9 channels into 35 at 38×38, the filters streamed: its 34 rows of
+    pixels walked 8 rows a tile (columns 34 = 17 × 2 pixels), 85 output tiles whose kinds
+    repeat every 5. A grouped plan's runs must differ by whole pairs of groups and whole
+    periods (10): 5 apart, its grouped candidates came out up to 1.55 % low; now each
+    equals its whole run."""
+    (tmp_path / "layer.gls").write_text(_nchw_conv(38, 9, 35, 5, 1, 0))
+    calls = []
+    searched = lower_kernel.kernel_estimate
+    monkeypatch.setattr("glc.lower.schedule.kernel_estimate",
+                        lambda *args, **kw: calls.append((args, kw)) or searched(*args, **kw))
+    config = load_config("n16")
+    compile_program(load(tmp_path), rules=select(DEFAULT, config.array_size), config=config)
+    monkeypatch.undo()
+    planned = cost_kernel.plan
+    monkeypatch.setattr(cost_kernel, "plan",  # the grouped plans alone
+                        lambda *args: planned(*args) if args[8] > 1 else None)
+    checked, steps = 0, sampling.WHOLE
+    for args, kw in calls:
+        if args[0].view.dims[0] != 35:
+            continue
+        try:
+            cost_kernel._estimate.cache_clear()
+            sampled = searched(*args, **kw)
+        except GlcError:  # no grouped plan for these operands
+            continue
+        monkeypatch.setattr(sampling, "WHOLE", 1 << 40)
+        cost_kernel._estimate.cache_clear()
+        whole = searched(*args, **kw)
+        monkeypatch.setattr(sampling, "WHOLE", steps)
+        assert sampled.group > 1 and sampled.cycles == whole.cycles, (sampled, whole)
+        checked += 1
+    assert checked
