@@ -579,3 +579,19 @@ def test_grouped_output_tiles_of_a_period_are_sampled_in_whole_pairs_of_it(tmp_p
         assert sampled.group > 1 and sampled.cycles == whole.cycles, (sampled, whole)
         checked += 1
     assert checked
+
+
+def test_blocks_of_few_k_tiles_keep_their_steps_when_output_tiles_are_sampled(tmp_path,
+                                                                             monkeypatch):
+    """An NCHW 3×3 conv of 3 channels into 443 filters at 32×32, the filters streamed in
+    blocks of 16 and 32 rows: 2 or 3 K tiles, 60 output tiles. Output tiles sampled in runs
+    of 12 and 18 left sampled blocks of 24–54 steps, whose STOREs the next block did not hide
+    as the whole one's (up to 6 % low); sampled so a block keeps BLOCK_STEPS steps, each
+    candidate equals its whole run to 0.1 %."""
+    calls = _searched(tmp_path, monkeypatch, _nchw_conv(32, 3, 443, 3, 1, 0))
+    filters = [args for args in calls if args[0][0].view.dims[0] == 443]
+    assert filters
+    for args in filters:
+        for rows in (32, 16):
+            sampled, whole = _sampled_and_whole(monkeypatch, args, "k-outer", rows)
+            assert abs(sampled - whole) <= 0.001 * whole, (rows, sampled, whole)
