@@ -10,7 +10,7 @@ import itertools
 import math
 
 from glc.cost.steps import cycles_of, tile_program
-from glc.cost.tiles import Cost, KernelTiles
+from glc.cost.tiles import Cost, Edges, KernelTiles
 from glc.hwconfig import HwConfig
 from glc.isa.gemm_plan import GemmLayout, first_row
 
@@ -101,34 +101,60 @@ def _k_sampled(size: int, a: int, b: int, tiles: KernelTiles, rows: int, first: 
     kind side by side misrepresent tiles of two alternating kinds — an NCHW 5×5/2 conv's
     channels of 16 + 9 taps, 1.3 % low), else per kind (``_k_runs``)."""
     kinds = tiles.k_kinds(rows, first)
-    period = tiles.k_period(rows, first) if len(kinds) > 1 else 1
-    return _periodic_runs(size, a, b, period) if period > 1 else _k_runs(size, a, b, kinds)
+    edges = tiles.k_period(rows, first) if len(kinds) > 1 else NONE
+    return _periodic_runs(size, a, b, edges) if edges != NONE else _k_runs(size, a, b, kinds)
 
 
-def _periodic_runs(size: int, a: int, b: int, period: int) -> list[tuple[float, list[int]]]:
-    """``_runs`` for output tiles whose kinds (what the tile's transfers move) repeat with a
-    period P > 1 — an image's rows of pixels cut 16, 16, 7 — sampled in whole periods: the
-    base run's middle tiles a multiple of P short of the dim's, the longer run P·⌈(b − a)/P⌉
-    tiles more, so both end on the kind the dim ends on. Marginal costs per kind are no good
-    here: a j-outer tile's STORE overlaps the next tile's steps, so what a tile adds depends
-    on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs of 2 and 3 tiles).
-    Where no period up to MAX_PERIOD holds (``period`` 1), ``_runs``."""
-    if period == 1:
-        return _runs(size, a, b)
-    first = a + (size - a) % period
+NONE: Edges = (0, 1, 0)  # kinds all alike, or no period (_period)
+
+
+def _periodic_runs(size: int, a: int, b: int, edges: Edges) -> list[tuple[float, list[int]]]:
+    """``_runs`` for tiles whose kinds (what the tile's transfers move) repeat with a period
+    P — an image's rows of pixels cut 16, 16, 7 — but for ``lead`` kinds after the first
+    a − 1 tiles and ``trail`` before the last (``edges``: a padded image's border rows),
+    sampled in whole periods: both runs hold the first a − 1 + lead tiles and the last
+    trail + 1, and between them a multiple of P fewer middle tiles than the dim (the base)
+    or P·⌈(b − a)/P⌉ more, so both end on the kinds the dim ends on. Marginal costs per
+    kind are no good here: a j-outer tile's STORE overlaps the next tile's steps, so what a
+    tile adds depends on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs
+    of 2 and 3 tiles); and a border tile taken for a middle one misstates the slope (blocks
+    of one row of a padded 5×5 conv's image: +5 to +7 % from runs of 2 and 3 blocks). With
+    (0, 1, 0) this is ``_runs``."""
+    lead, period, trail = edges
+    head, tail = a - 1 + lead, trail + 1
+    middle = size - head - tail
+    short = middle % period
     added = period * -(-(b - a) // period)
-    if first + added > size:
+    if middle <= 0 or head + short + added + tail > size:
         return [(1.0, list(range(size)))]
-    return _runs(size, first, first + added)
+    ends = list(range(size - tail, size))
+    weight = (middle - short) / added
+    return [(1 - weight, [*range(head + short), *ends]),
+            (weight, [*range(head + short + added), *ends])]
 
 
-def _output_period(tiles: KernelTiles, rows: int, first: int, layout: GemmLayout) -> int:
+def _output_period(tiles: KernelTiles, rows: int, first: int, layout: GemmLayout) -> Edges:
     """The period the output tiles are sampled in: their kinds', and with split MATMULs or
     grouped weights (groups alternate in pairs) a multiple of 2, so the sampled runs pair
     their tiles as the whole dim does (kinds of period 5 — 34 rows of pixels walked 8 rows a
     tile — sampled 5 apart put a grouped candidate 1.55 % low)."""
+    lead, period, trail = tiles.output_period(rows, first)
     pairs = layout.split or layout.weight_group > 1
-    return math.lcm(tiles.output_period(rows, first), 2 if pairs else 1)
+    return lead, math.lcm(period, 2 if pairs else 1), trail
+
+
+def _block_period(tiles: KernelTiles, m: int, rows: int, first: int, layout: GemmLayout,
+                  tiles_j: int) -> Edges:
+    """The period the blocks are sampled in: their kinds', and a multiple of the blocks over
+    which the accumulator's tiles take their slots in turn (a tile waits for the STORE of the
+    tile a slot's turn before it, so the steady state may alternate): k-outer's blocks take
+    ``acc_slots`` halves, j-outer's output tiles the slots one after another, so with an odd
+    count of them a block a turn — one output tile in 51 blocks of a pixel row, sampled a
+    block apart, put a 5×5 conv's candidates 4–7 % high."""
+    lead, period, trail = tiles.block_period(m, rows, first)
+    slots = layout.acc_slots
+    turn = slots // math.gcd(slots, tiles_j) if layout.order == "j-outer" else slots
+    return lead, math.lcm(period, turn), trail
 
 
 def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: KernelTiles,
@@ -212,7 +238,8 @@ def extrapolated(m: int, tiles_k: int, tiles_j: int, layout: GemmLayout, tiles: 
             runs = (_k_sampled(size, *sample, tiles, rows, first) if dim == 1 else
                     _periodic_runs(size, *sample, _output_period(tiles, rows, first, layout))
                     if dim == 2 else
-                    _periodic_runs(size, *sample, tiles.block_period(m, rows, first)))
+                    _periodic_runs(size, *sample, _block_period(tiles, m, rows, first, layout,
+                                                                tiles_j)))
             choices.append(_fewer(size, runs))
     total = 0.0
     for (wb, sb), (wk, sk), (wj, sj) in itertools.product(*choices):

@@ -240,6 +240,7 @@ NO_TABLE = TableCost()
 
 
 MAX_PERIOD = 8  # the longest period of output tile kinds sampled in whole periods (sampling.py)
+Edges = tuple[int, int, int]  # kinds before a period, the period, kinds after it (_period)
 
 
 class KernelTiles:
@@ -341,10 +342,10 @@ class KernelTiles:
             memo["kinds"] = tuple(kinds.values())
         return memo["kinds"]
 
-    def k_period(self, rows: int, first: int) -> int:
-        """The shortest period up to MAX_PERIOD with which the kinds of the K tiles from
-        ``first`` but the last repeat (``k_kinds``: an NCHW 5×5 conv's channel of 25 taps is
-        a tile of 16 and one of 9, alternating), 1 where none does."""
+    def k_period(self, rows: int, first: int) -> Edges:
+        """The period of the kinds of the K tiles from ``first`` but the last (``k_kinds``: an
+        NCHW 5×5 conv's channel of 25 taps is a tile of 16 and one of 9, alternating), with
+        the kinds before and after it (``_period``)."""
         kinds = self.k_kinds(rows, first)
         memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
                         self.o_tiles[0], self.port, self.n, rows, first))
@@ -353,24 +354,26 @@ class KernelTiles:
             memo["period"] = _period([kind[i] for i in range(first, len(self.k_tiles) - 1)])
         return memo["period"]
 
-    def block_period(self, m: int, rows: int, first: int) -> int:
-        """The shortest period up to MAX_PERIOD with which the kinds of the blocks of ``rows``
-        A rows from ``first`` but the last repeat (what the block's A slice of K tile 0 and
-        its STORE of output tile 0 move: an image's pixels cut into blocks across its rows,
-        98 rows of 56-pixel rows repeating every 4 blocks), 1 where none does."""
+    def block_period(self, m: int, rows: int, first: int) -> Edges:
+        """The period of the kinds of the blocks of ``rows`` A rows from ``first`` but the last
+        (what the block's A slices of the first and last K tile and its STORE of output tile
+        0 move: an image's pixels cut into blocks across its rows, 98 rows of 56-pixel rows
+        repeating every 4 blocks; the first and last K tile's taps meet the padded rows at the
+        top and at the bottom), with the kinds before and after it (``_period``)."""
         memo = _shared(("m", self.a[self.k_tiles[0][0]], self.k_tiles[0], self.c, self.mode,
                         self.table, self.a_matrix, self.c_matrix, self.o_tiles[0], self.port,
                         self.n, m, rows, first))
         if "period" not in memo:
-            kinds = [(self.load_a(b * rows, rows, 0), self.store(b * rows, rows, 0))
-                     for b in range(first, -(-m // rows) - 1)]
+            last = len(self.k_tiles) - 1
+            kinds = [(self.load_a(b * rows, rows, 0), self.load_a(b * rows, rows, last),
+                      self.store(b * rows, rows, 0)) for b in range(first, -(-m // rows) - 1)]
             memo["period"] = _period(kinds)
         return memo["period"]
 
-    def output_period(self, rows: int, first: int) -> int:
-        """The shortest period up to MAX_PERIOD with which the kinds of the output tiles from
-        ``first`` but the last repeat (what the tile's weights of K tile 0 and its STORE of
-        ``rows`` rows move), 1 where none does."""
+    def output_period(self, rows: int, first: int) -> Edges:
+        """The period of the kinds of the output tiles from ``first`` but the last (what the
+        tile's weights of K tile 0 and its STORE of ``rows`` rows move), with the kinds before
+        and after it (``_period``)."""
         memo = _shared(("j", self.b[self.k_tiles[0][0]], self.k_tiles[0], self.c, self.mode,
                         self.table, self.c_matrix, self.o_tiles, self.port, self.n, rows, first))
         if "period" not in memo:
@@ -380,10 +383,19 @@ class KernelTiles:
         return memo["period"]
 
 
-def _period(kinds: list) -> int:
-    """The shortest period up to MAX_PERIOD of ``kinds``, 1 where none holds."""
-    return next((p for p in range(1, MAX_PERIOD + 1)
-                 if all(kinds[i] == kinds[i + p] for i in range(len(kinds) - p))), 1)
+def _period(kinds: list) -> Edges:
+    """(lead, period, trail): the shortest period up to MAX_PERIOD with which ``kinds`` repeat
+    but for the fewest at either end (``lead`` first and ``trail`` last, up to MAX_PERIOD
+    each: a padded image's border blocks and tiles are kinds of their own), (0, 1, 0) where
+    none holds."""
+    n = len(kinds)
+    for edge in range(2 * MAX_PERIOD + 1):
+        for lead in range(max(0, edge - MAX_PERIOD), min(edge, MAX_PERIOD) + 1):
+            end = n - (edge - lead)
+            for p in range(1, MAX_PERIOD + 1):
+                if all(kinds[i] == kinds[i + p] for i in range(lead, end - p)):
+                    return lead, p, edge - lead
+    return 0, 1, 0
 
 
 @functools.lru_cache(maxsize=4096)
