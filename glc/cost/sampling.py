@@ -57,7 +57,7 @@ LONG, SPAN, PERIOD, BLOCK_STEPS = 24, 12, 6, 128
 # Output tiles of a grouped schedule: runs of at least 8 tiles, a pair of groups apart (and in
 # whole pairs: _output_period); a base of 5 tiles was 0.33 % short of the steady state.
 GROUPED = (8, 10)
-J_STEPS = 12  # j-outer: the fewest steps of a sampled run of output tiles
+J_STEPS = 24  # j-outer: the fewest steps of a sampled run of output tiles (12 were 0.9 % short)
 MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
 
 
