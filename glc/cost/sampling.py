@@ -61,25 +61,20 @@ J_STEPS = 24  # j-outer: the fewest steps of a sampled run of output tiles (12 w
 MAX_KINDS = 4  # kinds of middle K tile costed apart (_k_runs); more are sampled as one
 
 
-def _runs(size: int, a: int, b: int) -> list[tuple[float, list[int]]]:
-    """The two runs (weight, tiles) whose weighted sum extrapolates a dim of ``size`` alike
-    tiles: ``base``, its first a − 1 tiles and its last, and ``base`` with the next b − a,
-    T(d) = T(base) + (d − a)·(T(b) − T(base))/(b − a)."""
-    slope = (size - a) / (b - a)
-    return [(1 - slope, [*range(a - 1), size - 1]), (slope, [*range(b - 1), size - 1])]
+NONE: Edges = (0, 1, 0)  # kinds all alike, or no period (tiles.py's _period)
 
 
 def _k_runs(size: int, a: int, b: int, kinds: tuple[list[int], ...]
             ) -> list[tuple[float, list[int]]]:
-    """``_runs`` for K tiles of several kinds (``kinds``: the middle tiles by what a tile's
+    """``_periodic_runs`` for K tiles of several kinds (``kinds``: the middle tiles by what a tile's
     LOADs move: an NCHW conv's K tiles cross a channel's taps at every offset), which the
     first few tiles alone misrepresent (−2.8 % on a 3×3/3 conv): ``base`` plus, per kind, up
     to b − a middle tiles of that kind, T(d) = T(base) + Σ_kind n_kind·(T(base + kind) −
-    T(base))/added_kind. With one kind this is ``_runs``; with more than MAX_KINDS the added
-    tiles are a systematic sample of the middle (evenly spaced: each kind in about its
-    share)."""
+    T(base))/added_kind. With one kind this is ``_periodic_runs`` of no period; with more
+    than MAX_KINDS the added tiles are a systematic sample of the middle (evenly spaced: each
+    kind in about its share)."""
     if len(kinds) == 1:
-        return _runs(size, a, b)
+        return _periodic_runs(size, a, b, NONE)
     base = [*range(a - 1), size - 1]
     middle = size - a
     if len(kinds) > MAX_KINDS:
@@ -105,11 +100,11 @@ def _k_sampled(size: int, a: int, b: int, tiles: KernelTiles, rows: int, first: 
     return _periodic_runs(size, a, b, edges) if edges != NONE else _k_runs(size, a, b, kinds)
 
 
-NONE: Edges = (0, 1, 0)  # kinds all alike, or no period (_period)
-
-
 def _periodic_runs(size: int, a: int, b: int, edges: Edges) -> list[tuple[float, list[int]]]:
-    """``_runs`` for tiles whose kinds (what the tile's transfers move) repeat with a period
+    """The two runs (weight, tiles) whose weighted sum extrapolates a dim of ``size`` tiles:
+    ``base``, its first a − 1 tiles and its last, and ``base`` with the next b − a,
+    T(d) = T(base) + (d − a)·(T(b) − T(base))/(b − a), where the tiles are alike (``edges``
+    (0, 1, 0)); where their kinds (what the tile's transfers move) repeat with a period
     P — an image's rows of pixels cut 16, 16, 7 — but for ``lead`` kinds after the first
     a − 1 tiles and ``trail`` before the last (``edges``: a padded image's border rows),
     sampled in whole periods: both runs hold the first a − 1 + lead tiles and the last
@@ -118,8 +113,7 @@ def _periodic_runs(size: int, a: int, b: int, edges: Edges) -> list[tuple[float,
     kind are no good here: a j-outer tile's STORE overlaps the next tile's steps, so what a
     tile adds depends on its neighbours (a 5×5 conv of 2 channels at 39×39: −43 % from runs
     of 2 and 3 tiles); and a border tile taken for a middle one misstates the slope (blocks
-    of one row of a padded 5×5 conv's image: +5 to +7 % from runs of 2 and 3 blocks). With
-    (0, 1, 0) this is ``_runs``."""
+    of one row of a padded 5×5 conv's image: +5 to +7 % from runs of 2 and 3 blocks)."""
     lead, period, trail = edges
     head, tail = a - 1 + lead, trail + 1
     middle = size - head - tail

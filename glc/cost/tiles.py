@@ -333,8 +333,7 @@ class KernelTiles:
     def k_kinds(self, rows: int, first: int) -> tuple[list[int], ...]:
         """The K tiles from ``first`` but the last, by kind (what the LOADs of the tile and
         of its A slice of ``rows`` rows move), in order of first appearance."""
-        memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
-                        self.o_tiles[0], self.port, self.n, rows, first))
+        memo = self._k_memo(rows, first)
         if "kinds" not in memo:
             kinds: dict[tuple, list[int]] = {}
             for i in range(first, len(self.k_tiles) - 1):
@@ -346,13 +345,17 @@ class KernelTiles:
         """The period of the kinds of the K tiles from ``first`` but the last (``k_kinds``: an
         NCHW 5×5 conv's channel of 25 taps is a tile of 16 and one of 9, alternating), with
         the kinds before and after it (``_period``)."""
-        kinds = self.k_kinds(rows, first)
-        memo = _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
-                        self.o_tiles[0], self.port, self.n, rows, first))
+        memo = self._k_memo(rows, first)
         if "period" not in memo:
-            kind = {i: k for k, members in enumerate(kinds) for i in members}
+            kind = {i: k for k, members in enumerate(self.k_kinds(rows, first))
+                    for i in members}
             memo["period"] = _period([kind[i] for i in range(first, len(self.k_tiles) - 1)])
         return memo["period"]
+
+    def _k_memo(self, rows: int, first: int) -> dict:
+        """The memo of the K tiles' kinds and their period, by all they depend on."""
+        return _shared(("k", tuple(self.a), tuple(self.b), self.a_matrix, self.k_tiles,
+                        self.o_tiles[0], self.port, self.n, rows, first))
 
     def block_period(self, m: int, rows: int, first: int) -> Edges:
         """The period of the kinds of the blocks of ``rows`` A rows from ``first`` but the last

@@ -175,8 +175,7 @@ def column_orders(b: View, c: View, n: int) -> list[tuple[View, View]]:
     innermost digit (s indices) into (s/x, x), x dividing s and N, and walk s/x outermost:
     a tile is then N/x rows of x pixels (2 rows of 8), every column used (36 tiles for 24×24
     pixels, not 48). The split that takes the fewest tiles, where it takes fewer than the
-    columns as they lie; OperandUnexpressible never: columns B and C split differently (a
-    C whose columns are not refinable to B's) keep their order."""
+    columns as they lie; columns B and C split differently keep their order."""
     try:
         fine_b, fine_c = _refined(b.groups[-1], c.groups[-1], "b")
     except OperandUnexpressible:
@@ -184,12 +183,11 @@ def column_orders(b: View, c: View, n: int) -> list[tuple[View, View]]:
     if len(fine_b) < 2:
         return [(b, c)]
     best = len(tiles([d.size for d in merge(fine_b)], n)), None
-    size = fine_b[-1].size
+    *outer, size = [d.size for d in fine_b]
     for x in range(min(size, n) - 1, 0, -1):  # the longest runs of a tile's pixels first
         if size % x or n % x:
             continue
-        digits = [d.size for d in fine_b]
-        count = len(tiles([size // x, *digits[:-1], x], n))
+        count = len(tiles([size // x, *outer, x], n))
         if count < best[0]:
             best = count, x
     if best[1] is None:

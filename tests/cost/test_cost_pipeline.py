@@ -65,6 +65,16 @@ def _gemm(m: int, k: int, n_out: int, esize: int = 1) -> tuple[Target, Target, T
             Target(row_major("c", (m, n_out)), m * k + k * n_out, esize))
 
 
+def _fresh(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int, config,
+           orders: tuple[str, ...]) -> Estimate:
+    """The analytic estimate of C = A·B over ``orders``, its memo cleared first (a test
+    changes the sampling between two of them)."""
+    tiling = shape(a, b, config.array_size)
+    cost_kernel._estimate.cache_clear()
+    return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, tiling.k_tiles,
+                    tiling.o_tiles, orders)
+
+
 # (M, K, Nout, raw, bias): tall, wide, a GEMV, a bias (per output column, added by the
 # STOREs from the kernel's table), requantized output.
 SHAPES = [(256, 128, 64, True, False), (32, 512, 256, False, False), (1, 1024, 256, True, False),
@@ -262,12 +272,9 @@ def test_a_large_gemm_is_estimated_from_a_sample_as_if_run_whole(monkeypatch):
     config = load_config("n16")
     m, k, n_out = 512, 256, 512
     a, b, c = _gemm(m, k, n_out, 4)
-    tiling = shape(a, b, config.array_size)
 
     def cycles(order: str) -> int:
-        cost_kernel._estimate.cache_clear()
-        return estimate(tiling.a, tiling.b, c, True, False, 0, config, tiling.k_tiles,
-                        tiling.o_tiles, (order,)).cycles
+        return _fresh(a, b, c, True, False, 0, config, (order,)).cycles
 
     sampled = {order: cycles(order) for order in ("k-outer", "j-outer")}
     monkeypatch.setattr(sampling, "WHOLE", 1 << 30)
@@ -288,16 +295,10 @@ def test_output_tiles_of_few_steps_are_sampled_as_if_run_whole(monkeypatch, k, c
     config = replace(load_config("n4"), column_split=column_split)
     m, n_out = 24, 1092
     a, b, c = _gemm(m, k, n_out)
-    tiling = shape(a, b, config.array_size)
-
-    def cycles() -> int:
-        cost_kernel._estimate.cache_clear()
-        return estimate(tiling.a, tiling.b, c, False, True, 7, config, tiling.k_tiles,
-                        tiling.o_tiles, ("j-outer",)).cycles
-
-    sampled = cycles()
+    sampled = _fresh(a, b, c, False, True, 7, config, ("j-outer",)).cycles
     monkeypatch.setattr(sampling, "WHOLE", 1 << 30)
-    assert abs(sampled - cycles()) <= 0.002 * sampled
+    assert abs(sampled - _fresh(a, b, c, False, True, 7, config, ("j-outer",)).cycles) <= \
+        0.002 * sampled
 
 
 # (M, K, Nout, config, plans skipped): kernels whose plans differ in blocks (many blocks reload
@@ -476,16 +477,10 @@ def test_grouped_output_tiles_are_sampled_in_whole_pairs(monkeypatch, n_out):
     m, k = 9, 156
     a, b, c = _gemm(m, k, n_out)
     tiling = shape(a, b, config.array_size)
-
-    def found() -> Estimate:
-        cost_kernel._estimate.cache_clear()
-        return estimate(tiling.a, tiling.b, c, False, False, 7, config, tiling.k_tiles,
-                        tiling.o_tiles, ("j-outer",))
-
-    sampled = found()
+    sampled = _fresh(a, b, c, False, False, 7, config, ("j-outer",))
     assert sampled.group == len(tiling.k_tiles) and len(tiling.o_tiles) > sampling.WHOLE // 10
     monkeypatch.setattr(sampling, "WHOLE", 1 << 30)
-    assert found().cycles == sampled.cycles
+    assert _fresh(a, b, c, False, False, 7, config, ("j-outer",)).cycles == sampled.cycles
     kernel = build_kernel("t", a, b, c, False, False, 7, config, "j-outer", group=sampled.group)
     assert predict(kernel.instructions, config).counters.cycles == sampled.cycles
 
