@@ -5,6 +5,7 @@ out with the dim its operands walk contiguously as its columns.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -16,10 +17,16 @@ from glc.ir.types import Access
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel
 from glc.lower.program import Buffer, KernelStep, aligned
-from glc.lower.repack import repacks
+from glc.lower.repack import Repack, repacks
 from glc.lower.table import StoreTable
 from glc.lower.transfer import OperandUnexpressible, Target
-from glc.lower.view import View, access_chain, row_major, view_of
+from glc.lower.view import View, access_chain, merge, row_major, view_of
+
+# The tile heights, in blocks of N rows, a fold reading transposed is tried at: one block a
+# tile lets a lone operand's STORE fit in its LOAD's drain (glc/lower/repack.py); a pair's two
+# LOADs a tile drain twice, so its tiles are taller (a 512×28×28 residual add stored
+# channels-last: 105 112 cycles at one block, 82 210 at eight, 75 264 its port floor).
+TILE_BLOCKS = (1, 2, 4, 8, 16)
 
 
 class Folds:
@@ -40,13 +47,46 @@ class Folds:
             built = self._fold_repacked(node, plan, built)
         elif built.strided:
             built = self._fold_reoriented(node, plan, views, built)
-        kernel, out, inputs, dims, order = built.kernel, built.out, built.inputs, built.dims, \
-            built.order
-        self._allocate(out, Access(dims, (), self.types[id(node)].dtype), dram=True)
-        self.program.steps.append(KernelStep(out, kernel, inputs, out))
-        stored = row_major(out, dims)  # in the fold's order: its dims back in the node's
-        return replace(stored, groups=tuple(stored.groups[order.index(k)]
-                                            for k in range(len(order))))
+        return self._fold_step(node, built)
+
+    def _fold_step(self, node: Term, built: _Built) -> View:
+        """``built`` allocated and made a kernel step; the node's value."""
+        self._allocate(built.out, Access(built.dims, (), self.types[id(node)].dtype), dram=True)
+        self.program.steps.append(KernelStep(built.out, built.kernel, built.inputs, built.out))
+        self.folds[built.out] = node
+        stored = row_major(built.out, built.dims)  # in the fold's order: its dims in the node's
+        return replace(stored, groups=tuple(stored.groups[built.order.index(k)]
+                                            for k in range(len(built.order))))
+
+    def _fold_into(self, repack: Repack, source: View, name: str) -> bool:
+        """Where ``source`` is the whole result of a fold step that no later step reads, that
+        fold built again to store its result in ``repack``'s order as ``name`` (operands whose
+        columns are then strided read by transposing LOADs, docs/isa.md), where that takes
+        fewer cycles than the fold and the copy: the step replaced, the node's value the new
+        buffer, True. A stage's last residual add of NCHW ResNet-50 then writes the
+        channels-last tensor its strided projection reads, not a copy of it."""
+        node = self.folds.get(source.buffer)
+        if node is None or self.in_dram.get(id(node)) != source:
+            return False
+        steps = self.program.steps
+        at = [i for i, s in enumerate(steps) if s.output == source.buffer]
+        if len(at) != 1 or any(source.buffer in s.inputs for s in steps[at[0] + 1:]):
+            return False
+        plan = self.rule.fold_plan(node)
+        views = [view_of(operand, self.types, self._materialise) for operand in plan[1]]
+        best, cycles = None, steps[at[0]].kernel.predicted_cycles(self.config) + \
+            repack.cycles(self.config)
+        for blocks in TILE_BLOCKS:
+            built = self._fold_built(node, plan, views, list(repack.order), name,
+                                     blocks * self.config.array_size)
+            if built is not None and not built.strided and \
+                    built.kernel.predicted_cycles(self.config) < cycles:
+                best, cycles = built, built.kernel.predicted_cycles(self.config)
+        if best is None:
+            return False
+        del self.program.buffers[steps.pop(at[0]).output]
+        self.in_dram[id(node)] = self._fold_step(node, best)
+        return True
 
     def _fold_repacked(self, node: Term, plan, built: _Built) -> _Built:
         """``built``, or the fold over a repack of its one operand's tensor (the copy a kernel
@@ -104,17 +144,63 @@ class Folds:
                 return self._fold_built(node, plan, read) or built
         return built
 
-    def _fold_built(self, node: Term, plan, views: list[View]) -> _Built | None:
-        """The fold kernel over ``views`` (the plan's operands), its result at the next free
-        address, not yet allocated; None where it cannot be built."""
+    def _fold_built(self, node: Term, plan, views: list[View], order: list[int] | None = None,
+                    out: str | None = None, tile_rows: int = 0) -> _Built | None:
+        """The fold kernel over ``views`` (the plan's operands), its result (``out``, or a
+        fresh buffer) at the next free address, not yet allocated, its dims in ``order``;
+        None where it cannot be built. With ``order`` given, int8 operands whose columns are
+        strided but whose rows are a run are read by transposing LOADs, in tiles of
+        ``tile_rows`` rows. Where rows short of N can be joined into longer columns
+        (``_joined``) the fold is built both ways and the faster kept: joined, a tile holds
+        fewer rows (an 8×7×7 add on n4: 49 columns of 8 rows, one cycle slower than 7 of
+        56)."""
         op, operands, folded, dims, relu, shift, requant, lin = plan
+        transposing = order is not None
+        if requant is not None:  # the multipliers' columns: the node's last dim
+            if transposing and order != list(range(len(dims))):
+                return None
+            order = list(range(len(dims)))
         # The result's dims in the order the fold lays them out: as they are, or with the dim
         # the operands walk contiguously last (its columns: an N-wide run a beat, not an
-        # element a run), when they are not the multipliers' columns.
-        order = _contiguous_last([[g for k, g in enumerate(v.groups) if k not in folded]
-                                  for v in views]) if requant is None else list(range(len(dims)))
+        # element a run).
+        elif order is None:
+            order = _contiguous_last([[g for k, g in enumerate(v.groups) if k not in folded]
+                                      for v in views])
+        kept = [[[g for k, g in enumerate(view.groups) if k not in folded][k] for k in order]
+                for view in views]
+        multipliers = None
+        if requant is not None:
+            if not dims or not self.rule.affine(requant.args[1]):
+                return None
+            view = view_of(requant.args[1], self.types, self._materialise)
+            matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
+                                           view.groups[-1]))
+            multipliers = StoreTable(
+                Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
+            try:
+                multipliers.check()
+            except OperandUnexpressible:
+                return None
+            if multipliers.by_rows:  # a fold's STOREs requantize by column only
+                return None
+        joined = _joined(kept, self.config.array_size) if requant is None and dims else 1
+        out = out or self._fresh("fold")
+        best = None
+        for join in sorted({1, joined}):
+            built = self._fold_joined(node, plan, views, kept, order, join, transposing,
+                                      multipliers, out, tile_rows)
+            if built is not None and (best is None or built.kernel.predicted_cycles(
+                    self.config) < best.kernel.predicted_cycles(self.config)):
+                best = built
+        return best
+
+    def _fold_joined(self, node: Term, plan, views: list[View], kept: list, order: list[int],
+                     joined: int, transposing: bool, requantization: StoreTable | None,
+                     out: str, tile_rows: int) -> _Built | None:
+        """``_fold_built``'s kernel with the result's last ``joined`` dims its columns."""
+        op, operands, folded, dims, relu, shift, requant, lin = plan
         dims = tuple(dims[k] for k in order)
-        rows, cols = (int(np.prod(dims[:-1])), dims[-1]) if dims else (1, 1)
+        rows, cols = (math.prod(dims[:-joined]), math.prod(dims[-joined:])) if dims else (1, 1)
         targets, strided = {}, []
         for index, (which, view) in enumerate(zip("ab", views, strict=False)):
             if view.buffer not in self.program.buffers:  # a trial over a copy not made yet:
@@ -123,42 +209,35 @@ class Folds:
                 return None
             else:
                 buffer = self.program.buffers[view.buffer]
-            kept = [g for k, g in enumerate(view.groups) if k not in folded]
-            kept = [kept[k] for k in order]
-            if requant is None and dims and not _contiguous(kept[-1]):
-                strided.append(index)
-            row_digits = [d for g in kept[:-1] for d in g] + \
+            groups = kept[index]
+            row_digits = [d for g in groups[:-joined] for d in g] + \
                 [d for k in folded for d in view.groups[k]]
-            matrix = replace(view, groups=(tuple(row_digits), tuple(kept[-1]) if kept else ()))
-            targets[which] = Target(matrix, buffer.address, np.dtype(buffer.dtype).itemsize)
+            columns = tuple(d for g in groups[-joined:] for d in g) if groups else ()
+            matrix = replace(view, groups=(tuple(row_digits), columns))
+            transpose = 0
+            if requant is None and dims and not _contiguous(groups[-1]):
+                if transposing and not folded and buffer.dtype == "int8" and \
+                        _contiguous(tuple(row_digits)):
+                    transpose = self.config.array_size
+                else:
+                    strided.append(index)
+            targets[which] = Target(matrix, buffer.address, np.dtype(buffer.dtype).itemsize,
+                                    transpose)
         wide = self.types[id(operands[0])].dtype == "int32"
         raw = self.types[id(node)].dtype == "int32"
-        requantization = None
-        if requant is not None:
-            if not dims or not self.rule.affine(requant.args[1]):
-                return None
-            view = view_of(requant.args[1], self.types, self._materialise)
-            matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
-                                           view.groups[-1]))
-            requantization = StoreTable(
-                Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
-            try:
-                requantization.check()
-            except OperandUnexpressible:
-                return None
-            if requantization.by_rows:  # a fold's STOREs requantize by column only
-                return None
+        if requantization is not None:
             targets["m"] = requantization.multipliers
         if all(t.view.buffer in self.program.buffers for t in targets.values()):
             self._check_fits(targets, dims, raw)  # (a trial's copy: checked once it is made)
         multipliers = targets.pop("m", None)
-        group = int(np.prod([self.types[id(operands[0])].dims[k] for k in folded]))
+        group = math.prod(self.types[id(operands[0])].dims[k] for k in folded)
         fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin)
-        out = self._fresh("fold")
         c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
+        if not any(t.transpose for t in targets.values()):
+            tile_rows = 0
         try:
             kernel = build_fold_kernel(self._label(node), fold, c, raw, relu, shift or 0,
-                                       self.config, requantization)
+                                       self.config, requantization, tile_rows)
         except (OperandUnexpressible, DoesNotFit):
             return None
         inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
@@ -180,6 +259,22 @@ def _contiguous(group) -> bool:
     """Whether a dim's innermost digit of more than one index has stride 1."""
     digits = [d for d in group if d.size > 1]
     return bool(digits) and digits[-1].stride == 1
+
+
+def _joined(operands: list, n: int) -> int:
+    """How many of the result's last dims the fold takes as its columns: one, or while the
+    columns are not a multiple of the array's N (an NCHW residual add's rows of 28 pixels fill
+    28 of 32 lanes) more, where every operand walks them as one digit (merged: the next dim
+    out steps over the inner ones' whole run), so a tile of N columns is one run per row; and
+    where N rows are left, so a tile's instructions still move N runs each."""
+    sizes = [math.prod(d.size for d in g) for g in operands[0]]
+    joined = 1
+    while joined < len(sizes) and math.prod(sizes[-joined:]) % n and \
+            math.prod(sizes[:-joined - 1]) >= n and \
+            all(len(merge(tuple(d for g in groups[-joined - 1:] for d in g))) <= 1
+                for groups in operands):
+        joined += 1
+    return joined
 
 
 def _contiguous_last(operands: list) -> list[int]:

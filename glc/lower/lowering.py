@@ -95,6 +95,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # orientation a node's kernel must take (glc/lower/reorient.py).
         self.oriented: dict[str, tuple[int, bool]] = {}
         self.forced: dict[int, bool] = {}
+        self.folds: dict[str, Term] = {}  # each fold's result buffer → its node
 
     def run(self) -> Program:
         root = self.term

@@ -297,6 +297,9 @@ class Relayout:
         """The copy ``name`` of ``source`` as a kernel step: built, or as costing sees it;
         estimated either way by the copy's instruction-level count (copy_cycles), as the
         search compared it."""
+        if self._fold_into(repack, source, name):  # the fold before writes the copy itself
+            self.repacked[(source, repack.dim)] = name
+            return
         config = self.config
         kernel = repack.costed(config)
         source_address = self._to_dram(source.buffer).address

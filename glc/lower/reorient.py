@@ -35,6 +35,7 @@ class _State:
     unfused: set[int]
     repacked: dict
     oriented: dict[str, tuple[int, bool]]
+    folds: dict[str, Term]
 
 
 class Reorient:
@@ -121,7 +122,7 @@ class Reorient:
     def _state(self) -> _State:
         return _State(list(self.program.steps), dict(self.program.buffers), self.top,
                       self.host_top, dict(self.in_dram), set(self.unfused), dict(self.repacked),
-                      dict(self.oriented))
+                      dict(self.oriented), dict(self.folds))
 
     def _restore(self, state: _State) -> None:
         """The lowering as ``state`` holds it (copies: a state may be restored twice)."""
@@ -129,3 +130,4 @@ class Reorient:
         self.top, self.host_top = state.top, state.host_top
         self.in_dram, self.unfused = dict(state.in_dram), set(state.unfused)
         self.repacked, self.oriented = dict(state.repacked), dict(state.oriented)
+        self.folds = dict(state.folds)
