@@ -64,7 +64,11 @@ def main() -> None:
     parser.add_argument("--write", action="store_true",
                         help="also record the tables in docs/benchmarks.md")
     parser.add_argument("--rtl", action="store_true",
-                        help="sections that take it (layers): also run their RTL sample")
+                        help="sections that take it (layers, shapes): also run their RTL sample")
+    parser.add_argument("--seed", type=int,
+                        help="sections that take it (shapes): another draw than the recorded one")
+    parser.add_argument("--count", type=int,
+                        help="sections that take it (shapes): how many rows to draw")
     args = parser.parse_args()
     chosen = args.only or list(found)
     results = {name: found[name].run(**_options(found[name], args)) for name in chosen}
@@ -82,9 +86,11 @@ def main() -> None:
 
 
 def _options(section, args) -> dict:
-    """The command-line options a section's ``run`` takes, by parameter name."""
+    """The command-line options a section's ``run`` takes, by parameter name (those not given
+    left to the section's defaults)."""
     taken = inspect.signature(section.run).parameters
-    return {"rtl": args.rtl} if "rtl" in taken else {}
+    given = {"rtl": args.rtl, "seed": args.seed, "count": args.count}
+    return {k: v for k, v in given.items() if k in taken and v is not None}
 
 
 def _record(chosen: list[str], text: list[str]) -> None:

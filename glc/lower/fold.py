@@ -56,7 +56,30 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
     """The kernel computing ``fold`` into ``c`` (a row-major matrix view of the result);
     ``table``: its STOREs requantize by column (glc/lower/table.py), the multipliers in the
     accumulator's top rows; ``tile_rows``: a cap on the output rows of a tile (0: as many as
-    half the buffers hold)."""
+    half the buffers hold). Its LOADs of a tile wait for the STORE two tiles before or not,
+    whichever the cycle model counts fewer.
+
+    The LOAD unit wins the DRAM port on a tie (docs/isa.md, "Timing"): where the port is the
+    bound (a pair: two rows in, one out, per VECTOR row of two), tile i + 2's LOADs, free to
+    go once VECTOR i has read its rows, take the port before tile i's STORE, and VECTOR i + 2
+    then waits for that STORE to free its accumulator half: a 512×28×28 add took 87 701
+    cycles against the port's 75 264. Ordered through the EXEC unit, idle in a fold (the
+    STORE pushes ``st2ex``, an EXEC SYNC passes it on as ``ex2ld``, the LOADs pop it), the
+    same add takes 75 972; a fold bound by its VECTOR can lose a little so (a row sum of
+    32×28×28: 6 481 → 6 563), hence the choice."""
+    kernel = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, False)
+    ordered = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, True)
+    if ordered.instructions == kernel.instructions or \
+            kernel.predicted_cycles(config) <= ordered.predicted_cycles(config):
+        return kernel
+    return ordered
+
+
+def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
+                 config: HwConfig, table: StoreTable | None, tile_rows: int,
+                 ordered: bool) -> Kernel:
+    """``build_fold_kernel``'s kernel, each tile's LOADs after the STORE two tiles before
+    where ``ordered``."""
     if fold.op not in VECTOR_OPS:
         raise ValueError(f"no vector operation {fold.op}")
     n = config.array_size
@@ -81,7 +104,7 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
                          f"{source_half} local rows of half a buffer on {config.name}")
     tiles = [(r, min(rows, fold.rows - r), col, min(n, fold.cols - col))
              for col in range(0, fold.cols, n) for r in range(0, fold.rows, rows)]
-    loads = [_loads(fold, tile, index % 2 * source_half, source_half, index)
+    loads = [_loads(fold, tile, index % 2 * source_half, source_half, index, ordered)
              for index, tile in enumerate(tiles)]
     out: list[Instruction] = [*loads[0], *(loads[1] if len(tiles) > 1 else [])]
     for index, (r0, count, col, width) in enumerate(tiles):
@@ -98,8 +121,11 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(table.column(col // n) if table is not None else {})}
         stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
-        out += flagged("store", stores, first={"pop_vec": 1}, last={"push_vec": int(later)})
+        out += flagged("store", stores, first={"pop_vec": 1},
+                       last={"push_vec": int(later), "push_prev": int(later and ordered)})
         if later:
+            if ordered:
+                out.append(Instruction.make("sync", unit=1, pop_next=1, push_prev=1))
             out += loads[index + 2]
     out.append(Instruction.make("halt"))
     if table is not None:
@@ -119,7 +145,8 @@ def copy_kernel(label: str, source: Target, c: Target, config: HwConfig,
                              tile_rows=tile_rows)
 
 
-def _loads(fold: Fold, tile, base: int, half: int, index: int) -> list[Instruction]:
+def _loads(fold: Fold, tile, base: int, half: int, index: int, ordered: bool
+           ) -> list[Instruction]:
     """The LOADs of one tile's operands into the source rows from ``base``: a pair's second
     operand after the first one's rows. The last operand may write past its rows to the end
     of the ``half`` (a transposing LOAD writes whole blocks of N rows: a copy of 9-row tiles,
@@ -132,7 +159,9 @@ def _loads(fold: Fold, tile, base: int, half: int, index: int) -> list[Instructi
         fields += _transfers(operand, (r0 * fold.group, rows), (col, width),
                              base + slot * rows, {"acc": int(fold.wide)}, "ab"[slot],
                              half - slot * rows if last else rows)
-    return flagged("load", fields, first={"pop_vec": int(index >= 2)}, last={"push_vec": 1})
+    return flagged("load", fields, first={"pop_vec": int(index >= 2),
+                                          "pop_next": int(index >= 2 and ordered)},
+                   last={"push_vec": 1})
 
 
 def _transfers(target: Target, rows, cols, local_row: int, mode: dict[str, int],

@@ -66,23 +66,25 @@ def draw(rng: np.random.Generator) -> Conv | Gemm:
             return layer
 
 
-def layers() -> list[tuple[Conv | Gemm, str]]:
-    """The fixed draw: COUNT (layer, layout) rows."""
-    rng = np.random.default_rng(SEED)
+def layers(seed: int = SEED, count: int = COUNT) -> list[tuple[Conv | Gemm, str]]:
+    """The draw of ``seed``: ``count`` (layer, layout) rows (the recorded one by default)."""
+    rng = np.random.default_rng(seed)
     found = []
-    for _ in range(COUNT):
+    for _ in range(count):
         layer = draw(rng)
         found.append((layer, str(rng.choice(layer.layouts))))
     return found
 
 
-def run(rtl: bool = False) -> list[dict]:
+def run(rtl: bool = False, seed: int = SEED, count: int = COUNT) -> list[dict]:
+    """One row per layer of the draw (``--seed``/``--count``: another draw, a sweep over
+    shapes the recorded figures have not seen), then the headline rows."""
     config = load_config(CONFIG)
     found = []
     with _Costing() as costing, tempfile.TemporaryDirectory() as scratch:
-        for seed, (layer, layout) in enumerate(layers(), 700):
+        for data_seed, (layer, layout) in enumerate(layers(seed, count), 700):
             folder = Path(scratch) / program_name(layer, layout)
-            made = write(folder, layer, layout, np.random.default_rng(seed))
+            made = write(folder, layer, layout, np.random.default_rng(data_seed))
             before = len(costing.times)
             row = measure(layer, layout, folder, made["output"], config,
                           "rtl" if rtl and layer.macs < RTL_MACS else "isa")
@@ -91,10 +93,10 @@ def run(rtl: bool = False) -> list[dict]:
             del row["network"]
             found.append(row)
             print(f"shapes: {row}", file=sys.stderr, flush=True)  # minutes: show progress
-    return found + headline(found, costing)
+    return found + headline(found, costing, seed)
 
 
-def headline(found: list[dict], costing: _Costing) -> list[dict]:
+def headline(found: list[dict], costing: _Costing, seed: int = SEED) -> list[dict]:
     """MAC-weighted efficiency, compile and costing figures; the worst non-depthwise row; the
     largest model error; the RTL's agreement."""
     macs = sum(r["MACs"] for r in found)
@@ -104,7 +106,7 @@ def headline(found: list[dict], costing: _Costing) -> list[dict]:
     error = max(found, key=lambda r: abs(r["model err %"] or 0))
     ran = [r for r in found if "match" in r]
     on_rtl = [r for r in ran if "RTL cycles" in r]
-    return [{"layer": f"MAC-weighted, {len(found)} rows", "MACs": macs,
+    return [{"layer": f"MAC-weighted, {len(found)} rows of seed {seed}", "MACs": macs,
              "eff(limit)": round(weighted, 4),
              "compile s": round(sum(r["compile s"] for r in found), 1),
              "estimates": len(costing.times), "costing ms": costing.figures() or None},
