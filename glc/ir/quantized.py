@@ -12,6 +12,8 @@ leaves every ``q - z`` and every clamp unchanged (docs/language.md).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from glc.errors import ShapeError
@@ -160,6 +162,42 @@ def add_linear_constants(sa: float, za: int, sb: float, zb: int, sc: float, zc: 
     ra, rb = f(f(sa) / f(sc)), f(f(sb) / f(sc))
     fixed = f(f(zc + offset) - _fma32(np.array([za + offset], f), ra, rb * f(zb + offset))[0])
     return ra, rb, fixed
+
+
+# How far (in units in the last place) from the plain ratio and intercept ``requantize_constants``
+# looks for a pair that rounds like the division (the ratio is one rounding, the intercept two).
+NEAR_ULPS = 4
+
+
+@functools.lru_cache(maxsize=1024)
+def requantize_constants(s: float, z: int, sc: float, zc: int
+                         ) -> tuple[np.float32, np.float32] | None:
+    """A float32 ``scale`` and ``fixed`` for which ``linear_fold([x], 0, fixed, [scale])``
+    equals ``quantize_linear(dequantize_linear(x, s, z), sc, zc)`` for every int8 x — an
+    activation requantized from one scale and zero point to another (a Concat of differently
+    quantized inputs) as one ``lin`` of the vector unit — or None. The division's two roundings
+    are not one fma's, so the pair is searched near ``s / sc`` and ``zc - z · s / sc`` and
+    checked on all 256 inputs: exact by construction, or not offered."""
+    f = np.float32
+    x = np.arange(INT8[0], INT8[1] + 1, dtype=np.int8)
+    target = quantize_linear(dequantize_linear(x, s, z), sc, zc)
+    ratio = f(f(s) / f(sc))
+    intercept = f(zc - z * np.float64(ratio))
+    steps = sorted(range(-NEAR_ULPS, NEAR_ULPS + 1), key=abs)
+    for i in steps:
+        scale = _ulps(ratio, i)
+        for j in steps:
+            fixed = _ulps(intercept, j)
+            if np.array_equal(linear_fold([x], 0, fixed, [scale]), target):
+                return scale, fixed
+    return None
+
+
+def _ulps(value: np.float32, count: int) -> np.float32:
+    """``value`` moved ``count`` float32 steps (up for a positive count)."""
+    for _ in range(abs(count)):
+        value = np.nextafter(value, np.float32(np.inf if count > 0 else -np.inf))
+    return np.float32(value)
 
 
 def linear_fold(rows: list[np.ndarray], offset: int, fixed: np.float32,

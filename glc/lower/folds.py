@@ -14,13 +14,14 @@ import numpy as np
 from glc.errors import DoesNotFit
 from glc.ir.term import Term
 from glc.ir.types import Access
+from glc.lower.concat import Band
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel
 from glc.lower.program import Buffer, KernelStep, aligned
 from glc.lower.repack import Repack, repacks
 from glc.lower.table import StoreTable
 from glc.lower.transfer import OperandUnexpressible, Target
-from glc.lower.view import View, access_chain, merge, row_major, view_of
+from glc.lower.view import Digit, View, access_chain, merge, row_major, view_of
 
 # The tile heights, in blocks of N rows, a fold reading transposed is tried at: one block a
 # tile lets a lone operand's STORE fit in its LOAD's drain (glc/lower/repack.py); a pair's two
@@ -40,6 +41,26 @@ class Folds:
         the fold over it take fewer cycles."""
         plan = self.rule.fold_plan(node)
         views = [view_of(operand, self.types, self._materialise) for operand in plan[1]]
+        band = self.placed.get(id(node))
+        if band is not None:  # its result into a concatenation's band (glc/lower/concat.py)
+            built = self._fold_built(node, plan, views, band=band)
+            if built is None or built.strided:
+                return None
+            self.program.steps.append(KernelStep(band.step, built.kernel, built.inputs,
+                                                 band.buffer))
+            # Its dims: its last ones the band's columns (row-major), the others its rows,
+            # band.width elements apart.
+            dims = built.dims
+            joined = next(j for j in range(1, len(dims) + 1)
+                          if math.prod(dims[-j:]) == band.shape[1])
+            rows, cols = dims[:-joined], dims[-joined:]
+            strides = [band.width * math.prod(rows[k + 1:]) for k in range(len(rows))] + \
+                [math.prod(cols[k + 1:]) for k in range(len(cols))]
+            stored = View(band.buffer, band.first, tuple(
+                (Digit(d, stride, ()),) for d, stride in zip(built.dims, strides, strict=True)),
+                ())
+            return replace(stored, groups=tuple(stored.groups[built.order.index(k)]
+                                                for k in range(len(built.order))))
         built = self._fold_built(node, plan, views)
         if built is None:
             return None
@@ -145,12 +166,15 @@ class Folds:
         return built
 
     def _fold_built(self, node: Term, plan, views: list[View], order: list[int] | None = None,
-                    out: str | None = None, tile_rows: int = 0) -> _Built | None:
+                    out: str | None = None, tile_rows: int = 0, band: Band | None = None
+                    ) -> _Built | None:
         """The fold kernel over ``views`` (the plan's operands), its result (``out``, or a
         fresh buffer) at the next free address, not yet allocated, its dims in ``order``;
         None where it cannot be built. With ``order`` given, int8 operands whose columns are
         strided but whose rows are a run are read by transposing LOADs, in tiles of
-        ``tile_rows`` rows. Where rows short of N can be joined into longer columns
+        ``tile_rows`` rows; with ``band``, its result into that band of a concatenation
+        (its columns the last dim, the band's shape). Where rows short of N can be joined into
+        longer columns
         (``_joined``) the fold is built both ways and the faster kept: joined, a tile holds
         fewer rows (an 8×7×7 add on n4: 49 columns of 8 rows, one cycle slower than 7 of
         56)."""
@@ -188,7 +212,7 @@ class Folds:
         best = None
         for join in sorted({1, joined}):
             built = self._fold_joined(node, plan, views, kept, order, join, transposing,
-                                      multipliers, out, tile_rows)
+                                      multipliers, out, tile_rows, band)
             if built is not None and (best is None or built.kernel.predicted_cycles(
                     self.config) < best.kernel.predicted_cycles(self.config)):
                 best = built
@@ -196,7 +220,7 @@ class Folds:
 
     def _fold_joined(self, node: Term, plan, views: list[View], kept: list, order: list[int],
                      joined: int, transposing: bool, requantization: StoreTable | None,
-                     out: str, tile_rows: int) -> _Built | None:
+                     out: str, tile_rows: int, band: Band | None = None) -> _Built | None:
         """``_fold_built``'s kernel with the result's last ``joined`` dims its columns."""
         op, operands, folded, dims, relu, shift, requant, lin = plan
         dims = tuple(dims[k] for k in order)
@@ -232,7 +256,12 @@ class Folds:
         multipliers = targets.pop("m", None)
         group = math.prod(self.types[id(operands[0])].dims[k] for k in folded)
         fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin)
-        c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
+        if band is None:
+            c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
+        elif band.shape == (rows, cols) and not raw:
+            c = band.target(self.program.buffers[band.buffer].address)
+        else:
+            return None
         if not any(t.transpose for t in targets.values()):
             tile_rows = 0
         try:

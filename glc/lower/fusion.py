@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from glc.ir.quantized import add_linear_constants
+from glc.ir.quantized import add_linear_constants, requantize_constants
 from glc.ir.term import Term, walk
 from glc.ir.types import Access, ComputeKind
 from glc.isa import vector_linear
@@ -196,6 +196,8 @@ class Absorb:
             current = current.args[1]
         if current.op == "add-linear":
             return self._lin_plan(current, relu, shift, requant)
+        if current.op == "quantize-linear":
+            return self._requantized_plan(current) if current is node else None
         kind = self.types[id(current.args[0])] if current.op == "compute" else None
         name = kind.name if kind is not None else "copy"
         if name == "copy" and not relu and shift is None and requant is None:
@@ -236,6 +238,27 @@ class Absorb:
             return None
         lin = Lin(int(offset), bits[0], tuple(bits[1:]))
         return FoldPlan("lin", (b, a), (), self.types[id(node)].dims, relu, shift, None, lin)
+
+
+    def _requantized_plan(self, node: Term) -> FoldPlan | None:
+        """``(quantize-linear (dequantize-linear X s z) sc zc)`` of an int8 view X — an
+        activation requantized to another scale and zero point (an ONNX Concat's part) — as
+        VECTOR ``lin`` over X alone, with constants that give the two conversions' value on
+        every int8 input (glc/ir/quantized.py, ``requantize_constants``); None where none do."""
+        inner, sc, zc = node.args
+        if inner.op != "dequantize-linear" or self.uses[id(inner)] > 1:
+            return None
+        x, s, z = inner.args
+        if self.types[id(x)].dtype != "int8" or not self.affine(x):
+            return None
+        found = requantize_constants(s.value, int(z.value), sc.value, int(zc.value))
+        if found is None:
+            return None
+        scale, fixed = (int(np.float32(v).view(np.uint32)) for v in found)
+        if not (vector_linear.takes(scale) and vector_linear.takes(fixed)):
+            return None
+        return FoldPlan("lin", (x,), (), self.types[id(node)].dims, False, None, None,
+                        Lin(0, fixed, (scale,)))
 
 
 class Lin(NamedTuple):

@@ -29,7 +29,7 @@ from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
 from glc.lower import depthwise, linear
-from glc.lower.concat import Concats
+from glc.lower.concat import Band, Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel
@@ -96,6 +96,9 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         self.oriented: dict[str, tuple[int, bool]] = {}
         self.forced: dict[int, bool] = {}
         self.folds: dict[str, Term] = {}  # each fold's result buffer → its node
+        # A node whose kernel stores its result into a band of a concatenation's buffer
+        # (glc/lower/concat.py).
+        self.placed: dict[int, Band] = {}
 
     def run(self) -> Program:
         root = self.term
@@ -319,6 +322,12 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 raise GlcError("the other orientation cannot apply this kernel's table")
         raw = shift is None and plan is None
         dims = self.types[id(systolic)].dims
+        placed = self.placed.get(id(node))
+        if placed is not None:  # the orientation whose stored matrix is the band's shape
+            tables = {s: t for s, t in tables.items() if (dims[::-1] if s else dims) ==
+                      placed.shape}
+            if not tables or raw:
+                raise GlcError("this kernel cannot store its result into the band")
         while True:
             self._check_fits(targets, dims, raw)
             try:
@@ -334,14 +343,17 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 targets[error.which] = self._operand(operand, copy=True)
         chosen, targets = self._relayout(systolic, targets, chosen, dims, raw, relu, shift or 0,
                                          tables)
+        if placed is not None:  # the schedule's C (or Cᵀ) written as the band lies
+            chosen = replace(chosen, c=placed.target(self.program.buffers[placed.buffer].address))
         try:
             kernel = self._built(node, chosen, raw, relu, shift, tables[chosen.swap])
         except (OperandUnexpressible, GlcError):
             if plan is None and bias is None:
                 raise
             raise _Unfused from None
-        result = self._stored(systolic, [kernel], targets, chosen.swap, raw, plan)
-        self.oriented[result.buffer] = (id(node), chosen.swap)
+        result = self._stored(systolic, [kernel], targets, chosen.swap, raw, plan, placed)
+        if placed is None:
+            self.oriented[result.buffer] = (id(node), chosen.swap)
         return result
 
     def _built(self, node: Term, chosen: Schedule, raw: bool, relu: bool, shift: int | None,
@@ -361,19 +373,26 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         return kernel
 
     def _stored(self, systolic: Term, kernels: list[Kernel], targets: dict[str, Target],
-                swap: bool, raw: bool, plan: linear.LinearPlan | None) -> View:
+                swap: bool, raw: bool, plan: linear.LinearPlan | None,
+                placed: Band | None = None) -> View:
         """The steps of the kernels computing the systolic node into one fresh result, C or with
-        ``swap`` Cᵀ; the node's value (with ``plan``, the layer's view)."""
+        ``swap`` Cᵀ, or (``placed``) C into a band of another buffer; the node's value (with
+        ``plan``, the layer's view)."""
         dims = self.types[id(systolic)].dims
-        out = self._allocate(self._fresh("kernel"),
-                             Access(dims[::-1] if swap else dims, (), "int32" if raw else "int8"),
-                             dram=True)
         inputs = sorted({t.view.buffer for t in targets.values()})
-        for index, kernel in enumerate(kernels):
-            name = out if len(kernels) == 1 else f"{out}.{index}"
-            self.program.steps.append(KernelStep(name, kernel, inputs, out))
-        stored = row_major(out, self.program.buffers[out].shape)
-        result = transposed(stored) if swap else stored
+        if placed is not None:
+            (kernel,) = kernels
+            self.program.steps.append(KernelStep(placed.step, kernel, inputs, placed.buffer))
+            stored = placed.view()
+            result = transposed(stored) if swap else stored
+        else:
+            out = self._allocate(self._fresh("kernel"), Access(
+                dims[::-1] if swap else dims, (), "int32" if raw else "int8"), dram=True)
+            for index, kernel in enumerate(kernels):
+                name = out if len(kernels) == 1 else f"{out}.{index}"
+                self.program.steps.append(KernelStep(name, kernel, inputs, out))
+            stored = row_major(out, self.program.buffers[out].shape)
+            result = transposed(stored) if swap else stored
         if plan is not None and plan.chain is not None:  # the layer's view of the result
             result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
         return result

@@ -416,6 +416,15 @@ def _concat(t, node, attrs) -> None:
     bases = [v.of if isinstance(v, Dequantized) else v for v in values]
     same = all(isinstance(b, Quantized) for b in bases) and len(
         {(b.scale, b.zero) for b in bases}) == 1
+    if not same and all(isinstance(v, Dequantized) for v in values) and \
+            (out := t.requantized_output(node)) is not None:
+        # QDQ: DequantizeLinear → Concat → one QuantizeLinear. Quantizing is elementwise, so
+        # the concatenation of each part quantized is the same tensor: the parts requantized
+        # to the output's parameters (each a VECTOR `lin`, glc/lower/fusion.py), concatenated
+        # as int8 on the accelerator rather than in float32 on the host (SqueezeNet's fires).
+        _requantized_concat(t, node, bases, *out, axis)
+        bind_absorbed(t, node)
+        return
     if same:
         parts = [b.name for b in bases]
     else:
@@ -435,21 +444,30 @@ def _concat(t, node, attrs) -> None:
 
 
 def _qlinear_concat(t, node, attrs) -> None:
-    """com.microsoft QLinearConcat: y scale, y zero, then (x, scale, zero) per input; an input
-    of other parameters is requantized as QuantizeLinear(DequantizeLinear(x)) computes."""
+    """com.microsoft QLinearConcat: y scale, y zero, then (x, scale, zero) per input."""
     y_scale, y_zero = t.qparams(node, 0, 1)
-    parts = []
+    inputs = []
     for i in range(2, len(node.input), 3):
         x = t.quantized(node, i)
-        scale, zero = t.qparams(node, i + 1, i + 2)
-        if (scale, zero) == (y_scale, y_zero):
+        inputs.append(Quantized(x.name, x.dims, *t.qparams(node, i + 1, i + 2)))
+    _requantized_concat(t, node, inputs, y_scale, y_zero, attrs["axis"])
+
+
+def _requantized_concat(t, node, inputs: list[Quantized], y_scale: float, y_zero: int,
+                        axis: int) -> None:
+    """The int8 concatenation of ``inputs``, each of other parameters than (``y_scale``,
+    ``y_zero``) requantized as QuantizeLinear(DequantizeLinear(x)) computes, bound to
+    ``node``'s output."""
+    parts = []
+    for x in inputs:
+        if (x.scale, x.zero) == (y_scale, y_zero):
             parts.append(x)
             continue
         name = t.b.define(f"{x.name}_rq", f"(quantize-linear (dequantize-linear (access-tensor "
-                                          f"{x.name}) {literal(scale)} {zero}) "
+                                          f"{x.name}) {literal(x.scale)} {x.zero}) "
                                           f"{literal(y_scale)} {y_zero})")
         parts.append(Quantized(name, x.dims, y_scale, y_zero))
-    axis = attrs["axis"] % len(parts[0].dims)
+    axis %= len(parts[0].dims)
     expr = f"(access-tensor {parts[0].name})"
     for p in parts[1:]:
         expr = f"(access-concatenate {expr} (access-tensor {p.name}) {axis})"

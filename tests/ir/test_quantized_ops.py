@@ -10,6 +10,7 @@ import pytest
 from glc.errors import GlcError
 from glc.interp import interpret
 from glc.ir.check import check
+from glc.ir.quantized import dequantize_linear, linear_fold, quantize_linear, requantize_constants
 from glc.ir.types import Access
 from glc.syntax.printer import print_term
 from glc.syntax.reader import parse_program, parse_term
@@ -88,3 +89,35 @@ def test_average_pool_adds_the_zero_point_before_rounding():
     for z, offset, expected in ((3, 0, [6, -128]), (-125, 128, [-122, -128])):
         out, ty = interpret(parse_program(text.format(z=z, offset=offset)).body, {"w": w, "d": d})
         assert ty == Access((2,), (), "int8") and out.tolist() == expected
+
+
+def test_a_requantization_is_one_lin_where_constants_round_like_the_division():
+    """QuantizeLinear(DequantizeLinear(x)) to other parameters as the vector unit's ``lin``
+    (glc/ir/quantized.py, ``requantize_constants``): the plain ratio and intercept miss an
+    input now and then (the division rounds twice, the fma once); the constants offered give
+    the interpreter's value on every int8 input, and where none near the plain pair do, none
+    are offered (the lowering leaves that part to the host)."""
+    f = np.float32
+    x = np.arange(-128, 128, dtype=np.int8)
+
+    def target(s, z, sc, zc):
+        return quantize_linear(dequantize_linear(x, s, z), sc, zc)
+
+    s, z, sc, zc = 0.19768467545509338, 3, 0.15366582572460175, 78
+    ratio = f(f(s) / f(sc))
+    plain = linear_fold([x], 0, f(zc - z * np.float64(ratio)), [ratio])
+    assert not np.array_equal(plain, target(s, z, sc, zc))
+    scale, fixed = requantize_constants(s, z, sc, zc)
+    assert np.array_equal(linear_fold([x], 0, fixed, [scale]), target(s, z, sc, zc))
+    rng = np.random.default_rng(11)
+    offered = 0
+    for _ in range(300):
+        s, sc = float(f(rng.uniform(0.001, 0.3))), float(f(rng.uniform(0.001, 0.3)))
+        z, zc = int(rng.integers(-128, 128)), int(rng.integers(-128, 128))
+        found = requantize_constants(s, z, sc, zc)
+        if found is not None:
+            offered += 1
+            assert np.array_equal(linear_fold([x], 0, found[1], [found[0]]),
+                                  target(s, z, sc, zc))
+    assert offered >= 297
+    assert requantize_constants(0.1828881800174713, 101, 0.1803828626871109, 103) is None

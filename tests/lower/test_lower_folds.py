@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from exactness import exact
 
 from glc.hwconfig import load_config
-from glc.interp import env_types, interpret
+from glc.interp import env_types
 from glc.lower import fold, folds
-from glc.lower.execute import execute
 from glc.lower.folds import Folds
 from glc.lower.lowering import lower
 from glc.lower.view import Digit, View, row_major
@@ -42,15 +42,6 @@ def _projection(c: int, hw: int, out: int, seed: int):
     return term, arrays
 
 
-def _exact(term, arrays, program, engine: str = "isa"):
-    """``program`` run on ``engine``: its result the interpreter's, its cycles the model's."""
-    expected, _ = interpret(term, arrays)
-    outcome = execute(program, arrays, engine)
-    assert np.array_equal(outcome.result, expected)
-    assert outcome.cycles == program.figures()["predicted_cycles"]
-    return outcome
-
-
 def _operands(*views: View) -> list:
     return [list(v.groups) for v in views]
 
@@ -70,7 +61,7 @@ def test_rows_short_of_n_are_joined_while_every_operand_walks_them_as_one_run():
 
 @pytest.mark.parametrize(("config", "c", "hw"), [("n16", 64, 28), ("n16", 64, 7),
                                                   ("n4", 16, 14)])
-def test_a_residual_add_over_nchw_fills_the_lanes_and_is_exact(monkeypatch, config, c, hw):
+def test_a_residual_add_over_nchw_fills_the_lanes_and_isexact(monkeypatch, config, c, hw):
     """Rows of 28 pixels fill 28 of 32 lanes, of 7 pixels 7 of 16, of 14 on n4 14 of 16: joined
     with the rows above (784, 49 or 196 columns) the add takes fewer cycles than over the rows
     as they were (ResNet-50's stage-2 adds: 88 117 → 75 934 cycles, its port floor 75 264)."""
@@ -79,7 +70,7 @@ def test_a_residual_add_over_nchw_fills_the_lanes_and_is_exact(monkeypatch, conf
     program = lower(term, env_types(arrays), config)
     (add,) = program.kernels
     assert add.kernel.instructions[0]["count0"] == c  # a tile's rows: the channels
-    outcome = _exact(term, arrays, program)
+    outcome = exact(term, arrays, program)
     monkeypatch.setattr(folds, "_joined", lambda operands, n: 1)
     as_rows = lower(term, env_types(arrays), config)
     assert outcome.cycles < as_rows.figures()["predicted_cycles"]
@@ -96,7 +87,7 @@ def test_a_fold_writes_the_layout_its_consumer_would_copy_it_into(monkeypatch):
     assert kinds == ["fold", "matmul"]
     fold = program.kernels[0].kernel
     assert any(i.get("transpose") for i in fold.instructions)
-    outcome = _exact(term, arrays, program)
+    outcome = exact(term, arrays, program)
     monkeypatch.setattr(Folds, "_fold_into", lambda *args: False)
     copied = lower(term, env_types(arrays), config)
     assert [s.kernel.kind for s in copied.kernels] == ["fold", "repack", "matmul"]
@@ -114,7 +105,7 @@ def test_a_pair_loads_after_the_store_two_tiles_before(monkeypatch, config, c, h
     program = lower(term, env_types(arrays), config)
     (add,) = program.kernels
     assert any(i.op.name == "sync" and i["unit"] == 1 for i in add.kernel.instructions)
-    outcome = _exact(term, arrays, program)
+    outcome = exact(term, arrays, program)
     floor = 3 * c * hw * hw // config.dram_port_bytes  # two operands in, the result out
     if config.name == "n16":
         assert outcome.cycles < 1.01 * floor
@@ -130,4 +121,4 @@ def test_folds_laid_out_anew_on_the_rtl_equal_the_model():
     for term, arrays in (_add(64, 7, seed=5), _add(64, 28, seed=6),
                          _projection(256, 14, 512, seed=3)):
         program = lower(term, env_types(arrays), config)
-        _exact(term, arrays, program, "rtl")
+        exact(term, arrays, program, "rtl")

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from exactness import exact
 
 from glc.cost.limit import kernel_limit
 from glc.hwconfig import load_config
@@ -38,15 +39,6 @@ def _nchw_conv(c: int, hw: int, out: int, seed: int, k: int = 3, stride: int = 1
     return parse_term(text), arrays
 
 
-def _exact(term, arrays, program, engine: str):
-    """``program`` run on ``engine``: its result the interpreter's, its cycles the model's."""
-    expected, _ = interpret(term, arrays)
-    outcome = execute(program, arrays, engine)
-    assert np.array_equal(outcome.result, expected)
-    assert outcome.cycles == program.figures()["predicted_cycles"]
-    return outcome
-
-
 def _no_copies(monkeypatch) -> None:
     """The lowering with no repack or gather to choose: the operands as they lie."""
     monkeypatch.setattr("glc.lower.relayout.repacks", lambda source: [])
@@ -61,7 +53,7 @@ def test_a_repacked_conv_matches_the_interpreter_and_its_copy_is_the_transpose(c
     program = lower(term, env_types(arrays), load_config(config))
     kinds = [s.kernel.kind for s in program.kernels]
     assert "repack" in kinds and kinds[-1] == "matmul" and not program.host_steps
-    outcome = _exact(term, arrays, program, "isa")
+    outcome = exact(term, arrays, program, "isa")
     for step in program.kernels[:-1]:
         (source,) = step.inputs
         order = next(r.order for r in repacks(row_major(source, arrays[source].shape))
@@ -97,7 +89,7 @@ def test_an_image_and_its_filters_are_repacked_together_where_neither_pays_alone
     program = lower(term, env_types(arrays), hw_config)
     assert [s.kernel.kind for s in program.kernels] == ["repack", "repack", "matmul"]
     assert {s.inputs[0] for s in program.kernels[:2]} == {"data", "filters"}
-    outcome = _exact(term, arrays, program, "isa")
+    outcome = exact(term, arrays, program, "isa")
     _no_copies(monkeypatch)
     as_they_lie = lower(term, env_types(arrays), hw_config)
     assert [s.kernel.kind for s in as_they_lie.kernels] == ["matmul"]
@@ -125,7 +117,7 @@ def test_a_small_image_under_many_filters_is_gathered_into_its_im2col(monkeypatc
     term, arrays = _nchw_conv(c, hw, out, seed=c, k=k)
     program = lower(term, env_types(arrays), hw_config)
     assert [s.kernel.kind for s in program.kernels] == ["repack", "matmul"]
-    outcome = _exact(term, arrays, program, "isa")
+    outcome = exact(term, arrays, program, "isa")
     copy = program.buffers[program.kernels[0].output]
     assert np.array_equal(read_buffer(outcome.dram, copy), _im2col(arrays["data"], k))
     _no_copies(monkeypatch)
@@ -193,7 +185,7 @@ def test_a_copied_conv_on_the_rtl_equals_the_interpreter_and_the_model(c, hw, ou
     program = lower(term, env_types(arrays), config)
     assert [s.kernel.kind for s in program.kernels] == ["repack", "matmul"]
     assert program.buffers[program.kernels[0].output].shape == copy
-    _exact(term, arrays, program, "rtl")
+    exact(term, arrays, program, "rtl")
 
 
 def _pool(layout: str, seed: int):
@@ -213,7 +205,7 @@ def test_a_strided_pool_over_nchw_reads_a_channels_last_copy(config):
     term, arrays = _pool("nchw", seed=7)
     program = lower(term, env_types(arrays), load_config(config))
     assert [s.kernel.kind for s in program.kernels] == ["repack", "fold"]
-    _exact(term, arrays, program, "isa")
+    exact(term, arrays, program, "isa")
 
 
 def test_a_pool_reading_runs_is_not_repacked():

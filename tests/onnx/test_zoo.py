@@ -75,8 +75,8 @@ def test_zoo_model_runs_bit_exact_on_the_rtl_in_the_models_cycles(tmp_path, name
     figures = _run_zoo(tmp_path, name, resolution, options, "rtl")
     assert figures["engine"] == "rtl" and figures["match"] is True
     assert figures["cycles"] == figures["predicted_cycles"]
-    if name == "resnet50":  # SqueezeNet's int8 QDQ form keeps float convs (docs/onnx.md)
-        # Every layer on the accelerator, residual adds included (VECTOR lin): the host only
-        # quantizes the float input and dequantizes the logits.
-        assert [h.split(": ")[1] for h in figures["host"]] == ["quantize-linear",
-                                                                "dequantize-linear"]
+    # Every layer on the accelerator, residual adds (VECTOR lin) and SqueezeNet's
+    # concatenations of differently quantized parts (each requantized by a `lin`) included:
+    # the host only quantizes the float input and dequantizes the logits.
+    assert [h.split(": ")[1] for h in figures["host"]] == ["quantize-linear",
+                                                            "dequantize-linear"]
