@@ -43,24 +43,7 @@ class Folds:
         views = [view_of(operand, self.types, self._materialise) for operand in plan[1]]
         band = self.placed.get(id(node))
         if band is not None:  # its result into a concatenation's band (glc/lower/concat.py)
-            built = self._fold_built(node, plan, views, band=band)
-            if built is None or built.strided:
-                return None
-            self.program.steps.append(KernelStep(band.step, built.kernel, built.inputs,
-                                                 band.buffer))
-            # Its dims: its last ones the band's columns (row-major), the others its rows,
-            # band.width elements apart.
-            dims = built.dims
-            joined = next(j for j in range(1, len(dims) + 1)
-                          if math.prod(dims[-j:]) == band.shape[1])
-            rows, cols = dims[:-joined], dims[-joined:]
-            strides = [band.width * math.prod(rows[k + 1:]) for k in range(len(rows))] + \
-                [math.prod(cols[k + 1:]) for k in range(len(cols))]
-            stored = View(band.buffer, band.first, tuple(
-                (Digit(d, stride, ()),) for d, stride in zip(built.dims, strides, strict=True)),
-                ())
-            return replace(stored, groups=tuple(stored.groups[built.order.index(k)]
-                                                for k in range(len(built.order))))
+            return self._fold_placed(node, plan, views, band)
         built = self._fold_built(node, plan, views)
         if built is None:
             return None
@@ -69,6 +52,23 @@ class Folds:
         elif built.strided:
             built = self._fold_reoriented(node, plan, views, built)
         return self._fold_step(node, built)
+
+    def _fold_placed(self, node: Term, plan, views: list[View], band: Band) -> View | None:
+        """The fold for ``node`` writing its result into ``band`` (its rows × columns the
+        band's shape), made a kernel step; the node's value, or None where it cannot."""
+        built = self._fold_built(node, plan, views, band=band)
+        if built is None or built.strided:
+            return None
+        self.program.steps.append(KernelStep(band.step, built.kernel, built.inputs, band.buffer))
+        # The fold's dims: the last ``joined`` its columns (row-major), the others its rows,
+        # the band's width apart.
+        rows, cols = built.dims[:-built.joined], built.dims[-built.joined:]
+        strides = [band.width * math.prod(rows[k + 1:]) for k in range(len(rows))] + \
+            [math.prod(cols[k + 1:]) for k in range(len(cols))]
+        stored = View(band.buffer, band.first, tuple(
+            (Digit(d, stride, ()),) for d, stride in zip(built.dims, strides, strict=True)), ())
+        return replace(stored, groups=tuple(stored.groups[built.order.index(k)]
+                                            for k in range(len(built.order))))
 
     def _fold_step(self, node: Term, built: _Built) -> View:
         """``built`` allocated and made a kernel step; the node's value."""
@@ -172,12 +172,11 @@ class Folds:
         fresh buffer) at the next free address, not yet allocated, its dims in ``order``;
         None where it cannot be built. With ``order`` given, int8 operands whose columns are
         strided but whose rows are a run are read by transposing LOADs, in tiles of
-        ``tile_rows`` rows; with ``band``, its result into that band of a concatenation
-        (its columns the last dim, the band's shape). Where rows short of N can be joined into
-        longer columns
-        (``_joined``) the fold is built both ways and the faster kept: joined, a tile holds
-        fewer rows (an 8×7×7 add on n4: 49 columns of 8 rows, one cycle slower than 7 of
-        56)."""
+        ``tile_rows`` rows; with ``band``, its result into that band of a concatenation (its
+        rows × columns the band's shape). Where rows short of N can be joined into longer
+        columns (``_joined``) the fold is built both ways and the faster kept: joined, a tile
+        holds fewer rows (an 8×7×7 add on n4: 49 columns of 8 rows, one cycle slower than 7
+        of 56)."""
         op, operands, folded, dims, relu, shift, requant, lin = plan
         transposing = order is not None
         if requant is not None:  # the multipliers' columns: the node's last dim
@@ -270,7 +269,7 @@ class Folds:
         except (OperandUnexpressible, DoesNotFit):
             return None
         inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
-        return _Built(kernel, out, inputs, dims, order, tuple(strided))
+        return _Built(kernel, out, inputs, dims, order, tuple(strided), joined)
 
 
 class _Built(NamedTuple):
@@ -282,6 +281,7 @@ class _Built(NamedTuple):
     dims: tuple[int, ...]
     order: list[int]
     strided: tuple[int, ...]  # the operands read an element a run
+    joined: int = 1  # the last dims that are its columns (``_joined``)
 
 
 def _contiguous(group) -> bool:
