@@ -126,24 +126,18 @@ class Concats:
         cycles, all but gone)."""
         base = access_chain(part)[1]
         source = self.in_dram.get(id(base))
-        steps = self.program.steps
-        at = [i for i, s in enumerate(steps) if source is not None and s.output == source.buffer]
-        if len(at) != 1 or steps[at[0]].kernel.kind not in ("matmul", "fold") or \
-                any(source.buffer in s.inputs for s in steps[at[0] + 1:]):
+        at = self._sole_kernel_step(source.buffer) if source is not None else None
+        if at is None or self.program.steps[at].kernel.kind not in ("matmul", "fold"):
             return False
-        saved = self._state()
-        old = steps.pop(at[0])
-        del self.program.buffers[old.output], self.in_dram[id(base)]
-        self.placed[id(base)] = band
+        saved, old = self._state(), self.program.steps[at]
         try:
-            placed = self._read_over(part, base, self._materialise(base))
+            placed = self._read_over(part, base,
+                                     self._lowered_again(base, at, self.placed, band))
             fits = placed.buffer == band.buffer and placed.offset == band.first and \
                 not placed.coords and merge(tuple(
                     d for k in order for d in placed.groups[k])) == merge(band.view().digits())
         except (GlcError, OperandUnexpressible, NotAffine):
             fits = False
-        finally:
-            del self.placed[id(base)]
         if fits and self._cost(self.program.steps[-1], self.build) <= \
                 self._cost(old, self.build) + copy.predicted_cycles(self.config):
             return True

@@ -89,13 +89,12 @@ class Folds:
         node = self.folds.get(source.buffer)
         if node is None or self.in_dram.get(id(node)) != source:
             return False
-        steps = self.program.steps
-        at = [i for i, s in enumerate(steps) if s.output == source.buffer]
-        if len(at) != 1 or any(source.buffer in s.inputs for s in steps[at[0] + 1:]):
+        at = self._sole_kernel_step(source.buffer)
+        if at is None:
             return False
         plan = self.rule.fold_plan(node)
         views = [view_of(operand, self.types, self._materialise) for operand in plan[1]]
-        best, cycles = None, steps[at[0]].kernel.predicted_cycles(self.config) + \
+        best, cycles = None, self.program.steps[at].kernel.predicted_cycles(self.config) + \
             repack.cycles(self.config)
         for blocks in TILE_BLOCKS:
             built = self._fold_built(node, plan, views, list(repack.order), name,
@@ -105,7 +104,7 @@ class Folds:
                 best, cycles = built, built.kernel.predicted_cycles(self.config)
         if best is None:
             return False
-        del self.program.buffers[steps.pop(at[0]).output]
+        del self.program.buffers[self.program.steps.pop(at).output]
         self.in_dram[id(node)] = self._fold_step(node, best)
         return True
 

@@ -232,13 +232,10 @@ class Absorb:
         a, b, *numbers = node.args
         sa, za, sb, zb, sc, zc, offset = (x.value for x in numbers)
         ra, rb, fixed = add_linear_constants(sa, int(za), sb, int(zb), sc, int(zc), int(offset))
-        bits = [int(np.float32(v).view(np.uint32)) for v in (fixed, rb, ra)]
-        if requant is not None or not all(map(vector_linear.takes, bits)) \
-                or not (self.affine(a) and self.affine(b)):
+        lin = Lin.of(int(offset), fixed, rb, ra)
+        if requant is not None or lin is None or not (self.affine(a) and self.affine(b)):
             return None
-        lin = Lin(int(offset), bits[0], tuple(bits[1:]))
         return FoldPlan("lin", (b, a), (), self.types[id(node)].dims, relu, shift, None, lin)
-
 
     def _requantized_plan(self, node: Term) -> FoldPlan | None:
         """``(quantize-linear (dequantize-linear X s z) sc zc)`` of an int8 view X — an
@@ -252,13 +249,10 @@ class Absorb:
         if self.types[id(x)].dtype != "int8" or not self.affine(x):
             return None
         found = requantize_constants(s.value, int(z.value), sc.value, int(zc.value))
-        if found is None:
+        lin = Lin.of(0, found[1], found[0]) if found is not None else None
+        if lin is None:
             return None
-        scale, fixed = (int(np.float32(v).view(np.uint32)) for v in found)
-        if not (vector_linear.takes(scale) and vector_linear.takes(fixed)):
-            return None
-        return FoldPlan("lin", (x,), (), self.types[id(node)].dims, False, None, None,
-                        Lin(0, fixed, (scale,)))
+        return FoldPlan("lin", (x,), (), self.types[id(node)].dims, False, None, None, lin)
 
 
 class Lin(NamedTuple):
@@ -268,6 +262,15 @@ class Lin(NamedTuple):
     offset: int
     fixed: int
     scales: tuple[int, ...]
+
+    @classmethod
+    def of(cls, offset: int, fixed: np.float32, *scales: np.float32) -> Lin | None:
+        """The constants as VECTOR fields (their float32 bits), or None where one lies past
+        what ``lin`` takes (2^64, docs/isa.md)."""
+        bits = [int(np.float32(v).view(np.uint32)) for v in (fixed, *scales)]
+        if not all(map(vector_linear.takes, bits)):
+            return None
+        return cls(offset, bits[0], tuple(bits[1:]))
 
     @property
     def fields(self) -> dict[str, int]:

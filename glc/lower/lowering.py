@@ -384,7 +384,6 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
             (kernel,) = kernels
             self.program.steps.append(KernelStep(placed.step, kernel, inputs, placed.buffer))
             stored = placed.view()
-            result = transposed(stored) if swap else stored
         else:
             out = self._allocate(self._fresh("kernel"), Access(
                 dims[::-1] if swap else dims, (), "int32" if raw else "int8"), dram=True)
@@ -392,7 +391,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 name = out if len(kernels) == 1 else f"{out}.{index}"
                 self.program.steps.append(KernelStep(name, kernel, inputs, out))
             stored = row_major(out, self.program.buffers[out].shape)
-            result = transposed(stored) if swap else stored
+        result = transposed(stored) if swap else stored
         if plan is not None and plan.chain is not None:  # the layer's view of the result
             result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
         return result

@@ -60,7 +60,7 @@ class Reorient:
         old = self.program.steps[at]
         build, self.build = self.build, False
         try:
-            view = self._lowered_again(base, at, swap)
+            view = self._lowered_again(base, at, self.forced, swap)
             cycles = consumer(view)
             pays = cycles is not None and cycles + self._made(len(saved.steps) - 1) < \
                 self._cost(old) + current
@@ -74,7 +74,7 @@ class Reorient:
         if not pays:
             return None
         # Built, the kernels' instruction-level cycles decide (an estimate may be some % off).
-        view = self._lowered_again(base, at, swap)
+        view = self._lowered_again(base, at, self.forced, swap)
         if cycles + self._made(len(saved.steps) - 1, exact=True) < \
                 old.kernel.predicted_cycles(self.config) + current:
             return view
@@ -90,26 +90,35 @@ class Reorient:
         made = self.oriented.get(source.buffer) if source is not None else None
         if made is None or made[0] != id(base):
             return None
-        at = [i for i, s in enumerate(self.program.steps)
-              if isinstance(s, KernelStep) and s.output == source.buffer]
-        if len(at) != 1 or any(source.buffer in s.inputs for s in self.program.steps[at[0] + 1:]):
+        at = self._sole_kernel_step(source.buffer)
+        return None if at is None else (at, not made[1])
+
+    def _sole_kernel_step(self, buffer: str) -> int | None:
+        """The index of the one kernel step writing ``buffer`` where no step after it reads
+        the buffer (so another step may compute the value elsewhere instead), else None."""
+        steps = self.program.steps
+        at = [i for i, s in enumerate(steps) if s.output == buffer]
+        if len(at) != 1 or not isinstance(steps[at[0]], KernelStep) or \
+                any(buffer in s.inputs for s in steps[at[0] + 1:]):
             return None
-        return at[0], not made[1]
+        return at[0]
 
     def _made(self, first: int, exact: bool = False) -> int:
         """The cycles of the steps from ``first`` on (a trial's producer and its copies)."""
         return sum(self._cost(s, exact) for s in self.program.steps[first:])
 
-    def _lowered_again(self, base: Term, at: int, swap: bool) -> View:
-        """``base``'s value lowered again, its kernel (step ``at``) in orientation ``swap``,
-        into a new buffer (the old one's name free again; its memory is not reused)."""
+    def _lowered_again(self, base: Term, at: int, marks: dict, mark) -> View:
+        """``base``'s value lowered again in place of its kernel (step ``at``), with ``mark``
+        in ``marks`` for it while it is (``forced``: the orientation its kernel must take;
+        ``placed``: the band of a concatenation it must write); its old buffer dropped (the
+        name free again; its memory is not reused)."""
         del self.program.buffers[self.program.steps.pop(at).output]
         del self.in_dram[id(base)]
-        self.forced[id(base)] = swap
+        marks[id(base)] = mark
         try:
             return self._materialise(base)
         finally:
-            del self.forced[id(base)]
+            del marks[id(base)]
 
     def _cost(self, step: KernelStep | HostStep, exact: bool = False) -> int:
         """A step's cycles as the cost extraction counts them, or with ``exact`` the

@@ -30,7 +30,7 @@ def _add(c: int, hw: int, seed: int):
 def _projection(c: int, hw: int, out: int, seed: int):
     """The add read by a 1×1 stride-2 conv with OIHW filters (a stage's projection shortcut), as
     the extraction spells it: filters streamed, the add's pixels every other one."""
-    add, arrays = _add(c, hw, seed)
+    _, arrays = _add(c, hw, seed)
     pixels = ((hw - 1) // 2 + 1) ** 2
     windows = (f"(access (access-squeeze (access-windows (access {ADD} 1) (shape {c} 1 1) "
                f"(shape 1 2 2)) 1) 3)")
@@ -61,7 +61,7 @@ def test_rows_short_of_n_are_joined_while_every_operand_walks_them_as_one_run():
 
 @pytest.mark.parametrize(("config", "c", "hw"), [("n16", 64, 28), ("n16", 64, 7),
                                                   ("n4", 16, 14)])
-def test_a_residual_add_over_nchw_fills_the_lanes_and_isexact(monkeypatch, config, c, hw):
+def test_a_residual_add_over_nchw_fills_the_lanes_and_is_exact(monkeypatch, config, c, hw):
     """Rows of 28 pixels fill 28 of 32 lanes, of 7 pixels 7 of 16, of 14 on n4 14 of 16: joined
     with the rows above (784, 49 or 196 columns) the add takes fewer cycles than over the rows
     as they were (ResNet-50's stage-2 adds: 88 117 → 75 934 cycles, its port floor 75 264)."""
