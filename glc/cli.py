@@ -42,6 +42,7 @@ from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import MANIFEST
 from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
+from glc.lower.optimizations import OPTIMIZATIONS, parse_disabled
 from glc.onnx.command import import_ as import_command
 from glc.outdir import replacing
 from glc.report import name_steps, rows_json
@@ -146,6 +147,11 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
         raise GlcError(f"result does not match: {verdict.detail}", str(bundle.expected_path))
 
 
+disable_option = click.option(
+    "--disable", metavar="NAME[,NAME]",
+    help="Lower without these optimizations (glc optimizations lists them; all: every one).")
+
+
 @main.command("compile")
 @program_argument
 @inputs_option
@@ -176,25 +182,28 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
               show_default=True,
               help="Extraction cost: cycles (predicted on --config, glc/cost/extraction.py) "
                    "or nodes (one per node, an un-tensorised product prohibitive).")
+@disable_option
 @json_option
 @click.pass_obj
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
              outdir: Path | None, emit: str | None, rules: str, config_name: str,
              iter_limit: int, node_limit: int, time_limit: float,
-             extractor: str, extract_time_limit: float, cost_name: str, as_json: bool) -> None:
+             extractor: str, extract_time_limit: float, cost_name: str, disable: str | None,
+             as_json: bool) -> None:
     """Saturate PROGRAM with the rewrite rules, extract the cheapest equivalent term and lower
     it to the accelerator; with -o, write program.s, program.bin and manifest.json too."""
     if emit is not None and outdir is None:
         raise GlcError("--emit writes into a folder: give -o OUTDIR")
     artefacts = parse_emit(emit or "extracted")
+    disabled = parse_disabled(disable)
     bundle = load(program, inputs, shapes)
     config = load_config(config_name)
     # One config sizes the rules, the cost and the lowering alike: they cannot disagree.
     result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                              limits=Limits(iter_limit, node_limit, time_limit),
-                             cost=cost_function(cost_name, config), extractor=extractor,
-                             extract_time_limit=extract_time_limit, config=config,
-                             progress=obj.status)
+                             cost=cost_function(cost_name, config, disabled),
+                             extractor=extractor, extract_time_limit=extract_time_limit,
+                             config=config, progress=obj.status, disabled=disabled)
     obj.clear_status()
     if obj.verbose:
         for line in result.stage_lines():
@@ -413,6 +422,15 @@ def rules(rules: str, config_name: str) -> None:
         condition = " if " + rule.condition.__name__.strip("_") if rule.condition else ""
         click.echo(f"{rule.name}\n    {print_term(rule.lhs)}\n => {right}{condition}\n"
                    f"    [{rule.source}]")
+
+
+@main.command()
+def optimizations() -> None:
+    """List the lowering's optimizations: each one's name (for --disable), what it does and
+    where the lowering makes the choice."""
+    width = max(len(o.name) for o in OPTIMIZATIONS)
+    for o in OPTIMIZATIONS:
+        click.echo(f"{o.name.ljust(width)}  {o.what} [glc/lower/{o.where}]")
 
 
 for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command]:

@@ -45,17 +45,18 @@ EMITS = ("extracted", "egraph")
 COSTS = ("cycles", "nodes")
 
 
-def cost_function(name: str, config: HwConfig | None) -> CostFunction:
+def cost_function(name: str, config: HwConfig | None,
+                  disabled: frozenset[str] = frozenset()) -> CostFunction:
     """The extraction cost ``name``: ``cycles``, the predicted cycles on ``config`` (the
-    default when there is one), or ``nodes``, one per node with an un-tensorised product
-    prohibitive (glc/rewrites/cost.py)."""
+    default when there is one) lowered without the ``disabled`` optimizations, or ``nodes``,
+    one per node with an un-tensorised product prohibitive (glc/rewrites/cost.py)."""
     if name not in COSTS:
         raise GlcError(f"unknown cost '{name}', expected one of {', '.join(COSTS)}")
     if name == "nodes":
         return tensorised
     if config is None:
         raise GlcError("the cycles cost needs a hardware configuration")
-    return CycleCost(config)
+    return CycleCost(config, disabled)
 
 
 @dataclass
@@ -103,12 +104,14 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
                     extract_time_limit: float = 30.0,
                     config: HwConfig | None = None,
                     progress: Callable[[str], None] | None = None,
-                    max_nodes: int = MAX_NODES) -> CompileResult:
+                    max_nodes: int = MAX_NODES,
+                    disabled: frozenset[str] = frozenset()) -> CompileResult:
     """Compile a program (or a loaded bundle, whose input types are the default ``env``);
     with ``config``, lower the extracted term for that accelerator too. The default ``cost`` is
     the cycles predicted on ``config``, or the node count without one. ``progress`` is told
     each stage as it starts (the CLI's status line). A program or extracted term of more than
-    ``max_nodes`` distinct nodes is refused."""
+    ``max_nodes`` distinct nodes is refused. ``disabled``: the lowering's optimizations
+    (glc/lower/optimizations.py) it does without, in the extraction's costing too."""
     say = progress or (lambda stage: None)
     program = source.program if isinstance(source, Bundle) else source
     if env is None:
@@ -122,7 +125,7 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     root = egraph.add_term(program.body)
     report = Runner(rules, limits or Limits()).run(egraph)
     if cost is None:
-        cost = cost_function("cycles" if config is not None else "nodes", config)
+        cost = cost_function("cycles" if config is not None else "nodes", config, disabled)
     say(f"compile: extracting from {egraph.enodes} e-nodes")
     if isinstance(cost, CycleCost):  # the time limit binds while costing candidates too
         cost.stop_at(time.perf_counter() + extract_time_limit)
@@ -137,7 +140,8 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     say("compile: lowering")
     _fits(extraction.term, program.body, max_nodes)
     try:
-        lowered = lower(extraction.term, env, config) if config is not None else None
+        lowered = lower(extraction.term, env, config, disabled=disabled) \
+            if config is not None else None
     except GlcError as error:  # located: at the program, as the e-graph keeps no spans
         if error.where is None:
             error.where = program.body.span or program.path

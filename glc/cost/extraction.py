@@ -67,8 +67,9 @@ REFUSED_MARGIN = 1.0
 class CycleCost:
     """The cost function of the hardware model of ``config`` (see the module docstring)."""
 
-    def __init__(self, config: HwConfig):
+    def __init__(self, config: HwConfig, disabled: frozenset[str] = frozenset()):
         self.config = config
+        self.disabled = disabled  # the lowering's optimizations it does without
         self._kernels: dict[tuple, float] = {}
         self._nodes: dict[ENode, float] = {}  # per e-graph state: the passes of an extraction
         self.deadline: float | None = None
@@ -126,7 +127,7 @@ class CycleCost:
                 # On the real DRAM: a candidate whose own tensors do not fit is refused before
                 # its schedule is estimated (a network's layer on n4 would take minutes); one
                 # that fits alone may still not fit beside the rest, the real lowering's to say.
-                program = lower(term, env, self.config, build=False)
+                program = lower(term, env, self.config, build=False, disabled=self.disabled)
                 # A host copy of an operand the DMA cannot walk is host work the cycle count
                 # leaves out (docs/lowering.md, "Address patterns"): charged here.
                 cycles = program.estimated_cycles() + sum(

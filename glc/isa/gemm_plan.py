@@ -98,7 +98,13 @@ def plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
     granule divides N): the A slices loaded in parts."""
     n = config.array_size
     tiles_k, tiles_j = k // n, n_out // n
-    buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, tiles_j + 1)
+    # k-outer: an A slice reuses the buffer of the slice two before it, so its LOAD, which
+    # pops the token of the step D (weight buffers) before it, must come D steps after that
+    # slice's last step: D is at most one more than the steps of the shortest slice (J, or a
+    # split last K tile's pairs ⌈J/2⌉; with D = 3 and J = 2, a block's next slice was loaded
+    # over the one its second output tile still read: issue 37's 5×5 conv).
+    shortest = -(-tiles_j // 2) if split else tiles_j
+    buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, shortest + 1)
     largest = min(m, 2047 * source.granule, cap or m)
     grouped = group > 1
     if grouped:  # one block of A rows (its slices in the first pass: _grouped); whole groups
@@ -185,8 +191,13 @@ def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
     rows = layout.block_rows
     for a, needed in first.items():
         at = needed
-        if layout.order == "k-outer":
-            at = min(max(0, last.get(a - 2, -1) + layout.weight_buffers), needed)
+        if layout.order == "k-outer" and a < 2:  # a buffer nothing used before
+            at = min(layout.weight_buffers - 1, needed)
+        elif layout.order == "k-outer":
+            at = last[a - 2] + layout.weight_buffers
+            if at > needed:  # the slice would overwrite one a step still reads
+                raise GlcError(f"k-outer slice {a} is needed at step {needed} but its buffer "
+                               f"is free from step {at} (an internal error of plan())")
         # Spread: a slice of many LOADs (a transposing one is a LOAD per N rows) would fill
         # the LOAD queue, and the dispatcher, in program order, would hold the array's next
         # steps behind it; in parts of N rows, a part a load step, up to its first step, it

@@ -85,7 +85,8 @@ class Concats:
             return None
         if not all(map(self._reaches, views)):
             return None
-        last = axis < len(ty.dims) - 1 and all(_runs_along(v, axis) for v in views)
+        last = axis < len(ty.dims) - 1 and all(_runs_along(v, axis) for v in views) and \
+            self.enabled("concat-axis-last")
         if not last and math.prod(ty.dims[:axis]) != 1:
             return None
         order = [k for k in range(len(ty.dims)) if k != axis] + [axis] if last else \
@@ -106,27 +107,33 @@ class Concats:
                     band = Band(out, first * rest, rest, (count, rest), f"{out}.{index}")
                     copy = self._copy(view, size, out, address + first * rest,
                                       self._label(node))
-                if not self._placed_into(part, order, band, copy):
+                if not self._placed_into(node, part, order, band, copy):
                     self.program.steps.append(KernelStep(band.step, copy, [view.buffer], out))
                 first += count
         except (OperandUnexpressible, DoesNotFit):
             self._restore(saved)
             return None
+        self.fired["concat-axis-last"] += last
         value = row_major(out, stored)  # in the stored order: its dims back in the node's
         return replace(value, groups=tuple(value.groups[order.index(k)]
                                            for k in range(len(order))))
 
-    def _placed_into(self, part: Term, order: list[int], band: Band, copy: Kernel) -> bool:
-        """Where ``part`` is the whole result of a kernel step (a product or a fold) that no
-        later step reads, that kernel lowered again to write its result straight into
-        ``band`` (a product's C or Cᵀ, whichever has the band's shape, its rows the band's
-        width apart: glc/lower/lowering.py; a fold's rows × columns), where its cycles are at
-        most the kernel's and the ``copy``'s: the step replaced, the node's value the band,
-        True. Else the lowering as it was (SqueezeNet at 224: its fires' copies, 375 924
-        cycles, all but gone)."""
+    def _placed_into(self, node: Term, part: Term, order: list[int], band: Band, copy: Kernel
+                     ) -> bool:
+        """Where ``part`` (of the concatenation ``node``) is the whole result of a kernel step
+        (a product or a fold) that no later step reads and no other part reads, that kernel
+        lowered again to write its result straight into ``band`` (a product's C or Cᵀ,
+        whichever has the band's shape, its rows the band's width apart:
+        glc/lower/lowering.py; a fold's rows × columns), where its cycles are at most the
+        kernel's and the ``copy``'s: the step replaced, the node's value the band, True.
+        Else the lowering as it was (SqueezeNet at 224: its fires' copies, 375 924 cycles, all
+        but gone)."""
         base = access_chain(part)[1]
         source = self.in_dram.get(id(base))
-        at = self._sole_kernel_step(source.buffer) if source is not None else None
+        # A base two parts read: the other part's view was taken before this one moves it.
+        shared = sum(access_chain(p)[1] is base for p in parts(node)) > 1
+        at = self._sole_kernel_step(base, source.buffer) \
+            if source is not None and not shared and self.enabled("concat-in-place") else None
         if at is None or self.program.steps[at].kernel.kind not in ("matmul", "fold"):
             return False
         saved, old = self._state(), self.program.steps[at]
@@ -140,6 +147,7 @@ class Concats:
             fits = False
         if fits and self._cost(self.program.steps[-1], self.build) <= \
                 self._cost(old, self.build) + copy.predicted_cycles(self.config):
+            self.fired["concat-in-place"] += 1
             return True
         self._restore(saved)
         return False

@@ -60,6 +60,7 @@ class Folds:
         if built is None or built.strided:
             return None
         self.program.steps.append(KernelStep(band.step, built.kernel, built.inputs, band.buffer))
+        self.fired["fold-join"] += built.joined > 1
         # The fold's dims: the last ``joined`` its columns (row-major), the others its rows,
         # the band's width apart.
         rows, cols = built.dims[:-built.joined], built.dims[-built.joined:]
@@ -75,6 +76,7 @@ class Folds:
         self._allocate(built.out, Access(built.dims, (), self.types[id(node)].dtype), dram=True)
         self.program.steps.append(KernelStep(built.out, built.kernel, built.inputs, built.out))
         self.folds[built.out] = node
+        self.fired["fold-join"] += built.joined > 1
         stored = row_major(built.out, built.dims)  # in the fold's order: its dims in the node's
         return replace(stored, groups=tuple(stored.groups[built.order.index(k)]
                                             for k in range(len(built.order))))
@@ -87,9 +89,10 @@ class Folds:
         buffer, True. A stage's last residual add of NCHW ResNet-50 then writes the
         channels-last tensor its strided projection reads, not a copy of it."""
         node = self.folds.get(source.buffer)
-        if node is None or self.in_dram.get(id(node)) != source:
+        if not self.enabled("fold-into") or node is None or \
+                self.in_dram.get(id(node)) != source:
             return False
-        at = self._sole_kernel_step(source.buffer)
+        at = self._sole_kernel_step(node, source.buffer)
         if at is None:
             return False
         plan = self.rule.fold_plan(node)
@@ -104,8 +107,9 @@ class Folds:
                 best, cycles = built, built.kernel.predicted_cycles(self.config)
         if best is None:
             return False
-        del self.program.buffers[self.program.steps.pop(at).output]
+        self._retire(at, node)
         self.in_dram[id(node)] = self._fold_step(node, best)
+        self.fired["fold-into"] += 1
         return True
 
     def _fold_repacked(self, node: Term, plan, built: _Built) -> _Built:
@@ -118,7 +122,7 @@ class Folds:
             return built
         best, cycles = None, built.kernel.predicted_cycles(self.config)
         result = int(np.prod(built.dims)) * np.dtype(self.types[id(node)].dtype).itemsize
-        for repack in repacks(source):
+        for repack in repacks(source) if self.enabled("fold-repack") else ():
             name = self.repacked.get((source, repack.dim))
             if name is None and aligned(self.top + repack.nbytes) + result > \
                     self.config.dram_bytes:
@@ -140,6 +144,7 @@ class Folds:
         if best is None:
             return built
         view = self._read_over(operand, base, best.view(self._copy_of(best, source)))
+        self.fired["fold-repack"] += 1
         return self._fold_built(node, plan, [view]) or built
 
     def _fold_reoriented(self, node: Term, plan, views: list[View], built: _Built) -> _Built:
@@ -205,7 +210,8 @@ class Folds:
                 return None
             if multipliers.by_rows:  # a fold's STOREs requantize by column only
                 return None
-        joined = _joined(kept, self.config.array_size) if requant is None and dims else 1
+        joined = _joined(kept, self.config.array_size) \
+            if requant is None and dims and self.enabled("fold-join") else 1
         out = out or self._fresh("fold")
         best = None
         for join in sorted({1, joined}):

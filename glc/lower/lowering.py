@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 
@@ -46,10 +47,16 @@ from glc.syntax.printer import print_term
 FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
 
 
-def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool = True) -> Program:
+def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool = True,
+          disabled: Collection[str] = frozenset()) -> Program:
     """Lower an extracted term for ``config``; a GlcError if its tensors do not fit DRAM.
     Without ``build`` the systolic kernels are chosen and costed by the analytic model but get
     no instructions (what the extraction's costing needs: ``Program.estimated_cycles``).
+    ``disabled``: optimizations (glc/lower/optimizations.py) the lowering does without.
+
+    A lowering whose steps read a buffer an optimization took away (a value moved while a
+    consumer held a view of it, ``_Lowerer.verify``) is lowered again with that value kept
+    where it was: it is never run.
 
     The walks over the term are iterative, but a kernel whose operand is another kernel's result
     materialises that one first, by recursion (``_materialise`` → ``_kernel`` → ``_operand``):
@@ -59,7 +66,17 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * nested)
     try:
-        return _Lowerer(term, env, config, build).run()
+        kept: set[int] = set()
+        while True:
+            lowerer = _Lowerer(term, env, config, build, frozenset(disabled), kept)
+            program = lowerer.run()
+            stale = lowerer.verify()
+            if stale is None:
+                return program
+            if stale in kept:
+                raise GlcError("the lowering reads a buffer no step writes (an internal "
+                               "error)", term.span)
+            kept.add(stale)
     except RecursionError:
         raise GlcError(f"the lowering cannot follow {nested} kernels nested in each other's "
                        "operands", term.span) from None
@@ -79,8 +96,11 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
 
 
 class _Lowerer(Relayout, Folds, Concats, Reorient):
-    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool):
+    def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool,
+                 disabled: frozenset[str] = frozenset(), kept: Collection[int] = ()):
         self.term, self.config, self.build = term, config, build
+        self.disabled = disabled
+        self.fired: Counter[str] = Counter()  # each optimization's firings kept
         self.types = check(term, env)
         self.rule = Absorb(term, self.types)
         symbols = list(dict.fromkeys(t.value for t in walk(term) if t.op == "symbol"))
@@ -99,6 +119,17 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # A node whose kernel stores its result into a band of a concatenation's buffer
         # (glc/lower/concat.py).
         self.placed: dict[int, Band] = {}
+        # Who has taken each node's value (the node being lowered when it asked; None: the
+        # program's result), and the nodes being lowered, innermost last: a value may move
+        # (glc/lower/reorient.py, ``_sole_kernel_step``) only while no other node holds a view
+        # of where it lay.
+        self.readers: dict[int, set[int | None]] = {}
+        self.lowering: list[int] = []
+        # Buffers whose step an optimization dropped → the node whose value they held. Their
+        # names are not given again, so a view left over one is found (``verify``) and the
+        # program lowered again with that node in ``kept``, whose value then does not move.
+        self.retired: dict[str, int] = {}
+        self.kept = frozenset(kept)
 
     def run(self) -> Program:
         root = self.term
@@ -112,7 +143,31 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         self.program.output_dtype = self.types[id(root)].dtype
         # An input read only for its shape ((get-access-shape x), (shape-of x)) takes no memory.
         self.program.inputs = [s for s in self.program.inputs if s in self.program.buffers]
+        self.program.values = {id(t): (t, self.in_dram[id(t)]) for t in walk(root)
+                               if id(t) in self.in_dram}
+        self.program.fired = dict(self.fired)
         return self.program
+
+    def enabled(self, optimization: str) -> bool:
+        """Whether the lowering may make ``optimization``'s choice (not ``--disable``d)."""
+        return optimization not in self.disabled
+
+    def verify(self) -> int | None:
+        """None if every step reads only buffers that are inputs or that steps before it
+        wrote, and every value lies in such a buffer; else the node whose value an
+        optimization moved away from a buffer something still reads (a view taken before the
+        move: its step would read memory nothing writes)."""
+        written = set(self.program.inputs)
+        for step in self.program.steps:
+            for name in step.inputs:
+                if name not in written and name != step.output:
+                    return self.retired.get(name, -1)
+            written.add(step.output)
+        views = [view for _, view in self.program.values.values()] + [self.program.output]
+        for view in views:
+            if view.buffer not in self.program.buffers:
+                return self.retired.get(view.buffer, -1)
+        return None
 
     # --- the memory plan ---------------------------------------------------------------------
 
@@ -155,10 +210,10 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
 
     def _fresh(self, stem: str, taken: Collection[str] = ()) -> str:
         """A new buffer name: the stem numbered among its own kind (kernel1, host1, copy1),
-        none of ``taken`` (names promised but not allocated yet)."""
+        none of ``taken`` (names promised but not allocated yet) nor a retired one."""
         count = 1
         name = f"{stem}{count}"
-        while name in self.program.buffers or name in taken:
+        while name in self.program.buffers or name in taken or name in self.retired:
             count += 1
             name = f"{stem}{count}"
         return name
@@ -167,7 +222,16 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
 
     def _materialise(self, node: Term) -> View:
         """``node``'s value in DRAM (a view of the buffer holding it), emitting the steps that
-        compute it."""
+        compute it; the node being lowered is recorded as one of its readers."""
+        self.readers.setdefault(id(node), set()).add(self.lowering[-1] if self.lowering
+                                                       else None)
+        self.lowering.append(id(node))
+        try:
+            return self._computed(node)
+        finally:
+            self.lowering.pop()
+
+    def _computed(self, node: Term) -> View:
         if node.op == "symbol":
             if node.value not in self.program.buffers:
                 self._allocate(node.value, self.env[node.value])
@@ -244,6 +308,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         label = self._label(node)
         direct = self._direct_band(label, found, x_term, rows, raw, relu, shift or 0)
         if direct is not None:
+            self.fired["depthwise-band"] += 1
             return self._depthwise_steps([direct], found, dims, raw, views, core)
         x = self._contiguous_channels(x_term, x, found.channel)
         found = depthwise.plan(x, w, len(dims))
@@ -273,6 +338,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         banded = self._band(label, found, address[x.buffer], rows, raw, relu, shift or 0)
         if banded is not None and banded.estimated < sum(k.estimated for k in kernels):
             kernels = [banded]  # the image read once (glc/lower/band.py), where it is faster
+            self.fired["depthwise-band"] += 1
         return self._depthwise_steps(kernels, found, dims, raw, views, core)
 
     def _depthwise_steps(self, kernels: list[Kernel], found: depthwise.Depthwise,

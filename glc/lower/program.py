@@ -76,6 +76,12 @@ class Program:
     steps: list[KernelStep | HostStep] = field(default_factory=list)
     output: View | None = None
     output_dtype: str = ""
+    # Each node of the lowered term whose value lies in DRAM → (the node, the view holding it):
+    # what ``glc run --check-each`` compares with the interpreter's value of the same node.
+    values: dict[int, tuple[Term, View]] = field(default_factory=dict, repr=False,
+                                                 compare=False)
+    # Each optimization (glc/lower/optimizations.py) → how many of its choices the lowering kept.
+    fired: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _figures: dict | None = field(default=None, repr=False, compare=False)
     _runs: tuple | None = field(default=None, repr=False, compare=False)  # image.schedule's
 

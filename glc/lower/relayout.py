@@ -38,6 +38,7 @@ class Relayout:
         if found is None:
             return view
         repack, source, base = found
+        self.fired["channel-repack"] += 1
         return self._read_over(term, base, repack.view(self._copy_of(repack, source)))
 
     def _channel_repack(self, term: Term, view: View, channel: int
@@ -45,7 +46,7 @@ class Relayout:
         """The repack ``_contiguous_channels`` reads ``term`` through, with the stored view it
         copies and the term of that tensor; None where the channels are contiguous already or
         no repack makes them so."""
-        if merge(view.groups[channel])[0].stride == 1:
+        if merge(view.groups[channel])[0].stride == 1 or not self.enabled("channel-repack"):
             return None
         base = access_chain(term)[1]
         source = self._materialise(base)
@@ -92,6 +93,8 @@ class Relayout:
         once, every tap a shifted stream of it), its image at ``x_address``, its result at the
         top of DRAM; None where a group reads no band, none fits or a transfer cannot walk
         it. B (the diagonal tap tiles) is loaded transposed where its channels are a run."""
+        if not self.enabled("depthwise-band"):
+            return None
         n = self.config.array_size
         w_address = self.program.buffers[found.w.buffer].address
         channels, esize = found.channels, 4 if raw else 1
@@ -118,6 +121,8 @@ class Relayout:
         the tensor under its windows and pads, in which the channels are one contiguous digit;
         the copy a kernel step. The smallest such copy of a tensor no larger than the one under
         it (a windowed view would copy every tap), or None."""
+        if not self.enabled("channel-repack"):
+            return None
         chain, bottom = access_chain(term)
         under = self._materialise(bottom)
         best = None
@@ -139,6 +144,7 @@ class Relayout:
         if best is None:
             return None
         repack, source, index = best
+        self.fired["channel-repack"] += 1
         return through(chain[:index], repack.view(self._copy_of(repack, source)), self.types)
 
     def _relayout(self, systolic: Term, targets: dict[str, Target], chosen: Schedule,
@@ -202,15 +208,17 @@ class Relayout:
             for which, (operand, base, source) in unpacked().items():
                 kept = []
                 view = targets[which].view
-                for copied, repack in [*((source, r) for r in repacks(source)), *(
-                        (view, g) for g in gathers(view, which, math.prod(source.dims)))]:
+                candidates = [*((source, r) for r in repacks(source) if self.enabled("repack")),
+                              *((view, g) for g in gathers(view, which, math.prod(source.dims))
+                                if self.enabled("gather"))]
+                for copied, repack in candidates:
                     trial = self._over_repacks([(which, operand, base, copied, repack)],
                                                targets, chosen, dims, raw, relu, shift, tables)
                     if trial is not None:
                         chosen, targets, kept = trial
                 self._make_repacks(kept)
                 changed = changed or bool(kept)
-        if len(unpacked()) == 2:
+        if len(unpacked()) == 2 and self.enabled("repack"):
             kept = []
             for pair in itertools.product(*(repacks(s[2]) for s in sources.values())):
                 picks = [(w, *s, r) for (w, s), r in zip(sources.items(), pair, strict=True)]
@@ -283,6 +291,7 @@ class Relayout:
     def _make_repacks(self, made: list) -> None:
         """The copies ``_over_repacks`` found worth making, in its order (their addresses)."""
         for repack, source, name in made:
+            self.fired["gather" if isinstance(repack, Gather) else "repack"] += 1
             self._repack(repack, source, name)
 
     def _copy_of(self, repack: Repack, source: View) -> str:

@@ -13,6 +13,7 @@ than the producer as it was and the consumer's best.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ class _State:
     repacked: dict
     oriented: dict[str, tuple[int, bool]]
     folds: dict[str, Term]
+    fired: Counter[str]
 
 
 class Reorient:
@@ -52,7 +54,7 @@ class Reorient:
         reads: its step is replaced, not kept beside the new one. Tried by the analytic model
         (no instructions built), then lowered again with them if it pays; not inside another
         trial (the producer's own operands keep their producers as they are)."""
-        found = self._reorientable(base)
+        found = self._reorientable(base) if self.enabled("reorient") else None
         if found is None:
             return None
         at, swap = found
@@ -69,6 +71,7 @@ class Reorient:
         finally:
             self.build = build
         if pays and not build:
+            self.fired["reorient"] += 1
             return view
         self._restore(saved)
         if not pays:
@@ -77,6 +80,7 @@ class Reorient:
         view = self._lowered_again(base, at, self.forced, swap)
         if cycles + self._made(len(saved.steps) - 1, exact=True) < \
                 old.kernel.predicted_cycles(self.config) + current:
+            self.fired["reorient"] += 1
             return view
         self._restore(saved)
         return None
@@ -90,12 +94,19 @@ class Reorient:
         made = self.oriented.get(source.buffer) if source is not None else None
         if made is None or made[0] != id(base):
             return None
-        at = self._sole_kernel_step(source.buffer)
+        at = self._sole_kernel_step(base, source.buffer)
         return None if at is None else (at, not made[1])
 
-    def _sole_kernel_step(self, buffer: str) -> int | None:
-        """The index of the one kernel step writing ``buffer`` where no step after it reads
-        the buffer (so another step may compute the value elsewhere instead), else None."""
+    def _sole_kernel_step(self, node: Term, buffer: str) -> int | None:
+        """The index of the one kernel step writing ``buffer``, ``node``'s value, where no
+        step after it reads the buffer and no node but the one being lowered has taken the
+        value (so another step may compute it elsewhere instead), else None. A node part-way
+        through its lowering may hold a view of the buffer without a step yet: a residual add
+        of a conv block's output and its input took the input's view before the conv under
+        it asked for the input channels-last (issue 37's ResNet-18 block)."""
+        if id(node) in self.kept or not self.readers.get(id(node), set()) <= \
+                {self.lowering[-1] if self.lowering else None}:
+            return None
         steps = self.program.steps
         at = [i for i, s in enumerate(steps) if s.output == buffer]
         if len(at) != 1 or not isinstance(steps[at[0]], KernelStep) or \
@@ -112,13 +123,20 @@ class Reorient:
         in ``marks`` for it while it is (``forced``: the orientation its kernel must take;
         ``placed``: the band of a concatenation it must write); its old buffer dropped (the
         name free again; its memory is not reused)."""
-        del self.program.buffers[self.program.steps.pop(at).output]
+        self._retire(at, base)
         del self.in_dram[id(base)]
         marks[id(base)] = mark
         try:
             return self._materialise(base)
         finally:
             del marks[id(base)]
+
+    def _retire(self, at: int, node: Term) -> None:
+        """Step ``at``, which computed ``node``, dropped with its buffer, whose name is not
+        given again (``verify`` finds any view left over it)."""
+        name = self.program.steps.pop(at).output
+        del self.program.buffers[name]
+        self.retired[name] = id(node)
 
     def _cost(self, step: KernelStep | HostStep, exact: bool = False) -> int:
         """A step's cycles as the cost extraction counts them, or with ``exact`` the
@@ -131,7 +149,7 @@ class Reorient:
     def _state(self) -> _State:
         return _State(list(self.program.steps), dict(self.program.buffers), self.top,
                       self.host_top, dict(self.in_dram), set(self.unfused), dict(self.repacked),
-                      dict(self.oriented), dict(self.folds))
+                      dict(self.oriented), dict(self.folds), Counter(self.fired))
 
     def _restore(self, state: _State) -> None:
         """The lowering as ``state`` holds it (copies: a state may be restored twice)."""
@@ -139,4 +157,4 @@ class Reorient:
         self.top, self.host_top = state.top, state.host_top
         self.in_dram, self.unfused = dict(state.in_dram), set(state.unfused)
         self.repacked, self.oriented = dict(state.repacked), dict(state.oriented)
-        self.folds = dict(state.folds)
+        self.folds, self.fired = dict(state.folds), Counter(state.fired)
