@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from glc import diagnose
 from glc.cli_context import (
     Context,
     Main,
@@ -45,7 +46,7 @@ from glc.lower.artefacts import write as write_program
 from glc.lower.optimizations import OPTIMIZATIONS, parse_disabled
 from glc.onnx.command import import_ as import_command
 from glc.outdir import replacing
-from glc.report import name_steps, rows_json
+from glc.report import define_namer, name_steps, rows_json
 from glc.report import table as step_table
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
@@ -277,27 +278,36 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @click.option("--report", "per_step", is_flag=True,
               help="Also print each step: its define (ONNX node), unit, MACs, cycles, ideal, "
                    "roofline limit, efficiencies; --json gives them as 'steps'.")
+@disable_option
+@click.option("--check-each", is_flag=True,
+              help="After the run, compare every step's result in DRAM with the interpreter's "
+                   "value of the same node; name the first wrong step (exit 1 if any).")
+@click.option("--bisect", "bisect_", is_flag=True,
+              help="On a mismatch, lower again with optimizations switched off and name the "
+                   "smallest set whose switching-off makes the result match.")
 @json_option
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
         rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
-        tolerance: FloatTolerance, per_step: bool, as_json: bool) -> None:
+        tolerance: FloatTolerance, per_step: bool, disable: str | None, check_each: bool,
+        bisect_: bool, as_json: bool) -> None:
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
+    disabled = parse_disabled(disable)
     bundle = load(program, inputs, shapes)
     check_result_path(out, bundle.input_dir)
     config = load_config(config_name)
     engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
     with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
-                                 config=config, progress=obj.status)
+                                 config=config, progress=obj.status, disabled=disabled)
     if obj.verbose:
         for line in result.stage_lines(iterations=False):
             click.echo(line, err=True)
     _simulating(obj, engine, config)
+    arrays = _inputs(obj, bundle, seed)
     with obj.stage("simulate") as figures:
-        outcome, report = run_and_compare(result.lowered, bundle.program.body,
-                                          _inputs(obj, bundle, seed),
+        outcome, report = run_and_compare(result.lowered, bundle.program.body, arrays,
                                           engine, bundle.expected,
                                           max_cycles, tolerance, steps=per_step)
         figures["cycles"] = report["cycles"]
@@ -308,6 +318,25 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
         name_steps(steps, result.lowered, result)
         if as_json:
             report["steps"] = rows_json(steps)
+    lines = []
+    if check_each:
+        wrong, compared = diagnose.check_each(result.lowered, outcome, result.term, arrays,
+                                              define_namer(result))
+        report["check_each"] = wrong.to_json() if wrong else None
+        lines.append(f"check-each: {wrong.line()}" if wrong else
+                     f"check-each: all {compared} values in DRAM equal the interpreter's")
+        if wrong is not None and report["match"]:
+            report["match"], report["detail"] = False, f"check-each: {wrong.line()}"
+    if bisect_ and not report["match"]:
+        obj.status("bisect: lowering again without optimizations")
+        found = diagnose.bisect(result.term, result.env, config, arrays, engine, tolerance,
+                                disabled, max_cycles)
+        obj.clear_status()
+        report["bisect"] = found.to_json()
+        lines.append(found.line())
+    if not as_json:
+        for line in lines:
+            click.echo(line, err=True)
     _report(outcome.result, {**result.figures(), **report}, out, as_json, bundle.input_dir,
             steps)
 

@@ -25,6 +25,14 @@ def env_types(arrays: Mapping[str, np.ndarray]) -> dict[str, Access]:
 
 def interpret(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, Access]:
     """Evaluate ``term`` on the input tensors; returns the result tensor and its type."""
+    values, types = evaluate(term, arrays)
+    return np.asarray(values[id(term)]), types[id(term)]
+
+
+def evaluate(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[dict[int, object],
+                                                                    dict[int, object]]:
+    """Every node's value (by ``id``: a tensor, an unmaterialised cartesian product, or a
+    static node's type) and type: what ``glc run --check-each`` compares each step with."""
     types = result_types(term, env_types(arrays))
     values: dict[int, object] = {}
     for node in walk(term):
@@ -48,4 +56,4 @@ def interpret(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray,
             raise AssertionError(f"{node.op} evaluated to {value.shape} {value.dtype}, "
                                  f"its type is {ty}")
         values[id(node)] = value
-    return np.asarray(values[id(term)]), types[id(term)]
+    return values, types

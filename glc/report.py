@@ -11,6 +11,7 @@ program's: measured cycles over the sums of the kernels' ideals and limits.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -116,6 +117,26 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
         if isinstance(step, KernelStep) and step.kernel.kind == "repack" and reader and \
                 reader.node:
             row.node = f"{reader.node}: repack"
+
+
+def define_namer(compiled) -> Callable[[Term], str | None]:
+    """A function naming a node of the extracted term after the source: the define that owns
+    its e-class (``_owners``), with its ONNX node for a program ``glc import`` wrote, or
+    ``result``; None where no define owns it. ``compiled`` is glc/compiler.py's
+    CompileResult."""
+    source = compiled.program
+    comments = onnx_nodes(Path(source.path))
+    owners = _owners(compiled.egraph, source)
+    classes = _classes(compiled.egraph, compiled.term)
+
+    def named(node: Term) -> str | None:
+        name = owners.get(classes.get(id(node)),
+                          "result" if node is compiled.term else None)
+        if name is None:
+            return None
+        return f"{name}, ONNX node {comments[name]}" if name in comments else name
+
+    return named
 
 
 def _owners(egraph, source) -> dict[int, str]:

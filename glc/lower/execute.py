@@ -70,7 +70,7 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     counters = []
     for run in schedule(program):
         if isinstance(run, HostStep):
-            values = {symbol: _read_view(dram, program, view)
+            values = {symbol: read_view(dram, program, view)
                       for symbol, view in run.views.items()}
             result, _ = interpret(run.term, values)
             write_buffer(dram, program.buffers[run.output], result)
@@ -95,10 +95,10 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             dram[:size], counter = sim.dram, sim.counters
         dram[base:base + WORD_BYTES * len(words)] = 0
         counters.append(counter)
-    result = _read_view(dram, program, program.output).astype(program.output_dtype)
+    result = read_view(dram, program, program.output).astype(program.output_dtype)
     return Outcome(result, dram, engine, counters)
 
 
-def _read_view(dram: np.ndarray, program: Program, view: View) -> np.ndarray:
+def read_view(dram: np.ndarray, program: Program, view: View) -> np.ndarray:
     """A tensor read from DRAM through a view of its buffer (the host's strided read)."""
     return gather(view, read_buffer(dram, program.buffers[view.buffer]).reshape(-1))
