@@ -1,0 +1,405 @@
+"""Random quantized networks for differential testing of ``glc import`` and the compiler.
+
+``make(seed)`` builds a small random float32 CNN with ``onnx.helper`` — a DAG over one NCHW image
+(batch 1, 3–32 channels, 5–24 pixels a side, odd and even) — and quantizes it with onnxruntime's
+``quantize_static``, calibrated on seeded random images. Per seed it picks the QDQ or QOperator
+form, uint8 or int8 activations (int8 ones symmetric) and per-tensor or per-channel weights.
+
+The graph grows block by block from the image, every block reading the current tensor and
+sometimes an earlier one of the same map size (so the image and other tensors are read by several
+consumers): convolutions (kernels 1/3/5/7, strides 1/2/3, symmetric and lopsided pads, grouped and
+depthwise), max and average pools, residual Adds whose sum a convolution reads, branches joined by
+a Concat, Concats of Concats feeding Adds and convolutions, chains of elementwise ops (Relu, Add,
+Mul and Add by a constant), and a convolution whose result nothing reads. The head is a global
+average pool, Flatten and Gemm, a global average pool alone, or the last feature map itself.
+Only what docs/onnx.md says the importer takes is generated.
+
+``python scripts/netgen.py --seed S -o model.onnx`` writes one network (and prints its line), for
+``glc import model.onnx -o DIR`` and ``glc run DIR --engine isa``; scripts/fuzz.py --networks runs
+many against onnxruntime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MAX_CHANNELS = 32
+KERNELS = (1, 3, 5, 7)
+# What the coverage test asks of a sample: every feature of the graph and of the quantization.
+FEATURES = ("fan-out", "residual-add-into-conv", "concat-of-concats", "concat-into-add",
+            "concat-into-conv", "depthwise", "grouped", "stride-3", "kernel-7", "dead-conv",
+            "max-pool", "average-pool", "global-average-pool", "gemm", "map-output",
+            "QDQ", "QOperator", "uint8", "int8", "per-tensor", "per-channel")
+
+
+@dataclass
+class Network:
+    """One generated network: its seed, a line describing its graph and quantization, the
+    features it has (of ``FEATURES``) and the quantized model."""
+
+    seed: int
+    description: str
+    features: frozenset[str]
+    model: bytes
+
+    def write(self, path: Path) -> Path:
+        path = Path(path)
+        path.write_bytes(self.model)
+        return path
+
+
+class _Graph:
+    """The float graph being built: nodes, seeded initializers, each tensor's (C, H, W), and a
+    line per node for the description."""
+
+    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int]):
+        self.rng = rng
+        self.nodes: list = []
+        self.inits: dict[str, np.ndarray] = {}
+        self.shape = {"x": shape}
+        self.lines: list[str] = []
+        self.count = 0
+
+    def _fresh(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def _weights(self, shape: tuple[int, ...]) -> str:
+        from glc.onnx.zoo import _init_values
+
+        name = self._fresh("w")
+        self.inits[name] = _init_values(name, shape, self.rng)
+        return name
+
+    def _node(self, op: str, inputs: list[str], shape: tuple[int, ...], text: str,
+              **attrs) -> str:
+        """A node of one output, of ``shape`` without the batch: (C, H, W) or (width,)."""
+        from onnx import helper
+
+        out = self._fresh(op[0].lower())
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        self.shape[out] = shape
+        self.lines.append(f"{out}={text}")
+        return out
+
+    def same_size(self, x: str) -> list[str]:
+        """The tensors of ``x``'s map size made so far (the image among them), ``x`` not."""
+        return [t for t, s in self.shape.items()
+                if len(s) == 3 and t != x and s[1:] == self.shape[x][1:]]
+
+    # The layers ------------------------------------------------------------------------------
+
+    def conv(self, x: str, out: int, kernel: int = 1, stride: int = 1,
+             pads: tuple[int, int, int, int] = (0, 0, 0, 0), group: int = 1) -> str:
+        c, h, w = self.shape[x]
+        oh = (h + pads[0] + pads[2] - kernel) // stride + 1
+        ow = (w + pads[1] + pads[3] - kernel) // stride + 1
+        inputs = [x, self._weights((out, c // group, kernel, kernel)), self._weights((out,))]
+        shown = "" if not any(pads) else f" p{','.join(map(str, pads))}"
+        shown += "" if group == 1 else f" g{group}"
+        return self._node("Conv", inputs, (out, oh, ow),
+                          f"conv{kernel}x{kernel}/{stride}{shown}({x})->{out}x{oh}x{ow}",
+                          kernel_shape=[kernel, kernel], strides=[stride, stride],
+                          pads=list(pads), group=group)
+
+    def same_conv(self, x: str, out: int | None = None) -> str:
+        """A stride-1 conv keeping ``x``'s map (kernel 1, 3 or 5), sometimes depthwise."""
+        c, h, w = self.shape[x]
+        kernel = int(self.rng.choice([k for k in (1, 3, 5) if k // 2 < min(h, w)]))
+        pad = kernel // 2
+        if out is None and kernel > 1 and c > 1 and self.rng.random() < 0.25:
+            return self.conv(x, c, kernel, 1, (pad,) * 4, group=c)
+        return self.conv(x, out or self._channels(), kernel, 1, (pad,) * 4)
+
+    def random_conv(self, x: str) -> str:
+        """Any conv the map allows: kernel 1/3/5/7, stride 1/2/3, pads of 0 up to half the
+        kernel on each side, plain, grouped or depthwise."""
+        rng = self.rng
+        c, h, w = self.shape[x]
+        kernel = int(rng.choice(KERNELS, p=[0.3, 0.35, 0.2, 0.15]))
+        stride = int(rng.choice([1, 2, 3], p=[0.5, 0.3, 0.2])) if min(h, w) >= 6 else 1
+        pads = tuple(int(rng.integers(0, kernel // 2 + 1)) for _ in range(4))
+        if rng.random() < 0.5:  # mostly the symmetric "same" padding networks use
+            pads = (kernel // 2,) * 4
+        while kernel > 1 and (h + pads[0] + pads[2] < kernel or w + pads[1] + pads[3] < kernel):
+            kernel -= 2
+            pads = tuple(min(p, kernel // 2) for p in pads)
+        style = rng.random()
+        divisors = [g for g in range(2, c) if c % g == 0]
+        if style < 0.2 and c > 1:
+            return self.conv(x, c, kernel, stride, pads, group=c)
+        if style < 0.4 and divisors:
+            group = int(rng.choice(divisors))
+            per = max(1, self._channels() // group)
+            return self.conv(x, group * per, kernel, stride, pads, group=group)
+        return self.conv(x, self._channels(), kernel, stride, pads)
+
+    def _channels(self) -> int:
+        return int(self.rng.integers(2, 17))
+
+    def pool(self, x: str, op: str) -> str:
+        rng = self.rng
+        c, h, w = self.shape[x]
+        kernel = int(rng.choice([2, 3])) if min(h, w) >= 3 else 2
+        stride = int(rng.integers(1, 4)) if min(h, w) >= 6 else 1
+        pads = tuple(int(rng.integers(0, kernel)) if rng.random() < 0.4 else 0 for _ in range(4))
+        attrs = dict(kernel_shape=[kernel, kernel], strides=[stride, stride], pads=list(pads))
+        oh, ow = (-(-(size + begin + end - kernel) // stride) + 1
+                  for size, begin, end in ((h, pads[0], pads[2]), (w, pads[1], pads[3])))
+        # ceil_mode, but not where its last window would start in the end padding: onnxruntime
+        # drops that window and ONNX's shape inference (the quantizer's) keeps it.
+        if rng.random() < 0.25 and (oh - 1) * stride < h + pads[0] \
+                and (ow - 1) * stride < w + pads[1]:
+            attrs["ceil_mode"] = 1
+        else:
+            oh, ow = ((h + pads[0] + pads[2] - kernel) // stride + 1,
+                      (w + pads[1] + pads[3] - kernel) // stride + 1)
+        if op == "AveragePool" and any(pads) and rng.random() < 0.5:
+            attrs["count_include_pad"] = 1
+        shown = "".join(f" {k}" for k in ("ceil_mode", "count_include_pad") if k in attrs)
+        shown += "" if not any(pads) else f" p{','.join(map(str, pads))}"
+        name = "maxpool" if op == "MaxPool" else "avgpool"
+        return self._node(op, [x], (c, oh, ow),
+                          f"{name}{kernel}x{kernel}/{stride}{shown}({x})->{c}x{oh}x{ow}", **attrs)
+
+    def add(self, a: str, b: str) -> str:
+        return self._node("Add", [a, b], self.shape[a], f"add({a},{b})")
+
+    def relu(self, x: str) -> str:
+        return self._node("Relu", [x], self.shape[x], f"relu({x})")
+
+    def by_constant(self, x: str, op: str) -> str:
+        c = self.shape[x][0]
+        name = self._fresh("k")
+        low, high = (0.5, 1.5) if op == "Mul" else (-0.5, 0.5)
+        self.inits[name] = self.rng.uniform(low, high, (c, 1, 1)).astype(np.float32)
+        return self._node(op, [x, name], self.shape[x], f"{op.lower()}({x},const)")
+
+    def concat(self, parts: list[str]) -> str:
+        c = sum(self.shape[p][0] for p in parts)
+        _, h, w = self.shape[parts[0]]
+        return self._node("Concat", parts, (c, h, w), f"concat({','.join(parts)})->{c}", axis=1)
+
+    def global_pool(self, x: str) -> str:
+        c = self.shape[x][0]
+        return self._node("GlobalAveragePool", [x], (c, 1, 1), f"gap({x})")
+
+    def flatten(self, x: str) -> str:
+        return self._node("Flatten", [x], self.shape[x][:1], f"flatten({x})")
+
+    def gemm(self, x: str, width: int, out: int) -> str:
+        inputs = [x, self._weights((out, width)), self._weights((out,))]
+        return self._node("Gemm", inputs, (out,), f"gemm({x})->{out}", transB=1)
+
+    # The blocks: each reads the current tensor and returns the next -------------------------
+
+    def block(self, x: str) -> str:
+        rng = self.rng
+        if self.shape[x][0] > MAX_CHANNELS:  # concatenations grow: a 1x1 conv narrows again
+            return self.conv(x, self._channels())
+        kind = rng.choice(["conv", "pool", "residual", "branches", "nested", "dead", "chain"],
+                          p=[0.2, 0.1, 0.15, 0.15, 0.15, 0.08, 0.17])
+        if kind == "pool" and min(self.shape[x][1:]) >= 2:
+            return self.pool(x, str(rng.choice(["MaxPool", "AveragePool"], p=[0.6, 0.4])))
+        if kind in ("conv", "pool"):  # a map too small to pool is convolved
+            y = self.random_conv(x)
+            return self.relu(y) if rng.random() < 0.5 else y
+        if kind == "residual":
+            y = self.same_conv(x, self.shape[x][0])
+            if rng.random() < 0.3:
+                y = self.same_conv(self.relu(y), self.shape[x][0])
+            s = self.add(*((x, y) if rng.random() < 0.5 else (y, x)))
+            s = self.relu(s) if rng.random() < 0.5 else s
+            return self.random_conv(s)
+        if kind == "branches":  # one tensor read by two or three branches, then joined
+            parts = [self._branch(x) for _ in range(int(rng.integers(2, 4)))]
+            if rng.random() < 0.4:
+                parts.insert(int(rng.integers(0, len(parts) + 1)), x)
+            return self.concat(parts)
+        if kind == "nested":
+            return self._nested(x)
+        if kind == "dead":  # a conv nothing reads: the import and the lowering must drop it
+            self.random_conv(x)
+            return self.block(x)
+        return self._chain(x)
+
+    def _branch(self, x: str) -> str:
+        c, h, w = self.shape[x]
+        choice = self.rng.integers(0, 4)
+        if choice == 0 and min(h, w) >= 2:
+            return self._node("MaxPool", [x], (c, h, w), f"maxpool3x3/1 p1({x})",
+                              kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])
+        if choice == 1:
+            return self.same_conv(self.conv(x, self._channels()))
+        return self.same_conv(x)
+
+    def _earlier(self, x: str) -> str:
+        """An earlier tensor of ``x``'s shape, or an earlier one of its map (the image, when
+        nothing else) through a 1x1 conv to ``x``'s channels: a second reader either way."""
+        same = self.same_size(x)
+        exact = [t for t in same if self.shape[t] == self.shape[x]]
+        if exact and self.rng.random() < 0.6:
+            return str(self.rng.choice(exact))
+        if same:
+            return self.conv(str(self.rng.choice(same)), self.shape[x][0])
+        return self.same_conv(x, self.shape[x][0])
+
+    def _nested(self, x: str) -> str:
+        """Concats of Concats, the outer read by an Add or a conv."""
+        rng = self.rng
+        inner = self.concat([x, self.same_conv(x)] if rng.random() < 0.5
+                            else [self.same_conv(x), x])
+        others = [t for t in self.same_size(x) if t != inner]
+        parts = [self.same_conv(inner), inner]
+        if others and rng.random() < 0.5:
+            parts.append(str(rng.choice(others)))
+        if rng.random() < 0.4:
+            parts = [self.concat([inner, self.same_conv(x)]), *parts[:1]]
+        rng.shuffle(parts)
+        outer = self.concat(parts)
+        if self.shape[outer][0] <= MAX_CHANNELS and rng.random() < 0.5:
+            return self.add(outer, self._earlier(outer))
+        return self.random_conv(outer)
+
+    def _chain(self, x: str) -> str:
+        """Two to four elementwise ops in a row (folds on the vector unit)."""
+        for _ in range(int(self.rng.integers(2, 5))):
+            op = self.rng.choice(["relu", "add", "mul", "addc"], p=[0.35, 0.45, 0.1, 0.1])
+            if op == "relu":
+                x = self.relu(x)
+            elif op == "add":
+                x = self.add(x, self._earlier(x))
+            else:
+                x = self.by_constant(x, "Mul" if op == "mul" else "Add")
+        return x
+
+    def head(self, x: str) -> str:
+        kind = self.rng.choice(["gemm", "pool", "map"], p=[0.45, 0.2, 0.35])
+        if kind == "map":
+            return x
+        c = self.shape[x][0]
+        flat = self.flatten(self.global_pool(x))
+        return flat if kind == "pool" else self.gemm(flat, c, int(self.rng.integers(2, 13)))
+
+
+def _features(graph: _Graph, output: str) -> set[str]:
+    """What the float graph holds, read off its nodes (not the generator's choices)."""
+    producer = {n.output[0]: n for n in graph.nodes}
+    readers = Counter(i for n in graph.nodes for i in n.input if i not in graph.inits)
+    found = set()
+    if any(count > 1 for count in readers.values()):
+        found.add("fan-out")
+
+    def made_by(name: str) -> str:
+        node = producer.get(name)
+        while node is not None and node.op_type == "Relu":  # a Relu after an op keeps its kind
+            node = producer.get(node.input[0])
+        return node.op_type if node is not None else "input"
+
+    for node in graph.nodes:
+        sources = {made_by(i) for i in node.input if i not in graph.inits}
+        if node.op_type == "Conv":
+            group = next((a.i for a in node.attribute if a.name == "group"), 1)
+            channels = graph.shape[node.input[0]][0]
+            kernel = next(a.ints for a in node.attribute if a.name == "kernel_shape")
+            strides = next(a.ints for a in node.attribute if a.name == "strides")
+            found |= {"residual-add-into-conv"} if "Add" in sources else set()
+            found |= {"concat-into-conv"} if "Concat" in sources else set()
+            found |= {"depthwise"} if group == channels > 1 else set()
+            found |= {"grouped"} if 1 < group < channels else set()
+            found |= {"stride-3"} if 3 in strides else set()
+            found |= {"kernel-7"} if 7 in kernel else set()
+            if not readers[node.output[0]] and node.output[0] != output:
+                found.add("dead-conv")
+        found |= {"concat-of-concats"} if node.op_type == "Concat" and "Concat" in sources \
+            else set()
+        found |= {"concat-into-add"} if node.op_type == "Add" and "Concat" in sources else set()
+        found |= {{"MaxPool": "max-pool", "AveragePool": "average-pool", "Gemm": "gemm",
+                   "GlobalAveragePool": "global-average-pool"}.get(node.op_type, "")}
+    found.discard("")
+    if len(graph.shape[output]) == 3 and graph.shape[output][1:] != (1, 1):
+        found.add("map-output")
+    return found
+
+
+def _quantize(model, form: str, activations: str, per_channel: bool, seed: int) -> bytes:
+    """``model`` quantized as glc/onnx/zoo.py's ``quantize`` does (7-bit weights, seeded
+    calibration), but with int8 activations symmetric, which that helper does not offer; no
+    pre-processing, as these graphs have no BatchNormalization to fold."""
+    import onnx
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    from glc.onnx.zoo import _Calibration
+
+    shape = tuple(d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim)
+    with tempfile.TemporaryDirectory() as tmp:
+        source, out = Path(tmp) / "float.onnx", Path(tmp) / "model.onnx"
+        onnx.save(model, source)
+        quantize_static(
+            str(source), str(out), _Calibration("x", shape, 4, seed),
+            quant_format=QuantFormat.QDQ if form == "QDQ" else QuantFormat.QOperator,
+            activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8,
+            weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=True,
+            extra_options={"ActivationSymmetric": activations == "int8"})
+        return out.read_bytes()
+
+
+def make(seed: int) -> Network:
+    """The network of ``seed``: the same graph, weights and quantization every time."""
+    import logging
+
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    channels = int(rng.choice([3, int(rng.integers(3, 33))]))
+    height, width = (int(v) for v in rng.integers(5, 25, 2))
+    graph = _Graph(rng, (channels, height, width))
+    x = "x"
+    for _ in range(int(rng.integers(2, 6))):
+        x = graph.block(x)
+    output = graph.head(x)
+    form = str(rng.choice(["QDQ", "QOperator"]))
+    activations = str(rng.choice(["uint8", "int8"]))
+    per_channel = bool(rng.integers(0, 2))
+
+    model = helper.make_model(
+        helper.make_graph(graph.nodes, f"net{seed}",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         [1, channels, height, width])],
+                          [helper.make_tensor_value_info(output, TensorProto.FLOAT,
+                                                         [1, *graph.shape[output]])],
+                          [numpy_helper.from_array(v, k) for k, v in graph.inits.items()]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    # The quantizer warns that the model was not pre-processed, once per network.
+    logging.getLogger().setLevel(logging.ERROR)
+    quantized = _quantize(model, form, activations, per_channel, seed)
+    granularity = "per-channel" if per_channel else "per-tensor"
+    description = (f"{form} {activations} {granularity} x=1x{channels}x{height}x{width}: "
+                   + "; ".join(graph.lines) + f" => {output}")
+    features = _features(graph, output) | {form, activations, granularity}
+    return Network(seed, description, frozenset(features), quantized)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("-o", "--out", type=Path, required=True, help="The .onnx file to write.")
+    args = parser.parse_args()
+    network = make(args.seed)
+    network.write(args.out)
+    print(f"wrote {args.out}: {network.description}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
