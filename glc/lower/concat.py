@@ -113,7 +113,8 @@ class Concats:
         except (OperandUnexpressible, DoesNotFit):
             self._restore(saved)
             return None
-        self.fired["concat-axis-last"] += last
+        if last:
+            self.fired["concat-axis-last"] += 1
         value = row_major(out, stored)  # in the stored order: its dims back in the node's
         return replace(value, groups=tuple(value.groups[order.index(k)]
                                            for k in range(len(order))))

@@ -60,7 +60,8 @@ class Folds:
         if built is None or built.strided:
             return None
         self.program.steps.append(KernelStep(band.step, built.kernel, built.inputs, band.buffer))
-        self.fired["fold-join"] += built.joined > 1
+        if built.joined > 1:
+            self.fired["fold-join"] += 1
         # The fold's dims: the last ``joined`` its columns (row-major), the others its rows,
         # the band's width apart.
         rows, cols = built.dims[:-built.joined], built.dims[-built.joined:]
@@ -76,7 +77,8 @@ class Folds:
         self._allocate(built.out, Access(built.dims, (), self.types[id(node)].dtype), dram=True)
         self.program.steps.append(KernelStep(built.out, built.kernel, built.inputs, built.out))
         self.folds[built.out] = node
-        self.fired["fold-join"] += built.joined > 1
+        if built.joined > 1:
+            self.fired["fold-join"] += 1
         stored = row_major(built.out, built.dims)  # in the fold's order: its dims in the node's
         return replace(stored, groups=tuple(stored.groups[built.order.index(k)]
                                             for k in range(len(built.order))))
