@@ -447,13 +447,17 @@ def _grow(seed: int, rng: np.random.Generator, maker: Maker, steps: int | None) 
             node = (maker.matmul if rng.random() < 0.5 else maker.systolic)(node) or node
             continue
         node = maker.step(node)
-    # Only the inputs the result uses: an operand made for a draw that then did not apply is not.
-    used = {name: v for name, v in maker.inputs.items()
-            if re.search(rf"\b{name}\b(?!\.)", node.text)}
+    text, used = declare(maker.inputs, node.text)
+    return Case(seed, text, used, np.asarray(node.value).astype(node.dtype), maker.ops)
+
+
+def declare(inputs: dict[str, np.ndarray], body: str) -> tuple[str, dict[str, np.ndarray]]:
+    """The program ``body`` preceded by its inputs' declarations, and those inputs: only the ones
+    it names (an operand made for a draw that then did not apply is not used)."""
+    used = {name: v for name, v in inputs.items() if re.search(rf"\b{name}\b(?!\.)", body)}
     decls = "".join(f"(input {name} (shape{''.join(f' {d}' for d in v.shape)}) {v.dtype})\n"
                     for name, v in used.items())
-    return Case(seed, decls + node.text + "\n", used,
-                np.asarray(node.value).astype(node.dtype), maker.ops)
+    return decls + body + "\n", used
 
 
 # Every operator of the language (docs/language.md), as ``make`` names them in Case.ops.

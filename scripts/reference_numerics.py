@@ -1,14 +1,17 @@
-"""Reference numerics for scripts/gen_programs.py: plain numpy, written without glc.
+"""Reference numerics for scripts/gen_programs.py and scripts/randcompose.py: plain numpy,
+written without glc.
 
 The numeric contract is the "Numbers" section of the language spec (docs/language.md): int8/int16
 widen, dot products and elementwise add/mul accumulate in int32 with two's-complement wrap,
 requantize rounds half up by an arithmetic shift and clamps to int8, min-padding pads with the
-dtype's minimum.
+dtype's minimum. ``requantize_linear`` and ``add_linear`` follow its "Quantized operators": every
+float operation float32, each fma computed exactly in rationals and rounded once.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -92,3 +95,43 @@ def softmax(x: np.ndarray, axis: int) -> np.ndarray:
     shifted = x - x.max(axis=axis, keepdims=True)
     e = np.vectorize(math.exp, otypes=[np.float64])(shifted)
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def to_float32(q: Fraction) -> np.float32:
+    """The float32 nearest the exact ``q``, ties to even: the float64 nearest ``q`` rounded to
+    float32 can be one step off (a double rounding), so its neighbours are compared exactly."""
+    near = np.float32(float(q))
+    best = near
+    for other in (np.nextafter(near, np.float32(-np.inf)), np.nextafter(near, np.float32(np.inf))):
+        d, e = abs(Fraction(float(other)) - q), abs(Fraction(float(best)) - q)
+        if d < e or d == e and int(np.float32(other).view(np.uint32)) % 2 == 0:
+            best = other
+    return np.float32(best)
+
+
+def fma32(x: int, y: np.float32, z: np.float32) -> np.float32:
+    """``x · y + z`` rounded once to float32."""
+    return to_float32(Fraction(x) * Fraction(float(y)) + Fraction(float(z)))
+
+
+def add_linear(a: np.ndarray, b: np.ndarray, sa, za: int, sb, zb: int, sc, zc: int,
+               offset: int) -> np.ndarray:
+    """docs/language.md's ``add-linear``: ``ra = sa / sc``, ``rb = sb / sc``,
+    ``F = zc' - fma(za', ra, rb · zb')``, each element ``clamp(rint(fma(a', ra, fma(b', rb,
+    F))))`` on the offset values, every operation float32. Computed once per distinct pair."""
+    f = np.float32
+    ra, rb = f(f(sa) / f(sc)), f(f(sb) / f(sc))
+    fixed = f(f(zc + offset) - fma32(za + offset, ra, f(rb * f(zb + offset))))
+    inner = {int(v): fma32(int(v) + offset, rb, fixed) for v in np.unique(b)}
+    table = np.zeros((256, 256), np.int8)
+    for x, y in np.unique(np.stack([a.ravel(), b.ravel()]), axis=1).T.tolist():
+        r = np.rint(fma32(x + offset, ra, inner[y]))
+        r = int(r) if -2.0 ** 31 <= r < 2.0 ** 31 else -2 ** 31  # cvtps2dq's INT_MIN
+        table[x + 128, y + 128] = min(max(r, -128 + offset), 127 + offset) - offset
+    return table[a.astype(np.int32) + 128, b.astype(np.int32) + 128]
+
+
+def requantize_linear(acc: np.ndarray, m: np.ndarray, z: int) -> np.ndarray:
+    """``clamp(rint(float32(A) · M) + z)``, one float32 multiply (docs/language.md)."""
+    product = acc.astype(np.float32) * m.astype(np.float32)
+    return np.clip(np.rint(product).astype(np.int64) + z, -128, 127).astype(np.int8)
