@@ -280,8 +280,10 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
                    "roofline limit, efficiencies; --json gives them as 'steps'.")
 @disable_option
 @click.option("--check-each", is_flag=True,
-              help="After the run, compare every step's result in DRAM with the interpreter's "
-                   "value of the same node; name the first wrong step (exit 1 if any).")
+              help="Check every image's tokens order its units' accesses (glc/isa/races.py) "
+                   "and, after the run, compare every step's result in DRAM with the "
+                   "interpreter's value of the same node; name the first wrong step (exit 1 "
+                   "if any).")
 @click.option("--bisect", "bisect_", is_flag=True,
               help="On a mismatch, lower again with optimizations switched off and name the "
                    "smallest set whose switching-off makes the result match.")
@@ -309,7 +311,8 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body, arrays,
                                           engine, bundle.expected,
-                                          max_cycles, tolerance, steps=per_step)
+                                          max_cycles, tolerance, steps=per_step,
+                                          check_races=check_each)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
     report["inputs"] = bundle.inputs_label(seed)

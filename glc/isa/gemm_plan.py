@@ -98,13 +98,19 @@ def plan(m: int, k: int, n_out: int, config: HwConfig, source, order: str,
     granule divides N): the A slices loaded in parts."""
     n = config.array_size
     tiles_k, tiles_j = k // n, n_out // n
-    # k-outer: an A slice reuses the buffer of the slice two before it, so its LOAD, which
-    # pops the token of the step D (weight buffers) before it, must come D steps after that
-    # slice's last step: D is at most one more than the steps of the shortest slice (J, or a
-    # split last K tile's pairs ⌈J/2⌉; with D = 3 and J = 2, a block's next slice was loaded
-    # over the one its second output tile still read: issue 37's 5×5 conv).
-    shortest = -(-tiles_j // 2) if split else tiles_j
-    buffers = min(3, tiles_j * tiles_k + 1) if order == "j-outer" else min(3, shortest + 1)
+    # An A slice reuses the buffer of the slice two before it (k-outer: the K tile two before;
+    # j-outer: the same K tile two blocks before), so its LOAD, which pops the token of the
+    # step D (weight buffers) before it, must come D steps after that slice's last step: D is
+    # at most one more than the steps between (k-outer: the shortest slice's, J or a split
+    # last K tile's ⌈J/2⌉ pairs; j-outer: a block's, fewer with split pairs). With D = 3 and
+    # J = 2, a block's next slice was loaded over one a step still read (issue 37's 5×5 conv;
+    # j-outer with one K tile likewise, found by glc/isa/races.py).
+    if order == "k-outer":
+        between = -(-tiles_j // 2) if split else tiles_j
+    else:
+        between = (tiles_j // 2) * (2 * tiles_k - 1) + (tiles_j % 2) * tiles_k if split \
+            else tiles_j * tiles_k
+    buffers = min(3, between + 1)
     largest = min(m, 2047 * source.granule, cap or m)
     grouped = group > 1
     if grouped:  # one block of A rows (its slices in the first pass: _grouped); whole groups
@@ -191,13 +197,14 @@ def step_plan(m: int, k: int, n_out: int, n: int, layout: GemmLayout
     rows = layout.block_rows
     for a, needed in first.items():
         at = needed
-        if layout.order == "k-outer" and a < 2:  # a buffer nothing used before
-            at = min(layout.weight_buffers - 1, needed)
-        elif layout.order == "k-outer":
-            at = last[a - 2] + layout.weight_buffers
-            if at > needed:  # the slice would overwrite one a step still reads
-                raise GlcError(f"k-outer slice {a} is needed at step {needed} but its buffer "
-                               f"is free from step {at} (an internal error of plan())")
+        # The slice whose buffer it takes, and the first step whose LOADs may overwrite it.
+        before = a - (2 if layout.order == "k-outer" else 2 * tiles_k)
+        free = last[before] + layout.weight_buffers if before >= 0 else 0
+        if layout.order == "k-outer":
+            at = min(layout.weight_buffers - 1, needed) if before < 0 else free
+        if free > at or at > needed:  # it would overwrite a slice a step still reads
+            raise GlcError(f"{layout.order} slice {a} is needed at step {needed} but its "
+                           f"buffer is free from step {free} (an internal error of plan())")
         # Spread: a slice of many LOADs (a transposing one is a LOAD per N rows) would fill
         # the LOAD queue, and the dispatcher, in program order, would hold the array's next
         # steps behind it; in parts of N rows, a part a load step, up to its first step, it

@@ -11,7 +11,9 @@ import numpy as np
 from glc.errors import DoesNotFit, GlcError
 from glc.interp import interpret
 from glc.isa import simulator
+from glc.isa.cycles import schedule as schedule_of
 from glc.isa.fields import WORD_BYTES
+from glc.isa.races import races
 from glc.isa.simulator import program_base
 from glc.isa.status import Counters
 from glc.lower.image import schedule
@@ -55,9 +57,11 @@ def write_buffer(dram: np.ndarray, buffer: Buffer, value: np.ndarray) -> None:
 
 
 def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "isa",
-            max_cycles: int | None = None) -> Outcome:
+            max_cycles: int | None = None, check_races: bool = False) -> Outcome:
     """Run every step in order, kernels as images (glc/lower/image.py); ``max_cycles`` is the
-    RTL's watchdog per image (default: ten times the predicted cycles, plus 10 000)."""
+    RTL's watchdog per image (default: ten times the predicted cycles, plus 10 000).
+    ``check_races``: a GlcError where an image's tokens leave two units'
+    accesses of a local row unordered (glc/isa/races.py), whatever the numbers."""
     if engine not in ENGINES:
         raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
     config = program.config
@@ -85,7 +89,7 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
                              f"more than the {size} bytes of {config.name}'s DRAM")
         if engine == "isa":
             machine = simulator.run(words, config, dram[:size], base=base)
-            dram[:size], counter = machine.dram, machine.counters
+            dram[:size], counter, timeline = machine.dram, machine.counters, machine.timeline
         else:
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 
@@ -93,8 +97,13 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             sim = run_program(config, words, dram[:size], base=base, max_cycles=watchdog)
             sim.raise_for_status(", ".join(s.name for s in run.steps))
             dram[:size], counter = sim.dram, sim.counters
+            timeline = schedule_of(run.instructions, config) if check_races else None
         dram[base:base + WORD_BYTES * len(words)] = 0
         counters.append(counter)
+        found = races(run.instructions, timeline, config) if check_races else []
+        if found:  # the RTL runs the cycle model's timeline, cycle for cycle
+            raise GlcError(f"the image of {', '.join(s.name for s in run.steps)} races: "
+                           f"{found[0].line()} ({len(found)} found)")
     result = read_view(dram, program, program.output).astype(program.output_dtype)
     return Outcome(result, dram, engine, counters)
 
