@@ -1,0 +1,78 @@
+"""Random compositions (scripts/randcompose.py: int8 programs of several kernels, fan-out, two
+layouts, folds between kernels, residual sums, concatenations) against the generator's own numpy
+results, on the interpreter and on the ISA simulator through the compiler (n16 and n4);
+``python scripts/fuzz.py --compositions`` runs the same check longer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from test_fuzz_programs import ROOT, findings, fuzz, load_script
+
+randcompose = load_script("randcompose")
+reference = load_script("reference_numerics")
+
+# The CI sample: seeds of each config, run two at a time as scripts/fuzz.py --jobs 2 does.
+SAMPLES = {"n16": range(0, 64), "n4": range(64, 94)}
+
+
+@pytest.mark.parametrize("config", SAMPLES)
+def test_compositions_equal_numpy_on_the_interpreter_and_the_isa(config):
+    seeds = SAMPLES[config]
+    outcomes = fuzz.fuzz(len(seeds), "isa", seeds[0], config, timeout=60, jobs=2,
+                         progress=False, compositions=True)
+    assert findings(outcomes) == []
+    assert sum(o.kind == "pass" for o in outcomes) >= 0.9 * len(outcomes)
+    assert sum(o.kernels for o in outcomes) >= 2 * len(outcomes)
+
+
+def test_every_feature_is_in_the_sample():
+    seen = set().union(*(randcompose.make(seed).features for seed in SAMPLES["n16"]))
+    assert randcompose.FEATURES - seen == set()
+
+
+def test_the_residual_block_over_a_residual_sum_is_generated_at_varied_shapes():
+    """The shape of issue 37's miscompile: s = add-linear(a, b) read by a conv and by
+    add-linear(block, s) (two readers), the block two convs with requantize-linear."""
+    cases = [case for case in map(randcompose.make, range(120))
+             if case.kind == randcompose.RESIDUAL]
+    assert len({case.expected.shape for case in cases}) >= 10
+    for case in cases:
+        lines = case.text.splitlines()
+        s = next(line.split()[1] for line in lines if "(add-linear (access-tensor x0)" in line)
+        assert sum(f" {s})" in line or f" {s} " in line for line in lines) >= 3  # its readers
+        assert case.text.count("requantize-linear") == 2
+    # padded with the sum's zero point (not for 1×1 kernels, which read no padding)
+    assert sum("access-pad-value" in case.text for case in cases) >= len(cases) // 2
+
+
+def test_the_generators_float32_numbers_follow_the_contract():
+    """fma rounds once: the double nearest 1 + 2^-24 + 2^-60 is the float32 midpoint 1 + 2^-24,
+    which rounds to 1 by ties-to-even; the exact sum is above it and rounds up."""
+    assert reference.to_float32(Fraction(1) + Fraction(1, 2 ** 24) + Fraction(1, 2 ** 60)) == \
+        np.float32(1 + 2 ** -23)
+    assert reference.to_float32(Fraction(1) + Fraction(1, 2 ** 24)) == np.float32(1)
+    # requantize-linear: float32(2^24 + 1) is 2^24 (to even), times 2^-24 is 1, plus z = 3.
+    acc = np.array([2 ** 24 + 1, -7, 10 ** 6], np.int32)
+    m = np.array([2.0 ** -24, 0.5, 1.0], np.float32)
+    assert reference.requantize_linear(acc, m, 3).tolist() == [4, -1, 127]
+    # add-linear with offset 128 on one pair, by hand: ra = rb = 1, F = zc' - za' - zb'.
+    a, b = np.array([10], np.int8), np.array([-20], np.int8)
+    got = reference.add_linear(a, b, 0.5, 1, 0.5, 2, 0.5, 3, 128)
+    assert got.tolist() == [min(max((10 + 128) + (-20 + 128) + (3 + 128) - (1 + 128) - (2 + 128),
+                                    0), 255) - 128]
+
+
+def test_fuzz_script_prints_the_compositions_table():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "fuzz.py"), "--compositions",
+                           "--count", "2", "--seed", "5"], env=env, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[2].split() == ["2", "2", "0", "0", "0", "0", "0"]
