@@ -152,23 +152,6 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         """Whether the lowering may make ``optimization``'s choice (not ``--disable``d)."""
         return optimization not in self.disabled
 
-    def verify(self) -> int | None:
-        """None if every step reads only buffers that are inputs or that steps before it
-        wrote, and every value lies in such a buffer; else the node whose value an
-        optimization moved away from a buffer something still reads (a view taken before the
-        move: its step would read memory nothing writes)."""
-        written = set(self.program.inputs)
-        for step in self.program.steps:
-            for name in step.inputs:
-                if name not in written and name != step.output:
-                    return self.retired.get(name, -1)
-            written.add(step.output)
-        views = [view for _, view in self.program.values.values()] + [self.program.output]
-        for view in views:
-            if view.buffer not in self.program.buffers:
-                return self.retired.get(view.buffer, -1)
-        return None
-
     # --- the memory plan ---------------------------------------------------------------------
 
     def _allocate(self, name: str, ty: Access, dram: bool = False) -> str:

@@ -1,5 +1,7 @@
 """A kernel's result laid out for the step that reads it (docs/lowering.md, "Reoriented
-producers").
+producers"), and when any value may move (docs/lowering.md, "Optimizations by name, and when a
+value may move"): only while no node but the one being lowered holds a view of it, and the
+lowering's check that none moved under a reader (``verify``).
 
 A kernel stores C = A·B row-major, or Cᵀ when the search ran it the other way round (Cᵀ =
 Bᵀ·Aᵀ): the orientation picks the result's layout, and the search picks it for the kernel
@@ -130,6 +132,23 @@ class Reorient:
             return self._materialise(base)
         finally:
             del marks[id(base)]
+
+    def verify(self) -> int | None:
+        """None if every step reads only buffers that are inputs or that steps before it
+        wrote, and every value lies in such a buffer; else the node whose value an
+        optimization moved away from a buffer something still reads (a view taken before the
+        move: its step would read memory nothing writes)."""
+        written = set(self.program.inputs)
+        for step in self.program.steps:
+            for name in step.inputs:
+                if name not in written and name != step.output:
+                    return self.retired.get(name, -1)
+            written.add(step.output)
+        views = [view for _, view in self.program.values.values()] + [self.program.output]
+        for view in views:
+            if view.buffer not in self.program.buffers:
+                return self.retired.get(view.buffer, -1)
+        return None
 
     def _retire(self, at: int, node: Term) -> None:
         """Step ``at``, which computed ``node``, dropped with its buffer, whose name is not
