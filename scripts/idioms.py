@@ -49,6 +49,8 @@ class Value:
 
 @dataclass
 class Define:
+    """A define's expression, what it reads and the tags of what it is."""
+
     text: str
     reads: list[tuple[str, str]]  # (value, the layout it was read in)
     tags: set[str]
@@ -131,18 +133,16 @@ class Graph:
         if v.layout == "mat" and want != "mat" and v.hw is None:
             return None
         text = self.ref(v)
-        if v.layout == want:
-            pass
-        elif v.layout == "mat":
+        if v.layout == "mat" and want != "mat":
             text = reshaped(text, (1, *v.hw, v.dims[1]))
             if want == "nchw":
                 text = transposed(text, TO["nhwc", "nchw"])
-        elif want == "mat":
+        elif want == "mat" and v.layout != "mat":
             if v.layout == "nchw":
                 text = transposed(text, TO["nchw", "nhwc"])
             h, w = spatial(v)
             text = reshaped(text, (h * w, v.dims[CHANNEL[v.layout]]))
-        else:
+        elif want != v.layout:
             text = transposed(text, TO[v.layout, want])
         reads.append((v.name, want))
         return text, convert(v.value, v.layout, want, v.hw)

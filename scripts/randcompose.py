@@ -50,6 +50,7 @@ class Composer(Graph):
     """Builds one composition; ``rng`` decides everything."""
 
     def random_conv(self, x: Value) -> Value | None:
+        """A convolution of ``x`` with random layout, kernel, stride, pads, padding and fold."""
         rng = self.rng
         layout = x.layout if x.layout != "mat" and rng.random() < 0.6 else \
             str(rng.choice(["nchw", "nhwc"]))
