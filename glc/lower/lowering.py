@@ -392,8 +392,14 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 targets[error.which] = self._operand(operand, copy=True)
         chosen, targets = self._relayout(systolic, targets, chosen, dims, raw, relu, shift or 0,
                                          tables)
-        if placed is not None:  # the schedule's C (or Cᵀ) written as the band lies
-            chosen = replace(chosen, c=placed.target(self.program.buffers[placed.buffer].address))
+        if placed is not None:
+            # Searched again with the band as C (or Cᵀ), its rows the band's width apart: a
+            # schedule walks B's columns and C's in one order (glc/lower/tiling.py
+            # ``column_orders``), so its C cannot be swapped for the band after the search
+            # (a 3×3 conv over NHWC pixels walked in 4×4 patches wrote them as rows of 16).
+            address = self.program.buffers[placed.buffer].address + placed.first
+            chosen = search(targets, dims, raw, relu, shift or 0, address, self.config,
+                            {chosen.swap: tables[chosen.swap]}, c_stride=placed.width)
         try:
             kernel = self._built(node, chosen, raw, relu, shift, tables[chosen.swap])
         except (OperandUnexpressible, GlcError):

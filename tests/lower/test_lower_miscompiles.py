@@ -5,7 +5,11 @@
   was built again writing that layout, ``fold-into``) and by the block's own residual add,
   whose view of the old buffer was taken first (glc/lower/reorient.py ``_sole_kernel_step``);
 - a k-outer split GEMM of two output tiles with three weight buffers, which loaded a block's
-  next A slice over the one its second output tile still read (glc/isa/gemm_plan.py ``plan``).
+  next A slice over the one its second output tile still read (glc/isa/gemm_plan.py ``plan``);
+- a conv written into its band of a concatenation (``concat-in-place``) whose schedule walked
+  its pixels in another order (4×4 patches of an NHWC image): the band took the place of C
+  after the search, in plain order (found by scripts/randcompose.py, seeds 937, 100297 and
+  100441).
 
 The lowering's safety net is tested too: with the readers check off, the stale view is found
 (``_Lowerer.verify``) and the program lowered again with that value kept, still exact."""
@@ -62,6 +66,23 @@ SPLIT_GEMM = """\
 (input b (shape 40 32) int8)
 (compute (requantize 8) (compute dot-product (access-cartesian-product (access (access-tensor a) \
 1) (access (access-transpose (access-tensor b) (list 1 0)) 1))))
+"""
+
+# Two convs over one NHWC image seen as NCHW, concatenated along the channels: each written
+# into its band; the 3×3 one's schedule walks the image's 12-pixel rows in 4×4 patches.
+PLACED = """\
+(input f (shape 1 8 12 9) int8)
+(input w1 (shape 19 9 1 1) int8)
+(input w3 (shape 12 9 3 3) int8)
+(define x (access-transpose (access-tensor f) (list 0 3 1 2)))
+(define a (compute (requantize 8) (access-transpose (compute dot-product \
+(access-cartesian-product (access (access-tensor w1) 1) (access (access-squeeze (access-windows \
+(access x 1) (shape 9 1 1) (shape 1 1 1)) 1) 3))) (list 1 0 2 3))))
+(define b (compute (requantize 9) (access-transpose (compute dot-product \
+(access-cartesian-product (access (access-tensor w3) 1) (access (access-squeeze (access-windows \
+(access (access-pad (access-pad x zero-padding 2 1 1) zero-padding 3 1 1) 1) (shape 9 3 3) \
+(shape 1 1 1)) 1) 3))) (list 1 0 2 3))))
+(access-concatenate a b 1)
 """
 
 
@@ -137,6 +158,17 @@ def test_a_k_outer_split_gemm_of_two_output_tiles_is_exact(tmp_path, m):
     np.save(tmp_path / "b.npy", rng.integers(-128, 128, (40, 32)).astype(np.int8))
     bundle = load(tmp_path)
     exact(bundle.program.body, bundle.arrays, _compiled(bundle, "n16").lowered)
+
+
+def test_a_conv_written_into_its_band_walks_its_pixels_as_the_band_lies(tmp_path):
+    (tmp_path / "p.gls").write_text(PLACED)
+    rng = np.random.default_rng(937)
+    for name, dims in (("f", (1, 8, 12, 9)), ("w1", (19, 9, 1, 1)), ("w3", (12, 9, 3, 3))):
+        np.save(tmp_path / f"{name}.npy", rng.integers(-128, 128, dims).astype(np.int8))
+    bundle = load(tmp_path)
+    program = _compiled(bundle, "n16").lowered
+    assert program.fired.get("concat-in-place") == 2
+    exact(bundle.program.body, bundle.arrays, program)
 
 
 @pytest.mark.rtl
