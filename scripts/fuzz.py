@@ -4,8 +4,10 @@ Each program is checked three ways against the generator's own numpy result: the
 (glc/interp.py), then the compiled program run with its kernels on the ISA simulator or the RTL
 (the path ``glc run`` takes). The table counts programs, passes, those the config cannot hold
 (``DoesNotFit``: a limit, not a bug), refusals (any other one-line GlcError on a well-typed
-program), tracebacks (any other exception), hangs (past ``--timeout`` seconds) and mismatches
-(a result differing from numpy: ints bit for bit, floats within float rounding).
+program), tracebacks (any other exception), hangs (past ``--timeout`` seconds), races (an
+image whose tokens leave two units' accesses of a local row unordered, glc/isa/races.py,
+whatever the numbers) and mismatches (a result differing from numpy: ints bit for bit, floats
+within float rounding).
 
 Usage: ``python scripts/fuzz.py --count N [--engine isa|rtl] [--seed S] [--config n16]
 [--timeout SECONDS] [--jobs J] [--json]``; exit status 1 when anything but passes and unfit
@@ -15,7 +17,9 @@ programs was found (each is listed with its seed: ``make(seed)`` regenerates it)
 ``glc import`` does (its ``output.npy`` onnxruntime's result), compiled and run; the compiled
 result must equal the interpreter's bit for bit (else a ``mismatch``: a lowering bug) and the
 interpreter onnxruntime's (else ``reference``: the import's or onnxruntime's disagreement,
-counted apart). Each finding is listed with the commands that reproduce it.
+counted apart; ``float-reference`` where onnxruntime ran some of the network's convs or Gemms
+in float, whose rounding no integer reading reproduces: docs/onnx.md). Each finding is listed
+with the commands that reproduce it.
 
 ``--compositions``: int8 programs of several kernels (scripts/randcompose.py: fan-out, layouts,
 folds between kernels, residual sums, concatenations) instead, each against its own numpy result
@@ -42,9 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from randcompose import make as compose  # noqa: E402
 from randprog import Case, make  # noqa: E402
 
-KINDS = ("pass", "unfit", "refused", "traceback", "hang", "mismatch")
+KINDS = ("pass", "unfit", "refused", "traceback", "hang", "race", "mismatch")
 # A network's result is also held against onnxruntime's: a disagreement there is no lowering bug.
-NETWORK_KINDS = (*KINDS, "reference")
+NETWORK_KINDS = (*KINDS, "reference", "float-reference")
 # Saturation limits for the fuzz: the programs are small; a tighter budget than the default keeps
 # a run of thousands short without changing what they extract.
 FUZZ_TIME_LIMIT = 2.0
@@ -60,6 +64,7 @@ class Outcome:
     seconds: float = 0.0
     kernels: int = 0  # accelerator kernels the compiled program ran
     graph: str = ""  # a network's description (scripts/netgen.py)
+    fired: tuple[str, ...] = ()  # the lowering's optimizations it kept (Program.fired)
 
 
 def agrees(result: np.ndarray, expected: np.ndarray) -> str:
@@ -109,23 +114,26 @@ def check(case: Case, engine: str, config_name: str = "n16") -> Outcome:
         result = compile_program(bundle, rules=select(DEFAULT, config.array_size),
                                  limits=Limits(time_limit=FUZZ_TIME_LIMIT), config=config)
         with np.errstate(all="ignore"):
-            outcome = execute(result.lowered, arrays, engine)
+            outcome = execute(result.lowered, arrays, engine, check_races=True)
         wrong = agrees(outcome.result, case.expected)
         if wrong:
             return Outcome(case.seed, "mismatch", f"{engine}: {wrong}")
     except Exception as error:
         return failed(case.seed, error)
     return Outcome(case.seed, "pass", seconds=round(time.perf_counter() - start, 3),
-                   kernels=len(result.lowered.kernels))
+                   kernels=len(result.lowered.kernels), fired=tuple(result.lowered.fired))
 
 
 def failed(seed: int, error: Exception, graph: str = "") -> Outcome:
     """The outcome an exception makes: unfit (``DoesNotFit``), refused (another one-line
     GlcError) or a traceback (anything else: the fuzz's finding, with where it was raised)."""
     from glc.errors import DoesNotFit, GlcError
+    from glc.isa.races import Unordered
 
     if isinstance(error, DoesNotFit):
         return Outcome(seed, "unfit", str(error), graph=graph)
+    if isinstance(error, Unordered):
+        return Outcome(seed, "race", str(error), graph=graph)
     if isinstance(error, GlcError):
         return Outcome(seed, "refused", str(error).splitlines()[0], graph=graph)
     frame = traceback.extract_tb(error.__traceback__)[-1]
@@ -158,21 +166,23 @@ def check_network(seed: int, engine: str, config_name: str = "n16") -> Outcome:
         with np.errstate(all="ignore"):
             reference, _ = interpret(bundle.program.body, bundle.arrays)
         onnxruntime = compare(reference, bundle.expected, exact)
+        floats = 0 if onnxruntime.match else network.float_products()
+        disagrees = "float-reference" if floats else "reference"
         against = "" if onnxruntime.match else (
             f"interpreter vs onnxruntime: {onnxruntime.detail}, onnxruntime running "
-            f"{network.float_products()} convs or Gemms in float")
+            f"{floats} convs or Gemms in float")
         try:
             config = load_config(config_name)
             result = compile_program(bundle, rules=select(DEFAULT, config.array_size),
                                      config=config)
             with np.errstate(all="ignore"):
-                outcome = execute(result.lowered, bundle.arrays, engine)
+                outcome = execute(result.lowered, bundle.arrays, engine, check_races=True)
         except Exception as error:
             if not against:
                 raise
             # The import's disagreement is the finding; what the compile then did is its detail.
             kind = failed(seed, error).kind
-            return Outcome(seed, "reference", f"{against}; compiling: {kind}",
+            return Outcome(seed, disagrees, f"{against}; compiling: {kind}",
                            graph=network.description)
         compiled = compare(outcome.result, reference, exact)
         if not compiled.match:
@@ -180,11 +190,13 @@ def check_network(seed: int, engine: str, config_name: str = "n16") -> Outcome:
                 f"compiled vs interpreter: {compiled.detail}", against))),
                 graph=network.description)
         if against:
-            return Outcome(seed, "reference", against, graph=network.description)
+            return Outcome(seed, disagrees, against, graph=network.description,
+                           fired=tuple(result.lowered.fired))
     except Exception as error:
         return failed(seed, error, network.description)
     return Outcome(seed, "pass", seconds=round(time.perf_counter() - start, 3),
-                   kernels=len(result.lowered.kernels), graph=network.description)
+                   kernels=len(result.lowered.kernels), graph=network.description,
+                   fired=tuple(result.lowered.fired))
 
 
 def _serve(connection, engine: str, config: str, zero_d: bool, networks: bool = False,
@@ -307,7 +319,7 @@ def table(outcomes: list[Outcome], engine: str, config: str, seconds: float,
               + (f"\n         {reproduce(seeds[0], engine, config)}" if networks else "")
               for (kind, detail), seeds in sorted(groups.items(), key=lambda g: -len(g[1]))]
     lines += [f"seed {o.seed} {o.kind}: {o.detail}\n    {o.graph}" for o in findings
-              if o.kind in ("mismatch", "reference") and o.graph]
+              if o.kind in ("mismatch", "reference", "float-reference") and o.graph]
     return "\n".join(lines)
 
 

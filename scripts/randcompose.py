@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from idioms import CHANNEL, MAX_CHANNELS, Graph, Value, convert
+from idioms import CHANNEL, MAX_CHANNELS, Graph, Value, convert, spatial
 from randprog import Case, declare
 
 # Multiply-accumulates per program on a 16×16 array: one compiles and runs on the ISA simulator
@@ -30,12 +30,13 @@ from randprog import Case, declare
 # MACs over its area, and a small array's DRAM holds fewer of them (n4's: 128 KiB).
 MAX_MACS = 2_500_000
 RESIDUAL = "residual block over a residual sum"
+WIDE = "many filters over few pixels"
 # What a composition's graph can have; Composition.features names those it has.
 FEATURES = frozenset({
     "fan-out", "fan-out 3", "kernel-fold-kernel", "residual sum into conv", "two layouts",
     "concat of kernels into kernel", "concat of kernels into add", "max pool over conv",
     "conv nchw", "conv nhwc", "strided conv", "padded conv", "pad-value", "matmul",
-    "add-linear", "requantize-linear", "requantize", "global pool", RESIDUAL})
+    "add-linear", "requantize-linear", "requantize", "global pool", RESIDUAL, WIDE})
 
 
 @dataclass
@@ -52,6 +53,18 @@ class Composer(Graph):
     def random_conv(self, x: Value) -> Value | None:
         """A convolution of ``x`` with random layout, kernel, stride, pads, padding and fold."""
         rng = self.rng
+        if x.layout != "mat" and max(spatial(x)) <= 3 and rng.random() < 0.7:
+            # Many filters over a few NCHW pixels, from 8 channels: the windows walk K with
+            # three strides and the filters want whole K tiles, where the lowering's `gather`
+            # copies an im2col (docs/lowering.md, "Optimizations by name"; on n4 it pays
+            # from 8 channels of 3×3 pixels under 48 filters).
+            narrow = self.conv(x, "nchw", 8, (1, 1), (1, 1), ((0, 0), (0, 0)), "zero", True,
+                               "requantize")
+            y = narrow and self.conv(narrow, "nchw", MAX_CHANNELS, (3, 3), (1, 1),
+                                     ((1, 1), (1, 1)), "zero", True, self.maybe_fold())
+            if y is not None:
+                self.defines[y.name].tags.add(WIDE)
+            return y
         layout = x.layout if x.layout != "mat" and rng.random() < 0.6 else \
             str(rng.choice(["nchw", "nhwc"]))
         k = int(rng.choice([1, 1, 2, 3, 3, 3, 5]))
@@ -173,8 +186,10 @@ class Composer(Graph):
             x = self.matmul(m, draw(3, MAX_CHANNELS), rng.random() < 0.5, self.maybe_fold()) \
                 or self.matmul(m, 3, True, None)
         else:
+            # One image in eight 3×3: a network's last stages, few pixels under many filters.
+            side = 3 if rng.random() < 0.125 else None
             x = self.image(str(rng.choice(["nchw", "nhwc"])), draw(3, MAX_CHANNELS),
-                           draw(3, 16), draw(3, 16))
+                           side or draw(3, 16), side or draw(3, 16))
             x = self.random_conv(x) or self.random_conv(x) or self.conv(
                 x, x.layout, 3, (1, 1), (1, 1), ((0, 0), (0, 0)), "zero", True, None)
         for _ in range(draw(2, 5)):

@@ -21,11 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.isa.cycles import POPS, PUSHES, TOKENS, Timeline
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS
 from glc.isa.transfer import local_rows, written_rows
+
+
+class Unordered(GlcError):
+    """A run whose image's tokens leave two units' accesses of a local row unordered."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from glc.interp import interpret
 from glc.isa import simulator
 from glc.isa.cycles import schedule as schedule_of
 from glc.isa.fields import WORD_BYTES
-from glc.isa.races import races
+from glc.isa.races import Unordered, races
 from glc.isa.simulator import program_base
 from glc.isa.status import Counters
 from glc.lower.image import schedule
@@ -102,8 +102,8 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
         counters.append(counter)
         found = races(run.instructions, timeline, config) if check_races else []
         if found:  # the RTL runs the cycle model's timeline, cycle for cycle
-            raise GlcError(f"the image of {', '.join(s.name for s in run.steps)} races: "
-                           f"{found[0].line()} ({len(found)} found)")
+            raise Unordered(f"the image of {', '.join(s.name for s in run.steps)} races: "
+                            f"{found[0].line()} ({len(found)} found)")
     result = read_view(dram, program, program.output).astype(program.output_dtype)
     return Outcome(result, dram, engine, counters)
 

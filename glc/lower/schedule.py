@@ -65,8 +65,8 @@ def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_addr
            ) -> tuple[Target, Target, Target]:
     """The operands (A, B, C) of C = A·B, or with ``swap`` of Cᵀ = Bᵀ·Aᵀ: the other
     operand stationary. C is stored row-major either way (Cᵀ's rows) at ``c_address``; with
-    ``c_stride``, C's rows lie that many elements apart (a block of a wider matrix), and Cᵀ is
-    stored as C lies."""
+    ``c_stride``, the stored matrix's rows (C's, or Cᵀ's) lie that many elements apart: a block
+    of a wider matrix (a depthwise group's channels, a concatenation's band)."""
     a, b = targets["a"], targets["b"]
     esize = 4 if raw else 1
     if not swap:
@@ -76,7 +76,7 @@ def orient(targets: dict[str, Target], dims: tuple[int, ...], swap: bool, c_addr
     if len(a.view.groups) != 2:
         raise GlcError("a vector operand is not swapped")
     c = Target(row_major("C", dims[::-1]) if c_stride is None else View(
-        "C", 0, ((Digit(dims[1], 1, ()),), (Digit(dims[0], c_stride, ()),)), ()),
+        "C", 0, ((Digit(dims[1], c_stride, ()),), (Digit(dims[0], 1, ()),)), ()),
         c_address, esize)
     return (replace(b, view=transposed(b.view)), replace(a, view=transposed(a.view)), c)
 
