@@ -172,6 +172,7 @@ def test_a_conv_written_into_its_band_walks_its_pixels_as_the_band_lies(tmp_path
 
 
 @pytest.mark.rtl
-def test_the_block_over_a_residual_sum_on_the_rtl(tmp_path):
-    bundle = _block(tmp_path, 64, 8)
-    exact(bundle.program.body, bundle.arrays, _compiled(bundle, "n16").lowered, "rtl")
+@pytest.mark.parametrize(("config", "c", "h"), [("n16", 64, 8), ("n4", 8, 5)])
+def test_the_block_over_a_residual_sum_on_the_rtl(tmp_path, config, c, h):
+    bundle = _block(tmp_path, c, h)
+    exact(bundle.program.body, bundle.arrays, _compiled(bundle, config).lowered, "rtl")
