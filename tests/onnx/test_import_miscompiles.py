@@ -112,3 +112,21 @@ def test_basic_blocks_on_the_rtl(tmp_path, c_in, c, h, stride):
 def test_the_nested_concat_fanout_network_on_the_rtl(tmp_path):
     imported = import_model(DATA / "nested-concat-fanout.onnx", tmp_path / "program")
     _run(imported.folder, "n16", "rtl")
+
+
+def test_check_each_names_the_onnx_node_of_the_first_wrong_step(tmp_path, monkeypatch):
+    """Issue 37's fault put back (the lowering's readers check and verifier off): on the
+    imported block, --check-each names the residual Add's ONNX node and --bisect fold-into."""
+    from glc.lower import lowering
+
+    monkeypatch.setattr(lowering._Lowerer, "readers",
+                        property(lambda self: {}, lambda self, value: None), raising=False)
+    monkeypatch.setattr(lowering._Lowerer, "verify", lambda self: None)
+    folder = _block_folder(tmp_path, 128, 128, 8, 1)
+    result = CliRunner().invoke(main, ["run", str(folder), "--engine", "isa", "--check-each",
+                                       "--bisect", "--json"])
+    figures = json.loads(result.stdout)
+    assert result.exit_code == 1 and figures["match"] is False
+    assert figures["check_each"]["define"].endswith("Add")
+    assert "ONNX node" in figures["check_each"]["define"]
+    assert figures["bisect"]["culprits"] == ["fold-into"]
