@@ -1,6 +1,7 @@
 """Where the lowering's operands lie: layout changes it makes on the accelerator before a kernel
 (glc/lower/repack.py), as candidates of the schedule search (``_relayout``) and for the operands
-of a depthwise product (``_contiguous_channels``). A mixin of the lowering
+of a depthwise product (``_contiguous_channels``), and the depthwise product's kernels over them
+(``_depthwise``: one per N channels, or a band kernel). A mixin of the lowering
 (glc/lower/lowering.py's ``_Lowerer``), whose memory plan and steps these methods extend."""
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower import band, depthwise
-from glc.lower.kernel import Kernel
+from glc.lower.kernel import Kernel, build_kernel
 from glc.lower.program import KernelStep, aligned
 from glc.lower.repack import Gather, Repack, gathers, repacks
 from glc.lower.schedule import Schedule, orient, search
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target, Unexpressible
-from glc.lower.view import NotAffine, View, access_chain, merge, through
+from glc.lower.view import NotAffine, View, access_chain, merge, through, view_of
 
 
 class Relayout:
@@ -318,3 +319,82 @@ class Relayout:
         self._allocate(name, Access(repack.shape, (), "int8"), dram=True)
         self.program.steps.append(KernelStep(name, kernel, [source.buffer], name))
         self.repacked[(source, repack.dim)] = name
+
+    # --- depthwise products on the array -------------------------------------------------------
+
+    def _depthwise(self, node: Term, core: Term, relu: bool, shift: int | None,
+                   views: Term | None) -> View | None:
+        """One kernel per N channels of a depthwise product (glc/lower/depthwise.py), the relu
+        and requantize in their STOREs, their results side by side in one buffer; the node's
+        value, or None where the operands do not read as one (it stays a host step)."""
+        x_term, w_term = core.args[1].args
+        x, w = (view_of(t, self.types, self._materialise) for t in (x_term, w_term))
+        dims = self.types[id(core)].dims
+        found = depthwise.plan(x, w, len(dims))
+        if found is None and (packed := self._packed_channels(x_term, w, len(dims))):
+            x, found = packed, depthwise.plan(packed, w, len(dims))
+        n = self.config.array_size
+        if found is None:
+            return None
+        # Each K tile is N channels of one tap: both operands load it in runs where their
+        # channels are contiguous, so a layout where they are not is repacked first — the
+        # image only where a band kernel cannot read it as it lies (_direct_band).
+        w = self._contiguous_channels(w_term, w, found.channel)
+        found = depthwise.plan(x, w, len(dims))
+        if found is None:
+            return None
+        raw = shift is None
+        channels = found.channels
+        rows = math.prod(dims) // channels
+        label = self._label(node)
+        direct = self._direct_band(label, found, x_term, rows, raw, relu, shift or 0)
+        if direct is not None:
+            self.fired["depthwise-band"] += 1
+            return self._depthwise_steps([direct], found, dims, raw, views, core)
+        x = self._contiguous_channels(x_term, x, found.channel)
+        found = depthwise.plan(x, w, len(dims))
+        if found is None or not all(self._reaches(v) for v in (x, w)):
+            return None
+        address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
+        kernels = []
+        for first in range(0, channels, n):  # the last group takes what is left
+            width = min(n, channels - first)
+            a, b = found.operands(first, width)
+            targets = {"a": Target(a, address[a.buffer], 1), "b": Target(b, address[b.buffer], 1)}
+            if not first:  # the groups read the same tensors, into one result
+                self._check_fits(targets, (rows, channels), raw)
+            c_address = self.top + first * (4 if raw else 1)  # its columns of (pixels, C)
+            try:
+                chosen = search(targets, (rows, width), raw, relu, shift or 0, c_address,
+                                self.config, {False: None}, c_stride=channels)
+                kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
+                                      self.config, chosen.order, chosen.k_inner,
+                                      chosen.block_rows, flat=chosen.flat,
+                                      group=chosen.group, split=chosen.split,
+                                      spread=chosen.spread) if self.build else \
+                    Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [])
+            except (OperandUnexpressible, GlcError):
+                return None
+            kernels.append(replace(kernel, kind="diagonal", estimated=chosen.cycles))
+        banded = self._band(label, found, address[x.buffer], rows, raw, relu, shift or 0)
+        if banded is not None and banded.estimated < sum(k.estimated for k in kernels):
+            kernels = [banded]  # the image read once (glc/lower/band.py), where it is faster
+            self.fired["depthwise-band"] += 1
+        return self._depthwise_steps(kernels, found, dims, raw, views, core)
+
+    def _depthwise_steps(self, kernels: list[Kernel], found: depthwise.Depthwise,
+                         dims: tuple[int, ...], raw: bool, views: Term | None,
+                         core: Term) -> View:
+        """The depthwise product's kernels as steps writing one buffer (pixels, C), at the
+        address their STOREs were built for; the node's value."""
+        rows = math.prod(dims) // found.channels
+        out = self._allocate(self._fresh("kernel"),
+                             Access((rows, found.channels), (), "int32" if raw else "int8"),
+                             dram=True)
+        for index, kernel in enumerate(kernels):
+            self.program.steps.append(KernelStep(f"{out}.{index}", kernel,
+                                                 [found.x.buffer, found.w.buffer], out))
+        result = found.result(out, dims)
+        if views is not None:  # the data movement over the converted result
+            result = view_of(views, self.types, lambda t: result if t is core else None)
+        return result
