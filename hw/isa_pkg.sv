@@ -53,8 +53,8 @@ package isa_pkg;
     localparam int LIN_MAX_EXPONENT = 190;
     localparam int LIN_LATENCY = 4;
     localparam int LIN_WAYS = 3;
-    // VECTOR table and lut: entries of a column's table; the cycles lut's writes
-    // come after the other ops' (its registered read).
+    // VECTOR table and lut: entries of a column's table; the cycles lut's
+    // writes come after the other ops' (its registered read).
     localparam int TABLE_ENTRIES = 256;
     localparam int LUT_LATENCY = 2;
 

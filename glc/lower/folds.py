@@ -14,8 +14,8 @@ import numpy as np
 from glc.errors import DoesNotFit
 from glc.ir.term import Term
 from glc.ir.types import Access
-from glc.lower.concat import Band
 from glc.lower import lookup
+from glc.lower.concat import Band
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel
 from glc.lower.program import Buffer, KernelStep, aligned

@@ -86,8 +86,8 @@ def render() -> str:
     lines.append(f"    localparam int LIN_MAX_EXPONENT = {vector_linear.MAX_FIELD};")
     lines.append(f"    localparam int LIN_LATENCY = {vector_linear.LATENCY};")
     lines.append(f"    localparam int LIN_WAYS = {vector_linear.WAYS};")
-    lines.append("    // VECTOR table and lut: entries of a column's table; the cycles lut's writes")
-    lines.append("    // come after the other ops' (its registered read).")
+    lines.append("    // VECTOR table and lut: entries of a column's table; the cycles lut's")
+    lines.append("    // writes come after the other ops' (its registered read).")
     lines.append(f"    localparam int TABLE_ENTRIES = {vector_table.ENTRIES};")
     lines.append(f"    localparam int LUT_LATENCY = {vector_table.LATENCY};")
     lines += ["", "    // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of",

@@ -9,8 +9,8 @@ from tbutil import env_int
 
 from glc.isa.encoding import DecodeError, Instruction, decode, encode, illegal_reason
 from glc.isa.fields import BY_NAME, LIN_FIELDS, OPCODES, UNITS, VECTOR_OPS
-from glc.isa.vector_table import ENTRIES as TABLE_ENTRIES
 from glc.isa.status import ErrorCode
+from glc.isa.vector_table import ENTRIES as TABLE_ENTRIES
 
 HALT = len(UNITS)  # the TB's name for "goes to no queue"
 MATMUL = BY_NAME["matmul"]
