@@ -294,6 +294,19 @@ class Graph:
         return self.define(f"(compute relu {text})", ref.relu(value), x.layout, reads, set(),
                            kernel=x.kernel, sum=x.sum, concat=x.concat, hw=x.hw)
 
+    def lookup(self, x: Value, layout: str) -> Value | None:
+        """``table-lookup`` of int8 ``x`` read in ``layout`` through a fresh 256-entry table (a
+        quantized graph's float island, docs/onnx.md: VECTOR lut)."""
+        reads: list = []
+        got = self.view(x, layout, reads) if x.dtype == np.int8 else None
+        if got is None:
+            return None
+        text, value = got
+        table = self.constant(self.int8(256))
+        return self.define(f"(table-lookup {text} (access-tensor {table}))",
+                           ref.table_lookup(value, self.inputs[table]), layout, reads,
+                           {"table-lookup"}, kernel=x.kernel, hw=x.hw)
+
     # ---- pools --------------------------------------------------------------------------------
 
     def max_pool(self, x: Value, layout: str, size: int, stride: int, pads) -> Value | None:

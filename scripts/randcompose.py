@@ -36,7 +36,8 @@ FEATURES = frozenset({
     "fan-out", "fan-out 3", "kernel-fold-kernel", "residual sum into conv", "two layouts",
     "concat of kernels into kernel", "concat of kernels into add", "max pool over conv",
     "conv nchw", "conv nhwc", "strided conv", "padded conv", "pad-value", "matmul",
-    "add-linear", "requantize-linear", "requantize", "global pool", RESIDUAL, WIDE})
+    "add-linear", "requantize-linear", "requantize", "global pool", "table-lookup", RESIDUAL,
+    WIDE})
 
 
 @dataclass
@@ -147,8 +148,9 @@ class Composer(Graph):
             return self.fold(x) if draw < 0.9 else self.skip(x)
         image = x.layout != "mat" or x.hw is not None
         block = str(rng.choice(["conv"] * 3 + ["residual"] * 3 + ["branches"] * 3 +
-                               ["pool", "pool", "skip", "skip", "matmul", "global", "relu"]
-                               if image else ["matmul", "matmul", "skip", "relu"]))
+                               ["pool", "pool", "skip", "skip", "matmul", "global", "relu",
+                                "lookup", "lookup"]
+                               if image else ["matmul", "matmul", "skip", "relu", "lookup"]))
         if block == "conv":
             return self.random_conv(x)
         if block == "residual":
@@ -166,6 +168,9 @@ class Composer(Graph):
         if block == "matmul":
             return self.matmul(x, int(rng.integers(3, MAX_CHANNELS + 1)), rng.random() < 0.5,
                                self.maybe_fold())
+        if block == "lookup":
+            return self.lookup(x, x.layout if x.layout == "mat" or rng.random() < 0.6 else
+                               str(rng.choice(["nchw", "nhwc"])))
         return self.skip(x) if block == "skip" else self.relu(x)
 
     def random_pool(self, x: Value) -> Value | None:

@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
-from glc.isa import vector_linear
+from glc.isa import vector_linear, vector_table
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS, VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
@@ -273,10 +273,13 @@ class _Model:
             passes = self.config.vector_passes  # cycles a source row takes, N / L
             rows = instruction["count"] * instruction["group"] if name == "vector" else 0
             end = t + 1 + rows * passes
-            if name == "vector" and VECTOR_OPS[instruction["op"]] == "lin":
+            op = VECTOR_OPS[instruction["op"]] if name == "vector" else None
+            if op == "lin":
                 # its reads' waits, then its pipeline's last write
                 end += vector_linear.waits(instruction["count"], instruction["group"], passes)
                 end += vector_linear.LATENCY
+            elif op == "lut":  # the tables' registered read
+                end += vector_table.LATENCY
             self.busy_until[unit] = end
             if name == "vector":
                 self.vector_done = end
