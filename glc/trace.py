@@ -251,11 +251,14 @@ def write_trace(path: Path, records: list[Record], title: str) -> None:
 
 
 def check_trace_path(path: Path | None) -> None:
-    """Refuse a ``--trace`` path before the work: it must be a .json file."""
+    """Refuse a ``--trace`` path before the work: a .json file in a folder that exists."""
     if path is None:
         return
-    if Path(path).is_dir():
+    path = Path(path)
+    if path.is_dir():
         raise GlcError("--trace names a folder; give the .json file to write", str(path))
-    if Path(path).suffix != ".json":
+    if path.suffix != ".json":
         raise GlcError("--trace writes a Trace Event Format .json file: give a path ending "
                        "in .json", str(path))
+    if not path.parent.is_dir():
+        raise GlcError(f"--trace: no folder {path.parent} to write into", str(path))
