@@ -90,9 +90,10 @@ def _steps_panel(axes, rows: list, figures: dict) -> None:
     axes.set_title(f"{figures['cycles']} cycles on the {figures['engine']}, roofline limit "
                    f"{figures['roofline_cycles']}, compute ideal {figures['ideal_cycles']}",
                    fontsize=9)
-    handles = [_patch(colour, unit) for unit, colour in UNIT_COLOURS.items()]
+    handles = [_patch(colour, unit) for unit, colour in UNIT_COLOURS.items()
+               if any(r.unit == unit for r in rows)]
     axes.legend(handles=[*handles, *axes.get_legend_handles_labels()[0]], fontsize=7,
-                loc="lower right")
+                loc="upper left", bbox_to_anchor=(1.01, 1))
 
 
 def _patch(colour: str, label: str):
@@ -105,6 +106,8 @@ def _patch(colour: str, label: str):
 def _roofline_panel(axes, rows: list, config: HwConfig) -> None:
     """MACs per cycle against MACs per compulsory DRAM byte, log-log, under the roof
     min(N², P · intensity): the array's peak and the DRAM port's bandwidth."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     points = [r for r in rows if r.macs and r.bytes and r.cycles]
     peak, port = config.array_size ** 2, config.dram_port_bytes
     ridge = peak / port
@@ -113,18 +116,26 @@ def _roofline_panel(axes, rows: list, config: HwConfig) -> None:
     high = max([ridge * 8, *intensities]) * 2
     axes.loglog([low, ridge, high], [port * low, peak, peak], color=LIMIT_COLOUR,
                 label=f"roof: peak N² = {peak} MACs/cycle, DRAM port P = {port} bytes/cycle")
+    # Kernels of the same shape land on the same point: one point, all their names.
+    named: dict[tuple[float, float], list[str]] = {}
     for r, x in zip(points, intensities, strict=True):
-        axes.scatter(x, r.macs / r.cycles, color=UNIT_COLOURS["array"], zorder=3)
-        axes.annotate(r.step, (x, r.macs / r.cycles), fontsize=6, xytext=(3, 3),
+        named.setdefault((x, r.macs / r.cycles), []).append(r.step)
+    for (x, y), steps in named.items():
+        axes.scatter(x, y, color=UNIT_COLOURS["array"], zorder=3)
+        axes.annotate(", ".join(steps), (x, y), fontsize=6, xytext=(3, 3),
                       textcoords="offset points")
     vector = sum(1 for r in rows if r.unit == "vector")
-    note = f" ({vector} vector kernels, which do no MACs, are in the bars above)" if vector \
-        else ""
+    note = f" ({vector} vector kernel{'s' if vector > 1 else ''}, doing no MACs, only in the " \
+        "bars above)" if vector else ""
     axes.set_title(f"roofline of {config.name}: array kernels{note}", fontsize=9)
     axes.set_xlabel("arithmetic intensity: MACs per compulsory DRAM byte")
-    axes.set_ylabel("MACs per cycle (cycle model)")
+    axes.set_ylabel("MACs per cycle (cycle model, each kernel alone)")
     axes.legend(fontsize=7, loc="lower right")
     axes.grid(True, which="both", linewidth=0.3)
+    for axis in (axes.xaxis, axes.yaxis):  # 1, 2, 5, 10, 20 …: plain numbers, not powers
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def efficiency_figure(groups: dict[str, list[tuple[str, float | None, float | None]]],
