@@ -158,7 +158,8 @@ def efficiency_figure(groups: dict[str, list[tuple[str, float | None, float | No
         axes.set_xlim(0, 1.05)
         axes.axvline(1, color=LIMIT_COLOUR, linewidth=0.6)
         axes.set_title(name, fontsize=9)
-        axes.legend(fontsize=7, loc="lower left")
+    figure.legend(*panels[0, 0].get_legend_handles_labels(), fontsize=7, ncols=2,
+                  loc="outside lower center")
     return figure
 
 
@@ -171,21 +172,29 @@ def _label(step: str, node: str) -> str:
 
 def save(figure, path: Path) -> None:
     """Write ``figure`` in the format of ``path``'s suffix."""
+    import matplotlib
+
     path = Path(path)
     try:
-        if path.suffix == ".html":
-            text = io.StringIO()
-            figure.savefig(text, format="svg")
-            svg = text.getvalue()
-            title = figure.get_suptitle()
-            path.write_text("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
-                            f"{escape(title)}</title></head>\n<body>\n{svg[svg.index('<svg'):]}"
-                            "</body></html>\n")
-        else:
-            figure.savefig(path, format=path.suffix[1:], dpi=120)
+        # SVG text as text, not outlines: smaller, searchable, selectable.
+        with matplotlib.rc_context({"svg.fonttype": "none"}):
+            _write(figure, path)
     except OSError as error:
         raise GlcError(f"cannot write: {error.strerror}", str(path)) from None
     finally:
         from matplotlib import pyplot
 
         pyplot.close(figure)
+
+
+def _write(figure, path: Path) -> None:
+    """savefig by suffix; .html: the SVG inside a page titled as the figure."""
+    if path.suffix == ".html":
+        text = io.StringIO()
+        figure.savefig(text, format="svg")
+        svg = text.getvalue()
+        title = escape(figure.get_suptitle())
+        path.write_text(f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}"
+                        f"</title></head>\n<body>\n{svg[svg.index('<svg'):]}</body></html>\n")
+    else:
+        figure.savefig(path, format=path.suffix[1:], dpi=120)

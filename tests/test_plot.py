@@ -34,7 +34,11 @@ def test_plot_writes_an_svg(tmp_path):
     path = tmp_path / "cnn.svg"
     result = glc("run", PROGRAMS / "cnn-int8", "--engine", "isa", "--plot", path)
     assert result.exit_code == 0, result.output
-    assert ElementTree.parse(path).getroot().tag == SVG
+    root = ElementTree.parse(path).getroot()
+    assert root.tag == SVG
+    texts = {"".join(t.itertext()) for t in root.iter(f"{SVG[:-3]}text")}
+    # A bar per step, labelled with the define it computes (tests/test_report.py's names).
+    assert {"kernel1: features", "fold1: pooled", "kernel2: result"} <= texts
     assert "kernel1" not in result.stdout  # --plot alone draws the steps, prints no table
 
 
