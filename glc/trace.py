@@ -203,7 +203,8 @@ def chrome_trace(records: list[Record], title: str) -> dict:
     for image, record in enumerate(records):
         if not record.instructions:  # a host step
             events.append({"ph": "i", "s": "t", "pid": PID, "tid": tids[STEPS], "ts": offset,
-                           "name": record.steps[0][0], "args": {"host step": "numpy, untimed"}})
+                           "name": record.steps[0][0], "cat": STEPS,
+                           "args": {"host step": "numpy, untimed"}})
             continue
         owner = {pc: name for name, first, end in record.steps for pc in range(first, end)}
         spans: dict[str, list[int]] = {}
@@ -215,7 +216,8 @@ def chrome_trace(records: list[Record], title: str) -> dict:
                 span[0], span[1] = min(span[0], s.start), max(span[1], s.end)
         for name, (start, end) in spans.items():
             events.append({"ph": "X", "pid": PID, "tid": tids[STEPS], "ts": offset + start,
-                           "dur": end - start, "name": name, "args": {"image": image}})
+                           "dur": end - start, "name": name, "cat": STEPS,
+                           "args": {"image": image}})
         offset += record.cycles
     return {"traceEvents": events, "displayTimeUnit": "ns",
             "otherData": {"time unit": "1 µs on the time axis is 1 machine cycle",
