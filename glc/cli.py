@@ -64,12 +64,22 @@ from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_dag, print_term
 from glc.synth.command import COMMANDS as SYNTH_COMMANDS
 from glc.trace import check_trace_path, write_trace
+from glc.version import describe
+
+
+def _show_version(ctx: click.Context, on: bool) -> None:
+    """``--version``: the version and the commit (glc/version.py), then exit before any command."""
+    if on and not ctx.resilient_parsing:
+        click.echo(describe())
+        ctx.exit()
 
 
 @click.group(cls=Main)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.option("-v", "--verbose", count=True, help="Print each stage's figures.")
-@click.version_option(package_name="glc")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _param, on: _show_version(ctx, on),
+              help="Show the version and the commit it was built from, and exit.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     """glc: compile Glenside kernels onto a systolic array and check them in Verilator."""
