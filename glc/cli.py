@@ -45,6 +45,7 @@ from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
 from glc.lower.optimizations import OPTIMIZATIONS, parse_disabled
 from glc.onnx.command import import_ as import_command
+from glc.onnx.command import zoo as zoo_command
 from glc.outdir import replacing
 from glc.plot import check_plot_path, report_figure, save
 from glc.report import define_namer, name_steps, rows_json
@@ -495,6 +496,6 @@ def optimizations() -> None:
         click.echo(f"{o.name.ljust(width)}  {o.what} [glc/lower/{o.where}]")
 
 
-for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command]:
+for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command, zoo_command]:
     main.add_command(_command)
 add_shared_options(main)
