@@ -53,6 +53,10 @@ class Timeline:
     units: dict[int, str] = field(default_factory=dict)
     error: MachineError | None = None
     error_cycle: int = 0
+    fetch: list[int] = field(default_factory=list)  # the cycle word p's fetch starts
+    # With schedule(..., stalls=True): each wait the stall counters charge, as (unit, cause
+    # "token" or "dram", the waiting instruction, first cycle, end cycle); glc/trace.py draws them.
+    stalls: list[tuple[str, str, int, int, int]] | None = None
 
     def issue_order(self) -> list[int]:
         """Instruction indices in issue order (same cycle: load, exec, store, vector)."""
@@ -68,13 +72,17 @@ def predict(program: list[Instruction], config: HwConfig) -> Timeline:
 
 
 def schedule(program: list[Instruction], config: HwConfig,
-             fault: MachineError | None = None) -> Timeline:
+             fault: MachineError | None = None, stalls: bool = False) -> Timeline:
     """Run the cycle model over `program` (decoded, legal instructions).
 
     The program ends with HALT, or else `fault` is the error the dispatcher meets when it reaches
-    index len(program) (an illegal word or the end of instruction memory).
+    index len(program) (an illegal word or the end of instruction memory). `stalls`: also record
+    each stall in the timeline (off in the compiler's costing, which runs the model often).
     """
-    return _Model(program, config, fault).run()
+    model = _Model(program, config, fault)
+    if stalls:
+        model.out.stalls = []
+    return model.run()
 
 
 class _Model:
@@ -134,6 +142,7 @@ class _Model:
             cycle = following
 
     def _finish(self) -> Timeline:
+        self.out.fetch = self.fetch_start
         counters = self.out.counters
         counters.macs = self.n * self.n * counters.busy_exec
         if self.out.error is not None:
@@ -379,11 +388,15 @@ class _Model:
                 continue
             span = following - cycle
             if not self._tokens_ok(unit, self.program[pc]):
-                setattr(counters, f"stall_token_{unit}",
-                        getattr(counters, f"stall_token_{unit}") + span)
+                cause = "token"
             elif self._uses_port(self.program[pc]) and self.port_free > cycle:
-                setattr(counters, f"stall_dram_{unit}",
-                        getattr(counters, f"stall_dram_{unit}") + span)
+                cause = "dram"
+            else:
+                continue
+            name = f"stall_{cause}_{unit}"
+            setattr(counters, name, getattr(counters, name) + span)
+            if self.out.stalls is not None:
+                self.out.stalls.append((unit, cause, pc, cycle, following))
 
 
 def _reads_acc(instruction: Instruction) -> bool:
