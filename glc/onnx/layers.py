@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from glc.ir.quantized import INT8
+from glc.onnx import movement
 from glc.onnx.graph import attributes
+from glc.onnx.movement import move
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier, pool_multiplier
 
@@ -330,59 +332,6 @@ def _softmax(t, node, attrs) -> None:
     t.bind(node, Float(name, f.dims))
 
 
-# --- data movement: the same on int8 values, their dequantizations and floats ----------------
-
-def _move(t, node, make) -> None:
-    """Apply ``make(expr, dims) -> (expr, dims)`` to the input whatever its form."""
-    v = t.value(node, 0)
-    base = v.of if isinstance(v, Dequantized) else v
-    if not isinstance(base, Quantized | Float):
-        raise t.error(node, "input 1 must be a tensor")
-    expr, dims = make(f"(access-tensor {base.name})", base.dims)
-    name = t.b.define(node.output[0], expr)
-    if isinstance(base, Float):
-        t.bind(node, Float(name, dims))
-        return
-    moved = Quantized(name, dims, base.scale, base.zero)
-    t.bind(node, Dequantized(moved, v.offset) if isinstance(v, Dequantized) else moved)
-
-
-def _reshape_to(dims_out):
-    def make(expr, dims):
-        return f"(access-reshape {expr} (access-shape {shape(dims_out)} (shape)))", dims_out
-    return make
-
-
-def _reshape(t, node, attrs) -> None:
-    v = t.value(node, 0)
-    dims = (v.of if isinstance(v, Dequantized) else v).dims
-    target = [int(d) for d in t.constant(node, 1)]
-    target = [dims[i] if d == 0 else d for i, d in enumerate(target)]
-    if -1 in target:
-        known = int(np.prod([d for d in target if d != -1]))
-        target[target.index(-1)] = int(np.prod(dims)) // known
-    _move(t, node, _reshape_to(tuple(target)))
-
-
-def _flatten(t, node, attrs) -> None:
-    v = t.value(node, 0)
-    dims = (v.of if isinstance(v, Dequantized) else v).dims
-    axis = attrs.get("axis", 1) % (len(dims) + 1)
-    _move(t, node, _reshape_to((int(np.prod(dims[:axis])), int(np.prod(dims[axis:])))))
-
-
-def _transpose(t, node, attrs) -> None:
-    def make(expr, dims):
-        perm = attrs.get("perm", list(range(len(dims)))[::-1])
-        return (f"(access-transpose {expr} (list {' '.join(map(str, perm))}))",
-                tuple(dims[p] for p in perm))
-    _move(t, node, make)
-
-
-def _identity(t, node, attrs) -> None:
-    t.values[node.output[0]] = t.value(node, 0)
-
-
 def _max_pool(t, node, attrs) -> None:
     kh, kw = attrs["kernel_shape"]
     sh, sw = attrs.get("strides", [1, 1])
@@ -407,7 +356,7 @@ def _max_pool(t, node, attrs) -> None:
         ow = (w + pads[1] + pads[3] + max(extra[1], 0) - kw) // sw + 1
         return (f"(compute reduce-max (access-windows (access {padded} 2) (shape {kh} {kw}) "
                 f"(shape {sh} {sw})))", (n, c, oh, ow))
-    _move(t, node, make)
+    move(t, node, make)
 
 
 def _concat(t, node, attrs) -> None:
@@ -490,11 +439,13 @@ TABLE = {
     "Clip": _relu,
     "Softmax": _softmax,
     "MaxPool": _max_pool,
-    "Reshape": _reshape,
-    "Flatten": _flatten,
-    "Transpose": _transpose,
+    "Reshape": movement.reshape,
+    "Flatten": movement.flatten,
+    "Transpose": movement.transpose,
+    "Slice": movement.slice_,
+    "Split": movement.split,
     "Concat": _concat,
     "QLinearConcat": _qlinear_concat,
-    "Dropout": _identity,
-    "Identity": _identity,
+    "Dropout": movement.identity,
+    "Identity": movement.identity,
 }
