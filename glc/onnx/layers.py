@@ -31,7 +31,7 @@ def _conv_attrs(t, node, attrs, w_dims):
     if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
         raise t.error(node, "attribute auto_pad is not supported (give pads)")
     if len(w_dims) != 4:
-        raise t.error(node, "only 2-d convolutions are supported")
+        raise t.error(node, "only 1-d and 2-d convolutions are supported")
     pads = list(attrs.get("pads", [0, 0, 0, 0]))
     strides = list(attrs.get("strides", [1, 1]))
     dilations = list(attrs.get("dilations", [1, 1]))
@@ -39,7 +39,11 @@ def _conv_attrs(t, node, attrs, w_dims):
 
 
 def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y_zero) -> None:
-    """A quantized 2-d convolution (NCHW, OIHW weights, pads, strides, dilations, groups)."""
+    """A quantized 2-d convolution (NCHW, OIHW weights, pads, strides, dilations, groups); a
+    1-d one (NCL, OIL) as the 2-d convolution of a one-pixel-high image."""
+    if w.ndim == 3 and len(x.dims) == 3:
+        _qconv1d(t, node, attrs, x, w, w_scale, bias, y_scale, y_zero)
+        return
     pads, strides, dilations, groups = _conv_attrs(t, node, attrs, w.shape)
     hint = node.output[0]
     if dilations != [1, 1]:  # a dilated kernel is the kernel with zero taps between
@@ -93,6 +97,27 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
                 expr = f"(access-concatenate {expr} (access-tensor {part}) 1)"
             name = t.b.define(hint, expr)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
+
+
+def _qconv1d(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale,
+             y_zero) -> None:
+    """Conv1d (a keyword spotter's): the signal an image one pixel high, each filter one tap
+    high, the 1-d pads, strides and dilations along the width — the same sums, in the same
+    order, so the same requantized result."""
+    n, c, length = x.dims
+    image = t.b.define(node.output[0] + "_2d",
+                       f"(access-reshape (access-tensor {x.name}) "
+                       f"(access-shape {shape((n, c, 1, length))} (shape)))")
+    lo, hi = attrs.get("pads", [0, 0])
+    flat = {**attrs, "pads": [0, lo, 0, hi], "strides": [1, *attrs.get("strides", [1])],
+            "dilations": [1, *attrs.get("dilations", [1])]}
+    qconv(t, node, flat, Quantized(image, (n, c, 1, length), x.scale, x.zero),
+          w[:, :, None, :], w_scale, bias, y_scale, y_zero)
+    y = t.values[node.output[0]]
+    dims = (y.dims[0], y.dims[1], y.dims[3])
+    name = t.b.define(node.output[0] + "_1d", f"(access-reshape (access-tensor {y.name}) "
+                                              f"(access-shape {shape(dims)} (shape)))")
+    t.bind(node, Quantized(name, dims, y.scale, y.zero))
 
 
 def _filters(t, hint: str, w: np.ndarray) -> str:
