@@ -227,3 +227,9 @@ def test_a_store_outside_its_steps_buffer_is_an_internal_error(tmp_path):
     program.buffers[step.output] = dataclasses.replace(buffer, address=buffer.address + 64)
     with pytest.raises(GlcError, match=f"step {step.name} stores DRAM .* outside its buffer"):
         lowering._check_stores(program, result.term)
+
+
+@pytest.mark.rtl
+def test_a_kernel_over_a_shuffled_concatenation_on_the_rtl(tmp_path):
+    bundle = _shuffled(tmp_path)
+    exact(bundle.program.body, bundle.arrays, _compiled(bundle, "n16").lowered, "rtl")
