@@ -10,7 +10,9 @@ sometimes an earlier one of the same map size (so the image and other tensors ar
 consumers): convolutions (kernels 1/3/5/7, strides 1/2/3, symmetric and lopsided pads, grouped and
 depthwise), max and average pools, residual Adds whose sum a convolution reads, branches joined by
 a Concat, Concats of Concats feeding Adds and convolutions, chains of elementwise ops (Relu, Add,
-Mul and Add by a constant), and a convolution whose result nothing reads. The head is a global
+Mul and Add by a constant; activations of one input — Sigmoid, Tanh, HardSwish, LeakyRelu, SiLU —
+which the import makes tables), ShuffleNet's unit (a Split or two Slices, a branch conv, a Concat
+and the channel shuffle), and a convolution whose result nothing reads. The head is a global
 average pool, Flatten and Gemm, a global average pool alone, or the last feature map itself.
 Only what docs/onnx.md says the importer takes is generated.
 
@@ -36,7 +38,8 @@ KERNELS = (1, 3, 5, 7)
 FEATURES = ("fan-out", "residual-add-into-conv", "concat-of-concats", "concat-into-add",
             "concat-into-conv", "depthwise", "grouped", "stride-3", "kernel-7", "dead-conv",
             "max-pool", "average-pool", "global-average-pool", "gemm", "map-output",
-            "channel-shuffle", "QDQ", "QOperator", "uint8", "int8", "per-tensor", "per-channel")
+            "channel-shuffle", "activation", "QDQ", "QOperator", "uint8", "int8", "per-tensor",
+            "per-channel")
 
 
 @dataclass
@@ -191,6 +194,14 @@ class _Graph:
     def relu(self, x: str) -> str:
         return self._node("Relu", [x], self.shape[x], f"relu({x})")
 
+    def activation(self, x: str) -> str:
+        kind = str(self.rng.choice(["Sigmoid", "Tanh", "HardSwish", "LeakyRelu", "SiLU"]))
+        if kind == "SiLU":
+            s = self._node("Sigmoid", [x], self.shape[x], f"sigmoid({x})")
+            return self._node("Mul", [x, s], self.shape[x], f"mul({x},{s})")
+        attrs = {"alpha": 0.1} if kind == "LeakyRelu" else {}
+        return self._node(kind, [x], self.shape[x], f"{kind.lower()}({x})", **attrs)
+
     def by_constant(self, x: str, op: str) -> str:
         c = self.shape[x][0]
         name = self._fresh("k")
@@ -327,10 +338,15 @@ class _Graph:
         return self.random_conv(outer)
 
     def _chain(self, x: str) -> str:
-        """Two to four elementwise ops in a row (folds on the vector unit)."""
+        """Two to four elementwise ops in a row (folds on the vector unit); an activation of
+        one input (Sigmoid, Tanh, HardSwish, LeakyRelu, SiLU as x·σ(x)) is a float island the
+        import makes a table (VECTOR lut)."""
         for _ in range(int(self.rng.integers(2, 5))):
-            op = self.rng.choice(["relu", "add", "mul", "addc"], p=[0.35, 0.45, 0.1, 0.1])
-            if op == "relu":
+            op = self.rng.choice(["relu", "add", "mul", "addc", "activation"],
+                                 p=[0.3, 0.35, 0.1, 0.1, 0.15])
+            if op == "activation":
+                x = self.activation(x)
+            elif op == "relu":
                 x = self.relu(x)
             elif op == "add":
                 x = self.add(x, self._earlier(x))
@@ -385,6 +401,8 @@ def _features(graph: _Graph, output: str) -> set[str]:
             else set()
         found |= {"concat-into-add"} if node.op_type == "Add" and "Concat" in sources else set()
         found |= {"channel-shuffle"} if node.op_type == "Transpose" else set()
+        found |= {"activation"} if node.op_type in ("Sigmoid", "Tanh", "HardSwish",
+                                                   "LeakyRelu") else set()
         found |= {{"MaxPool": "max-pool", "AveragePool": "average-pool", "Gemm": "gemm",
                    "GlobalAveragePool": "global-average-pool"}.get(node.op_type, "")}
     found.discard("")
@@ -441,7 +459,7 @@ def make(seed: int) -> Network:
                           [helper.make_tensor_value_info(output, TensorProto.FLOAT,
                                                          [1, *graph.shape[output]])],
                           [numpy_helper.from_array(v, k) for k, v in graph.inits.items()]),
-        opset_imports=[helper.make_opsetid("", 13)])
+        opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
     # The quantizer warns that the model was not pre-processed, once per network.
