@@ -14,6 +14,7 @@ from glc.inputs import load
 from glc.interp import interpret
 from glc.lower.execute import execute
 from glc.onnx.importer import import_model
+from glc.rewrites import DEFAULT, select
 
 onnx = pytest.importorskip("onnx")
 from onnx import helper  # noqa: E402
@@ -105,3 +106,20 @@ def test_a_per_channel_constant_leaves_the_ops_as_they_were(tmp_path):
     bundle = load(result.folder)
     out, _ = interpret(bundle.program.body, bundle.arrays)
     np.testing.assert_array_equal(out, bundle.expected)
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("island", ["gelu", "hardswish"])
+def test_tables_on_the_rtl_equal_onnxruntime(tmp_path, island):
+    """The convs on the array, the table on the vector unit: the RTL bit for bit, in the
+    cycle model's cycles."""
+    path = quantize(_model(island, seed=2), tmp_path / "m.onnx", activations="int8", form="QDQ")
+    bundle = load(import_model(path, tmp_path / "p").folder)
+    config = load_config("n16")
+    lowered = compile_program(bundle, rules=select(DEFAULT, config.array_size),
+                              config=config).lowered
+    assert not any("dot-product" in step or "table-lookup" in step
+                   for step in lowered.figures()["host"])
+    outcome = execute(lowered, bundle.arrays, "rtl")
+    np.testing.assert_array_equal(outcome.result, bundle.expected)
+    assert outcome.cycles == lowered.figures()["predicted_cycles"]
