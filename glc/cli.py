@@ -37,8 +37,9 @@ from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import Bundle, load
 from glc.interp import interpret
-from glc.ir.check import result_type
+from glc.ir.check import result_type, type_of
 from glc.ir.term import walk
+from glc.ir.types import describe_type
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import MANIFEST
 from glc.lower.artefacts import read as read_program
@@ -92,16 +93,17 @@ def _inputs(obj: Context, bundle: Bundle, seed: int) -> dict[str, np.ndarray]:
 @click.pass_obj
 def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
           as_json: bool) -> None:
-    """Parse and shape-check PROGRAM; print the result's access shape and dtype."""
+    """Parse and shape-check PROGRAM; print the result's type: a tensor's access shape and
+    dtype, or the shape, list, access shape or number a program may also compute."""
     with obj.stage("load") as figures:
         bundle = load(program, inputs, shapes)
         figures["nodes"] = len(walk(bundle.program.body))
     with obj.stage("check"):
-        result = result_type(bundle.program.body, bundle.env)
+        line, fields = describe_type(type_of(bundle.program.body, bundle.env))
     if as_json:
-        emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
+        emit_json(fields)
     else:
-        click.echo(str(result))
+        click.echo(line)
 
 
 @main.command()

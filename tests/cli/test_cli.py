@@ -42,7 +42,8 @@ def test_check_prints_the_access_shape_and_dtype():
 
 def test_check_json():
     result = glc("check", PROGRAMS / "matmul-int8", "--json")
-    assert json.loads(result.stdout) == {"shape": [12, 7], "item": [], "dtype": "int32"}
+    assert json.loads(result.stdout) == {"kind": "access", "shape": [12, 7], "item": [],
+                                         "dtype": "int32"}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir()))
@@ -309,10 +310,11 @@ NOT_TENSORS = [("(literal 3)", "got the number 3"), ("(shape 1 2)", "got shape (
 
 
 @pytest.mark.parametrize("text,fragment", NOT_TENSORS, ids=[n[1] for n in NOT_TENSORS])
-@pytest.mark.parametrize("command", [["check"], ["check", "--json"], ["interp"], ["compile"],
+@pytest.mark.parametrize("command", [["interp"], ["interp", "--json"], ["compile"],
                                      ["run", "--engine", "isa"]], ids=" ".join)
 def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text, fragment):
-    # Issue 12 item 14: these were AttributeError tracebacks.
+    # Issue 12 item 14: these were AttributeError tracebacks. Only where a tensor is needed
+    # (issue 41 item 11: glc check types them).
     source = tmp_path / "static.gls"
     source.write_text(text + "\n")
     where = f"{source}:{text.count(chr(10)) + 1}:1"
@@ -324,6 +326,28 @@ def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text,
         assert error["where"] == where and error["error"].startswith(message)
     else:
         assert_user_error(result, f"{where}: error: ", message)
+    assert "only a tensor is evaluated or compiled" in result.output
+
+
+# What glc check prints for each: (program, line, JSON object).
+CHECKED = [("(literal 3)", "number 3", {"kind": "number", "value": 3}),
+           ("(shape 1 2)", "shape (1,2)", {"kind": "shape", "dims": [1, 2]}),
+           ("(list 1 0)", "list (1,0)", {"kind": "list", "items": [1, 0]}),
+           ("(input a (shape 2 3) int8)\n(get-access-shape (access a 1))",
+            "access-shape ((2),(3))", {"kind": "access-shape", "shape": [2], "item": [3]}),
+           ("(input a (shape 2 3) int8)\n(access a 1)", "((2),(3)) int8",
+            {"kind": "access", "shape": [2], "item": [3], "dtype": "int8"})]
+
+
+@pytest.mark.parametrize("text,line,fields", CHECKED, ids=[c[1] for c in CHECKED])
+def test_check_types_a_result_of_any_kind(tmp_path, text, line, fields):
+    # Issue 41 item 11: check refused shapes, lists and numbers that the language types.
+    source = tmp_path / "static.gls"
+    source.write_text(text + "\n")
+    result = glc("check", source)
+    assert result.exit_code == 0 and result.stdout == line + "\n", result.output
+    result = glc("check", source, "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == fields, result.output
 
 
 # Issue 12 item 15: (program, location suffix, message fragment); each passed check, then crashed.
