@@ -13,10 +13,12 @@ from glc.cli_context import (
     Context,
     Main,
     add_shared_options,
+    array_text,
     emit_json,
     inputs_option,
     json_option,
     out_option,
+    print_option,
     program_argument,
     seed_option,
     shapes_option,
@@ -113,11 +115,14 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
 @out_option
 @seed_option
 @tolerance_options()
+@print_option
 @json_option
 @click.pass_obj
 def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
-           out: Path | None, seed: int, tolerance: FloatTolerance, as_json: bool) -> None:
-    """Evaluate PROGRAM with the numpy reference interpreter.
+           out: Path | None, seed: int, tolerance: FloatTolerance, print_all: bool,
+           as_json: bool) -> None:
+    """Evaluate PROGRAM with the numpy reference interpreter; print the result's type and the
+    result (summarised past 64 elements; with -o, where it was written instead).
 
     With a program folder (or --inputs) that holds output.npy, report whether the result matches
     it, and exit with status 1 if it does not.
@@ -142,7 +147,10 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
                     "max_abs_diff": None if verdict is None else verdict.max_abs_diff})
     else:
         click.echo(f"{ty}")
-        click.echo(np.array2string(result, threshold=64, edgeitems=3))
+        if print_all or out is None:
+            click.echo(array_text(result, print_all))
+        if out is not None:
+            click.echo(f"wrote {out}")
         if verdict is not None:
             click.echo(f"match {bundle.expected_path}: {'yes' if verdict.match else 'NO'} "
                        f"({verdict.detail})")
@@ -210,7 +218,7 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     obj.clear_status()
     if obj.verbose:
         for line in result.stage_lines():
-            click.echo(line, err=as_json)
+            click.echo(line, err=True)
     if outdir is not None:
         with replacing(outdir, MANIFEST) as fresh:
             write_artifacts(result, fresh, artefacts)
@@ -218,6 +226,10 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
                           {SOURCE: program_text(bundle.program.body, result.env)})
     if as_json:
         emit_json(result.figures())
+    elif outdir is not None:  # the term is in OUTDIR/extracted.gls: a summary, not the term
+        click.echo(f"wrote {outdir}: " + ", ".join(
+            f"{key} {value}" for key, value in result.lowered.figures().items()
+            if not isinstance(value, list)))
     else:
         click.echo(print_dag(result.term))
 
@@ -240,17 +252,18 @@ max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
 @seed_option
 @max_cycles_option
 @tolerance_options()
+@print_option
 @json_option
 @click.pass_obj
 def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None,
              engine_flag: str | None, out: Path | None, seed: int, max_cycles: int | None,
-             tolerance: FloatTolerance, as_json: bool) -> None:
+             tolerance: FloatTolerance, print_all: bool, as_json: bool) -> None:
     """Run the program glc compile -o wrote into OUTDIR and compare it with the interpreter
-    (and with output.npy among the inputs); exit status 1 on a mismatch."""
+    (and with output.npy among the inputs); print the figures; exit status 1 on a mismatch."""
     lowered = read_program(outdir)
     bundle = load(outdir / SOURCE, inputs)
     check_result_path(out, bundle.input_dir)
-    engine = choose_engine(engine or engine_flag, lowered.config)
+    engine = choose_engine(engine or engine_flag, lowered.config, obj.note)
     _simulating(obj, engine, lowered.config)
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
@@ -259,8 +272,8 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
         figures["cycles"] = result["cycles"]
     obj.clear_status()
     result["inputs"] = bundle.inputs_label(seed)
-    if not as_json:
-        click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
+    if print_all and not as_json:
+        click.echo(array_text(outcome.result, True))
     _report(outcome.result, result, out, as_json, bundle.input_dir)
 
 
@@ -301,7 +314,8 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     bundle = load(program, inputs, shapes)
     check_result_path(out, bundle.input_dir)
     config = load_config(config_name)
-    engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
+    # before compiling: a missing toolchain fails first
+    engine = choose_engine(engine, config, obj.note)
     with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                                  config=config, progress=obj.status, disabled=disabled)
@@ -426,7 +440,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     if engine != "isa":
         _announce_build(obj, config)
 
-    report = rg.regress(chosen.programs, config, choose_engine(engine, config),
+    report = rg.regress(chosen.programs, config, choose_engine(engine, config, obj.note),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
                         strict=strict, update=update_baselines, complete=chosen.complete,
                         on_row=progress, float_tolerance=float_tolerance)

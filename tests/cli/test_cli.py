@@ -243,10 +243,12 @@ def test_out_refuses_to_write_into_the_inputs_folder(tmp_path, command):
     # Issue 12 item 5: -o prog/result.npy made the next run fail with "unexpected input".
     folder = _folder(tmp_path, "dense-int8")
     extra = ["--engine", "isa"] if command == "run" else []
-    for name in ("result.npy", "output.npy", "x.npy"):
+    # Issue 41 item 16: output.npy is no input, it is the expected result: said so.
+    for name, reason in (("result.npy", "inputs folder"), ("x.npy", "inputs folder"),
+                         ("output.npy", "would overwrite the expected result output.npy")):
         before = sorted(p.name for p in folder.iterdir())
         assert_user_error(glc(command, folder, *extra, "-o", folder / name), str(folder / name),
-                          "inputs folder")
+                          reason)
         assert sorted(p.name for p in folder.iterdir()) == before
     assert glc("interp", folder).exit_code == 0
 
