@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from glc.compare import DEFAULT_TOLERANCE, FloatTolerance, compare
+from glc.cost.ideal import program_ideal
 from glc.cost.limit import efficiency
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.inputs import EXPECTED
-from glc.interp import interpret
+from glc.interp import env_types, interpret
 from glc.ir.term import Term
 from glc.lower.execute import ENGINES, Outcome, execute
 from glc.lower.program import Program
@@ -78,6 +79,8 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
         verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
+    if program.ideal is None:  # read back from a folder: the ideal of the source it holds
+        program.ideal = program_ideal(source, env_types(arrays), program)
     figures = program.figures()
     cycles = outcome.cycles
     limits = kernel_limits(program)

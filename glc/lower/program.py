@@ -82,6 +82,9 @@ class Program:
                                                  compare=False)
     # Each optimization (glc/lower/optimizations.py) → how many of its choices the lowering kept.
     fired: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # The compute ideal of the source program (glc/cost/ideal.py), set by compile_program or
+    # read from the manifest; None for a program lowered from a bare term (then its kernels').
+    ideal: int | None = field(default=None, repr=False, compare=False)
     _figures: dict | None = field(default=None, repr=False, compare=False)
     _runs: tuple | None = field(default=None, repr=False, compare=False)  # image.schedule's
 
@@ -111,11 +114,15 @@ class Program:
 
     def figures(self) -> dict:
         """instructions and predicted cycles (over the images the kernels run as, the
-        instruction-level model once per image), ideal cycles (summed over kernels), host steps
-        (counted, and each named with its operator). Computed once."""
+        instruction-level model once per image), ideal cycles (the source program's, ``ideal``;
+        without one, summed over the kernels), host steps (counted, and each named with its
+        operator). Computed once, but the ideal, which may be set later."""
         if self._figures is None:
             self._figures = self._compute_figures()
-        return dict(self._figures)
+        ideal = self.ideal if self.ideal is not None else \
+            sum(s.kernel.ideal_cycles(self.config) for s in self.kernels)
+        return {key: ideal if key == "ideal_cycles" else value
+                for key, value in self._figures.items()}
 
     def _compute_figures(self) -> dict:
         from glc.lower.image import Image, schedule  # images are made of this module's steps
@@ -125,7 +132,7 @@ class Program:
                 "images": len(images),
                 "instructions": sum(len(i.instructions) for i in images),
                 "predicted_cycles": sum(i.predicted_cycles(self.config) for i in images),
-                "ideal_cycles": sum(s.kernel.ideal_cycles(self.config) for s in self.kernels),
+                "ideal_cycles": None,  # figures() fills it in
                 "host_steps": len([s for s in self.host_steps if not s.copy]),
                 "host_copies": len([s for s in self.host_steps if s.copy]),
                 "host": [f"{s.name}: {_describe(s.term)}" for s in self.host_steps]}
