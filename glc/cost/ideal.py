@@ -10,9 +10,9 @@ rewriting, so that efficiencies of one program compiled two ways stay comparable
 * a product (``compute dot-product`` over a pair, a ``systolic-array`` node): its MACs at N² a
   cycle, ⌈MACs / N²⌉;
 * a fold of the vector unit (``reduce-sum``, ``reduce-max``, ``elementwise-add``/``-mul``,
-  ``add-linear``): its operand elements at L a cycle, ⌈outputs · rows / L⌉ — but for an
-  elementwise pair one of whose operands is a product, which the product's kernel absorbs (a
-  bias, glc/lower/fusion.py) and which is no work of the vector unit.
+  ``add-linear``): its operand elements at L a cycle, ⌈outputs · rows / L⌉ — but for a
+  product plus a broadcast, a bias the product's kernel absorbs (glc/lower/fusion.py), no work
+  of the vector unit.
 
 Work the lowered program leaves to host steps (numpy, not timed) is counted the same way on
 their terms and taken off: the ideal is the accelerator's share of the source's work.
@@ -31,6 +31,9 @@ from glc.ir.types import Access, ComputeKind
 
 PRODUCTS = ("systolic-array", "systolic-array-with-blocking")
 FOLDS = ("reduce-sum", "reduce-max", "elementwise-add", "elementwise-mul")
+# Data movement between a bias-add's operands and the product or broadcast below them.
+VIEWS = ("access", "access-transpose", "access-reshape", "access-flatten", "access-squeeze",
+         "access-insert-axis")
 
 
 def term_ideal(term: Term, env: Mapping[str, Access], config: HwConfig) -> int:
@@ -68,16 +71,23 @@ def _compute_ideal(node: Term, types: Mapping[int, object], config: HwConfig) ->
 
 
 def _absorbed(pair: Term) -> bool:
-    """An elementwise pair of which one operand is (a view of) a product: its kernel's STOREs
-    add the other (a bias), no fold."""
+    """An elementwise pair of (a view of) a product and a broadcast (a bias): the product's
+    kernel's STOREs add it, no fold."""
     if pair.op != "access-pair":
         return False
-    return any(_product_below(arg) for arg in pair.args)
+    first, second = pair.args
+    return (_product_below(first) and _broadcast_below(second)) or \
+        (_product_below(second) and _broadcast_below(first))
+
+
+def _broadcast_below(term: Term) -> bool:
+    while term.op in VIEWS:
+        term = term.args[0]
+    return term.op == "access-broadcast"
 
 
 def _product_below(term: Term) -> bool:
-    while term.op in ("access", "access-transpose", "access-reshape", "access-flatten",
-                      "access-squeeze", "access-insert-axis"):
+    while term.op in VIEWS:
         term = term.args[0]
     return term.op in PRODUCTS or (term.op == "compute" and term.args[0].value is not None
                                    and term.args[0].value[0] == "dot-product")
