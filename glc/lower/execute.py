@@ -70,9 +70,16 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     for name in program.inputs:
         if name not in arrays:
             raise GlcError(f"no value for input '{name}'")
-        write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
+    # An input enters DRAM just before the first step that reads it: its space may have held a
+    # tensor that died before (lowering.py, ``_release_read``).
+    pending = list(program.inputs)
     counters = []
     for run in schedule(program):
+        steps = [run] if isinstance(run, HostStep) else run.steps
+        touched = {name for step in steps for name in step.inputs}
+        for name in [name for name in pending if name in touched]:
+            write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
+            pending.remove(name)
         if isinstance(run, HostStep):
             values = {symbol: read_view(dram, program, view)
                       for symbol, view in run.views.items()}
@@ -83,8 +90,9 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
         # The host writes the image above the data (docs/isa.md, "Instruction fetch") and takes
         # the space back after the run.
         base = program_base(config, len(words))
-        if base < program.dram_bytes:
-            raise DoesNotFit(f"the data ({program.dram_bytes} bytes) and an image of "
+        live = program.live_dram_bytes(run.steps[0])
+        if base < live:
+            raise DoesNotFit(f"the data ({live} bytes) and an image of "
                              f"{len(words)} instructions ({WORD_BYTES * len(words)} bytes) need "
                              f"more than the {size} bytes of {config.name}'s DRAM")
         if engine == "isa":
@@ -104,6 +112,8 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
         if found:  # the RTL runs the cycle model's timeline, cycle for cycle
             raise Unordered(f"the image of {', '.join(s.name for s in run.steps)} races: "
                             f"{found[0].line()} ({len(found)} found)")
+    for name in pending:  # read by no step: the result itself, or a view of it
+        write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
     result = read_view(dram, program, program.output).astype(program.output_dtype)
     return Outcome(result, dram, engine, counters)
 

@@ -129,6 +129,11 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # program lowered again with that node in ``kept``, whose value then does not move.
         self.retired: dict[str, int] = {}
         self.kept = frozenset(kept)
+        # Each node's parent (the last seen; ``_only_below`` follows single-use nodes only) and
+        # the kernel results whose DRAM a host step gave back (``_release_read``): their
+        # addresses are reused, so their values are not left in DRAM after the run.
+        self.parent = {id(a): id(t) for t in walk(term) for a in t.args}
+        self.released: dict[str, tuple[int, int]] = {}
 
     def run(self) -> Program:
         root = self.term
@@ -143,7 +148,8 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # An input read only for its shape ((get-access-shape x), (shape-of x)) takes no memory.
         self.program.inputs = [s for s in self.program.inputs if s in self.program.buffers]
         self.program.values = {id(t): (t, self.in_dram[id(t)]) for t in walk(root)
-                               if id(t) in self.in_dram}
+                               if id(t) in self.in_dram
+                               and self.in_dram[id(t)].buffer not in self.released}
         self.program.fired = dict(self.fired)
         return self.program
 
@@ -455,4 +461,31 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
                              dram=copy)
         self.program.steps.append(HostStep(out, body, views, out, copy))
+        self._release_read(node, views)
         return out
+
+    def _release_read(self, node: Term, views: dict[str, View]) -> None:
+        """Give back the DRAM of the kernel results that only the host step of ``node`` reads:
+        once it has run they are dead, and the kernels after it may use their space (a host step
+        between two kernels counted its input against the second: n4 refused kernels that fit).
+        Such a result's every holder is a single-use descendant of ``node``; its space is freed
+        where it lies on top of the plan (it grows upward), with any freed space below it."""
+        outputs = {s.output for s in self.program.kernels}
+        for name in dict.fromkeys(view.buffer for view in views.values()):
+            holders = [i for i, view in self.in_dram.items() if view.buffer == name]
+            if name not in outputs or not all(self._only_below(i, node) for i in holders):
+                continue
+            buffer = self.program.buffers[name]
+            self.released[name] = (buffer.address, aligned(buffer.address + buffer.nbytes))
+        ends = {end: start for start, end in self.released.values()}
+        while self.top in ends:
+            self.top = ends.pop(self.top)
+
+    def _only_below(self, child: int, node: Term) -> bool:
+        """Whether every use of the node ``child`` (an id) lies under ``node``: a chain of
+        single uses up to it."""
+        while child != id(node):
+            if self.rule.uses[child] != 1 or child not in self.parent:
+                return False
+            child = self.parent[child]
+        return True

@@ -101,11 +101,16 @@ class Program:
         """The end of the highest tensor (DRAM and the host memory beyond it)."""
         return max((b.address + b.nbytes for b in self.buffers.values()), default=0)
 
-    @property
-    def dram_bytes(self) -> int:
-        """The end of the tensors in the accelerator's DRAM: the program images go above it."""
+    def live_dram_bytes(self, first: KernelStep) -> int:
+        """The end of the DRAM tensors that ``first`` and the steps after it touch, the result's
+        among them: what an image starting at ``first`` must not overwrite. A tensor only
+        earlier steps touched is dead (its space may hold a later tensor, lowering.py's
+        ``_release_read``)."""
+        later = self.steps[self.steps.index(first):]
+        touched = {self.output.buffer} | {name for step in later for name in
+                                          [*step.inputs, step.output]}
         return max((b.address + b.nbytes for b in self.buffers.values()
-                    if b.address < self.config.dram_bytes), default=0)
+                    if b.name in touched and b.address < self.config.dram_bytes), default=0)
 
     def estimated_cycles(self) -> int:
         """The analytic model's cycles summed over the kernels (a fold, not estimated

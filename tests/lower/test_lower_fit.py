@@ -37,6 +37,22 @@ HOST_FIRST = """(input big (shape 16 16 300) int8)
 """
 
 
+# Issue 41 item 13: a kernel's 80 KiB int32 result that only a host step reads (the sum with an
+# int16 input and the requantize after it, numpy's), whose 20 KiB int8 result feeds a second
+# kernel. n4's plan counted the dead 80 KiB against the second kernel and refused it (the data
+# 128 128 bytes and its image could not share 128 KiB), though its own tensors take 40 KiB.
+HOST_BETWEEN = """(input x (shape 1280 4) int8)
+(input w1 (shape 4 16) int8)
+(input y (shape 1280 16) int16)
+(input w2 (shape 16 4) int8)
+(define p (compute dot-product (access-cartesian-product
+  (access (access-tensor x) 1) (access (access-transpose (access-tensor w1) (list 1 0)) 1))))
+(define s (compute (requantize 9) (compute elementwise-add (access-pair p (access-tensor y)))))
+(compute dot-product (access-cartesian-product
+  (access s 1) (access (access-transpose (access-tensor w2) (list 1 0)) 1)))
+"""
+
+
 def gemm(m: int, k: int, n: int) -> str:
     """An int8 product with int8 output, in Glenside's matmul idiom."""
     return (f"(input a (shape {m} {k}) int8)\n(input b (shape {k} {n}) int8)\n"
@@ -83,3 +99,22 @@ def test_a_program_of_more_instructions_than_the_fetch_buffer_streams_and_matche
     assert figures["match"] is True and figures["host_steps"] == 0
     assert figures["instructions"] > 12_000
     assert figures["cycles"] == figures["predicted_cycles"]
+
+
+def test_a_result_only_a_host_step_reads_gives_its_dram_back(tmp_path):
+    bundle = load(write(tmp_path / "host-between", HOST_BETWEEN))
+    result = compile_program(bundle, rules=select(DEFAULT, N4.array_size), config=N4)
+    program = result.lowered
+    first, second = program.kernels
+    (host,) = program.host_steps
+    assert first.output in host.inputs and host.output in second.inputs
+    buffers = program.buffers
+    dead = buffers[first.output]
+    assert dead.nbytes == 1280 * 16 * 4
+    # The second kernel's tensors take the space the first kernel's result left.
+    assert buffers[host.output].address < dead.address + dead.nbytes
+    arrays = bundle.arrays_or_random(0)
+    expected, _ = interpret(bundle.program.body, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    assert first.output not in {view.buffer for _, view in program.values.values()}
