@@ -12,6 +12,7 @@ from glc.errors import DoesNotFit, GlcError
 from glc.interp import interpret
 from glc.isa import simulator
 from glc.isa.cycles import schedule as schedule_of
+from glc.isa.dram import zeroed
 from glc.isa.fields import WORD_BYTES
 from glc.isa.races import Unordered, races
 from glc.isa.simulator import program_base
@@ -66,7 +67,7 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
         raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
     config = program.config
     # DRAM, then the host's memory for the tensors only host steps touch (lowering.py).
-    dram = np.zeros(max(config.dram_bytes, program.memory_bytes), dtype=np.uint8)
+    dram = zeroed(max(config.dram_bytes, program.memory_bytes))
     for name in program.inputs:
         if name not in arrays:
             raise GlcError(f"no value for input '{name}'")
@@ -96,8 +97,8 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
                              f"{len(words)} instructions ({WORD_BYTES * len(words)} bytes) need "
                              f"more than the {size} bytes of {config.name}'s DRAM")
         if engine == "isa":
-            machine = simulator.run(words, config, dram[:size], base=base)
-            dram[:size], counter, timeline = machine.dram, machine.counters, machine.timeline
+            machine = simulator.run(words, config, dram[:size], base=base, in_place=True)
+            counter, timeline = machine.counters, machine.timeline
         else:
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 

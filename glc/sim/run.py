@@ -18,6 +18,7 @@ import numpy as np
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
+from glc.isa.dram import PAGE_BYTES, copy_pages, nonzero_pages, zeroed
 from glc.isa.simulator import place_image, program_base
 from glc.isa.status import Counters, ErrorCode, MachineError
 from glc.sim.build import Design, build, build_root, run_cocotb
@@ -25,7 +26,6 @@ from glc.sim.build import Design, build, build_root, run_cocotb
 TOP = "sim_top"
 HARNESS = "glc.sim.harness"
 _HEX_BYTES = np.array([f"{b:02x}\n".encode() for b in range(256)])
-PAGE_BYTES = 4096  # the granule of the RTL's sparse DRAM load and dump (ISA v2 A3)
 
 
 @dataclass
@@ -80,8 +80,8 @@ def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
         raise GlcError(f"the DRAM image has {given.size} bytes; DRAM holds {config.dram_bytes}")
     if not 1 <= max_cycles < 1 << 32:
         raise GlcError(f"max_cycles must be 1 … 2^32-1, not {max_cycles}")
-    data = np.zeros(config.dram_bytes, dtype=np.uint8)
-    data[:given.size] = given
+    data = zeroed(config.dram_bytes)
+    copy_pages(data, given)
     base = program_base(config, len(image)) if base is None else base
     place_image(data, image, base)
     chosen = design(config, waves=waves)
@@ -108,7 +108,8 @@ def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
     status = json.loads(result.read_text())
     if status["rtl_hung"]:
         raise RuntimeError(f"the RTL never raised done, not even at its watchdog; see {folder}")
-    final = data.copy()
+    final = zeroed(data.size)  # the image's pages, then the pages the RTL wrote
+    copy_pages(final, data)
     apply_pages(final, dram_out.read_text())
     return SimResult(dram=final, error=ErrorCode(status["error"]), error_pc=status["error_pc"],
                      timed_out=status["timed_out"], max_cycles=max_cycles,
@@ -119,7 +120,7 @@ def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
 def sparse_hex(data: np.ndarray) -> bytes:
     """The $readmemh text of DRAM's nonzero 4 KiB pages: `@address` and one byte a line
     (ISA v2 A3: the RTL's DRAM is zero elsewhere, so only the bytes a program uses are read)."""
-    pages = np.flatnonzero(np.add.reduceat(data != 0, np.arange(0, data.size, PAGE_BYTES)))
+    pages = nonzero_pages(data)
     parts = []
     for page in pages.tolist():
         start = page * PAGE_BYTES
