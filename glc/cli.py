@@ -53,6 +53,7 @@ from glc.report import define_namer, name_steps, rows_json
 from glc.report import table as step_table
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
+from glc.rewrites import sets_of
 from glc.run import (
     ENGINE_CHOICES,
     SOURCE,
@@ -464,12 +465,15 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
               help="Hardware configuration (a name in hw/configs/ or a .toml path): its array "
                    "size sizes the rules, as in glc compile.")
 def rules(rules: str, config_name: str) -> None:
-    """List the rewrite table: each row's name, left => right side, condition and source."""
-    for rule in select_rules(rules, load_config(config_name).array_size):
-        right = "(computed from the match)" if callable(rule.rhs) else print_term(rule.rhs)
+    """List the rewrite table: each row's name and rule sets, left => right side (a computed
+    one as the pattern it produces: n_x is ?x's shape dims, s_x and i_x its shape and item
+    dims, p[k] the permutation's k-th entry, p⁻¹ its inverse), condition and source."""
+    size = load_config(config_name).array_size
+    sets = sets_of(size)
+    for rule in select_rules(rules, size):
         condition = " if " + rule.condition.__name__.strip("_") if rule.condition else ""
-        click.echo(f"{rule.name}\n    {print_term(rule.lhs)}\n => {right}{condition}\n"
-                   f"    [{rule.source}]")
+        click.echo(f"{rule.name}  [{', '.join(sets[rule.name])}]\n    {print_term(rule.lhs)}\n"
+                   f" => {rule.right_side}{condition}\n    [{rule.source}]")
 
 
 @main.command()

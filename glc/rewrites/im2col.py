@@ -62,8 +62,11 @@ def rules(size: int) -> list[Rewrite]:
         rewrite("bubble-reshape-through-cartesian-product",
                 "(access-cartesian-product (access-reshape ?a ?sa) (access-reshape ?b ?sb))",
                 _bubble_through_cartesian,
-                source="Glenside bubble-reshape-through-cartesian-product"),
+                source="Glenside bubble-reshape-through-cartesian-product",
+                shows="(access-reshape (access-cartesian-product ?a ?b) "
+                      "((s_sa ++ s_sb),(2 ++ i_sa)))"),
         rewrite("bubble-reshape-through-compute-dot-product",
                 "(compute dot-product (access-reshape ?a ?s))", _bubble_through_dot,
-                source="Glenside bubble-reshape-through-compute"),
+                source="Glenside bubble-reshape-through-compute",
+                shows="(access-reshape (compute dot-product ?a) ((s_s),()))"),
     ]

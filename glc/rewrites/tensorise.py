@@ -45,8 +45,12 @@ def rules(size: int) -> list[Rewrite]:
     """Tensorising rows for an array of ``size`` x ``size`` processing elements."""
     return [
         rewrite("systolic-array", MATMUL, _array("systolic-array"),
-                source="Glenside systolic-array; MAPS 2021 §4.1"),
+                source="Glenside systolic-array; MAPS 2021 §4.1",
+                shows="(systolic-array K N ?a (access (access-transpose ?b (list 1 0)) 0)), "
+                      "?b = ((N),(K))"),
         rewrite(f"systolic-array-with-blocking-{size}-{size}", MATMUL,
                 _array("systolic-array-with-blocking", size, size),
-                source="Glenside systolic-array-with-blocking; MAPS 2021 §4.1"),
+                source="Glenside systolic-array-with-blocking; MAPS 2021 §4.1",
+                shows=f"(systolic-array-with-blocking {size} {size} ?a (access (access-transpose "
+                      f"?b (list 1 0)) 0)), ?b = ((N),(K)), {size} dividing K and N"),
     ]

@@ -191,7 +191,11 @@ def test_rules_lists_every_row_of_the_table():
     result = glc("rules")
     assert result.exit_code == 0
     listed = [line for line in result.stdout.splitlines() if line and not line[0].isspace()]
-    assert listed == [rule.name for rule in select("all", 16)]
+    # Each row's name and its rule sets (issue 41 item 18: no row named its set).
+    assert [line.split()[0] for line in listed] == [rule.name for rule in select("all", 16)]
+    assert "systolic-array  [tensorise]" in listed
+    assert "bubble-slice-through-transpose  [layout, bubble]" in listed
+    assert "computed from the match" not in result.stdout
     assert_user_error(glc("rules", "--rules", "nope"), "error: ", "unknown rule set 'nope'")
 
 
