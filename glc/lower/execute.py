@@ -4,7 +4,7 @@ ISA simulator or on the Verilator RTL, the result read back from DRAM through it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,12 +26,14 @@ ENGINES = ("isa", "rtl")
 
 @dataclass
 class Outcome:
-    """The result tensor, the final DRAM and, per image (machine run), the counters."""
+    """The result tensor, the final DRAM and, per image (machine run), the counters; ``freed``:
+    each freed buffer's bytes when its host step had read it (its space then held others)."""
 
     result: np.ndarray
     dram: np.ndarray
     engine: str
     counters: list[Counters] = field(default_factory=list)
+    freed: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def cycles(self) -> int:
@@ -74,7 +76,7 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     # An input enters DRAM just before the first step that reads it: its space may have held a
     # tensor that died before (lowering.py, ``_release_read``).
     pending = list(program.inputs)
-    counters = []
+    counters, freed = [], {}
     for run in schedule(program):
         steps = [run] if isinstance(run, HostStep) else run.steps
         touched = {name for step in steps for name in step.inputs}
@@ -85,6 +87,9 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             values = {symbol: read_view(dram, program, view)
                       for symbol, view in run.views.items()}
             result, _ = interpret(run.term, values)
+            for name in program.freed & set(run.inputs):
+                buffer = program.buffers[name]
+                freed[name] = dram[buffer.address:buffer.address + buffer.nbytes].copy()
             write_buffer(dram, program.buffers[run.output], result)
             continue
         words, size = run.words, config.dram_bytes
@@ -116,9 +121,15 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     for name in pending:  # read by no step: the result itself, or a view of it
         write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
     result = read_view(dram, program, program.output).astype(program.output_dtype)
-    return Outcome(result, dram, engine, counters)
+    return Outcome(result, dram, engine, counters, freed)
 
 
-def read_view(dram: np.ndarray, program: Program, view: View) -> np.ndarray:
-    """A tensor read from DRAM through a view of its buffer (the host's strided read)."""
-    return gather(view, read_buffer(dram, program.buffers[view.buffer]).reshape(-1))
+def read_view(dram: np.ndarray, program: Program, view: View,
+              freed: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """A tensor read from DRAM through a view of its buffer (the host's strided read); a
+    buffer in ``freed`` (Outcome.freed) from its kept bytes instead."""
+    buffer = program.buffers[view.buffer]
+    if freed is not None and buffer.name in freed:
+        buffer = replace(buffer, address=0)
+        return gather(view, read_buffer(freed[view.buffer], buffer).reshape(-1))
+    return gather(view, read_buffer(dram, buffer).reshape(-1))

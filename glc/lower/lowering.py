@@ -131,7 +131,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         self.kept = frozenset(kept)
         # Each node's parent (the last seen; ``_only_below`` follows single-use nodes only) and
         # the kernel results whose DRAM a host step gave back (``_release_read``): their
-        # addresses are reused, so their values are not left in DRAM after the run.
+        # addresses are reused, so execute keeps their values for --check-each.
         self.parent = {id(a): id(t) for t in walk(term) for a in t.args}
         self.released: dict[str, tuple[int, int]] = {}
 
@@ -148,8 +148,8 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # An input read only for its shape ((get-access-shape x), (shape-of x)) takes no memory.
         self.program.inputs = [s for s in self.program.inputs if s in self.program.buffers]
         self.program.values = {id(t): (t, self.in_dram[id(t)]) for t in walk(root)
-                               if id(t) in self.in_dram
-                               and self.in_dram[id(t)].buffer not in self.released}
+                               if id(t) in self.in_dram}
+        self.program.freed = set(self.released)
         self.program.fired = dict(self.fired)
         return self.program
 

@@ -85,6 +85,9 @@ class Program:
     # The compute ideal of the source program (glc/cost/ideal.py), set by compile_program or
     # read from the manifest; None for a program lowered from a bare term (then its kernels').
     ideal: int | None = field(default=None, repr=False, compare=False)
+    # Kernel results whose DRAM later steps reuse once the host step reading them has run
+    # (lowering.py, ``_release_read``): execute keeps a copy of each for --check-each.
+    freed: set[str] = field(default_factory=set, repr=False, compare=False)
     _figures: dict | None = field(default=None, repr=False, compare=False)
     _runs: tuple | None = field(default=None, repr=False, compare=False)  # image.schedule's
 
