@@ -94,13 +94,19 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
     bound: dict[str, Term] = {}
     served: dict[str, StepRow] = {}  # a repack's buffer → the row of the kernel reading it
+    # The nodes whose values the lowering left in each buffer (any view of it): a buffer several
+    # steps write (the bands of a concatenation, a kernel in parts) holds no one step's node,
+    # but its readers' labels name the node the lowering placed there.
+    holders: dict[str, set[int]] = {}
+    for node, view in program.values.values():
+        holders.setdefault(view.buffer, set()).add(id(node))
     for row, step in zip(rows, program.steps, strict=True):
         if isinstance(step, KernelStep) and step.kernel.kind == "repack":
             continue  # a copy of a tensor, no node of the program: named after its reader
         served.update((name, row) for name in step.inputs)
         pattern = _pattern(step.term if isinstance(step, HostStep)
                            else parse_term(step.kernel.label), inputs)
-        match = next((t for t in nodes if _unify(pattern, t, bound)), None)
+        match = next((t for t in nodes if _unify(pattern, t, bound, holders)), None)
         if match is None:
             continue
         bound[step.output] = match
@@ -171,12 +177,14 @@ def _classes(egraph, term: Term) -> dict[int, int | None]:
     return found
 
 
-def _unify(pattern: Term, term: Term, bound: dict[str, Term]) -> bool:
-    """Whether ``term`` is ``pattern`` (its buffers as pattern variables), each earlier step's
-    buffer standing for that step's node."""
+def _unify(pattern: Term, term: Term, bound: dict[str, Term],
+           holders: dict[str, set[int]]) -> bool:
+    """Whether ``term`` is ``pattern`` (its buffers as pattern variables), each buffer standing
+    for a node the lowering left in it, else for the node its earlier step computed."""
     found = match_term(pattern, term)
-    return found is not None and all(bound.get(name, t) is t or bound[name] == t
-                                     for name, t in found.items())
+    return found is not None and all(
+        id(t) in holders[name] if name in holders else bound.get(name, t) is t or bound[name] == t
+        for name, t in found.items())
 
 
 def _pattern(term: Term, inputs: set[str]) -> Term:

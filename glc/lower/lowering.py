@@ -33,6 +33,7 @@ from glc.lower.concat import Band, Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel
+from glc.lower.names import renumber
 from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
 from glc.lower.relayout import Relayout
 from glc.lower.reorient import Reorient
@@ -70,8 +71,8 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
             lowerer = _Lowerer(term, env, config, build, frozenset(disabled), kept)
             program = lowerer.run()
             stale = lowerer.verify()
-            if stale is None:
-                return program
+            if stale is None:  # its buffers named as its steps run (glc/lower/names.py)
+                return renumber(program) if build else program
             if stale in kept:
                 raise GlcError("the lowering reads a buffer no step writes (an internal "
                                "error)", term.span)
