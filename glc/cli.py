@@ -292,8 +292,9 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @max_cycles_option
 @tolerance_options()
 @click.option("--report", "per_step", is_flag=True,
-              help="Also print each step: its define (ONNX node), unit, MACs, cycles, ideal, "
-                   "roofline limit, efficiencies; --json gives them as 'steps'.")
+              help="Also print each step (kernelN: the array, foldN/repackN/concatN.M: the "
+                   "vector unit, hostN/copyN: numpy): its define (ONNX node), unit, MACs, "
+                   "cycles, ideal, roofline limit, efficiencies; --json gives them as 'steps'.")
 @disable_option
 @click.option("--check-each", is_flag=True,
               help="Check every image's tokens order its units' accesses (glc/isa/races.py) "

@@ -212,12 +212,34 @@ def onnx_nodes(path: Path) -> dict[str, str]:
     return found
 
 
+# The kinds of step, by the name glc/lower/names.py gives the buffer each writes: explained
+# under the table so a reader of the report need not know the lowering (issue 41, item 15).
+KINDS = {
+    "kernel": ("kernelN", "a matrix product on the array; bias, relu, requantization in its "
+                          "STOREs"),
+    "fold": ("foldN", "a fold on the vector unit: a pool, a reduction, an elementwise add"),
+    "repack": ("repackN", "a copy of a product's operand in the layout the array reads best"),
+    "concat": ("concatN.M", "part M of concatenation N, copied into its band of the result"),
+    "host": ("hostN", "an operator the accelerator lacks, run by numpy between images"),
+    "copy": ("copyN", "a view the DMA cannot walk, materialised by numpy"),
+}
+
+
+def legend(rows: list[StepRow]) -> list[str]:
+    """What each kind of step among ``rows`` is: one line per kind, in KINDS's order."""
+    present = {re.sub(r"\d+(\.\d+)?$", "", r.step) for r in rows}
+    kinds = [KINDS[k] for k in KINDS if k in present]
+    width = max((len(name) for name, _ in kinds), default=0)
+    return [f"  {name.ljust(width)}  {what}" for name, what in kinds]
+
+
 COLUMNS = ("step", "node", "unit", "MACs", "cycles", "ideal", "limit", "eff(ideal)",
            "eff(limit)")
 
 
 def table(rows: list[StepRow], figures: dict) -> str:
-    """The per-step table and a totals line with the program's measured cycles."""
+    """The per-step table, a totals line with the program's measured cycles, and the legend of
+    the step kinds."""
     cells = [COLUMNS]
     for r in rows:
         cells.append((r.step, r.node or "-", r.unit, _num(r.macs), _num(r.cycles),
@@ -228,9 +250,12 @@ def table(rows: list[StepRow], figures: dict) -> str:
                   _num(figures["roofline_cycles"]), _num(figures["efficiency"]),
                   _num(figures["roofline_efficiency"])))
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    return "\n".join("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(line, widths, strict=True))
-                               ).rstrip() for line in cells)
+    lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
+             for line in cells]
+    kinds = legend(rows)
+    return "\n".join([*lines, *(["steps (host and copy steps are not timed):", *kinds]
+                                 if kinds else [])])
 
 
 def rows_json(rows: list[StepRow]) -> list[dict]:
