@@ -42,6 +42,7 @@ from glc.lower.table import StoreTable
 from glc.lower.tiling import transposed
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
+from glc.rewrites.tensorise import refusal
 from glc.syntax.printer import print_term
 
 FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
@@ -461,7 +462,8 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         body = rebuild(node, in_dram)
         out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
                              dram=copy)
-        self.program.steps.append(HostStep(out, body, views, out, copy))
+        why = "" if copy else _why_host(node, self.types)
+        self.program.steps.append(HostStep(out, body, views, out, copy, why))
         self._release_read(node, views)
         return out
 
@@ -490,3 +492,21 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 return False
             child = self.parent[child]
         return True
+
+
+def _why_host(node: Term, types: Mapping[int, object]) -> str:
+    """Why a product the host computes is not on the array ("" for any other node): its shapes
+    (glc/rewrites/tensorise.py, ``refusal``), else its operands' dtype."""
+    if node.op == "compute" and node.args[0].value[0] == "dot-product" and \
+            node.args[1].op == "access-cartesian-product":
+        a, b = (types[id(x)] for x in node.args[1].args)
+        operands = node.args[1].args
+        why = refusal(a, b)
+        if why is not None:
+            return f"a product of {a} by {b}: {why}"
+    elif node.op in SYSTOLIC:
+        operands = node.args[2:]
+    else:
+        return ""
+    dtypes = sorted({types[id(x)].dtype for x in operands} - {"int8"})
+    return f"its operands are {', '.join(dtypes)}: the array multiplies int8" if dtypes else ""

@@ -76,7 +76,7 @@ def _renamed(step, names: dict[str, str]):
                        if t.op == "symbol" else None)
         views = {_name(symbol, names): _view(view, names) for symbol, view in step.views.items()}
         return HostStep(_name(step.name, names), term, views, names.get(step.output, step.output),
-                        step.copy)
+                        step.copy, step.why)
     label = re.sub(r"(?<![\w.])([A-Za-z_][\w]*)(?![\w.])",
                    lambda m: names.get(m[1], m[1]), step.kernel.label)
     kernel = replace(step.kernel, label=label)

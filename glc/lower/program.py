@@ -56,6 +56,9 @@ class HostStep:
     views: dict[str, View]
     output: str
     copy: bool = False
+    # A product left to numpy: why the array does not take it, said wherever the host steps
+    # are listed (issue 41: such products ran on the host without a word).
+    why: str = ""
 
     @property
     def inputs(self) -> list[str]:
@@ -143,7 +146,9 @@ class Program:
                 "ideal_cycles": None,  # figures() fills it in
                 "host_steps": len([s for s in self.host_steps if not s.copy]),
                 "host_copies": len([s for s in self.host_steps if s.copy]),
-                "host": [f"{s.name}: {_describe(s.term)}" for s in self.host_steps]}
+                "host": [f"{s.name}: {_describe(s.term)}" + (f" (on the host: {s.why})"
+                                                             if s.why else "")
+                         for s in self.host_steps]}
 
 
 def _describe(term: Term) -> str:

@@ -106,8 +106,10 @@ def test_rule_names_are_unique_and_cite_a_source():
 def test_select_combines_sets_once_each_for_the_array_size():
     table = select("tensorise,im2col,tensorise", 8)
     names = [rule.name for rule in table]
-    assert names == ["systolic-array", "systolic-array-with-blocking-8-8",
+    assert names == ["vector-operand-first", "systolic-array", "systolic-array-with-blocking-8-8",
                      "flatten-unflatten-any-access", "bubble-reshape-through-cartesian-product",
+                     "bubble-reshape-through-cartesian-product-left",
+                     "bubble-reshape-through-cartesian-product-right",
                      "bubble-reshape-through-compute-dot-product"]
     layout_and_bubble = {r.name for r in select("layout,bubble", 8)}
     assert len(layout_and_bubble) == len(select("layout,bubble", 8))
