@@ -10,6 +10,7 @@ program's: measured cycles over the sums of the kernels' ideals and limits.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -100,6 +101,18 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     holders: dict[str, set[int]] = {}
     for node, view in program.values.values():
         holders.setdefault(view.buffer, set()).add(id(node))
+
+    def named(match: Term) -> str | None:
+        # The product of an im2col is the matrix the source's dot product is a view of: climb
+        # the views over it to the node the source has.
+        node = match
+        while classes.get(id(node)) not in owners and views.get(id(node)) is not None:
+            node = views[id(node)]
+        name = owners.get(classes.get(id(node)), "result" if node is compiled.term else None)
+        if name is None:
+            return None
+        return f"{name} ({comments[name]})" if name in comments else name
+
     for row, step in zip(rows, program.steps, strict=True):
         if isinstance(step, KernelStep) and step.kernel.kind == "repack":
             continue  # a copy of a tensor, no node of the program: named after its reader
@@ -110,14 +123,18 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
         if match is None:
             continue
         bound[step.output] = match
-        # The product of an im2col is the matrix the source's dot product is a view of: climb
-        # the views over it to the node the source has.
-        node = match
-        while classes[id(node)] not in owners and views.get(id(node)) is not None:
-            node = views[id(node)]
-        name = owners.get(classes[id(node)], "result" if node is compiled.term else None)
-        if name is not None:
-            row.node = f"{name} ({comments[name]})" if name in comments else name
+        row.node = named(match) or ""
+    # A step whose term is no node (a concatenation's band copying a part already in DRAM is
+    # labelled with the whole concatenation, its placed parts as its own buffer: Inception's
+    # third parts): named after the largest node the lowering left in the buffer it writes,
+    # the concatenation rather than another part.
+    held: dict[str, list[tuple[int, Term]]] = {}
+    for node, view in program.values.values():
+        held.setdefault(view.buffer, []).append((math.prod(view.dims), node))
+    for row, step in zip(rows, program.steps, strict=True):
+        if not row.node and isinstance(step, KernelStep) and step.kernel.kind != "repack":
+            found = sorted(held.get(step.output, ()), key=lambda pair: -pair[0])
+            row.node = next((n for n in (named(node) for _, node in found) if n), "")
     for row, step in zip(rows, program.steps, strict=True):
         reader = served.get(step.output)
         if isinstance(step, KernelStep) and step.kernel.kind == "repack" and reader and \
