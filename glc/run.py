@@ -69,12 +69,14 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
                     engine: str, expected: np.ndarray | None = None,
                     max_cycles: int | None = None,
                     tolerance: FloatTolerance = DEFAULT_TOLERANCE,
-                    steps: bool = False, check_races: bool = False) -> tuple[Outcome, dict]:
+                    steps: bool = False, check_races: bool = False,
+                    trace: list | None = None) -> tuple[Outcome, dict]:
     """Execute ``program`` and compare its result with the interpreter on ``source`` (and with
     ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures:
     the program's, cycles, efficiency against the compute ideal and against the roofline limit
-    (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py."""
-    outcome = execute(program, arrays, engine, max_cycles, check_races)
+    (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py. ``trace``: a
+    list to append each run's glc/trace.py record to."""
+    outcome = execute(program, arrays, engine, max_cycles, check_races, trace)
     reference, _ = interpret(source, arrays)
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from glc.errors import GlcError
-from glc.onnx import attention, binary, floats, layers, pools
+from glc.onnx import attention, binary, floats, islands, layers, pools
 from glc.onnx.graph import Graph, attributes
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import scale_of, unsupported, zero_point
@@ -23,6 +23,9 @@ class Translator:
         self.values: dict[str, object] = {}
         self.absorbed: set[int] = set()
         self._floats: dict[str, Float] = {}
+        # An activation that is a table of another's codes: (that activation, its table)
+        # (glc/onnx/islands.py).
+        self.codes: dict[str, tuple[Quantized, np.ndarray]] = {}
 
     def error(self, node, what: str) -> GlcError:
         return unsupported(node, what, self.graph.path)
@@ -132,14 +135,28 @@ class Translator:
             symbol = self.b.fresh(name)
             self.b.declare(symbol, dims, "float32")
             self.values[name] = Float(symbol, dims)
+        found = islands.find(self.graph)  # float islands as tables (glc/onnx/islands.py)
+        inner = {id(n) for island in found.values() for n in island.inner}
         for node in self.graph.nodes:
-            if id(node) in self.absorbed:
+            if id(node) in self.absorbed or id(node) in inner:
                 continue
-            translate = TABLE.get(node.op_type)
-            if translate is None:
-                raise self.error(node, "this operator is not supported")
-            self.b.comment(f"node {node.name or node.output[0]} ({node.op_type})")
-            translate(self, node, attributes(node))
+            island = found.get(id(node))
+            if island is not None:
+                if islands.translate(self, island):
+                    continue
+                for part in island.inner:  # no table: its nodes one by one, here
+                    if id(part) not in self.absorbed:
+                        self._node(part)
+                if id(node) in self.absorbed:
+                    continue
+            self._node(node)
+
+    def _node(self, node) -> None:
+        translate = TABLE.get(node.op_type)
+        if translate is None:
+            raise self.error(node, "this operator is not supported")
+        self.b.comment(f"node {node.name or node.output[0]} ({node.op_type})")
+        translate(self, node, attributes(node))
 
 
 # --- QuantizeLinear / DequantizeLinear ------------------------------------------------------

@@ -18,7 +18,8 @@ X = np.arange(24, dtype=np.int8).reshape(2, 3, 4)      # x[i,j,k] = 12i + 4j + k
 M = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)   # 2x3
 N = np.array([[7, 8], [9, -10], [11, 12]], dtype=np.int8)  # 3x2
 F = np.array([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]])    # 2x3 float64
-ENV = {"x": X, "m": M, "n": N, "f": F}
+T = (127 - np.arange(256)).astype(np.int8)              # t[k] = 127 - k: the code c reads -1 - c
+ENV = {"x": X, "m": M, "n": N, "f": F, "t": T}
 
 
 def _layer_norm_row(xs, scale, bias):
@@ -89,6 +90,9 @@ CASES = [
     # even: 2), 3.25, -5
     ("(add-linear (access-tensor m) (access-tensor m) 0.5 1 0.25 0 1.0 0 0)", (2, 3), (),
      "int8", np.array([[0, -2, 2], [2, 3, -5]], dtype=np.int8)),
+    # entry c + 128 of t = 127 - (c + 128) = -1 - c
+    ("(table-lookup (access m 1) (access-tensor t))", (2,), (3,), "int8",
+     np.array([[-2, 1, -4], [-5, -6, 5]], dtype=np.int8)),
     # rows of m less 1, times 0.5: sums -0.5 and 0.0, divided by each row's max (3, 5), by 0.25,
     # plus -3: -3.67 and -3
     ("(average-pool-linear (access m 1) (dequantize-linear (compute reduce-max (access m 1)) "
