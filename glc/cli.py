@@ -13,10 +13,12 @@ from glc.cli_context import (
     Context,
     Main,
     add_shared_options,
+    array_text,
     emit_json,
     inputs_option,
     json_option,
     out_option,
+    print_option,
     program_argument,
     seed_option,
     shapes_option,
@@ -37,8 +39,9 @@ from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import Bundle, load
 from glc.interp import interpret
-from glc.ir.check import result_type
+from glc.ir.check import result_type, type_of
 from glc.ir.term import walk
+from glc.ir.types import describe_type
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import MANIFEST
 from glc.lower.artefacts import read as read_program
@@ -52,6 +55,7 @@ from glc.report import define_namer, name_steps, rows_json
 from glc.report import table as step_table
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
+from glc.rewrites import sets_of
 from glc.run import (
     ENGINE_CHOICES,
     SOURCE,
@@ -105,16 +109,17 @@ def _inputs(obj: Context, bundle: Bundle, seed: int) -> dict[str, np.ndarray]:
 @click.pass_obj
 def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
           as_json: bool) -> None:
-    """Parse and shape-check PROGRAM; print the result's access shape and dtype."""
+    """Parse and shape-check PROGRAM; print the result's type: a tensor's access shape and
+    dtype, or the shape, list, access shape or number a program may also compute."""
     with obj.stage("load") as figures:
         bundle = load(program, inputs, shapes)
         figures["nodes"] = len(walk(bundle.program.body))
     with obj.stage("check"):
-        result = result_type(bundle.program.body, bundle.env)
+        line, fields = describe_type(type_of(bundle.program.body, bundle.env))
     if as_json:
-        emit_json({"shape": result.shape, "item": result.item, "dtype": result.dtype})
+        emit_json(fields)
     else:
-        click.echo(str(result))
+        click.echo(line)
 
 
 @main.command()
@@ -124,11 +129,14 @@ def check(obj: Context, program: Path, shapes: Path | None, inputs: Path | None,
 @out_option
 @seed_option
 @tolerance_options()
+@print_option
 @json_option
 @click.pass_obj
 def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
-           out: Path | None, seed: int, tolerance: FloatTolerance, as_json: bool) -> None:
-    """Evaluate PROGRAM with the numpy reference interpreter.
+           out: Path | None, seed: int, tolerance: FloatTolerance, print_all: bool,
+           as_json: bool) -> None:
+    """Evaluate PROGRAM with the numpy reference interpreter; print the result's type and the
+    result (summarised past 64 elements; with -o, where it was written instead).
 
     With a program folder (or --inputs) that holds output.npy, report whether the result matches
     it, and exit with status 1 if it does not.
@@ -153,7 +161,10 @@ def interp(obj: Context, program: Path, inputs: Path | None, shapes: Path | None
                     "max_abs_diff": None if verdict is None else verdict.max_abs_diff})
     else:
         click.echo(f"{ty}")
-        click.echo(np.array2string(result, threshold=64, edgeitems=3))
+        if print_all or out is None:
+            click.echo(array_text(result, print_all))
+        if out is not None:
+            click.echo(f"wrote {out}")
         if verdict is not None:
             click.echo(f"match {bundle.expected_path}: {'yes' if verdict.match else 'NO'} "
                        f"({verdict.detail})")
@@ -221,7 +232,7 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     obj.clear_status()
     if obj.verbose:
         for line in result.stage_lines():
-            click.echo(line, err=as_json)
+            click.echo(line, err=True)
     if outdir is not None:
         with replacing(outdir, MANIFEST) as fresh:
             write_artifacts(result, fresh, artefacts)
@@ -229,6 +240,10 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
                           {SOURCE: program_text(bundle.program.body, result.env)})
     if as_json:
         emit_json(result.figures())
+    elif outdir is not None:  # the term is in OUTDIR/extracted.gls: a summary, not the term
+        click.echo(f"wrote {outdir}: " + ", ".join(
+            f"{key} {value}" for key, value in result.lowered.figures().items()
+            if not isinstance(value, list)))
     else:
         click.echo(print_dag(result.term))
 
@@ -251,17 +266,18 @@ max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
 @seed_option
 @max_cycles_option
 @tolerance_options()
+@print_option
 @json_option
 @click.pass_obj
 def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None,
              engine_flag: str | None, out: Path | None, seed: int, max_cycles: int | None,
-             tolerance: FloatTolerance, as_json: bool) -> None:
+             tolerance: FloatTolerance, print_all: bool, as_json: bool) -> None:
     """Run the program glc compile -o wrote into OUTDIR and compare it with the interpreter
-    (and with output.npy among the inputs); exit status 1 on a mismatch."""
+    (and with output.npy among the inputs); print the figures; exit status 1 on a mismatch."""
     lowered = read_program(outdir)
     bundle = load(outdir / SOURCE, inputs)
     check_result_path(out, bundle.input_dir)
-    engine = choose_engine(engine or engine_flag, lowered.config)
+    engine = choose_engine(engine or engine_flag, lowered.config, obj.note)
     _simulating(obj, engine, lowered.config)
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
@@ -270,8 +286,8 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
         figures["cycles"] = result["cycles"]
     obj.clear_status()
     result["inputs"] = bundle.inputs_label(seed)
-    if not as_json:
-        click.echo(np.array2string(outcome.result, threshold=64, edgeitems=3))
+    if print_all and not as_json:
+        click.echo(array_text(outcome.result, True))
     _report(outcome.result, result, out, as_json, bundle.input_dir)
 
 
@@ -289,8 +305,9 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @max_cycles_option
 @tolerance_options()
 @click.option("--report", "per_step", is_flag=True,
-              help="Also print each step: its define (ONNX node), unit, MACs, cycles, ideal, "
-                   "roofline limit, efficiencies; --json gives them as 'steps'.")
+              help="Also print each step (kernelN: the array, foldN/repackN/concatN.M: the "
+                   "vector unit, hostN/copyN: numpy): its define (ONNX node), unit, MACs, "
+                   "cycles, ideal, roofline limit, efficiencies; --json gives them as 'steps'.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Draw each step's cycles against its limits, and the roofline with each "
                    "kernel as a point, into this .svg, .png or .html (needs matplotlib: "
@@ -323,7 +340,8 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     check_plot_path(plot_path)
     check_trace_path(trace_path)
     config = load_config(config_name)
-    engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
+    # before compiling: a missing toolchain fails first
+    engine = choose_engine(engine, config, obj.note)
     with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                                  config=config, progress=obj.status, disabled=disabled)
@@ -455,7 +473,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
     if engine != "isa":
         _announce_build(obj, config)
 
-    report = rg.regress(chosen.programs, config, choose_engine(engine, config),
+    report = rg.regress(chosen.programs, config, choose_engine(engine, config, obj.note),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
                         strict=strict, update=update_baselines, complete=chosen.complete,
                         on_row=progress, float_tolerance=float_tolerance)
@@ -479,12 +497,15 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
               help="Hardware configuration (a name in hw/configs/ or a .toml path): its array "
                    "size sizes the rules, as in glc compile.")
 def rules(rules: str, config_name: str) -> None:
-    """List the rewrite table: each row's name, left => right side, condition and source."""
-    for rule in select_rules(rules, load_config(config_name).array_size):
-        right = "(computed from the match)" if callable(rule.rhs) else print_term(rule.rhs)
+    """List the rewrite table: each row's name and rule sets, left => right side (a computed
+    one as the pattern it produces: n_x is ?x's shape dims, s_x and i_x its shape and item
+    dims, p[k] the permutation's k-th entry, p⁻¹ its inverse), condition and source."""
+    size = load_config(config_name).array_size
+    sets = sets_of(size)
+    for rule in select_rules(rules, size):
         condition = " if " + rule.condition.__name__.strip("_") if rule.condition else ""
-        click.echo(f"{rule.name}\n    {print_term(rule.lhs)}\n => {right}{condition}\n"
-                   f"    [{rule.source}]")
+        click.echo(f"{rule.name}  [{', '.join(sets[rule.name])}]\n    {print_term(rule.lhs)}\n"
+                   f" => {rule.right_side}{condition}\n    [{rule.source}]")
 
 
 @main.command()

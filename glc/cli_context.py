@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,11 @@ class Context:
         if _terminal() and not self.as_json and not self.verbose:
             click.echo(f"\r\033[K{text}", nl=False, err=True, color=True)
             self._status_shown = True
+
+    def note(self, line: str) -> None:
+        """A diagnostic line on stderr (after clearing the status line)."""
+        self.clear_status()
+        click.echo(line, err=True)
 
     def clear_status(self) -> None:
         """Remove the status line before the command's output."""
@@ -76,7 +82,9 @@ class Main(click.Group):
 
 def _terminal() -> bool:
     """Whether stderr is a terminal (progress is shown there, never into a pipe or file)."""
-    return click.get_text_stream("stderr").isatty()
+    # sys.stderr, not click.get_text_stream (deprecated in Click 8.5): under click's test runner
+    # it is the runner's stream, as click.echo(err=True) writes to.
+    return sys.stderr.isatty()
 
 
 def emit_json(figures: dict) -> None:
@@ -103,6 +111,15 @@ inputs_option = click.option("--inputs", type=click.Path(path_type=Path),
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 out_option = click.option("-o", "--out", type=click.Path(path_type=Path),
                           help="Write the result to this .npy file (not into the inputs folder).")
+print_option = click.option("--print", "print_all", is_flag=True,
+                            help="Print the whole result array on stdout.")
+
+
+def array_text(result: np.ndarray, whole: bool) -> str:
+    """The result array as printed: summarised past 64 elements, or (``whole``) every element."""
+    return np.array2string(result, threshold=result.size + 1 if whole else 64, edgeitems=3)
+
+
 seed_option = click.option("--seed", default=0, show_default=True,
                            help="Seed of the random inputs made when none are supplied.")
 

@@ -58,18 +58,27 @@ def compare(result: np.ndarray, expected: np.ndarray,
     finite = diff[np.isfinite(diff)]
     worst = float(finite.max()) if finite.size else 0.0
     if result.dtype.kind in "iu":
-        wrong = int(np.count_nonzero(result != expected))
-        if wrong:
-            return Comparison(False, f"{wrong} of {result.size} elements differ "
-                                     f"(max |diff| {worst:g})", worst)
+        differs = result != expected
+        if differs.any():
+            first = _first(differs)
+            return Comparison(False, f"{_count(differs)} (first at {first}: {result[first]}, "
+                                     f"expected {expected[first]}; max |diff| {worst:g})", worst)
         return Comparison(True, "equal, bit for bit", 0.0)
     rtol, atol = tolerance.of(result.dtype)
     close = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
     bound = f"{atol:g} + {rtol:g}·|expected|"
-    wrong = int(np.count_nonzero(~close))
-    if wrong:
-        first = tuple(int(i) for i in np.argwhere(~close)[0])
-        return Comparison(False, f"{wrong} of {result.size} elements differ by more than {bound} "
+    if not close.all():
+        first = _first(~close)
+        return Comparison(False, f"{_count(~close)} by more than {bound} "
                                  f"(first at {first}: {got[first]:g}, expected {want[first]:g}; "
                                  f"max |diff| {worst:g})", worst)
     return Comparison(True, f"equal within {bound} (max |diff| {worst:g})", worst)
+
+
+def _count(differs: np.ndarray) -> str:
+    return f"{int(np.count_nonzero(differs))} of {differs.size} elements differ"
+
+
+def _first(differs: np.ndarray) -> tuple[int, ...]:
+    """The first differing index in C order: the one a user looks at first."""
+    return tuple(int(i) for i in np.argwhere(differs)[0])

@@ -71,7 +71,7 @@ def check_each(program: Program, outcome: Outcome, term: Term,
         if view.buffer not in writer or not isinstance(expected, np.ndarray):
             continue  # an input (or a view of one), or a value no tensor holds
         compared += 1
-        got = read_view(outcome.dram, program, view).astype(expected.dtype)
+        got = read_view(outcome.dram, program, view, outcome.freed).astype(expected.dtype)
         differs = got != expected
         if np.issubdtype(expected.dtype, np.floating):
             differs &= ~(np.isnan(got) & np.isnan(expected))

@@ -10,6 +10,7 @@ program's: measured cycles over the sums of the kernels' ideals and limits.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -94,24 +95,46 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
     bound: dict[str, Term] = {}
     served: dict[str, StepRow] = {}  # a repack's buffer → the row of the kernel reading it
+    # The nodes whose values the lowering left in each buffer (any view of it): a buffer several
+    # steps write (the bands of a concatenation, a kernel in parts) holds no one step's node,
+    # but its readers' labels name the node the lowering placed there.
+    holders: dict[str, set[int]] = {}
+    for node, view in program.values.values():
+        holders.setdefault(view.buffer, set()).add(id(node))
+
+    def named(match: Term) -> str | None:
+        # The product of an im2col is the matrix the source's dot product is a view of: climb
+        # the views over it to the node the source has.
+        node = match
+        while classes.get(id(node)) not in owners and views.get(id(node)) is not None:
+            node = views[id(node)]
+        name = owners.get(classes.get(id(node)), "result" if node is compiled.term else None)
+        if name is None:
+            return None
+        return f"{name} ({comments[name]})" if name in comments else name
+
     for row, step in zip(rows, program.steps, strict=True):
         if isinstance(step, KernelStep) and step.kernel.kind == "repack":
             continue  # a copy of a tensor, no node of the program: named after its reader
         served.update((name, row) for name in step.inputs)
         pattern = _pattern(step.term if isinstance(step, HostStep)
                            else parse_term(step.kernel.label), inputs)
-        match = next((t for t in nodes if _unify(pattern, t, bound)), None)
+        match = next((t for t in nodes if _unify(pattern, t, bound, holders)), None)
         if match is None:
             continue
         bound[step.output] = match
-        # The product of an im2col is the matrix the source's dot product is a view of: climb
-        # the views over it to the node the source has.
-        node = match
-        while classes[id(node)] not in owners and views.get(id(node)) is not None:
-            node = views[id(node)]
-        name = owners.get(classes[id(node)], "result" if node is compiled.term else None)
-        if name is not None:
-            row.node = f"{name} ({comments[name]})" if name in comments else name
+        row.node = named(match) or ""
+    # A step whose term is no node (a concatenation's band copying a part already in DRAM is
+    # labelled with the whole concatenation, its placed parts as its own buffer: Inception's
+    # third parts): named after the largest node the lowering left in the buffer it writes,
+    # the concatenation rather than another part.
+    held: dict[str, list[tuple[int, Term]]] = {}
+    for node, view in program.values.values():
+        held.setdefault(view.buffer, []).append((math.prod(view.dims), node))
+    for row, step in zip(rows, program.steps, strict=True):
+        if not row.node and isinstance(step, KernelStep) and step.kernel.kind != "repack":
+            found = sorted(held.get(step.output, ()), key=lambda pair: -pair[0])
+            row.node = next((n for n in (named(node) for _, node in found) if n), "")
     for row, step in zip(rows, program.steps, strict=True):
         reader = served.get(step.output)
         if isinstance(step, KernelStep) and step.kernel.kind == "repack" and reader and \
@@ -171,12 +194,14 @@ def _classes(egraph, term: Term) -> dict[int, int | None]:
     return found
 
 
-def _unify(pattern: Term, term: Term, bound: dict[str, Term]) -> bool:
-    """Whether ``term`` is ``pattern`` (its buffers as pattern variables), each earlier step's
-    buffer standing for that step's node."""
+def _unify(pattern: Term, term: Term, bound: dict[str, Term],
+           holders: dict[str, set[int]]) -> bool:
+    """Whether ``term`` is ``pattern`` (its buffers as pattern variables), each buffer standing
+    for a node the lowering left in it, else for the node its earlier step computed."""
     found = match_term(pattern, term)
-    return found is not None and all(bound.get(name, t) is t or bound[name] == t
-                                     for name, t in found.items())
+    return found is not None and all(
+        id(t) in holders[name] if name in holders else bound.get(name, t) is t or bound[name] == t
+        for name, t in found.items())
 
 
 def _pattern(term: Term, inputs: set[str]) -> Term:
@@ -204,12 +229,34 @@ def onnx_nodes(path: Path) -> dict[str, str]:
     return found
 
 
+# The kinds of step, by the name glc/lower/names.py gives the buffer each writes: explained
+# under the table so a reader of the report need not know the lowering (issue 41, item 15).
+KINDS = {
+    "kernel": ("kernelN", "a matrix product on the array; bias, relu, requantization in its "
+                          "STOREs"),
+    "fold": ("foldN", "a fold on the vector unit: a pool, a reduction, an elementwise add"),
+    "repack": ("repackN", "a copy of a product's operand in the layout the array reads best"),
+    "concat": ("concatN.M", "part M of concatenation N, copied into its band of the result"),
+    "host": ("hostN", "an operator the accelerator lacks, run by numpy between images"),
+    "copy": ("copyN", "a view the DMA cannot walk, materialised by numpy"),
+}
+
+
+def legend(rows: list[StepRow]) -> list[str]:
+    """What each kind of step among ``rows`` is: one line per kind, in KINDS's order."""
+    present = {re.sub(r"\d+(\.\d+)?$", "", r.step) for r in rows}
+    kinds = [KINDS[k] for k in KINDS if k in present]
+    width = max((len(name) for name, _ in kinds), default=0)
+    return [f"  {name.ljust(width)}  {what}" for name, what in kinds]
+
+
 COLUMNS = ("step", "node", "unit", "MACs", "cycles", "ideal", "limit", "eff(ideal)",
            "eff(limit)")
 
 
 def table(rows: list[StepRow], figures: dict) -> str:
-    """The per-step table and a totals line with the program's measured cycles."""
+    """The per-step table, a totals line with the program's measured cycles, and the legend of
+    the step kinds."""
     cells = [COLUMNS]
     for r in rows:
         cells.append((r.step, r.node or "-", r.unit, _num(r.macs), _num(r.cycles),
@@ -220,9 +267,12 @@ def table(rows: list[StepRow], figures: dict) -> str:
                   _num(figures["roofline_cycles"]), _num(figures["efficiency"]),
                   _num(figures["roofline_efficiency"])))
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    return "\n".join("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(line, widths, strict=True))
-                               ).rstrip() for line in cells)
+    lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
+             for line in cells]
+    kinds = legend(rows)
+    return "\n".join([*lines, *(["steps (host and copy steps are not timed):", *kinds]
+                                 if kinds else [])])
 
 
 def rows_json(rows: list[StepRow]) -> list[dict]:

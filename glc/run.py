@@ -10,16 +10,18 @@ for bit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from glc.compare import DEFAULT_TOLERANCE, FloatTolerance, compare
+from glc.cost.ideal import program_ideal
 from glc.cost.limit import efficiency
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.interp import interpret
+from glc.inputs import EXPECTED
+from glc.interp import env_types, interpret
 from glc.ir.term import Term
 from glc.lower.execute import ENGINES, Outcome, execute
 from glc.lower.program import Program
@@ -30,10 +32,12 @@ ENGINE_CHOICES = (*ENGINES, "auto")
 SOURCE = "source.gls"  # the original program, next to the artefacts, for simulate's comparison
 
 
-def choose_engine(asked: str | None, config: HwConfig) -> str:
+def choose_engine(asked: str | None, config: HwConfig,
+                  note: Callable[[str], None] = lambda line: None) -> str:
     """The engine the kernels run on: ``isa`` when asked; ``rtl`` (also the default) only with
     Verilator's toolchain here — else a GlcError naming what is missing, never a silent
-    substitution; ``auto``: rtl when the Verilator model of ``config`` builds, else isa."""
+    substitution; ``auto``: rtl when the Verilator model of ``config`` builds, else isa, and
+    ``note`` is told why (the CLI's line on stderr)."""
     from glc.sim.build import build, is_built
     from glc.sim.run import design
     from glc.sim.toolchain import missing
@@ -45,10 +49,14 @@ def choose_engine(asked: str | None, config: HwConfig) -> str:
         absent = missing()
     if asked == "auto":
         if absent:
+            note(f"note: --engine auto: the ISA simulator, not the RTL (it needs "
+                 f"{', '.join(absent)}, not found)")
             return "isa"
         try:
             build(design(config))
-        except GlcError:
+        except GlcError as error:
+            note(f"note: --engine auto: the ISA simulator, not the RTL (its build failed: "
+                 f"{error})")
             return "isa"
         return "rtl"
     if absent:
@@ -73,6 +81,8 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
         verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
+    if program.ideal is None:  # read back from a folder: the ideal of the source it holds
+        program.ideal = program_ideal(source, env_types(arrays), program)
     figures = program.figures()
     cycles = outcome.cycles
     limits = kernel_limits(program)
@@ -117,6 +127,10 @@ def check_result_path(path: Path | None, input_dir: Path | None) -> None:
     if path.suffix != ".npy":
         raise GlcError("-o writes a .npy file: give a path ending in .npy", str(path))
     if input_dir is not None and path.parent.resolve() == Path(input_dir).resolve():
+        if path.name == EXPECTED:
+            raise GlcError(f"-o would overwrite the expected result {EXPECTED} of {input_dir}, "
+                           "which every run compares with; write the result outside the folder",
+                           str(path))
         raise GlcError(f"-o would write into the inputs folder {input_dir}, whose .npy files the "
                        "next run reads back as inputs; write the result outside it", str(path))
 

@@ -65,3 +65,13 @@ def test_rtol_and_atol_options_reach_the_comparison(tmp_path):
                                     "--baselines", str(baselines), *extra])
         assert done.exit_code == status, done.output
         assert ("wrong result" in done.output) == (status == 1)
+
+
+def test_integer_mismatch_names_the_first_differing_index():
+    # Issue 41 item 15: a mismatch names where to look, integers as floats do.
+    expected = np.arange(12, dtype=np.int8).reshape(3, 4)
+    result = expected.copy()
+    result[1, 2], result[2, 0] = 100, -7
+    verdict = compare(result, expected)
+    assert not verdict.match
+    assert "2 of 12 elements differ (first at (1, 2): 100, expected 6;" in verdict.detail

@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from glc.cli import main
+from glc.report import StepRow, legend
 
 PROGRAMS = Path(__file__).parents[1] / "programs"
 N, PORT = 16, 16  # n16: a 16x16 array, a 16-byte DRAM port
@@ -61,7 +62,8 @@ def test_report_table_has_a_row_per_step_and_the_totals():
     header = lines.index(next(ln for ln in lines if ln.startswith("step")))
     assert lines[header].split() == ["step", "node", "unit", "MACs", "cycles", "ideal", "limit",
                                      "eff(ideal)", "eff(limit)"]
-    rows = [ln.split() for ln in lines[header + 1:]]
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("total"))
+    rows = [ln.split() for ln in lines[header + 1:end + 1]]
     assert [r[0] for r in rows] == ["kernel1", "fold1", "total"]
     assert rows[1][2] == "vector" and rows[1][3] == "-"
     summary = next(ln for ln in lines if ln.startswith("cycles "))
@@ -113,3 +115,23 @@ def test_a_repack_is_a_row_named_after_the_kernel_it_serves(tmp_path):
     assert copy["node"] == f"{kernel['node']}: repack" and kernel["unit"] == "array"
     assert copy["cycles"] + kernel["cycles"] <= figures["cycles"]
     assert figures["roofline_cycles"] == kernel["limit"]
+
+
+def test_report_explains_the_kinds_of_step_it_lists():
+    # Issue 41 item 15: the step kinds were explained nowhere. The legend follows the totals
+    # and names the kinds the table holds, no others.
+    result = glc("run", PROGRAMS / "residual-add-int8", "--engine", "isa", "--report")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    legend = lines[next(i for i, ln in enumerate(lines) if ln.startswith("total")) + 1:]
+    assert legend[0].startswith("steps (host and copy steps are not timed)")
+    assert [ln.split()[0] for ln in legend[1:]] == ["kernelN", "foldN"]
+    assert "array" in legend[1] and "vector unit" in legend[2]
+
+
+def test_legend_names_host_copy_and_concatenation_bands():
+    rows = [StepRow("concat1.0", "", "vector"), StepRow("concat1.1", "", "vector"),
+            StepRow("host1", "", "host"), StepRow("copy1", "", "copy"),
+            StepRow("repack2", "", "vector")]
+    assert [ln.split()[0] for ln in legend(rows)] == ["repackN", "concatN.M", "hostN", "copyN"]
+    assert legend([]) == []

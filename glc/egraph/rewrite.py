@@ -2,7 +2,9 @@
 
 Patterns are terms in .gls syntax with ``?name`` variables (``parse_term(..., allow_vars=True)``).
 The right side is a pattern, or a function of the match that returns a pattern (for rules whose
-right side is computed from shapes) or None when the rule does not apply. ``Match.types`` gives the
+right side is computed from shapes) or None when the rule does not apply; a computed right side
+is declared with ``shows``, the pattern it produces written with its computed parts named
+(``glc rules`` prints it). ``Match.types`` gives the
 analysis type (glc/ir/types.py: Access, int, Shape, ...) of every bound variable, so conditions and
 computed right sides can read shapes without knowing whether they run on an e-graph or on a term.
 On an e-graph, ``Match.zeros`` also gives each access variable's proven-zero boxes (one ``(lo, hi)``
@@ -15,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from glc.ir.term import Term, walk
+from glc.syntax.printer import print_term
 from glc.syntax.reader import parse_term
 
 
@@ -39,6 +42,12 @@ class Rewrite:
     rhs: RightSide
     condition: Callable[[Match], bool] | None = None
     source: str = ""
+    shows: str = ""  # a computed right side: the pattern it produces, its computed parts named
+
+    @property
+    def right_side(self) -> str:
+        """The right side as the table prints it: the pattern, or what a computed one shows."""
+        return self.shows if callable(self.rhs) else print_term(self.rhs)
 
     def apply(self, match: Match) -> Term | None:
         """The right-side pattern for this match, or None if the rule does not apply to it."""
@@ -53,9 +62,11 @@ def variables(pattern: Term) -> set[str]:
 
 
 def rewrite(name: str, lhs: str, rhs: str | Callable[[Match], Term | None],
-            condition: Callable[[Match], bool] | None = None, source: str = "") -> Rewrite:
-    """Build a rule from pattern text; a right-side variable the left side does not bind is an
-    error when the table is built, not when the rule first fires."""
+            condition: Callable[[Match], bool] | None = None, source: str = "",
+            shows: str = "") -> Rewrite:
+    """Build a rule from pattern text; a right-side variable the left side does not bind, or a
+    computed right side that does not say what it produces (``shows``), is an error when the
+    table is built, not when the rule first fires."""
     left = parse_term(lhs, f"<rule {name} lhs>", allow_vars=True)
     if isinstance(rhs, str):
         right = parse_term(rhs, f"<rule {name} rhs>", allow_vars=True)
@@ -64,7 +75,9 @@ def rewrite(name: str, lhs: str, rhs: str | Callable[[Match], Term | None],
             raise ValueError(f"rule {name}: right side uses unbound "
                              f"{', '.join('?' + v for v in sorted(unbound))}")
         return Rewrite(name, left, right, condition, source)
-    return Rewrite(name, left, rhs, condition, source)
+    if not shows:
+        raise ValueError(f"rule {name}: a computed right side needs shows= (what it produces)")
+    return Rewrite(name, left, rhs, condition, source, shows)
 
 
 def match_term(pattern: Term, term: Term) -> dict[str, Term] | None:

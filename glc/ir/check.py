@@ -140,7 +140,8 @@ def result_types(term: Term, env: Mapping[str, Access]) -> dict[int, object]:
         hint = " (wrap it in (access-literal ...) for a 0-d tensor)" if isinstance(
             root, int | float) and not isinstance(root, bool) else ""
         raise GlcError(f"the result must be an access pattern (a tensor), got {describe(root)}"
-                       + hint, term.span)
+                       + hint + "; only a tensor is evaluated or compiled (glc check types any "
+                       "result)", term.span)
     return types
 
 

@@ -97,6 +97,27 @@ class ComputeKind:
         return self.name if self.param is None else f"({self.name} {self.param})"
 
 
+def describe_type(value: object) -> tuple[str, dict]:
+    """Any node's type as ``glc check`` prints it: one line, and its JSON object (``kind`` and
+    the fields). A program's result may be any of them; only a tensor (``access``) can be
+    evaluated or compiled."""
+    if isinstance(value, Access):
+        return str(value), {"kind": "access", "shape": value.shape, "item": value.item,
+                            "dtype": value.dtype}
+    if isinstance(value, Shape):
+        return str(value), {"kind": "shape", "dims": value.dims}
+    if isinstance(value, Lst):
+        return str(value), {"kind": "list", "items": value.items}
+    if isinstance(value, AccessShape):
+        return str(value), {"kind": "access-shape", "shape": value.shape, "item": value.item}
+    if isinstance(value, ComputeKind):
+        return f"compute-type {value}", {"kind": "compute-type", "name": value.name,
+                                         "param": value.param}
+    if isinstance(value, str):
+        return f"pad-type {value}", {"kind": "pad-type", "name": value}
+    return f"number {value}", {"kind": "number", "value": value}
+
+
 def is_int(dtype: str) -> bool:
     return dtype.startswith("int")
 

@@ -62,6 +62,21 @@ class Timeline:
         """Instruction indices in issue order (same cycle: load, exec, store, vector)."""
         return sorted(self.issue, key=lambda pc: (self.issue[pc], UNITS.index(self.units[pc])))
 
+    def at(self, cycle: int) -> dict[str, tuple[int, str]]:
+        """What each unit is doing in ``cycle``: (pc, "running") for the instruction it has
+        issued and not completed, (pc, "waiting") for the oldest one dispatched to it and not
+        yet issued; a unit with neither is left out (what the RTL's watchdog message names)."""
+        found: dict[str, tuple[int, str]] = {}
+        for pc in sorted(self.dispatch):
+            unit = self.units.get(pc)
+            if unit is None or unit in found or self.dispatch[pc] > cycle:
+                continue
+            if self.issue.get(pc, cycle + 1) <= cycle < self.complete.get(pc, cycle + 1):
+                found[unit] = (pc, "running")
+            elif self.issue.get(pc, cycle + 1) > cycle:
+                found[unit] = (pc, "waiting")
+        return found
+
 
 def predict(program: list[Instruction], config: HwConfig) -> Timeline:
     """The timeline of a legal program ending in HALT; raises the MachineError it stops with."""

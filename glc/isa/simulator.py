@@ -17,6 +17,7 @@ from glc.hwconfig import HwConfig
 from glc.isa import linear, vector_linear, vector_table
 from glc.isa.asm import format_instruction
 from glc.isa.cycles import Timeline, schedule
+from glc.isa.dram import copy_pages, zeroed
 from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason, to_bytes
 from glc.isa.fields import LIN_SCALES, VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
@@ -46,14 +47,16 @@ class Result:
 
 
 def run(words: list[int], config: HwConfig, dram: np.ndarray | bytes | None = None,
-        spans: list[Span] | None = None, base: int | None = None) -> Result:
+        spans: list[Span] | None = None, base: int | None = None,
+        in_place: bool = False) -> Result:
     """Execute a program image. `dram` is the initial DRAM (zero-extended to `dram_bytes`); the
     host writes the image into it at byte address `base` (default: `program_base`) and starts
-    the machine there. `spans` locate each word in its source for error messages. Raises
-    MachineError on an error.
+    the machine there. With `in_place`, `dram` (a uint8 array of `dram_bytes`) is the machine's
+    DRAM itself and is changed, not copied (glc/isa/dram.py). `spans` locate each word in its
+    source for error messages. Raises MachineError on an error.
     """
-    return _Machine(config, dram, spans or []).run(words, program_base(config, len(words))
-                                                   if base is None else base)
+    return _Machine(config, dram, spans or [], in_place).run(
+        words, program_base(config, len(words)) if base is None else base)
 
 
 def program_base(config: HwConfig, words: int) -> int:
@@ -76,18 +79,25 @@ def place_image(dram: np.ndarray, words: list[int], base: int) -> None:
 
 
 class _Machine:
-    def __init__(self, config: HwConfig, dram, spans: list[Span]):
+    def __init__(self, config: HwConfig, dram, spans: list[Span], in_place: bool = False):
         n = config.array_size
         self.config = config
         self.spans = spans
-        self.dram = np.zeros(config.dram_bytes, dtype=np.uint8)
-        if dram is not None:
-            initial = np.frombuffer(bytes(dram), dtype=np.uint8)
+        if in_place:
+            if not (isinstance(dram, np.ndarray) and dram.dtype == np.uint8
+                    and dram.shape == (config.dram_bytes,)):
+                raise ValueError("in place: DRAM must be a uint8 array of dram_bytes")
+            self.dram = dram
+        else:
+            self.dram = zeroed(config.dram_bytes)
+        if dram is not None and not in_place:
+            initial = np.asarray(dram, dtype=np.uint8).ravel() if isinstance(dram, np.ndarray) \
+                else np.frombuffer(bytes(dram), dtype=np.uint8)
             if initial.size > config.dram_bytes:
                 raise MachineError(ErrorCode.DRAM_RANGE, 0,
                                    f"{initial.size} bytes of DRAM image exceed "
                                    f"dram_bytes={config.dram_bytes}")
-            self.dram[:initial.size] = initial
+            copy_pages(self.dram, initial)
         self.sp = np.zeros((config.scratchpad_rows, n), dtype=np.int8)
         self.acc = np.zeros((config.accumulator_rows, n), dtype=np.int32)
         self.shadow = np.zeros((n, n), dtype=np.int8)

@@ -42,7 +42,7 @@ def manifest(program: Program) -> dict:
             steps.append({"kind": "copy" if run.copy else "host", "name": run.name,
                           "term": print_term(run.term),
                           "inputs": {sym: _view_json(v) for sym, v in run.views.items()},
-                          "output": run.output})
+                          "output": run.output, **({"why": run.why} if run.why else {})})
             continue
         images.append({"words": [offset, len(run.instructions)],
                        "kernels": [s.name for s in run.steps],
@@ -146,7 +146,8 @@ def read(outdir: Path) -> Program:
             else:
                 views = {sym: _view_from_json(v) for sym, v in step["inputs"].items()}
                 program.steps.append(HostStep(step["name"], parse_term(step["term"]), views,
-                                              step["output"], step["kind"] == "copy"))
+                                              step["output"], step["kind"] == "copy",
+                                              step.get("why", "")))
         program.output = _view_from_json(data["output"]["view"])
         program.output_dtype = data["output"]["dtype"]
     except KeyError as error:

@@ -4,7 +4,7 @@ ISA simulator or on the Verilator RTL, the result read back from DRAM through it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from glc.errors import DoesNotFit, GlcError
 from glc.interp import interpret
 from glc.isa import simulator
 from glc.isa.cycles import schedule as schedule_of
+from glc.isa.dram import zeroed
 from glc.isa.fields import WORD_BYTES
 from glc.isa.races import Unordered, races
 from glc.isa.simulator import program_base
@@ -26,12 +27,14 @@ ENGINES = ("isa", "rtl")
 
 @dataclass
 class Outcome:
-    """The result tensor, the final DRAM and, per image (machine run), the counters."""
+    """The result tensor, the final DRAM and, per image (machine run), the counters; ``freed``:
+    each freed buffer's bytes when its host step had read it (its space then held others)."""
 
     result: np.ndarray
     dram: np.ndarray
     engine: str
     counters: list[Counters] = field(default_factory=list)
+    freed: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def cycles(self) -> int:
@@ -69,17 +72,27 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
         raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
     config = program.config
     # DRAM, then the host's memory for the tensors only host steps touch (lowering.py).
-    dram = np.zeros(max(config.dram_bytes, program.memory_bytes), dtype=np.uint8)
+    dram = zeroed(max(config.dram_bytes, program.memory_bytes))
     for name in program.inputs:
         if name not in arrays:
             raise GlcError(f"no value for input '{name}'")
-        write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
-    counters = []
+    # An input enters DRAM just before the first step that reads it: its space may have held a
+    # tensor that died before (lowering.py, ``_release_read``).
+    pending = list(program.inputs)
+    counters, freed = [], {}
     for run in schedule(program):
+        steps = [run] if isinstance(run, HostStep) else run.steps
+        touched = {name for step in steps for name in step.inputs}
+        for name in [name for name in pending if name in touched]:
+            write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
+            pending.remove(name)
         if isinstance(run, HostStep):
             values = {symbol: read_view(dram, program, view)
                       for symbol, view in run.views.items()}
             result, _ = interpret(run.term, values)
+            for name in program.freed & set(run.inputs):
+                buffer = program.buffers[name]
+                freed[name] = dram[buffer.address:buffer.address + buffer.nbytes].copy()
             write_buffer(dram, program.buffers[run.output], result)
             if trace is not None:
                 trace.append(host_record(run.name))
@@ -88,13 +101,14 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
         # The host writes the image above the data (docs/isa.md, "Instruction fetch") and takes
         # the space back after the run.
         base = program_base(config, len(words))
-        if base < program.dram_bytes:
-            raise DoesNotFit(f"the data ({program.dram_bytes} bytes) and an image of "
+        live = program.live_dram_bytes(run.steps[0])
+        if base < live:
+            raise DoesNotFit(f"the data ({live} bytes) and an image of "
                              f"{len(words)} instructions ({WORD_BYTES * len(words)} bytes) need "
                              f"more than the {size} bytes of {config.name}'s DRAM")
         if engine == "isa":
-            machine = simulator.run(words, config, dram[:size], base=base)
-            dram[:size], counter, timeline = machine.dram, machine.counters, machine.timeline
+            machine = simulator.run(words, config, dram[:size], base=base, in_place=True)
+            counter, timeline = machine.counters, machine.timeline
         else:
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 
@@ -112,10 +126,18 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
         if found:  # the RTL runs the cycle model's timeline, cycle for cycle
             raise Unordered(f"the image of {', '.join(s.name for s in run.steps)} races: "
                             f"{found[0].line()} ({len(found)} found)")
+    for name in pending:  # read by no step: the result itself, or a view of it
+        write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
     result = read_view(dram, program, program.output).astype(program.output_dtype)
-    return Outcome(result, dram, engine, counters)
+    return Outcome(result, dram, engine, counters, freed)
 
 
-def read_view(dram: np.ndarray, program: Program, view: View) -> np.ndarray:
-    """A tensor read from DRAM through a view of its buffer (the host's strided read)."""
-    return gather(view, read_buffer(dram, program.buffers[view.buffer]).reshape(-1))
+def read_view(dram: np.ndarray, program: Program, view: View,
+              freed: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """A tensor read from DRAM through a view of its buffer (the host's strided read); a
+    buffer in ``freed`` (Outcome.freed) from its kept bytes instead."""
+    buffer = program.buffers[view.buffer]
+    if freed is not None and buffer.name in freed:
+        buffer = replace(buffer, address=0)
+        return gather(view, read_buffer(freed[view.buffer], buffer).reshape(-1))
+    return gather(view, read_buffer(dram, buffer).reshape(-1))

@@ -34,6 +34,7 @@ from glc.lower.concat import Band, Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.kernel import Kernel, build_kernel
+from glc.lower.names import renumber
 from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
 from glc.lower.relayout import Relayout
 from glc.lower.reorient import Reorient
@@ -42,6 +43,7 @@ from glc.lower.table import StoreTable
 from glc.lower.tiling import transposed
 from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
+from glc.rewrites.tensorise import refusal
 from glc.syntax.printer import print_term
 
 FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
@@ -71,9 +73,9 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
             lowerer = _Lowerer(term, env, config, build, frozenset(disabled), kept)
             program = lowerer.run()
             stale = lowerer.verify()
-            if stale is None:
+            if stale is None:  # its buffers named as its steps run (glc/lower/names.py)
                 _check_stores(program, term)
-                return program
+                return renumber(program) if build else program
             if stale in kept:
                 raise GlcError("the lowering reads a buffer no step writes (an internal "
                                "error)", term.span)
@@ -150,6 +152,11 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # program lowered again with that node in ``kept``, whose value then does not move.
         self.retired: dict[str, int] = {}
         self.kept = frozenset(kept)
+        # Each node's parent (the last seen; ``_only_below`` follows single-use nodes only) and
+        # the kernel results whose DRAM a host step gave back (``_release_read``): their
+        # addresses are reused, so execute keeps their values for --check-each.
+        self.parent = {id(a): id(t) for t in walk(term) for a in t.args}
+        self.released: dict[str, tuple[int, int]] = {}
 
     def run(self) -> Program:
         root = self.term
@@ -165,6 +172,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         self.program.inputs = [s for s in self.program.inputs if s in self.program.buffers]
         self.program.values = {id(t): (t, self.in_dram[id(t)]) for t in walk(root)
                                if id(t) in self.in_dram}
+        self.program.freed = set(self.released)
         self.program.fired = dict(self.fired)
         return self.program
 
@@ -475,5 +483,51 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         body = rebuild(node, in_dram)
         out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
                              dram=copy)
-        self.program.steps.append(HostStep(out, body, views, out, copy))
+        why = "" if copy else _why_host(node, self.types)
+        self.program.steps.append(HostStep(out, body, views, out, copy, why))
+        self._release_read(node, views)
         return out
+
+    def _release_read(self, node: Term, views: dict[str, View]) -> None:
+        """Give back the DRAM of the kernel results that only the host step of ``node`` reads:
+        once it has run they are dead, and the kernels after it may use their space (a host step
+        between two kernels counted its input against the second: n4 refused kernels that fit).
+        Such a result's every holder is a single-use descendant of ``node``; its space is freed
+        where it lies on top of the plan (it grows upward), with any freed space below it."""
+        outputs = {s.output for s in self.program.kernels}
+        for name in dict.fromkeys(view.buffer for view in views.values()):
+            holders = [i for i, view in self.in_dram.items() if view.buffer == name]
+            if name not in outputs or not all(self._only_below(i, node) for i in holders):
+                continue
+            buffer = self.program.buffers[name]
+            self.released[name] = (buffer.address, aligned(buffer.address + buffer.nbytes))
+        ends = {end: start for start, end in self.released.values()}
+        while self.top in ends:
+            self.top = ends.pop(self.top)
+
+    def _only_below(self, child: int, node: Term) -> bool:
+        """Whether every use of the node ``child`` (an id) lies under ``node``: a chain of
+        single uses up to it."""
+        while child != id(node):
+            if self.rule.uses[child] != 1 or child not in self.parent:
+                return False
+            child = self.parent[child]
+        return True
+
+
+def _why_host(node: Term, types: Mapping[int, object]) -> str:
+    """Why a product the host computes is not on the array ("" for any other node): its shapes
+    (glc/rewrites/tensorise.py, ``refusal``), else its operands' dtype."""
+    if node.op == "compute" and node.args[0].value[0] == "dot-product" and \
+            node.args[1].op == "access-cartesian-product":
+        a, b = (types[id(x)] for x in node.args[1].args)
+        operands = node.args[1].args
+        why = refusal(a, b)
+        if why is not None:
+            return f"a product of {a} by {b}: {why}"
+    elif node.op in SYSTOLIC:
+        operands = node.args[2:]
+    else:
+        return ""
+    dtypes = sorted({types[id(x)].dtype for x in operands} - {"int8"})
+    return f"its operands are {', '.join(dtypes)}: the array multiplies int8" if dtypes else ""

@@ -56,6 +56,9 @@ class HostStep:
     views: dict[str, View]
     output: str
     copy: bool = False
+    # A product left to numpy: why the array does not take it, said wherever the host steps
+    # are listed (issue 41: such products ran on the host without a word).
+    why: str = ""
 
     @property
     def inputs(self) -> list[str]:
@@ -82,6 +85,12 @@ class Program:
                                                  compare=False)
     # Each optimization (glc/lower/optimizations.py) → how many of its choices the lowering kept.
     fired: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # The compute ideal of the source program (glc/cost/ideal.py), set by compile_program or
+    # read from the manifest; None for a program lowered from a bare term (then its kernels').
+    ideal: int | None = field(default=None, repr=False, compare=False)
+    # Kernel results whose DRAM later steps reuse once the host step reading them has run
+    # (lowering.py, ``_release_read``): execute keeps a copy of each for --check-each.
+    freed: set[str] = field(default_factory=set, repr=False, compare=False)
     _figures: dict | None = field(default=None, repr=False, compare=False)
     _runs: tuple | None = field(default=None, repr=False, compare=False)  # image.schedule's
 
@@ -98,11 +107,16 @@ class Program:
         """The end of the highest tensor (DRAM and the host memory beyond it)."""
         return max((b.address + b.nbytes for b in self.buffers.values()), default=0)
 
-    @property
-    def dram_bytes(self) -> int:
-        """The end of the tensors in the accelerator's DRAM: the program images go above it."""
+    def live_dram_bytes(self, first: KernelStep) -> int:
+        """The end of the DRAM tensors that ``first`` and the steps after it touch, the result's
+        among them: what an image starting at ``first`` must not overwrite. A tensor only
+        earlier steps touched is dead (its space may hold a later tensor, lowering.py's
+        ``_release_read``)."""
+        later = self.steps[self.steps.index(first):]
+        touched = {self.output.buffer} | {name for step in later for name in
+                                          [*step.inputs, step.output]}
         return max((b.address + b.nbytes for b in self.buffers.values()
-                    if b.address < self.config.dram_bytes), default=0)
+                    if b.name in touched and b.address < self.config.dram_bytes), default=0)
 
     def estimated_cycles(self) -> int:
         """The analytic model's cycles summed over the kernels (a fold, not estimated
@@ -111,11 +125,15 @@ class Program:
 
     def figures(self) -> dict:
         """instructions and predicted cycles (over the images the kernels run as, the
-        instruction-level model once per image), ideal cycles (summed over kernels), host steps
-        (counted, and each named with its operator). Computed once."""
+        instruction-level model once per image), ideal cycles (the source program's, ``ideal``;
+        without one, summed over the kernels), host steps (counted, and each named with its
+        operator). Computed once, but the ideal, which may be set later."""
         if self._figures is None:
             self._figures = self._compute_figures()
-        return dict(self._figures)
+        ideal = self.ideal if self.ideal is not None else \
+            sum(s.kernel.ideal_cycles(self.config) for s in self.kernels)
+        return {key: ideal if key == "ideal_cycles" else value
+                for key, value in self._figures.items()}
 
     def _compute_figures(self) -> dict:
         from glc.lower.image import Image, schedule  # images are made of this module's steps
@@ -125,10 +143,12 @@ class Program:
                 "images": len(images),
                 "instructions": sum(len(i.instructions) for i in images),
                 "predicted_cycles": sum(i.predicted_cycles(self.config) for i in images),
-                "ideal_cycles": sum(s.kernel.ideal_cycles(self.config) for s in self.kernels),
+                "ideal_cycles": None,  # figures() fills it in
                 "host_steps": len([s for s in self.host_steps if not s.copy]),
                 "host_copies": len([s for s in self.host_steps if s.copy]),
-                "host": [f"{s.name}: {_describe(s.term)}" for s in self.host_steps]}
+                "host": [f"{s.name}: {_describe(s.term)}" + (f" (on the host: {s.why})"
+                                                             if s.why else "")
+                         for s in self.host_steps]}
 
 
 def _describe(term: Term) -> str:

@@ -43,6 +43,10 @@ def import_(model: Path, out: Path, input_shapes: tuple[str, ...], seed: int,
     host = f", host ops: {', '.join(result.host_ops)}" if result.host_ops else ""
     click.echo(f"wrote {result.program} ({result.nodes} ONNX nodes, {result.tensors} tensors, "
                f"output.npy by onnxruntime{host})")
+    if result.float_only:
+        click.echo("note: the model computes in float only: every step will run on the host "
+                   "(numpy), none on the accelerator, which computes on int8; quantize it "
+                   "(onnxruntime.quantization, docs/onnx.md) to use the array", err=True)
 
 
 @click.command("zoo")

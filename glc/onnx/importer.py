@@ -12,6 +12,8 @@ import numpy as np
 
 from glc.errors import GlcError
 from glc.inputs import EXPECTED, symbols_of
+from glc.ir.check import check
+from glc.ir.types import Access, is_int
 from glc.onnx.graph import read_graph
 from glc.onnx.program import Builder, Dequantized, Float, Quantized
 from glc.onnx.translate import Translator
@@ -27,6 +29,9 @@ class Imported:
     nodes: int
     tensors: int
     host_ops: list[str]
+    # No integer value anywhere: the array and the vector unit compute on int8 and int32 only,
+    # so every step of the program runs on the host (issue 41, item 15).
+    float_only: bool = False
 
 
 def parse_input_shapes(items: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
@@ -104,7 +109,8 @@ def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]
     text = builder.text(result, f"imported from {model.name} by glc import: "
                                 f"{len(graph.nodes)} ONNX nodes")
     # Only the tensors the result reads (a node off the output's path leaves none behind).
-    used = set(symbols_of(parse_program(text)))
+    program = parse_program(text)
+    used = set(symbols_of(program))
     for name in [n for n in builder.declared if n not in used]:
         del builder.declared[name]
         builder.arrays.pop(name, None)
@@ -125,4 +131,11 @@ def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]
     except OSError as error:
         raise GlcError(f"cannot write: {error.strerror}", str(error.filename or out)) from None
     return Imported(out, out / f"{stem}.gls", len(graph.nodes), len(builder.arrays),
-                    builder.host_ops)
+                    builder.host_ops, _float_only(program))
+
+
+def _float_only(program) -> bool:
+    """Whether no value of ``program`` is an integer (a model with no quantized layer)."""
+    env = {d.name: Access(d.dims, (), d.dtype) for d in program.inputs.values()}
+    return not any(isinstance(t, Access) and is_int(t.dtype)
+                   for t in check(program.body, env).values())

@@ -47,6 +47,16 @@ def select(names: str, size: int) -> list[Rewrite]:
     return list(table.values())
 
 
+def sets_of(size: int) -> dict[str, list[str]]:
+    """Each rule's name → the sets that hold it (a row may be in two: ``layout`` and ``bubble``
+    share the pad and slice commutations)."""
+    found: dict[str, list[str]] = {}
+    for name, rows in RULESETS.items():
+        for rule in rows(size):
+            found.setdefault(rule.name, []).append(name)
+    return found
+
+
 def all_rules(size: int) -> list[Rewrite]:
     """Every row of every set."""
     return select("all", size)

@@ -5,6 +5,11 @@ access pattern ``?a`` into ``(access-reshape (access-flatten ?a) (get-access-sha
 reshapes then bubble up through ``access-cartesian-product`` and ``compute dot-product``, leaving a
 dot-product of two flattened, 2-d operands that the tensorising rows map onto the array. For a
 conv2d written with ``access-windows`` that is im2col, found by rewriting alone.
+
+Only an access of two or more dims on a side is flattened (``_worth_flattening``), so a product
+of a batched operand ``((B,M),(K))`` and a flat one ``((N),(K))`` has a reshape on one side only;
+the one-sided bubble rows take the reshape up past the product from there (issue 41: such
+products ran as numpy host steps).
 """
 
 from __future__ import annotations
@@ -42,6 +47,26 @@ def _bubble_through_cartesian(match: Match):
     return pattern(f"(access-reshape (access-cartesian-product ?a ?b) {outer})")
 
 
+def _bubble_left(match: Match):
+    """``(access-cartesian-product (access-reshape ?a ?sa) ?b)``, ``?b`` flat: the reshape
+    moves whole items, and ``?b``'s items are those inside and outside it, so every pair of
+    items is the same pair."""
+    a, b, sa = acc(match, "a"), acc(match, "b"), target(match, "sa")
+    if a is None or b is None or not (a.item == b.item == sa.item) or not _items_kept(a, sa):
+        return None
+    outer = shape_text(sa.shape + b.shape, (2,) + sa.item)
+    return pattern(f"(access-reshape (access-cartesian-product ?a ?b) {outer})")
+
+
+def _bubble_right(match: Match):
+    """The mirror of ``_bubble_left``: the reshape on the second operand."""
+    a, b, sb = acc(match, "a"), acc(match, "b"), target(match, "sb")
+    if a is None or b is None or not (a.item == b.item == sb.item) or not _items_kept(b, sb):
+        return None
+    outer = shape_text(a.shape + sb.shape, (2,) + sb.item)
+    return pattern(f"(access-reshape (access-cartesian-product ?a ?b) {outer})")
+
+
 def _bubble_through_dot(match: Match):
     a, s = acc(match, "a"), target(match, "s")
     # Items keep their contents (equal counts) and their tuple axis (equal first item dim), so
@@ -62,8 +87,21 @@ def rules(size: int) -> list[Rewrite]:
         rewrite("bubble-reshape-through-cartesian-product",
                 "(access-cartesian-product (access-reshape ?a ?sa) (access-reshape ?b ?sb))",
                 _bubble_through_cartesian,
-                source="Glenside bubble-reshape-through-cartesian-product"),
+                source="Glenside bubble-reshape-through-cartesian-product",
+                shows="(access-reshape (access-cartesian-product ?a ?b) "
+                      "((s_sa ++ s_sb),(2 ++ i_sa)))"),
+        rewrite("bubble-reshape-through-cartesian-product-left",
+                "(access-cartesian-product (access-reshape ?a ?sa) ?b)", _bubble_left,
+                source="Glenside bubble-reshape-through-cartesian-product, one side reshaped",
+                shows="(access-reshape (access-cartesian-product ?a ?b) "
+                      "((s_sa ++ s_b),(2 ++ i_sa)))"),
+        rewrite("bubble-reshape-through-cartesian-product-right",
+                "(access-cartesian-product ?a (access-reshape ?b ?sb))", _bubble_right,
+                source="Glenside bubble-reshape-through-cartesian-product, one side reshaped",
+                shows="(access-reshape (access-cartesian-product ?a ?b) "
+                      "((s_a ++ s_sb),(2 ++ i_sb)))"),
         rewrite("bubble-reshape-through-compute-dot-product",
                 "(compute dot-product (access-reshape ?a ?s))", _bubble_through_dot,
-                source="Glenside bubble-reshape-through-compute"),
+                source="Glenside bubble-reshape-through-compute",
+                shows="(access-reshape (compute dot-product ?a) ((s_s),()))"),
     ]

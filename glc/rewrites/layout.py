@@ -84,17 +84,24 @@ def rules(size: int) -> list[Rewrite]:
                 source="glc (a re-split commutes with a permutation)"),
         rewrite("bubble-transpose-through-concatenate",
                 "(access-concatenate (access-transpose ?a ?p) (access-transpose ?b ?p) ?k)",
-                _through_concatenate, source="glc (concatenation commutes with a permutation)"),
+                _through_concatenate, source="glc (concatenation commutes with a permutation)",
+                shows="(access-transpose (access-concatenate ?a ?b p[k]) ?p)"),
         rewrite("bubble-transpose-through-elementwise", "(compute ?c (access-transpose ?a ?p))",
                 "(access-transpose (compute ?c ?a) ?p)", condition=_elementwise,
                 source="glc (elementwise computes keep every position)"),
         rewrite("bubble-transpose-through-dot-product",
                 "(compute dot-product (access-transpose ?a ?p))", _through_dot,
-                source="glc (a dot-product keeps the shape dims)"),
+                source="glc (a dot-product keeps the shape dims)",
+                shows="(access-transpose (compute dot-product ?a) (list p[0] … p[n_a-1])), p "
+                      "keeping the item dims"),
         rewrite("bubble-transpose-through-cartesian-product-left",
                 "(access-cartesian-product (access-transpose ?a ?p) ?b)", _through_cartesian_left,
-                source="glc (the product's shape dims are its operands' shape dims)"),
+                source="glc (the product's shape dims are its operands' shape dims)",
+                shows="(access-transpose (access-cartesian-product ?a ?b) "
+                      "(list p[0] … p[n_a-1] n_a n_a+1 …))"),
         rewrite("bubble-transpose-through-cartesian-product-right",
                 "(access-cartesian-product ?a (access-transpose ?b ?p))", _through_cartesian_right,
-                source="glc (the product's shape dims are its operands' shape dims)"),
+                source="glc (the product's shape dims are its operands' shape dims)",
+                shows="(access-transpose (access-cartesian-product ?a ?b) "
+                      "(list 0 … n_a-1 n_a+p[0] … n_a+p[n_b-1] n_a+n_b …))"),
     ]

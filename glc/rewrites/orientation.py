@@ -27,5 +27,7 @@ def rules(size: int) -> list[Rewrite]:
     return [
         rewrite("dot-product-swap-operands",
                 "(compute dot-product (access-cartesian-product ?a ?b))", _swap,
-                source="MAPS 2021 §4.2 (operand orientation of the weight-stationary array)"),
+                source="MAPS 2021 §4.2 (operand orientation of the weight-stationary array)",
+                shows="(access-transpose (compute dot-product (access-cartesian-product ?b ?a)) "
+                      "(list n_b … n_b+n_a-1 0 … n_b-1))"),
     ]

@@ -18,6 +18,8 @@ from glc.rewrites.build import acc, inverse, is_item_axis, num, pattern, perm
 
 # The axes of a product operand the pad and split rows act on (see _operand_axis).
 ROLES = ("reduced", "shape")
+# Each role's axis as the rules' descriptions name it (``_operand_axis``).
+AXIS = {"reduced": "n_a", "shape": "0"}
 
 
 def _operand_axis(match: Match, role: str) -> tuple[Access, int] | None:
@@ -154,19 +156,23 @@ def commutations() -> list[Rewrite]:
         rewrite("bubble-slice-through-transpose",
                 "(access-transpose (access-slice ?a ?k ?lo ?hi) ?p)",
                 _out_of_transpose("access-slice", "{k} ?lo ?hi"),
-                source="Glenside access-slice-access-transpose-composition-commutative"),
+                source="Glenside access-slice-access-transpose-composition-commutative",
+                shows="(access-slice (access-transpose ?a ?p) p⁻¹[k] ?lo ?hi)"),
         rewrite("sink-slice-through-transpose",
                 "(access-slice (access-transpose ?a ?p) ?k ?lo ?hi)",
                 _into_transpose("access-slice", "{k} ?lo ?hi"),
-                source="Glenside access-slice-access-transpose-composition-commutative"),
+                source="Glenside access-slice-access-transpose-composition-commutative",
+                shows="(access-transpose (access-slice ?a p[k] ?lo ?hi) ?p)"),
         rewrite("bubble-pad-through-transpose",
                 "(access-transpose (access-pad ?a ?t ?k ?lo ?hi) ?p)",
                 _out_of_transpose("access-pad", "?t {k} ?lo ?hi"),
-                source="Glenside bubble-access-transpose-through-access-pad (reversed)"),
+                source="Glenside bubble-access-transpose-through-access-pad (reversed)",
+                shows="(access-pad (access-transpose ?a ?p) ?t p⁻¹[k] ?lo ?hi)"),
         rewrite("sink-pad-through-transpose",
                 "(access-pad (access-transpose ?a ?p) ?t ?k ?lo ?hi)",
                 _into_transpose("access-pad", "?t {k} ?lo ?hi"),
-                source="Glenside bubble-access-transpose-through-access-pad"),
+                source="Glenside bubble-access-transpose-through-access-pad",
+                shows="(access-transpose (access-pad ?a ?t p[k] ?lo ?hi) ?p)"),
         rewrite("bubble-slice-through-pad-other-axis",
                 "(access-pad (access-slice ?a ?k ?lo ?hi) ?t ?j ?b ?e)",
                 "(access-slice (access-pad ?a ?t ?j ?b ?e) ?k ?lo ?hi)",
@@ -191,7 +197,9 @@ def bubbles() -> list[Rewrite]:
         rewrite("bubble-concatenate-through-transpose",
                 "(access-transpose (access-concatenate ?a ?b ?k) ?p)",
                 _bubble_concatenate_through_transpose,
-                source="Glenside bubble-access-concatenate-through-access-transpose"),
+                source="Glenside bubble-access-concatenate-through-access-transpose",
+                shows="(access-concatenate (access-transpose ?a ?p) (access-transpose ?b ?p) "
+                      "p⁻¹[k])"),
         rewrite("bubble-concatenate-through-cartesian-product-left",
                 "(access-cartesian-product (access-concatenate ?a1 ?a2 ?k) ?b)",
                 "(access-concatenate (access-cartesian-product ?a1 ?b) "
@@ -203,12 +211,17 @@ def bubbles() -> list[Rewrite]:
                 "(access-cartesian-product ?a (access-concatenate ?b1 ?b2 ?k))",
                 _cart_right("concatenate"),
                 source="Glenside bubble-access-concatenate-through-access-cartesian-product-"
-                       "not-item-axis-right"),
+                       "not-item-axis-right",
+                shows="(access-concatenate (access-cartesian-product ?a ?b1) "
+                      "(access-cartesian-product ?a ?b2) n_a+k), k < n_b1"),
         rewrite("bubble-concatenate-through-cartesian-product-item-axis",
                 "(access-cartesian-product (access-concatenate ?a1 ?a2 ?ka) "
                 "(access-concatenate ?b1 ?b2 ?kb))", _concat_cart_items,
                 source="Glenside bubble-access-concatenate-through-access-cartesian-product-"
-                       "same-item-axis"),
+                       "same-item-axis",
+                shows="(access-concatenate (access-cartesian-product ?a1 ?b1) "
+                      "(access-cartesian-product ?a2 ?b2) n_a1+n_b1+1+ka-n_a1), the same item "
+                      "axis of equal length"),
         rewrite("bubble-concatenate-through-dot-product-shape-axis",
                 "(compute dot-product (access-concatenate ?a ?b ?k))",
                 "(access-concatenate (compute dot-product ?a) (compute dot-product ?b) ?k)",
@@ -234,12 +247,16 @@ def bubbles() -> list[Rewrite]:
                 "(access-cartesian-product ?a (access-slice ?b1 ?k ?lo ?hi))",
                 _cart_right("slice"),
                 source="Glenside bubble-access-slice-through-access-cartesian-product-"
-                       "not-item-axis-right"),
+                       "not-item-axis-right",
+                shows="(access-slice (access-cartesian-product ?a ?b1) n_a+k ?lo ?hi), k < "
+                      "n_b1"),
         rewrite("bubble-slice-through-cartesian-product-item-axis",
                 "(access-cartesian-product (access-slice ?a ?ka ?lo ?hi) "
                 "(access-slice ?b ?kb ?lo ?hi))", _slice_cart_items,
                 source="Glenside bubble-access-slice-through-access-cartesian-product-"
-                       "same-item-axis"),
+                       "same-item-axis",
+                shows="(access-slice (access-cartesian-product ?a ?b) n_a+n_b+1+ka-n_a ?lo ?hi), "
+                      "the same item axis of equal length"),
         rewrite("bubble-slice-through-dot-product-shape-axis",
                 "(compute dot-product (access-slice ?a ?k ?lo ?hi))",
                 "(access-slice (compute dot-product ?a) ?k ?lo ?hi)",
@@ -256,7 +273,10 @@ def bubbles() -> list[Rewrite]:
 def pad_rules(size: int, roles=ROLES) -> list[Rewrite]:
     """Pad an operand's reduced or shape axis up to a multiple of ``size`` and slice back."""
     return [rewrite(f"pad-operand-{role}-axis-to-{size}", "?a", _pad_slice(role, size),
-                    source="Glenside pad_slice_accesses (PadToClosestMultipleOf)")
+                    source="Glenside pad_slice_accesses (PadToClosestMultipleOf)",
+                    shows=f"(access-slice (access-pad ?a zero-padding {AXIS[role]} 0 -d mod "
+                          f"{size}) {AXIS[role]} 0 d), ?a an operand, d its {role} axis's "
+                          f"length")
             for role in roles]
 
 
@@ -264,5 +284,8 @@ def split_rules(size: int, roles=ROLES) -> list[Rewrite]:
     """Split an operand's reduced or shape axis longer than ``size`` (a multiple of it) into a
     ``size`` slice and the rest, joined by ``access-concatenate``."""
     return [rewrite(f"split-operand-{role}-axis-by-{size}", "?a", _split(role, size),
-                    source="Glenside slice_concatenate_accesses (DivideInto)")
+                    source="Glenside slice_concatenate_accesses (DivideInto)",
+                    shows=f"(access-concatenate (access-slice ?a {AXIS[role]} 0 {size}) "
+                          f"(access-slice ?a {AXIS[role]} {size} d) {AXIS[role]}), ?a an "
+                          f"operand, d its {role} axis's length, a multiple of {size} above it")
             for role in roles]

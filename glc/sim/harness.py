@@ -6,7 +6,8 @@ plusarg read by the RTL), the clock is cocotb's C++ clock, and the test only set
 base address, holds reset, then awaits ``done`` (raised by the program, by an error, or by the
 RTL watchdog at ``max_cycles``) with a simulated time limit as a second guard. It then writes
 the status and counters as JSON; the RTL has already dumped the pages it wrote. It also times
-the run from reset to done, the model's own speed.
+the run from reset to done, the model's own speed, and keeps the counters a window before the
+watchdog, so that a run it stops says what each unit was doing.
 Settings come from the environment: GLC_MAX_CYCLES, GLC_RESULT, GLC_PROGRAM_BASE.
 """
 
@@ -24,6 +25,11 @@ from glc.isa.status import Counters
 
 PERIOD_NS = 2
 RESET_CYCLES = 2
+WINDOW = 256  # cycles before the watchdog whose activity a stopped run reports
+
+
+def _counters(dut) -> dict[str, int]:
+    return {name: int(getattr(dut, f"ctr_{name}").value) for name in Counters().as_dict()}
 
 
 @cocotb.test()
@@ -38,9 +44,17 @@ async def run_to_done(dut):
     dut.rst.value = 0
     # The RTL watchdog stops the machine at max_cycles; this limit only guards the testbench
     # itself against an RTL that never raises `done`.
-    limit = Timer(PERIOD_NS * (max_cycles + 16 * RESET_CYCLES + 64), unit="ns")
+    # The counters WINDOW cycles before the watchdog, so that a run it stops can say what each
+    # unit did last (busy, waiting for a token or for DRAM): timers, no per-cycle Python.
+    window = min(WINDOW, max_cycles // 2)
+    limit = Timer(PERIOD_NS * (window + 16 * RESET_CYCLES + 64), unit="ns")
     start = time.perf_counter()
-    fired = await First(RisingEdge(dut.done), limit)
+    before = None
+    await First(RisingEdge(dut.done), Timer(PERIOD_NS * (max_cycles - window), unit="ns"))
+    fired = None
+    if not int(dut.done.value):
+        before = _counters(dut)
+        fired = await First(RisingEdge(dut.done), limit)
     seconds = time.perf_counter() - start
     hung = fired is limit
     result = {
@@ -50,8 +64,8 @@ async def run_to_done(dut):
         "run_seconds": seconds,
         "error": int(dut.error.value),
         "error_pc": int(dut.error_pc.value),
-        "counters": {name: int(getattr(dut, f"ctr_{name}").value)
-                     for name in Counters().as_dict()},
+        "counters": _counters(dut),
+        "before_watchdog": before,
     }
     with open(os.environ["GLC_RESULT"], "w") as handle:
         json.dump(result, handle)

@@ -18,6 +18,10 @@ import numpy as np
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
+from glc.isa.cycles import schedule
+from glc.isa.dram import PAGE_BYTES, copy_pages, nonzero_pages, zeroed
+from glc.isa.encoding import DecodeError, decode
+from glc.isa.fields import UNITS
 from glc.isa.simulator import place_image, program_base
 from glc.isa.status import Counters, ErrorCode, MachineError
 from glc.sim.build import Design, build, build_root, run_cocotb
@@ -25,7 +29,6 @@ from glc.sim.build import Design, build, build_root, run_cocotb
 TOP = "sim_top"
 HARNESS = "glc.sim.harness"
 _HEX_BYTES = np.array([f"{b:02x}\n".encode() for b in range(256)])
-PAGE_BYTES = 4096  # the granule of the RTL's sparse DRAM load and dump (ISA v2 A3)
 
 
 @dataclass
@@ -40,6 +43,7 @@ class SimResult:
     counters: Counters = field(default_factory=Counters)
     seconds: float = 0.0  # wall-clock time of the simulator process (start-up and files included)
     run_seconds: float = 0.0  # wall-clock time from reset to done: the model's own speed
+    stuck: str = ""  # a watchdog stop: what each unit did last, and where the model is then
     trace: str | None = None  # hw/unit_trace.sv's record, when asked for (glc/trace.py reads it)
 
     @property
@@ -49,10 +53,10 @@ class SimResult:
 
     def raise_for_status(self, where: str | None = None) -> None:
         """A MachineError if the program stopped with an error, a GlcError if the watchdog
-        stopped it; nothing after a clean HALT."""
+        stopped it (saying what each unit was doing, ``stuck``); nothing after a clean HALT."""
         if self.timed_out:
             raise GlcError(f"watchdog: the program did not finish within {self.max_cycles} "
-                           "cycles (raise --max-cycles if it is just long)", where)
+                           f"cycles (raise --max-cycles if it is just long){self.stuck}", where)
         if self.error != ErrorCode.OK:
             raise MachineError(self.error, self.error_pc, "reported by the RTL", where=where)
 
@@ -82,8 +86,8 @@ def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
         raise GlcError(f"the DRAM image has {given.size} bytes; DRAM holds {config.dram_bytes}")
     if not 1 <= max_cycles < 1 << 32:
         raise GlcError(f"max_cycles must be 1 … 2^32-1, not {max_cycles}")
-    data = np.zeros(config.dram_bytes, dtype=np.uint8)
-    data[:given.size] = given
+    data = zeroed(config.dram_bytes)
+    copy_pages(data, given)
     base = program_base(config, len(image)) if base is None else base
     place_image(data, image, base)
     chosen = design(config, waves=waves)
@@ -92,11 +96,11 @@ def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
     with tempfile.TemporaryDirectory(dir=build_root() / "runs") as scratch:
         folder = Path(keep) if keep is not None else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        return _simulate(chosen, folder, data, base, max_cycles, trace)
+        return _simulate(chosen, folder, data, base, max_cycles, config, image, trace)
 
 
 def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
-              max_cycles: int, trace: bool) -> SimResult:
+              max_cycles: int, config: HwConfig, image: list[int], trace: bool) -> SimResult:
     dram_in, dram_out, result, recorded = (
         folder / name for name in ("dram_in.hex", "dram_out.hex", "result.json", "trace.txt"))
     dram_in.write_bytes(sparse_hex(data))
@@ -112,19 +116,63 @@ def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
     status = json.loads(result.read_text())
     if status["rtl_hung"]:
         raise RuntimeError(f"the RTL never raised done, not even at its watchdog; see {folder}")
-    final = data.copy()
+    final = zeroed(data.size)  # the image's pages, then the pages the RTL wrote
+    copy_pages(final, data)
     apply_pages(final, dram_out.read_text())
+    counters = Counters(**status["counters"])
+    stuck = ""
+    if status["timed_out"] and status.get("before_watchdog") is not None:
+        stuck = stopped_units(Counters(**status["before_watchdog"]), counters) + \
+            model_position(image, config, counters.cycles)
     return SimResult(dram=final, error=ErrorCode(status["error"]), error_pc=status["error_pc"],
                      timed_out=status["timed_out"], max_cycles=max_cycles,
-                     counters=Counters(**status["counters"]), seconds=seconds,
-                     run_seconds=status["run_seconds"],
+                     counters=counters, seconds=seconds,
+                     run_seconds=status["run_seconds"], stuck=stuck,
                      trace=recorded.read_text() if trace else None)
+
+
+def stopped_units(before: Counters, after: Counters) -> str:
+    """What each unit did in the cycles between two counter readings (the last before the
+    watchdog): busy, waiting for a token, waiting for the DRAM port, or idle."""
+    cycles = after.cycles - before.cycles
+    parts = []
+    for unit in UNITS:
+        doing = []
+        for label, name in (("busy", f"busy_{unit}"), ("waiting for a token",
+                                                      f"stall_token_{unit}"),
+                            ("waiting for DRAM", f"stall_dram_{unit}")):
+            spent = getattr(after, name, 0) - getattr(before, name, 0)
+            if spent:
+                doing.append(f"{label} {spent}")
+        parts.append(f"{unit.upper()} {', '.join(doing) or 'idle'}")
+    return f"; in its last {cycles} cycles {'; '.join(parts)}"
+
+
+def model_position(image: list[int], config: HwConfig, cycle: int) -> str:
+    """Where the cycle model (which the RTL equals, cycle for cycle) has each unit at ``cycle``:
+    the pc it runs or waits at; or, if the model finishes before, that it does."""
+    program = []
+    for word in image:
+        try:
+            program.append(decode(word))
+        except DecodeError:
+            return ""  # the machine stops at this word with an error, not at the watchdog
+        if program[-1].op.name == "halt":
+            break
+    timeline = schedule(program, config)
+    end = timeline.counters.cycles
+    if timeline.error is None and end <= cycle:
+        return f"; the cycle model finishes at cycle {end}: the RTL is behind it"
+    at = timeline.at(cycle)
+    units = ", ".join(f"{unit.upper()} {state} at pc {pc}"
+                      for unit in UNITS if unit in at for pc, state in [at[unit]])
+    return f"; at cycle {cycle} the cycle model has {units or 'no unit busy'}"
 
 
 def sparse_hex(data: np.ndarray) -> bytes:
     """The $readmemh text of DRAM's nonzero 4 KiB pages: `@address` and one byte a line
     (ISA v2 A3: the RTL's DRAM is zero elsewhere, so only the bytes a program uses are read)."""
-    pages = np.flatnonzero(np.add.reduceat(data != 0, np.arange(0, data.size, PAGE_BYTES)))
+    pages = nonzero_pages(data)
     parts = []
     for page in pages.tolist():
         start = page * PAGE_BYTES

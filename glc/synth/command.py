@@ -24,7 +24,8 @@ from glc.synth.flow import (
               help="Hardware configuration: a name in hw/configs/ or a .toml path.")
 @click.option("--target", type=click.Choice(TARGETS), default="ecp5-85f", show_default=True,
               help="ecp5-85f: Yosys's synth_ecp5 and nextpnr on an LFE5U-85F; generic: "
-                   "Yosys's technology-independent synth (LUTs, no place-and-route).")
+                   "Yosys's technology-independent synth (its gates, flip-flops and latches; no "
+                   "device, no place-and-route).")
 @click.option("--out", "outdir", type=click.Path(file_okay=False, path_type=Path),
               help="Where the logs, netlist and reports go (default build/synth/CONFIG-TARGET).")
 @click.option("--seed", "seeds", type=int, multiple=True, default=(1,), show_default=True,

@@ -45,9 +45,19 @@ PNR_MINUTES = 180
 # The LFE5U-85F's resources (Lattice ECP5 family data sheet, FPGA-DS-02012, table 1.1): LUT4s and
 # flip-flops (two of each per slice), 18x18 multipliers and 18 Kb block RAMs (EBR).
 DEVICE = {"lut": 83_640, "ff": 83_640, "dsp": 156, "bram": 208}
-# Yosys cell names counted as each resource on the ECP5; on the generic target LUTs are $lut
-# cells and flip-flops Yosys's internal $*dff* cells.
+# Yosys cell names counted as each resource on the ECP5.
 ECP5_CELLS = {"lut": ("LUT4",), "dsp": ("MULT18X18D",), "bram": ("DP16KD",)}
+# The generic target maps to Yosys's internal cell library (its techlibs/common/simcells.v):
+# flip-flops (plain, enable, sync/async reset, set-reset, async load), latches, and the
+# one-bit gates. Every cell must be one of these: a cell glc cannot classify is an error, as a
+# flip-flop counted as nothing once reported 0 flip-flops for a design with ~161 k.
+GENERIC_CELLS = {
+    "ff": re.compile(r"\$_(FF|DFFE?|SDFFC?E?|DFFSRE?|ALDFFE?)_[NP01]*_"),
+    "latch": re.compile(r"\$_(DLATCH|DLATCHSR|SR)_[NP01]*_"),
+    "gate": re.compile(r"\$_(BUF|NOT|N?AND|N?OR|XN?OR|ANDNOT|ORNOT|N?MUX(4|8|16)?|AOI[34]|"
+                       r"OAI[34]|TBUF)_"),
+}
+GENERIC_LABELS = {"gate": "gates", "ff": "flip-flops", "latch": "latches"}
 # Log lines that mean the design is not what was intended.
 BAD_LOG = (re.compile(r"latch", re.I), re.compile(r"multiple conflicting drivers", re.I),
            re.compile(r"is used but has no driver", re.I))
@@ -56,7 +66,8 @@ BAD_LOG = (re.compile(r"latch", re.I), re.compile(r"multiple conflicting drivers
 @dataclass
 class SynthReport:
     """Resources, Fmax and tool times of one synthesis run: ``fmax_mhz`` the best of its
-    place-and-route seeds, ``fmax_by_seed`` each one's."""
+    place-and-route seeds, ``fmax_by_seed`` each one's. ``available`` is the device's totals,
+    empty on the generic target (no device)."""
 
     config: str
     target: str
@@ -68,8 +79,10 @@ class SynthReport:
     pnr_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
-    def fits(self) -> bool:
-        """Every resource within the device's totals."""
+    def fits(self) -> bool | None:
+        """Every resource within the device's totals; None with no device (generic)."""
+        if not self.available:
+            return None
         return all(self.used[key] <= self.available[key] for key in self.used)
 
     def to_dict(self) -> dict:
@@ -135,9 +148,14 @@ def bad_log_lines(log: str) -> list[str]:
             or (line.startswith("Warning") and any(p.search(line) for p in BAD_LOG))]
 
 
-def count_cells(stat: dict, target: str) -> dict[str, int]:
-    """LUTs, flip-flops, DSPs and block RAMs from Yosys's ``stat -json`` of the top module."""
-    cells: dict[str, int] = stat["design"]["num_cells_by_type"]
+def count_cells(stat: dict, target: str, where: str = "stat.json") -> dict[str, int]:
+    """The resources in Yosys's ``stat -json`` of the top module: on the ECP5 LUTs, flip-flops,
+    DSPs and block RAMs; on the generic target gates, flip-flops and latches. Statistics with
+    no cells, or (generic) a cell of no known kind, are a GlcError located at ``where``."""
+    design = stat.get("design") if isinstance(stat, dict) else None
+    cells = design.get("num_cells_by_type") if isinstance(design, dict) else None
+    if not cells:
+        raise GlcError("Yosys's statistics hold no cells: nothing to count", where)
     if target == "ecp5-85f":
         used = {key: sum(cells.get(name, 0) for name in names)
                 for key, names in ECP5_CELLS.items()}
@@ -146,10 +164,19 @@ def count_cells(stat: dict, target: str) -> dict[str, int]:
         # A distributed-RAM primitive takes LUTs of its slice.
         used["lut"] += 2 * cells.get("TRELLIS_DPR16X4", 0)
         return used
-    return {"lut": sum(count for name, count in cells.items() if name == "$lut"),
-            "ff": sum(count for name, count in cells.items() if "dff" in name),
-            "dsp": sum(count for name, count in cells.items() if name == "$mul"),
-            "bram": sum(count for name, count in cells.items() if name.startswith("$mem"))}
+    used = dict.fromkeys(GENERIC_CELLS, 0)
+    unknown = []
+    for name, count in cells.items():
+        kind = next((key for key, pattern in GENERIC_CELLS.items() if pattern.fullmatch(name)),
+                    None)
+        if kind is None:
+            unknown.append(name)
+        else:
+            used[kind] += count
+    if unknown:
+        raise GlcError(f"cannot count Yosys's generic cells {', '.join(sorted(unknown))}: "
+                       "not gates, flip-flops or latches of its internal library", where)
+    return used
 
 
 def pnr_settings(config: HwConfig) -> tuple[str, str]:
@@ -176,8 +203,12 @@ def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True
     if result.returncode != 0:
         errors = [line for line in log.splitlines() if "ERROR" in line] or [result.stderr]
         raise GlcError(f"yosys failed: {errors[-1].strip()}", str(workdir / "synth.log"))
+    stat = workdir / "stat.json"
+    if not stat.exists():
+        raise GlcError("yosys wrote no statistics (stat.json)", str(workdir / "synth.log"))
     report = SynthReport(config=config.name, target=target,
-                         used=count_cells(json.loads((workdir / "stat.json").read_text()), target),
+                         used=count_cells(json.loads(stat.read_text()), target, str(stat)),
+                         available=dict(DEVICE) if target == "ecp5-85f" else {},
                          synth_seconds=round(synth_seconds, 1), warnings=bad_log_lines(log))
     if target == "ecp5-85f" and pnr:
         default_placer, default_router = pnr_settings(config)
@@ -277,7 +308,14 @@ def router_progress(log: str) -> list[int]:
 
 
 def format_report(report: SynthReport) -> str:
-    """The human-readable report: one line per resource against the device, then Fmax."""
+    """The human-readable report: one line per resource against the device, then Fmax; on the
+    generic target each kind of cell, with no device to fit."""
+    if not report.available:
+        lines = [f"{report.config} on {report.target} (Yosys's internal cells, no device)"]
+        lines += [f"  {label:22} {report.used[key]:>8}" for key, label in GENERIC_LABELS.items()]
+        lines.append(f"  synthesis {report.synth_seconds} s")
+        lines.extend(f"  {warning}" for warning in report.warnings)
+        return "\n".join(lines)
     names = {"lut": "LUTs", "ff": "flip-flops", "dsp": "DSPs (MULT18X18D)",
              "bram": "block RAMs (DP16KD)"}
     lines = [f"{report.config} on {report.target} (LFE5U-85F totals)"]

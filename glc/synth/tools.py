@@ -9,6 +9,8 @@ A native ``yosys`` / ``nextpnr-ecp5`` on PATH is preferred: it is several times 
 from __future__ import annotations
 
 import shutil
+import sys
+from pathlib import Path
 
 from glc.errors import GlcError
 
@@ -21,9 +23,11 @@ TOOLS = {
 
 def find_tool(name: str) -> str | None:
     """The path of ``name`` (a key of TOOLS): the native build if on PATH, else YoWASP's, else
-    None."""
+    None. Each is looked for on PATH and then beside the running interpreter: a virtual
+    environment's scripts are there even when it is not activated (``.venv/bin/glc synth``)."""
+    beside = str(Path(sys.executable).parent)
     for command in TOOLS[name]:
-        path = shutil.which(command)
+        path = shutil.which(command) or shutil.which(command, path=beside)
         if path:
             return path
     return None

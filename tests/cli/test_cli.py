@@ -42,7 +42,8 @@ def test_check_prints_the_access_shape_and_dtype():
 
 def test_check_json():
     result = glc("check", PROGRAMS / "matmul-int8", "--json")
-    assert json.loads(result.stdout) == {"shape": [12, 7], "item": [], "dtype": "int32"}
+    assert json.loads(result.stdout) == {"kind": "access", "shape": [12, 7], "item": [],
+                                         "dtype": "int32"}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.iterdir() if p.is_dir()))
@@ -190,7 +191,11 @@ def test_rules_lists_every_row_of_the_table():
     result = glc("rules")
     assert result.exit_code == 0
     listed = [line for line in result.stdout.splitlines() if line and not line[0].isspace()]
-    assert listed == [rule.name for rule in select("all", 16)]
+    # Each row's name and its rule sets (issue 41 item 18: no row named its set).
+    assert [line.split()[0] for line in listed] == [rule.name for rule in select("all", 16)]
+    assert "systolic-array  [tensorise]" in listed
+    assert "bubble-slice-through-transpose  [layout, bubble]" in listed
+    assert "computed from the match" not in result.stdout
     assert_user_error(glc("rules", "--rules", "nope"), "error: ", "unknown rule set 'nope'")
 
 
@@ -242,10 +247,12 @@ def test_out_refuses_to_write_into_the_inputs_folder(tmp_path, command):
     # Issue 12 item 5: -o prog/result.npy made the next run fail with "unexpected input".
     folder = _folder(tmp_path, "dense-int8")
     extra = ["--engine", "isa"] if command == "run" else []
-    for name in ("result.npy", "output.npy", "x.npy"):
+    # Issue 41 item 16: output.npy is no input, it is the expected result: said so.
+    for name, reason in (("result.npy", "inputs folder"), ("x.npy", "inputs folder"),
+                         ("output.npy", "would overwrite the expected result output.npy")):
         before = sorted(p.name for p in folder.iterdir())
         assert_user_error(glc(command, folder, *extra, "-o", folder / name), str(folder / name),
-                          "inputs folder")
+                          reason)
         assert sorted(p.name for p in folder.iterdir()) == before
     assert glc("interp", folder).exit_code == 0
 
@@ -309,10 +316,11 @@ NOT_TENSORS = [("(literal 3)", "got the number 3"), ("(shape 1 2)", "got shape (
 
 
 @pytest.mark.parametrize("text,fragment", NOT_TENSORS, ids=[n[1] for n in NOT_TENSORS])
-@pytest.mark.parametrize("command", [["check"], ["check", "--json"], ["interp"], ["compile"],
+@pytest.mark.parametrize("command", [["interp"], ["interp", "--json"], ["compile"],
                                      ["run", "--engine", "isa"]], ids=" ".join)
 def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text, fragment):
-    # Issue 12 item 14: these were AttributeError tracebacks.
+    # Issue 12 item 14: these were AttributeError tracebacks. Only where a tensor is needed
+    # (issue 41 item 11: glc check types them).
     source = tmp_path / "static.gls"
     source.write_text(text + "\n")
     where = f"{source}:{text.count(chr(10)) + 1}:1"
@@ -324,6 +332,28 @@ def test_a_result_that_is_no_tensor_is_one_located_line(tmp_path, command, text,
         assert error["where"] == where and error["error"].startswith(message)
     else:
         assert_user_error(result, f"{where}: error: ", message)
+    assert "only a tensor is evaluated or compiled" in result.output
+
+
+# What glc check prints for each: (program, line, JSON object).
+CHECKED = [("(literal 3)", "number 3", {"kind": "number", "value": 3}),
+           ("(shape 1 2)", "shape (1,2)", {"kind": "shape", "dims": [1, 2]}),
+           ("(list 1 0)", "list (1,0)", {"kind": "list", "items": [1, 0]}),
+           ("(input a (shape 2 3) int8)\n(get-access-shape (access a 1))",
+            "access-shape ((2),(3))", {"kind": "access-shape", "shape": [2], "item": [3]}),
+           ("(input a (shape 2 3) int8)\n(access a 1)", "((2),(3)) int8",
+            {"kind": "access", "shape": [2], "item": [3], "dtype": "int8"})]
+
+
+@pytest.mark.parametrize("text,line,fields", CHECKED, ids=[c[1] for c in CHECKED])
+def test_check_types_a_result_of_any_kind(tmp_path, text, line, fields):
+    # Issue 41 item 11: check refused shapes, lists and numbers that the language types.
+    source = tmp_path / "static.gls"
+    source.write_text(text + "\n")
+    result = glc("check", source)
+    assert result.exit_code == 0 and result.stdout == line + "\n", result.output
+    result = glc("check", source, "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == fields, result.output
 
 
 # Issue 12 item 15: (program, location suffix, message fragment); each passed check, then crashed.

@@ -39,4 +39,5 @@ def test_debug_after_the_subcommand_shows_the_traceback():
 def test_compile_verbose_after_the_subcommand_prints_the_runners_report():
     result = CliRunner().invoke(main, ["compile", PROGRAM, "-v"])
     assert result.exit_code == 0
-    assert result.stdout.startswith("iteration 1:")  # compile's -v report goes with its output
+    # Diagnostics on stderr, as for every command (issue 41 item 16: compile's were on stdout)
+    assert result.stderr.startswith("iteration 1:") and "iteration 1:" not in result.stdout

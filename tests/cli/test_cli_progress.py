@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -69,3 +71,18 @@ def test_json_after_the_report_keeps_stdout_one_object(tmp_path):
     assert result.exit_code == 1
     assert json.loads(result.stdout)["rows"][0]["status"] == "error"
     assert "1 of 1 programs failed" in result.stderr
+
+
+def test_no_click_deprecated_stream_call(monkeypatch):
+    # Click 8.5 deprecates click.get_text_stream (a warning per call: 1 075 in one test run).
+    real = click.get_text_stream
+
+    def deprecated(*args, **kwargs):
+        warnings.warn("'get_text_stream' is deprecated", DeprecationWarning, stacklevel=2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(click, "get_text_stream", deprecated)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        result = glc_("compile", PROGRAM)  # it shows progress on a terminal
+    assert result.exit_code == 0, result.output

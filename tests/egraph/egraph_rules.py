@@ -48,7 +48,8 @@ BASIC: tuple[Rewrite, ...] = (
     rewrite("access-of-access", "(access (access ?a ?i) ?j)", "(access ?a ?j)",
             source="language contract: access only re-splits s ++ i"),
     rewrite("transpose-of-transpose", "(access-transpose (access-transpose ?a ?p) ?q)",
-            _compose_transposes, source="permutations compose"),
+            _compose_transposes, source="permutations compose",
+            shows="(access-transpose ?a (list p[q[0]] …))"),
     rewrite("transpose-of-access", "(access-transpose (access ?a ?k) ?p)",
             "(access (access-transpose ?a ?p) ?k)",
             source="a transpose keeps the split, so it commutes with re-splitting"),
@@ -58,5 +59,6 @@ BASIC: tuple[Rewrite, ...] = (
             source="Glenside: slicing exactly the unpadded range of a padded axis"),
     rewrite("commute-cartesian-product",
             "(compute dot-product (access-cartesian-product ?x ?y))", _commute_product,
-            source="Glenside: dot products of a cartesian product commute up to a transpose"),
+            source="Glenside: dot products of a cartesian product commute up to a transpose",
+            shows="(access-transpose (compute dot-product (access-cartesian-product ?y ?x)) …)"),
 )

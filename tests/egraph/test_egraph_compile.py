@@ -45,7 +45,7 @@ def test_verbose_prints_one_line_per_iteration_and_the_stop_reason(tmp_path):
     assert result.exit_code == 0
     assert lines[0].startswith("iteration 1: ")
     assert any(line.startswith("stopped: saturated after") for line in lines)
-    assert any(line.startswith("extract: exact, cost") for line in lines)
+    assert any(line.startswith("extract: exact, extraction cost") for line in lines)
 
 
 def test_limits_are_passed_to_the_runner():

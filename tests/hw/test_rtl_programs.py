@@ -2,6 +2,7 @@
 N = 16: DRAM bit-identical to the ISA simulator and to numpy, the same error code and instruction
 for the faulty ones, and every counter, cycles included, equal to the cycle model's."""
 
+import re
 import time
 
 import numpy as np
@@ -154,6 +155,12 @@ def test_watchdog_stops_a_program_that_does_not_finish_in_time():
     assert rtl.cycles <= 500
     with pytest.raises(GlcError, match="watchdog: the program did not finish within 500 cycles"):
         rtl.raise_for_status()
+    # Issue 41 item 18: which unit and which pc. Eight MATMULs of 200 rows: EXEC runs the third
+    # (pc 2) at cycle 500 (each takes 200 rows and the array's fill), busy all through the
+    # last cycles the harness watched, the other units idle.
+    assert re.search(r"in its last (\d+) cycles LOAD idle; EXEC busy \1; STORE idle; "
+                     r"VECTOR idle", rtl.stuck), rtl.stuck
+    assert "at cycle 500 the cycle model has EXEC running at pc 2" in rtl.stuck
 
 
 @pytest.mark.parametrize(("m", "k", "n_out", "raw", "group", "order", "cap"), [

@@ -260,3 +260,16 @@ def test_a_narrow_fetch_port_and_a_small_buffer_pace_the_dispatcher():
     t = _timeline("sync unit=exec\nsync unit=exec\nsync unit=exec\nhalt", slow)
     # 4 cycles a word; one slot: word p+1's fetch starts the cycle after word p dispatches
     assert [t.dispatch[pc] for pc in range(4)] == [4, 9, 14, 19]
+
+
+def test_the_timeline_says_what_each_unit_does_in_a_cycle():
+    # What the RTL watchdog's message names (glc/sim/run.py): the STORE waits at pc 1 for the
+    # MATMUL's token while EXEC runs pc 0, then runs; before dispatch and after HALT, nothing.
+    hw = load_config("n4")
+    program = assemble("matmul rows=200, push_next\nstore pop_prev, run=4, count0=1\nhalt\n",
+                       hw).instructions()
+    timeline = predict(program, hw)
+    end = timeline.complete[0]
+    assert timeline.at(100) == {"exec": (0, "running"), "store": (1, "waiting")}
+    assert timeline.at(end) == {"store": (1, "running")}
+    assert timeline.at(0) == {} and timeline.at(timeline.counters.cycles) == {}

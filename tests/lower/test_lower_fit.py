@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from glc.cli import main
 from glc.compiler import compile_program
+from glc.diagnose import check_each
 from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.interp import interpret
@@ -34,6 +35,22 @@ HOST_FIRST = """(input big (shape 16 16 300) int8)
   (compute (requantize 4) (compute dot-product (access-cartesian-product
     (access (access-tensor a) 1) (access (access-transpose (access-tensor b) (list 1 0)) 1))))
   0)
+"""
+
+
+# Issue 41 item 13: a kernel's 80 KiB int32 result that only a host step reads (the sum with an
+# int16 input and the requantize after it, numpy's), whose 20 KiB int8 result feeds a second
+# kernel. n4's plan counted the dead 80 KiB against the second kernel and refused it (the data
+# 128 128 bytes and its image could not share 128 KiB), though its own tensors take 40 KiB.
+HOST_BETWEEN = """(input x (shape 1280 4) int8)
+(input w1 (shape 4 16) int8)
+(input y (shape 1280 16) int16)
+(input w2 (shape 16 4) int8)
+(define p (compute dot-product (access-cartesian-product
+  (access (access-tensor x) 1) (access (access-transpose (access-tensor w1) (list 1 0)) 1))))
+(define s (compute (requantize 9) (compute elementwise-add (access-pair p (access-tensor y)))))
+(compute dot-product (access-cartesian-product
+  (access s 1) (access (access-transpose (access-tensor w2) (list 1 0)) 1)))
 """
 
 
@@ -83,3 +100,25 @@ def test_a_program_of_more_instructions_than_the_fetch_buffer_streams_and_matche
     assert figures["match"] is True and figures["host_steps"] == 0
     assert figures["instructions"] > 12_000
     assert figures["cycles"] == figures["predicted_cycles"]
+
+
+def test_a_result_only_a_host_step_reads_gives_its_dram_back(tmp_path):
+    bundle = load(write(tmp_path / "host-between", HOST_BETWEEN))
+    result = compile_program(bundle, rules=select(DEFAULT, N4.array_size), config=N4)
+    program = result.lowered
+    first, second = program.kernels
+    (host,) = program.host_steps
+    assert first.output in host.inputs and host.output in second.inputs
+    buffers = program.buffers
+    dead = buffers[first.output]
+    assert dead.nbytes == 1280 * 16 * 4
+    # The second kernel's tensors take the space the first kernel's result left.
+    assert buffers[host.output].address < dead.address + dead.nbytes
+    arrays = bundle.arrays_or_random(0)
+    expected, _ = interpret(bundle.program.body, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected)
+    # --check-each still compares the freed result: from the bytes kept when the host read it.
+    assert program.freed == {first.output} and first.output in outcome.freed
+    wrong, compared = check_each(program, outcome, result.term, arrays)
+    assert wrong is None and compared == 3

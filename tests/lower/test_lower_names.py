@@ -8,6 +8,8 @@ from pathlib import Path
 from glc.compiler import compile_program
 from glc.hwconfig import load_config
 from glc.inputs import load
+from glc.interp import env_types
+from glc.lower.lowering import lower
 from glc.rewrites import DEFAULT, select
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
@@ -38,3 +40,18 @@ def test_kernels_folds_and_host_steps_count_separately():
     # the stride-2 pool reads the conv's NCHW result in strided runs (docs/isa.md, revision
     # 2.4), no channels-last copy of it first
     assert [s.name for s in program.steps] == ["kernel1", "fold1", "kernel2"]
+
+
+def test_a_fold_that_writes_its_consumers_layout_is_named_a_fold():
+    """A residual add rebuilt to write the channels-last layout its stride-2 projection would
+    copy it into (glc/lower/folds.py ``_fold_into``) kept the copy's name, ``repack1``, in the
+    report; renamed after the lowering it is ``fold1`` (issue 41, item 15)."""
+    from test_lower_folds import _projection
+
+    term, arrays = _projection(256, 14, 512, seed=3)
+    program = lower(term, env_types(arrays), N16)
+    assert [(s.name, s.kernel.kind) for s in program.steps] == [("fold1", "fold"),
+                                                                ("kernel1", "matmul")]
+    assert program.steps[1].inputs.count("fold1") == 1
+    assert program.output.buffer == "kernel1"
+    assert "repack1" not in program.buffers

@@ -5,10 +5,17 @@ equals onnxruntime's bit for bit, and the float steps are listed as host ops."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import onnx
 import pytest
+from click.testing import CliRunner
 from conftest import float_model, imported, weights
 from onnx import helper
+
+from glc.cli import main
+from glc.onnx.zoo import quantize
 
 FORMS = [dict(), dict(activations="uint8"), dict(per_channel=True), dict(form="QOperator")]
 FORM_IDS = ["int8", "uint8", "per-channel", "qoperator"]
@@ -85,3 +92,35 @@ def test_scale_and_shift_by_constants_match_onnxruntime(tmp_path, options):
     assert np.array_equal(out, expected)
     text = (tmp_path / "program" / "model.gls").read_text()
     assert "Mul)" in text and "Add)" in text
+
+
+def _pool_and_add():
+    return [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2],
+                             name="pool"),
+            helper.make_node("Add", ["p", "p"], ["y"], name="add")]
+
+
+def test_a_float_only_model_imports_with_a_note_that_it_runs_on_the_host(tmp_path):
+    # Issue 41 item 15: a model with no quantized layer imported silently, and every step ran
+    # in numpy ("kernels 0").
+    model = float_model(_pool_and_add(), [("x", [1, 4, 6, 6])], ("y", None), {})
+    onnx.save(model, tmp_path / "float.onnx")
+    runner = CliRunner()
+    done = runner.invoke(main, ["import", str(tmp_path / "float.onnx"), "-o",
+                                str(tmp_path / "program")])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("wrote ")
+    assert done.stderr.startswith("note: the model computes in float only: every step will "
+                                  "run on the host")
+    ran = runner.invoke(main, ["run", str(tmp_path / "program"), "--engine", "isa", "--json"])
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["kernels"] == 0
+
+
+def test_a_quantized_model_imports_with_no_such_note(tmp_path):
+    model = float_model(_pool_and_add(), [("x", [1, 4, 6, 6])], ("y", None), {})
+    done = CliRunner().invoke(main, ["import", str(quantize(model, tmp_path / "q.onnx")), "-o",
+                                     str(tmp_path / "program")])
+    assert done.exit_code == 0, done.output
+    assert "float only" not in done.stderr

@@ -378,7 +378,9 @@ def test_a_corrupted_output_npy_fails_with_the_mismatch(tmp_path):
     row = rows["matmul-int8"]
     assert row["status"] == "mismatch" and row["match"] is False
     assert "interpreter: equal, bit for bit" in row["detail"]
-    assert f"output.npy: 1 of {expected.size} elements differ (max |diff| 1)" in row["reason"]
+    # The mismatch names its first differing index, the one corrupted (issue 41, item 15).
+    assert (f"output.npy: 1 of {expected.size} elements differ (first at (2, 3): "
+            f"{expected[2, 3] - 1}, expected {expected[2, 3]}; max |diff| 1)") in row["reason"]
     assert rows["dense-int8"]["status"] == "pass"
     assert "matmul-int8 (wrong result: " in stderr and "dense-int8" not in stderr
 

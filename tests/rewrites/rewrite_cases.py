@@ -60,6 +60,28 @@ APPLIES: dict[str, list[str]] = {
             f"(access-reshape {FLAT_W} (access-shape (shape 2 2) (shape 3 2)))",
             f"(access-reshape {FLAT_X} (access-shape (shape 6) (shape 3 2)))"),
     ],
+    # A batched operand flattened, the other flat (issue 41, item 12).
+    "bubble-reshape-through-cartesian-product-left": [
+        decl(a="3 5 4 int8", c="7 4 int8") + cp(
+            "(access-reshape (access-flatten (access (access-tensor a) 2)) "
+            "(access-shape (shape 3 5) (shape 4)))", C1),
+        decl(a="3 5 4 float64", v="4 float64") + cp(
+            "(access-reshape (access-flatten (access (access-tensor a) 2)) "
+            "(access-shape (shape 5 3) (shape 4)))", "(access (access-tensor v) 0)"),
+    ],
+    "bubble-reshape-through-cartesian-product-right": [
+        decl(a="6 4 int8", c="2 3 4 int8") + cp(
+            A1, "(access-reshape (access-flatten (access (access-tensor c) 2)) "
+                "(access-shape (shape 2 3) (shape 4)))"),
+        decl(v="4 int8", c="2 3 4 int8") + cp(
+            "(access (access-tensor v) 0)",
+            "(access-reshape (access-flatten (access (access-tensor c) 2)) "
+            "(access-shape (shape 3 2) (shape 4)))"),
+    ],
+    "vector-operand-first": [
+        decl(a="3 5 int8", v="5 int8") + mm(A1, "(access (access-tensor v) 0)"),
+        decl(a="4 6 float64", v="6 float64") + mm(A1, "(access (access-tensor v) 0)"),
+    ],
     "bubble-reshape-through-compute-dot-product": [
         decl(w="4 2 3 int8", x="2 3 2 3 int8") + "(compute dot-product (access-reshape "
         + cp(FLAT_W, FLAT_X) + " (access-shape (shape 4 2 3) (shape 2 2 3))))",
@@ -206,6 +228,20 @@ REFUSES: dict[str, list[str]] = {
         decl(w="4 2 3 int8", x="2 3 2 3 int8") + cp(
             f"(access-reshape {FLAT_W} (access-shape (shape 8) (shape 3)))",
             f"(access-reshape {FLAT_X} (access-shape (shape 12) (shape 3)))")],
+    "bubble-reshape-through-cartesian-product-left": [
+        # The reshape regroups items: ((6),(2)) -> ((3),(4)) pairs other items.
+        decl(a="6 2 int8", c="5 4 int8") + cp(
+            "(access-reshape (access (access-tensor a) 1) (access-shape (shape 3) (shape 4)))",
+            C1)],
+    "bubble-reshape-through-cartesian-product-right": [
+        # The reshape regroups items: ((6),(2)) -> ((3),(4)) pairs other items.
+        decl(a="5 4 int8", c="6 2 int8") + cp(
+            A1, "(access-reshape (access (access-tensor c) 1) "
+                "(access-shape (shape 3) (shape 4)))")],
+    "vector-operand-first": [
+        # Already first, or no vector at all: swapping would transpose the result.
+        decl(v="5 int8", a="3 5 int8") + mm("(access (access-tensor v) 0)", A1),
+        decl(a="3 5 int8", c="2 5 int8") + mm(A1, C1)],
     "bubble-reshape-through-compute-dot-product": [
         # The tuple axis moves: the items are regrouped into other products.
         decl(w="4 2 3 int8", x="2 3 2 3 int8") + "(compute dot-product (access-reshape "

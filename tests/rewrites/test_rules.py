@@ -9,6 +9,8 @@ tolerance for floats (only the summation order differs).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from rewrite_cases import APPLIES, ARRAY, REFUSES
@@ -18,6 +20,7 @@ from glc.egraph.rewrite import Match, match_term, substitute
 from glc.errors import GlcError
 from glc.inputs import random_inputs
 from glc.interp import interpret
+from glc.ir.ops import OPS
 from glc.ir.term import Term, walk
 from glc.ir.types import Access, is_int
 from glc.rewrites import DEFAULT, RULESETS, all_rules, select
@@ -103,8 +106,10 @@ def test_rule_names_are_unique_and_cite_a_source():
 def test_select_combines_sets_once_each_for_the_array_size():
     table = select("tensorise,im2col,tensorise", 8)
     names = [rule.name for rule in table]
-    assert names == ["systolic-array", "systolic-array-with-blocking-8-8",
+    assert names == ["vector-operand-first", "systolic-array", "systolic-array-with-blocking-8-8",
                      "flatten-unflatten-any-access", "bubble-reshape-through-cartesian-product",
+                     "bubble-reshape-through-cartesian-product-left",
+                     "bubble-reshape-through-cartesian-product-right",
                      "bubble-reshape-through-compute-dot-product"]
     layout_and_bubble = {r.name for r in select("layout,bubble", 8)}
     assert len(layout_and_bubble) == len(select("layout,bubble", 8))
@@ -120,3 +125,26 @@ def test_select_combines_sets_once_each_for_the_array_size():
 def test_select_rejects_unknown_sets_and_sizes(names, size, message):
     with pytest.raises(GlcError, match=message):
         select(names, size)
+
+
+def _operators(text: str) -> list[str]:
+    """The operators a right side names, in order: each ``(name`` that is an operator."""
+    return [name for name in re.findall(r"\(([a-z][a-z-]*)", text) if name in OPS]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, rule in RULES.items() if callable(rule.rhs)))
+def test_a_computed_right_side_shows_what_it_produces(name):
+    # Issue 41 item 18: glc rules printed "(computed from the match)" for 24 of 44 rows. What a
+    # row shows must be what it builds: its operators, in order, the built term's outermost.
+    shown = _operators(RULES[name].shows)
+    _, result, _ = rewritten(name, APPLIES[name][0])
+    built = [node.op for node in _preorder(result)]
+    assert shown and shown[0] == result.op, (RULES[name].shows, result.op)
+    remaining = iter(built)
+    assert all(op in remaining for op in shown), (shown, built)
+
+
+def _preorder(term: Term):
+    yield term
+    for arg in term.args:
+        yield from _preorder(arg)

@@ -139,6 +139,42 @@ def reshape_under_product(rng):
         f"(access-cartesian-product {sides[0]} {sides[1]})")
 
 
+def reshape_on_one_side(rng):
+    """A product of a reshaped operand and a flat one (a batched matrix by a matrix or vector,
+    issue 41 item 12), the reshape on either side. One time in four the reshape regroups the
+    items (the flat side then has the regrouped items, so the product still types), which the
+    rows must refuse."""
+    item = tensor(rng, int(rng.integers(1, 3)))
+    inner = math.prod(item)
+    regroup = rng.integers(4) == 0 and inner % 2 == 0
+    s_reshaped, s_flat = tensor(rng, int(rng.integers(1, 3))), tensor(rng, int(rng.integers(0, 2)))
+    count = math.prod(s_reshaped)
+    if regroup:
+        shape, items = factor(count * 2, 1, rng), [inner // 2]
+    else:
+        shape, items = factor(count, int(rng.integers(1, 3)), rng), [inner]
+    source = decl("a", s_reshaped + item) + decl("b", tuple(s_flat) + tuple(items))
+    reshaped = (f"(access-reshape (access-flatten (access (access-tensor a) {len(s_reshaped)})) "
+                f"(access-shape (shape {ints(shape)}) (shape {ints(items)})))")
+    flat = f"(access (access-tensor b) {len(s_flat)})"
+    if rng.integers(2):
+        return "bubble-reshape-through-cartesian-product-left", source + (
+            f"(access-cartesian-product {reshaped} {flat})")
+    return "bubble-reshape-through-cartesian-product-right", source + (
+        f"(access-cartesian-product {flat} {reshaped})")
+
+
+def vector_second(rng):
+    """A product of rows by a vector, sometimes of other ranks (which the row must leave)."""
+    item = tensor(rng, 1)
+    sa = tensor(rng, 1 if rng.integers(4) else int(rng.integers(0, 3)))
+    sb = () if rng.integers(4) else tensor(rng, 1)
+    source = decl("a", sa + item) + decl("b", sb + item)
+    return "vector-operand-first", source + (
+        f"(compute dot-product (access-cartesian-product (access (access-tensor a) {len(sa)}) "
+        f"(access (access-tensor b) {len(sb)})))")
+
+
 def shape_first(rng, n: int, ndim: int, keep_tuple: bool, mix: bool = True) -> list[int]:
     """A permutation of ``ndim`` dims that keeps the first ``n`` among themselves and, if
     ``keep_tuple``, dim ``n`` in place (if ``mix``, one time in five any permutation)."""
@@ -200,7 +236,8 @@ def concatenate_or_slice_in_product(rng):
 
 
 GENERATORS = [transposes, slice_or_pad_across_transpose, reshape_under_dot, reshape_under_product,
-              transpose_under_dot, transpose_in_product, concatenate_or_slice_in_product]
+              reshape_on_one_side, vector_second, transpose_under_dot, transpose_in_product,
+              concatenate_or_slice_in_product]
 
 
 @pytest.mark.parametrize("generate", GENERATORS, ids=lambda g: g.__name__)
