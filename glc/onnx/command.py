@@ -11,7 +11,8 @@ from glc.errors import GlcError
 
 @click.command("import")
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+# -o is any path: glc/outdir.py refuses a file there in one line, as for glc compile -o.
+@click.option("-o", "--out", required=True, type=click.Path(path_type=Path),
               help="The program folder to write (replaced when the import succeeds).")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME=d0,d1,...",
               help="The shape of a model input (for symbolic or other sizes); repeatable.")
