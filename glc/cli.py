@@ -390,23 +390,32 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
               help="The baseline file (default: hw/baselines/<config>.json for the shipped "
                    "programs/, DIR/baselines/<config>.json for another folder DIR).")
 @click.option("--update-baselines", is_flag=True,
-              help="Rewrite the baseline file from this run (accepts its cycle changes).")
+              help="Record this run's cycles in the baseline file (accepts its cycle changes; "
+                   "other programs' entries are kept).")
+@click.option("--prune", is_flag=True,
+              help="With --update-baselines over a whole folder: also remove the baselines of "
+                   "programs it no longer holds.")
 @click.option("--tolerance", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Percent above its baseline a program's cycles may be before it regresses.")
 @click.option("--strict", is_flag=True, help="A program with no baseline fails.")
 @click.option("-k", "keyword", help="Only the programs whose name contains this substring.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Kill a program still running after SECONDS (status hang; default: none).")
 @max_cycles_option
 @tolerance_options("float_tolerance")
 @json_option
 @click.pass_obj
 def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str | None,
             jobs: int | None, junit: Path | None, baselines: Path | None,
-            update_baselines: bool, tolerance: float, strict: bool, keyword: str | None,
-            max_cycles: int | None, float_tolerance: FloatTolerance, as_json: bool) -> None:
+            update_baselines: bool, prune: bool, tolerance: float, strict: bool,
+            keyword: str | None, timeout: float | None, max_cycles: int | None,
+            float_tolerance: FloatTolerance, as_json: bool) -> None:
     """Every program under DIR (default programs/): compile, run, compare with the interpreter
     bit for bit, and hold its cycles to the baselines; exit status 1 on a wrong result or a
     cycle regression."""
     from glc import regress as rg
+    from glc.regress_output import table as regress_table
+    from glc.regress_output import write_junit
 
     config = load_config(config_name)
     chosen = rg.select(list(dirs) or [Path("programs")], config, keyword, baselines)
@@ -429,15 +438,17 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
 
     report = rg.regress(chosen.programs, config, choose_engine(engine, config),
                         chosen.baselines, tolerance=tolerance, jobs=jobs, max_cycles=max_cycles,
-                        strict=strict, update=update_baselines, complete=chosen.complete,
+                        timeout=timeout,
+                        strict=strict, update=update_baselines, prune=prune,
+                        complete=chosen.complete,
                         on_row=progress, float_tolerance=float_tolerance)
     if junit is not None:
-        rg.write_junit(report, junit)
+        write_junit(report, junit)
     obj.clear_status()
     if as_json:
         emit_json(report.to_json())
     else:
-        click.echo(rg.table(report))
+        click.echo(regress_table(report))
     failures = report.failures()
     if failures:
         raise GlcError(f"{len(failures)} of {len(report.rows)} programs failed: "
