@@ -67,8 +67,10 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
     ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures:
     the program's, cycles, efficiency against the compute ideal and against the roofline limit
     (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py."""
-    outcome = execute(program, arrays, engine, max_cycles, check_races)
+    # The reference first: a value the language refuses (a NaN multiplier) is one line at its
+    # form before the program runs on anything.
     reference, _ = interpret(source, arrays)
+    outcome = execute(program, arrays, engine, max_cycles, check_races)
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
         verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
