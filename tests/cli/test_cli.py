@@ -486,3 +486,15 @@ def test_asm_to_an_unwritable_path_is_one_line(tmp_path):
     target = tmp_path / "missing" / "h.bin"
     assert_user_error(glc("asm", source, "-o", target), str(target),
                       f"no such folder {target.parent} to write into")
+
+
+def test_a_nan_the_program_computes_prints_no_numpy_warning(tmp_path):
+    """Issue 41, item 10: sqrt of a negative float32 is NaN, on the host as in the interpreter;
+    numpy's RuntimeWarning about it leaked onto stderr ahead of the result."""
+    (tmp_path / "p.gls").write_text("(input x (shape 2 3) float32)\n(compute sqrt (access x 1))\n")
+    np.save(tmp_path / "x.npy", np.array([[-1, 2, 3], [4, 5, 6]], np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pytest would otherwise capture what a user sees
+        result = glc("interp", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "" and "nan" in result.stdout
