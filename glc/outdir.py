@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from glc.errors import GlcError
+from glc.errors import GlcError, printable
 
 # The hidden file every folder glc writes holds: a JSON list of the folder's entries.
 RECORD = ".glc-output"
@@ -87,9 +87,9 @@ def _check_replaceable(folder: Path, shown: str) -> None:
                        "write it; refusing to replace it (give a new or empty folder)", shown)
     foreign = [name for name in entries if name not in written and name != RECORD]
     if foreign:
-        raise GlcError(f"the output folder holds '{foreign[0]}', which glc did not write; "
-                       "refusing to replace it (move it out, or give a new or empty folder)",
-                       shown)
+        raise GlcError(f"the output folder holds '{printable(foreign[0])}', which glc did not "
+                       "write; refusing to replace it (move it out, or give a new or empty "
+                       "folder)", shown)
 
 
 def _recorded(record: Path) -> set[str] | None:
@@ -174,7 +174,7 @@ def check_file_target(path: Path, inputs: Iterable[Path] = ()) -> None:
         raise GlcError("-o names a folder; give the file to write", shown)
     parent = path.parent
     if not parent.is_dir():
-        raise GlcError(f"no such folder {parent} to write into", shown)
+        raise GlcError(f"no such folder {printable(str(parent))} to write into", shown)
     for given in inputs:
         if path.exists() and given.exists() and os.path.samefile(path, given):
             raise GlcError("-o names an input of this command; writing it would destroy it",

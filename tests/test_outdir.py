@@ -211,3 +211,12 @@ def test_o_naming_an_input_or_a_missing_folder_is_refused_before_the_work(tmp_pa
     assert line == f"{missing}: error: no such folder {missing.parent} to write into"
     line = one_error_line(glc("interp", MATMUL, "-o", tmp_path / "missing" / "r.npy"))
     assert "no such folder" in line
+
+
+def test_a_path_with_a_control_character_stays_on_the_error_s_line(tmp_path, monkeypatch):
+    """Found by the -o fuzz: `asm -o '\\r/new.bin'` printed the missing folder's name raw."""
+    source = tmp_path / "h.s"
+    source.write_text("halt\n")
+    monkeypatch.chdir(tmp_path)
+    line = one_error_line(glc("asm", source, "-o", "\r/new.bin"))
+    assert line == "\\x0d/new.bin: error: no such folder \\x0d to write into"

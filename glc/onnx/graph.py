@@ -104,6 +104,21 @@ def _one_line(error: Exception) -> str:
     return printable(" ".join(str(error).split()))
 
 
+def _check_text(model, path: str) -> None:
+    """Every name glc reads is text: ONNX strings are UTF-8, but protobuf hands a string field
+    that is not back as bytes, which no name, comment or error can hold."""
+    graph = model.graph
+    named = [*graph.input, *graph.output, *graph.initializer, *graph.value_info]
+    strings = [v.name for v in named]
+    for node in graph.node:
+        strings += [node.name, node.op_type, node.domain, *node.input, *node.output,
+                    *(a.name for a in node.attribute)]
+    strings += [o.domain for o in model.opset_import]
+    bad = next((s for s in strings if not isinstance(s, str)), None)
+    if bad is not None:
+        raise GlcError(f"a name in the model is not UTF-8 text: {printable(repr(bad))}", path)
+
+
 def _check(model, path: str) -> None:
     """The ONNX checker's verdict (without shape inference), then what it lets through and
     glc would trip on."""
@@ -170,6 +185,7 @@ def read_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]]) -> Gr
 
     path = str(path)
     model = _load(path)
+    _check_text(model, path)
     _check(model, path)
     graph = model.graph
     constants = _constants(model, path)

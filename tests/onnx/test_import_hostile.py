@@ -262,3 +262,13 @@ def test_an_input_with_no_shape_imports_given_input_shape(base, tmp_path):
                                        "--input-shape", "x=1,3,8,8"])
     assert result.exit_code == 0, result.output
     assert load(tmp_path / "program").arrays["x"].shape == (1, 3, 8, 8)
+
+
+def test_a_name_that_is_not_utf8_is_one_line(base, tmp_path):
+    """Found by the import fuzz: protobuf hands a string field holding invalid UTF-8 back as
+    bytes, and the node's comment raised a TypeError."""
+    data = bytearray(base.SerializeToString())
+    at = data.find(b"z_DequantizeLinear")  # the first byte of a node's name
+    data[at] = 0x80
+    assert _refused(tmp_path, bytes(data)) == \
+        "a name in the model is not UTF-8 text: b'\\x80_DequantizeLinear'"
