@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from glc.errors import GlcError, printable
+from glc.ir.types import fmt_dims
 from glc.onnx import attention, binary, floats, layers, pools
 from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
@@ -188,12 +189,17 @@ def _dequantize(t: Translator, node, attrs) -> None:
 
 
 def _expand(per_channel: np.ndarray, q: np.ndarray, attrs) -> np.ndarray:
+    """A scale or zero point shaped to broadcast over ``q``: one value, or one per channel of
+    ``q``'s axis (anything else is the node's error, not numpy's)."""
     per_channel = np.asarray(per_channel)
     if per_channel.size == 1:
         return per_channel.reshape(())
-    axis = attrs.get("axis", 1) % q.ndim
+    axis = attrs.get("axis", 1)
+    if not -q.ndim <= axis < q.ndim or per_channel.size != q.shape[axis]:
+        raise NodeError(f"{per_channel.size} scales or zero points for axis {axis} of a "
+                        f"tensor of dims {fmt_dims(q.shape)}: one, or one per channel")
     dims = [1] * q.ndim
-    dims[axis] = per_channel.size
+    dims[axis % q.ndim] = per_channel.size
     return per_channel.reshape(dims)
 
 

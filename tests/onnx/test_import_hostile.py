@@ -272,3 +272,15 @@ def test_a_name_that_is_not_utf8_is_one_line(base, tmp_path):
     data[at] = 0x80
     assert _refused(tmp_path, bytes(data)) == \
         "a name in the model is not UTF-8 text: b'\\x80_DequantizeLinear'"
+
+
+def test_a_constant_s_zero_points_of_the_wrong_length_name_the_node(tmp_path):
+    """Found by the import fuzz (data/bias-zero-points-empty.onnx: a QDQ MatMul + Add whose
+    bias's zero point was replaced by an empty int8 array, which onnxruntime runs): numpy's
+    broadcast ValueError escaped."""
+    from pathlib import Path
+
+    data = (Path(__file__).parent / "data" / "bias-zero-points-empty.onnx").read_bytes()
+    assert _refused(tmp_path, data) == (
+        "node 'b_DequantizeLinear' (DequantizeLinear): 0 scales or zero points for axis 1 of a "
+        "tensor of dims (6): one, or one per channel")
