@@ -110,7 +110,9 @@ def _reason(error: Exception) -> str:
             if start >= 0 and depth == 0:
                 end = k + 1
                 break
-        rest = re.sub(r"^ \[with [^\]]*\]", "", text[end:])
+        # then the signature's qualifiers and template arguments: " const [with T = …]"
+        rest = re.sub(r"^(?:\s*(?:const|noexcept|override)\b)*\s*(?:\[with [^\]]*\])?", "",
+                      text[end:])
         text = text[:located.start()] + rest.strip()
     return printable(text.strip())
 

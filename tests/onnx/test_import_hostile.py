@@ -127,6 +127,11 @@ CASES = [
      "onnxruntime cannot run the model: Non-zero status code returned while running "
      "QLinearConv node. Name:'c1_token_3' Status Message: IsValidQuantParam(W_scale, M) was "
      "false. QLinearConv : filter scale shape invalid"),
+    ("per-channel zero points of the wrong length (a const method's signature dropped)",
+     lambda m: _set(m, "w_zero_point", np.zeros(0, np.int8)), (),
+     "onnxruntime cannot run the model: Non-zero status code returned while running "
+     "QLinearConv node. Name:'c1_token_3' Status Message: IsValidQuantParam(W_zero_point, M) "
+     "was false. QLinearConv : filter zero point shape invalid"),
     ("a string initializer", lambda m: _set(m, "w_scale", np.array(["a"], dtype=object)), (),
      "tensor 'w_scale' is of type object; glc reads numbers"),
     ("two outputs", lambda m: m.graph.output.append(copy.deepcopy(m.graph.output[0])), (),
