@@ -44,7 +44,9 @@ from glc.lower.artefacts import read as read_program
 from glc.lower.artefacts import write as write_program
 from glc.lower.optimizations import OPTIMIZATIONS, parse_disabled
 from glc.onnx.command import import_ as import_command
+from glc.onnx.command import zoo as zoo_command
 from glc.outdir import check_folder_target, replacing
+from glc.plot import check_plot_path, report_figure, save
 from glc.report import define_namer, name_steps, rows_json
 from glc.report import table as step_table
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
@@ -61,12 +63,23 @@ from glc.run import (
 from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_dag, print_term
 from glc.synth.command import COMMANDS as SYNTH_COMMANDS
+from glc.trace import check_trace_path, write_trace
+from glc.version import describe
+
+
+def _show_version(ctx: click.Context, on: bool) -> None:
+    """``--version``: the version and the commit (glc/version.py), then exit before any command."""
+    if on and not ctx.resilient_parsing:
+        click.echo(describe())
+        ctx.exit()
 
 
 @click.group(cls=Main)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.option("-v", "--verbose", count=True, help="Print each stage's figures.")
-@click.version_option(package_name="glc")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _param, on: _show_version(ctx, on),
+              help="Show the version and the commit it was built from, and exit.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     """glc: compile Glenside kernels onto a systolic array and check them in Verilator."""
@@ -281,6 +294,14 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @click.option("--report", "per_step", is_flag=True,
               help="Also print each step: its define (ONNX node), unit, MACs, cycles, ideal, "
                    "roofline limit, efficiencies; --json gives them as 'steps'.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Draw each step's cycles against its limits, and the roofline with each "
+                   "kernel as a point, into this .svg, .png or .html (needs matplotlib: "
+                   "pip install 'glc[plot]').")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write each unit's busy and stalled cycles per instruction as a "
+                   "Chrome/Perfetto trace into this .json (open it in ui.perfetto.dev): the "
+                   "RTL's own on the RTL, else the cycle model's.")
 @disable_option
 @click.option("--check-each", is_flag=True,
               help="Check every image's tokens order its units' accesses (glc/isa/races.py) "
@@ -294,13 +315,16 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
         rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
-        tolerance: FloatTolerance, per_step: bool, disable: str | None, check_each: bool,
-        bisect_: bool, as_json: bool) -> None:
+        tolerance: FloatTolerance, per_step: bool, plot_path: Path | None,
+        trace_path: Path | None, disable: str | None, check_each: bool, bisect_: bool,
+        as_json: bool) -> None:
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     disabled = parse_disabled(disable)
     bundle = load(program, inputs, shapes)
     check_result_path(out, bundle.input_dir)
+    check_plot_path(plot_path)
+    check_trace_path(trace_path)
     config = load_config(config_name)
     engine = choose_engine(engine, config)  # before compiling: a missing toolchain fails first
     with obj.stage("compile"):
@@ -311,19 +335,26 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
             click.echo(line, err=True)
     _simulating(obj, engine, config)
     arrays = _inputs(obj, bundle, seed)
+    records = [] if trace_path is not None else None
     with obj.stage("simulate") as figures:
         outcome, report = run_and_compare(result.lowered, bundle.program.body, arrays,
                                           engine, bundle.expected,
-                                          max_cycles, tolerance, steps=per_step,
-                                          check_races=check_each)
+                                          max_cycles, tolerance,
+                                          steps=per_step or plot_path is not None,
+                                          check_races=check_each, trace=records)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
     report["inputs"] = bundle.inputs_label(seed)
     steps = report.pop("steps", None)
     if steps is not None:
         name_steps(steps, result.lowered, result)
-        if as_json:
+        if as_json and per_step:
             report["steps"] = rows_json(steps)
+    title = f"{program.name} on the {engine} ({config.name})"
+    if trace_path is not None:
+        write_trace(trace_path, records, f"glc run {title}")
+    if plot_path is not None:
+        save(report_figure(steps, report, config, title), plot_path)
     lines = []
     if check_each:
         wrong, compared = diagnose.check_each(result.lowered, outcome, result.term, arrays,
@@ -344,7 +375,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
         for line in lines:
             click.echo(line, err=True)
     _report(outcome.result, {**result.figures(), **report}, out, as_json, bundle.input_dir,
-            steps)
+            steps if per_step else None)
 
 
 def _simulating(obj: Context, engine: str, config) -> None:
@@ -479,6 +510,6 @@ def optimizations() -> None:
         click.echo(f"{o.name.ljust(width)}  {o.what} [glc/lower/{o.where}]")
 
 
-for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command]:
+for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command, zoo_command]:
     main.add_command(_command)
 add_shared_options(main)

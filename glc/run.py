@@ -62,15 +62,17 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
                     engine: str, expected: np.ndarray | None = None,
                     max_cycles: int | None = None,
                     tolerance: FloatTolerance = DEFAULT_TOLERANCE,
-                    steps: bool = False, check_races: bool = False) -> tuple[Outcome, dict]:
+                    steps: bool = False, check_races: bool = False,
+                    trace: list | None = None) -> tuple[Outcome, dict]:
     """Execute ``program`` and compare its result with the interpreter on ``source`` (and with
     ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures:
     the program's, cycles, efficiency against the compute ideal and against the roofline limit
-    (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py."""
+    (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py. ``trace``: a
+    list to append each run's glc/trace.py record to."""
     # The reference first: a value the language refuses (a NaN multiplier) is one line at its
     # form before the program runs on anything.
     reference, _ = interpret(source, arrays)
-    outcome = execute(program, arrays, engine, max_cycles, check_races)
+    outcome = execute(program, arrays, engine, max_cycles, check_races, trace)
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
         verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))

@@ -132,6 +132,20 @@ module decoder #(
                    || word[VECTOR_SCALE1_LSB +: VECTOR_SCALE1_W] != '0;
     end
 
+    // VECTOR table and lut map int8 scratchpad rows one by one (group 1, no src_acc, no
+    // accumulate); table's entries dst … dst + count - 1 lie in the TABLE_ENTRIES.
+    logic table_bad;
+    always_comb begin
+        logic [31:0] op;
+        op        = 32'(word[VECTOR_OP_LSB +: VECTOR_OP_W]);
+        table_bad = (op == VOP_LUT || op == VOP_TABLE)
+                    && (32'(word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W]) != 1
+                        || word[VECTOR_SRC_ACC_LSB] || word[VECTOR_ACCUMULATE_LSB])
+                 || op == VOP_TABLE && 32'(word[VECTOR_DST_LSB +: VECTOR_DST_W])
+                                       + 32'(word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W])
+                                       > TABLE_ENTRIES;
+    end
+
     always_comb begin
         if (!known) error = ERR_ILLEGAL_OPCODE;
         else if ((word & ~mask) != '0) error = ERR_ILLEGAL_FIELD;
@@ -163,7 +177,7 @@ module decoder #(
                 OP_VECTOR: error = 32'(word[VECTOR_OP_LSB +: VECTOR_OP_W]) >= VOPS
                                    || word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W] == '0
                                    || word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W] == '0
-                                   || lin_bad
+                                   || lin_bad || table_bad
                                ? ERR_ILLEGAL_FIELD : ERR_OK;
                 default:   error = ERR_OK;
             endcase

@@ -22,7 +22,7 @@ package isa_pkg;
     localparam logic [WORD_W-1:0] MASK_MATMUL = 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000ffffffffffffffff000300ff;
     localparam logic [WORD_W-1:0] MASK_SYNC = 512'h000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000303ff;
     localparam logic [WORD_W-1:0] MASK_HALT = 512'h0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000f;
-    localparam logic [WORD_W-1:0] MASK_VECTOR = 512'h0000000000000000000000000000000000000000000000000000000000000000ffffffffffffffffffffffff000001ffffffffffffffffffffffffff000f00ff;
+    localparam logic [WORD_W-1:0] MASK_VECTOR = 512'h0000000000000000000000000000000000000000000000000000000000000000ffffffffffffffffffffffff000001ffffffffffffffffffffffffff001f00ff;
 
     // Token flags: the same bits in every opcode that has them.
     localparam int FLAG_POP_PREV = 4;
@@ -44,13 +44,19 @@ package isa_pkg;
     localparam int VOP_MAX = 1;
     localparam int VOP_MUL = 2;
     localparam int VOP_LIN = 3;
-    localparam int VOPS = 4;
+    localparam int VOP_LUT = 4;
+    localparam int VOP_TABLE = 5;
+    localparam int VOPS = 6;
     // VECTOR lin: rows per group (one scale each), the largest exponent field,
     // the cycles its writes come after the other ops', the outputs of a block.
     localparam int LIN_GROUP = 2;
     localparam int LIN_MAX_EXPONENT = 190;
     localparam int LIN_LATENCY = 4;
     localparam int LIN_WAYS = 3;
+    // VECTOR table and lut: entries of a column's table; the cycles lut's
+    // writes come after the other ops' (its registered read).
+    localparam int TABLE_ENTRIES = 256;
+    localparam int LUT_LATENCY = 2;
 
     // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of
     // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0.
@@ -124,10 +130,10 @@ package isa_pkg;
     localparam int SYNC_UNIT_LSB = 16;
     localparam int SYNC_UNIT_W = 2;
     localparam int VECTOR_OP_LSB = 16;
-    localparam int VECTOR_OP_W = 2;
-    localparam int VECTOR_ACCUMULATE_LSB = 18;
+    localparam int VECTOR_OP_W = 3;
+    localparam int VECTOR_ACCUMULATE_LSB = 19;
     localparam int VECTOR_ACCUMULATE_W = 1;
-    localparam int VECTOR_SRC_ACC_LSB = 19;
+    localparam int VECTOR_SRC_ACC_LSB = 20;
     localparam int VECTOR_SRC_ACC_W = 1;
     localparam int VECTOR_SRC_LSB = 32;
     localparam int VECTOR_SRC_W = 16;

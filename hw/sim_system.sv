@@ -1,5 +1,5 @@
-// The simulated system behind sim_top: the accelerator, the DRAM model (data and fetch ports)
-// and the cycle watchdog (see sim_top for the testbench interface).
+// The simulated system behind sim_top: the accelerator, the DRAM model (data and fetch ports),
+// the cycle watchdog and the unit trace recorder (see sim_top for the testbench interface).
 module sim_system #(
     // N: the array is N×N
     parameter int ARRAY_SIZE = 16,
@@ -75,6 +75,25 @@ module sim_system #(
         .clk, .addr(dram_addr), .rdata(dram_rdata), .wstrb(dram_wstrb), .wdata(dram_wdata),
         .fetch_addr, .fetch_rdata,
         .dump(core_done && !done_q)
+    );
+
+    // Per-unit activity for `glc run --trace` (+trace=PATH), read from inside the core: these
+    // are the signals its counters count, so the recorder needs no port of the chip.
+    unit_trace u_trace (
+        .clk, .rst,
+        .count(u_core.u_counters.count), .cycle(ctr_cycles),
+        .issue(u_core.queue_pop),
+        .head_pc({u_core.head[isa_pkg::UNIT_VECTOR][isa_pkg::WORD_W +: 32],
+                  u_core.head[isa_pkg::UNIT_STORE][isa_pkg::WORD_W +: 32],
+                  u_core.head[isa_pkg::UNIT_EXEC][isa_pkg::WORD_W +: 32],
+                  u_core.head[isa_pkg::UNIT_LOAD][isa_pkg::WORD_W +: 32]}),
+        .busy({u_core.vu_busy, u_core.st_busy, u_core.ex_busy, u_core.ld_busy}),
+        .stall_token({u_core.vu_stall_token, u_core.st_stall_token, u_core.ex_stall_token,
+                      u_core.ld_stall_token}),
+        .stall_dram({1'b0, u_core.st_stall_dram, 1'b0, u_core.ld_stall_dram}),
+        .dispatch(u_core.dispatch), .dispatch_pc(u_core.pc),
+        .fetch_start(u_core.u_fetch.start), .fetch_pc(u_core.u_fetch.next_q),
+        .fetch_reading(u_core.u_fetch.reading)
     );
 
     always_ff @(posedge clk) begin

@@ -20,7 +20,10 @@
 // the folding runs one cycle behind the addresses: output i is written at the end of the cycle
 // after its group's last row (its last one at the end of E, before anything issuing at E reads
 // the accumulator in E+1), and a later output still sees an earlier one. SYNC
-// completes in t + 1. It pops ld2vu (prev) and st2vu (next), pushes vu2ld (prev) and vu2st
+// completes in t + 1. `table` writes source rows into the unit's tables (one per column) and
+// `lut` maps each int8 element of a source row through its column's table, its writes and
+// completion LUT_LATENCY cycles after the folds' (the tables' registered read, below).
+// It pops ld2vu (prev) and st2vu (next), pushes vu2ld (prev) and vu2st
 // (next); it never touches DRAM.
 // It reads the accumulator through ACC_READS ports. With a row in one pass (2): port 0 the
 // source row and port 1 the output row's old value, every cycle. With several (1): the two take
@@ -119,7 +122,7 @@ module vector_unit #(
     assign f_gstride = head_word[VECTOR_GSTRIDE_LSB +: VECTOR_GSTRIDE_W];
 
     logic                active_q, src_acc_q, accumulate_q, push_prev_q, push_next_q;
-    logic [1:0]          op_q;
+    logic [VECTOR_OP_W-1:0] op_q;
     logic [15:0]         left_q, j_q, group_q, ostride_q, gstride_q;
     // The rows go by blocks of b_q outputs (ways at most: 1, or LIN_BLOCK for lin): row j of
     // each of the block's outputs o in turn, each for PASSES cycles (pass_q: the slice of lanes),
@@ -145,7 +148,8 @@ module vector_unit #(
     // highest source row; transfer_rows computed it when the word was queued).
     assign bad_src   = is_vector && 32'(head_end) > (head_word[VECTOR_SRC_ACC_LSB]
                                                      ? ACC_ROWS : SP_ROWS);
-    assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS;
+    assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS
+                    && 32'(head_word[VECTOR_OP_LSB +: VECTOR_OP_W]) != VOP_TABLE;
     logic [2:0] drain_q;  // lin: cycles its pipeline still writes after the last row
     assign free      = !active_q && drain_q == '0 && !stop;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
@@ -160,11 +164,11 @@ module vector_unit #(
     assign error_code = bad_src && !head_word[VECTOR_SRC_ACC_LSB] ? ERR_SP_RANGE : ERR_ACC_RANGE;
     assign error_pc   = head_pc;
 
-    function automatic logic [31:0] combine(input logic [1:0] op, input logic [31:0] a,
+    function automatic logic [31:0] combine(input logic [VECTOR_OP_W-1:0] op, input logic [31:0] a,
                                             input logic [31:0] b);
         case (op)
-            2'(VOP_MAX): combine = signed'(a) > signed'(b) ? a : b;
-            2'(VOP_MUL): combine = a * b;
+            VECTOR_OP_W'(VOP_MAX): combine = signed'(a) > signed'(b) ? a : b;
+            VECTOR_OP_W'(VOP_MUL): combine = a * b;
             default:     combine = a + b;
         endcase
     endfunction
@@ -182,7 +186,8 @@ module vector_unit #(
     // The instruction completes (and pushes) the cycle after this: its last row's, or for lin
     // its pipeline's last write's.
     logic finishing;
-    assign finishing = op_q == 2'(VOP_LIN) ? drain_q == 3'd1 : last;
+    assign finishing = op_q == VECTOR_OP_W'(VOP_LIN) || op_q == VECTOR_OP_W'(VOP_LUT)
+                     ? drain_q == 3'd1 : last;
 
     // min(ways, outputs left): the next block's outputs, ways LIN_BLOCK for lin, else 1
     function automatic logic [1:0] block(input logic lin, input logic [15:0] outputs);
@@ -249,7 +254,7 @@ module vector_unit #(
     logic [31:0]        scale;
     assign scale = fold_first_q ? scale0_q : scale1_q;
     always_ff @(posedge clk) begin
-        s1_valid_q <= !rst && fold_valid_q && op_q == 2'(VOP_LIN);
+        s1_valid_q <= !rst && fold_valid_q && op_q == VECTOR_OP_W'(VOP_LIN);
         s1_first_q <= fold_first_q;
         s1_end_q   <= fold_end_q;
         s1_dst_q   <= fold_dst_q;
@@ -316,6 +321,33 @@ module vector_unit #(
             .q      (r_int8[l])
         );
     end
+    // table and lut (glc/isa/vector_table.py): one memory of TABLE_ENTRIES int8 per column.
+    // Both act on a source row's last pass, when the whole row has arrived: `table` writes the
+    // row into entry fold_dst_q of every column's table; `lut` reads each column's table at
+    // its element's code (entry code + 128: the sign bit flipped), the address and the output
+    // registered (a block RAM's output register), so its writes come LUT_LATENCY cycles after
+    // the folds' would (lut_*_q[k]: the row k+1 cycles on).
+    logic               row_done, lut_read;
+    logic [1:0]         lut_valid_q;
+    logic [1:0][15:0]   lut_dst_q;
+    logic [N-1:0][7:0]  lut_read_q, lut_out_q;
+    assign row_done = fold_valid_q && 32'(fold_pass_q) == PASSES - 1;
+    assign lut_read = row_done && op_q == VECTOR_OP_W'(VOP_LUT);
+    for (genvar n = 0; n < N; n++) begin : g_table
+        logic [7:0] entries [TABLE_ENTRIES];
+        // Power-up contents (the FPGA's configured block RAM); reset leaves the tables alone.
+        initial for (int k = 0; k < TABLE_ENTRIES; k++) entries[k] = '0;
+        always_ff @(posedge clk) begin
+            if (row_done && op_q == VECTOR_OP_W'(VOP_TABLE)) entries[fold_dst_q[7:0]] <= sp_data[n];
+            if (lut_read) lut_read_q[n] <= entries[{~sp_data[n][7], sp_data[n][6:0]}];
+            lut_out_q[n] <= lut_read_q[n];
+        end
+    end
+    always_ff @(posedge clk) begin
+        lut_valid_q <= rst ? '0 : {lut_valid_q[0], lut_read};
+        lut_dst_q   <= {lut_dst_q[0], fold_dst_q};
+    end
+
     always_ff @(posedge clk) begin
         fold_valid_q <= !rst && reading;
         fold_first_q <= j_q == '0;
@@ -350,12 +382,15 @@ module vector_unit #(
         end
         if (s4_end_q) for (int n = 0; n < N; n++)
             acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
+        if (lut_valid_q[1]) for (int n = 0; n < N; n++)
+            acc_data[n] = 32'(signed'(lut_out_q[n]));
     end
     // An output row is written at its last slice.
     assign acc_we  = fold_valid_q && fold_end_q && 32'(fold_pass_q) == PASSES - 1
-                     && op_q != 2'(VOP_LIN)
-                  || s4_end_q && 32'(s4_pass_q) == PASSES - 1;
-    assign acc_row = s4_end_q ? s4_dst_q : fold_dst_q;
+                     && op_q < VECTOR_OP_W'(VOP_LIN)
+                  || s4_end_q && 32'(s4_pass_q) == PASSES - 1
+                  || lut_valid_q[1];
+    assign acc_row = s4_end_q ? s4_dst_q : lut_valid_q[1] ? lut_dst_q[1] : fold_dst_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -368,12 +403,14 @@ module vector_unit #(
                         || (finishing && push_prev_q);
             push_next_r <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
                         || (finishing && push_next_q);
-            if (last && op_q == 2'(VOP_LIN)) drain_q <= 3'(LIN_LATENCY);
+            if (last && op_q == VECTOR_OP_W'(VOP_LIN)) drain_q <= 3'(LIN_LATENCY);
+            else if (last && op_q == VECTOR_OP_W'(VOP_LUT)) drain_q <= 3'(LUT_LATENCY);
             else if (drain_q != '0) drain_q <= drain_q - 3'd1;
             if (issue && is_vector) begin
                 active_q <= 1'b1;
-                op_q         <= head_word[VECTOR_OP_LSB +: 2];
-                b_q          <= block(head_word[VECTOR_OP_LSB +: 2] == 2'(VOP_LIN), f_count);
+                op_q         <= head_word[VECTOR_OP_LSB +: VECTOR_OP_W];
+                b_q          <= block(head_word[VECTOR_OP_LSB +: VECTOR_OP_W]
+                                      == VECTOR_OP_W'(VOP_LIN), f_count);
                 o_q          <= '0;
                 pass_q       <= '0;
                 bubble_q     <= '0;
@@ -411,7 +448,7 @@ module vector_unit #(
                         j_q      <= j_q + 16'd1;
                         row_q    <= phase_q + 32'(gstride_q);
                         phase_q  <= phase_q + 32'(gstride_q);
-                        bubble_q <= bubble(op_q == 2'(VOP_LIN), b_q);
+                        bubble_q <= bubble(op_q == VECTOR_OP_W'(VOP_LIN), b_q);
                     end else if (last) active_q <= 1'b0;
                     else begin  // the next block
                         logic [31:0] base;
@@ -419,7 +456,7 @@ module vector_unit #(
                         o_q     <= '0;
                         j_q     <= '0;
                         left_q  <= left_q - 16'(b_q);
-                        b_q     <= block(op_q == 2'(VOP_LIN), left_q - 16'(b_q));
+                        b_q     <= block(op_q == VECTOR_OP_W'(VOP_LIN), left_q - 16'(b_q));
                         dst_q   <= dst_q + 32'(b_q);
                         row_q   <= base;
                         phase_q <= base;

@@ -3,7 +3,9 @@
 Each section is a module in ``scripts/benchmarks/`` that defines ``SECTION`` (its name, used by
 ``--only``), ``TITLE`` and ``run() -> list[dict]`` (one row per measured case; keys are the
 columns; a ``run`` with an ``rtl`` parameter is given ``--rtl``). ``--write`` also records the
-table, with the machine and date, in docs/benchmarks.md.
+table, with the machine and date, in docs/benchmarks.md. ``--plot FILE`` draws the layer suite's
+and the model suite's efficiencies (glc/plot.py; each of their sections says what it draws with
+``efficiencies(rows)``): the sections run now, the others as docs/benchmarks.md records them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import benchmarks  # noqa: E402
+
+from glc.errors import GlcError  # noqa: E402
+from glc.plot import check_plot_path, efficiency_figure, save  # noqa: E402
+
+RECORD = HERE.parent / "docs" / "benchmarks.md"
+# What --plot draws: a panel per suite, the rows of its sections.
+SUITES = {"layer suite: real networks' layers at their real shapes (N = 16)": ("layers",),
+          "model suite: network-sized programs and imported networks (N = 16)":
+              ("networks", "onnx")}
 
 
 def sections() -> dict[str, object]:
@@ -69,9 +80,21 @@ def main() -> None:
                         help="sections that take it (shapes): another draw than the recorded one")
     parser.add_argument("--count", type=int,
                         help="sections that take it (shapes): how many rows to draw")
+    parser.add_argument("--plot", metavar="FILE", type=Path,
+                        help="draw the layer and model suites' efficiencies into FILE (.svg, "
+                             ".png, .html): the sections run now (--only), the others as "
+                             "docs/benchmarks.md records them; without --only nothing is run")
     args = parser.parse_args()
-    chosen = args.only or list(found)
+    try:
+        check_plot_path(args.plot)
+    except GlcError as error:
+        sys.exit(str(error))
+    chosen = args.only or ([] if args.plot else list(found))
     results = {name: found[name].run(**_options(found[name], args)) for name in chosen}
+    if args.plot:
+        plot(args.plot, found, results)
+        if not chosen:
+            return
     if args.json:
         print(json.dumps(results, indent=2, default=str))
         return
@@ -85,6 +108,48 @@ def main() -> None:
         _record(chosen, text)
 
 
+def plot(path: Path, found: dict, results: dict[str, list[dict]]) -> None:
+    """Draw each suite's efficiencies into ``path``: a section's rows from ``results`` when it
+    ran now, else as docs/benchmarks.md records them."""
+    groups = {suite: [row for name in names for row in found[name].efficiencies(
+        results[name] if name in results else recorded(name))] for suite, names in SUITES.items()}
+    try:
+        save(efficiency_figure(groups, "glc's benchmarks: efficiency against each limit"), path)
+    except GlcError as error:
+        sys.exit(str(error))
+
+
+def recorded(name: str) -> list[dict]:
+    """The rows of section ``name``'s table as docs/benchmarks.md records it (the first table
+    under its heading, as ``_record`` writes it): numbers and verdicts as values, an empty cell
+    as no key, as a fresh row leaves a column it does not fill."""
+    text = RECORD.read_text() if RECORD.exists() else ""
+    lines = _split_blocks(text).get(name, "").split("\n")
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("|")), None)
+    if start is None:
+        return []
+    header = _columns(lines[start])
+    rows = []
+    for line in lines[start + 2:]:  # past the header and its rule
+        if not line.startswith("|"):
+            break
+        rows.append({key: _value(cell) for key, cell in zip(header, _columns(line), strict=True)
+                     if cell})
+    return rows
+
+
+def _value(cell: str) -> object:
+    """A recorded cell as the value a section's row holds."""
+    if cell in ("True", "False"):
+        return cell == "True"
+    for kind in (int, float):
+        try:
+            return kind(cell)
+        except ValueError:
+            pass
+    return cell
+
+
 def _options(section, args) -> dict:
     """The command-line options a section's ``run`` takes, by parameter name (those not given
     left to the section's defaults)."""
@@ -95,7 +160,7 @@ def _options(section, args) -> dict:
 
 def _record(chosen: list[str], text: list[str]) -> None:
     """Replace each written section's block in docs/benchmarks.md, keeping the others."""
-    path = HERE.parent / "docs" / "benchmarks.md"
+    path = RECORD
     fresh = "# Benchmarks\n\nWritten by `scripts/bench.py --write`.\n"
     old = path.read_text() if path.exists() else fresh
     blocks = _split_blocks(old)

@@ -294,6 +294,19 @@ class Graph:
         return self.define(f"(compute relu {text})", ref.relu(value), x.layout, reads, set(),
                            kernel=x.kernel, sum=x.sum, concat=x.concat, hw=x.hw)
 
+    def lookup(self, x: Value, layout: str) -> Value | None:
+        """``table-lookup`` of int8 ``x`` read in ``layout`` through a fresh 256-entry table (a
+        quantized graph's float island, docs/onnx.md: VECTOR lut)."""
+        reads: list = []
+        got = self.view(x, layout, reads) if x.dtype == np.int8 else None
+        if got is None:
+            return None
+        text, value = got
+        table = self.constant(self.int8(256))
+        return self.define(f"(table-lookup {text} (access-tensor {table}))",
+                           ref.table_lookup(value, self.inputs[table]), layout, reads,
+                           {"table-lookup"}, kernel=x.kernel, hw=x.hw)
+
     # ---- pools --------------------------------------------------------------------------------
 
     def max_pool(self, x: Value, layout: str, size: int, stride: int, pads) -> Value | None:
@@ -365,3 +378,29 @@ class Graph:
                            np.concatenate([a, b], axis=axis), x.layout, reads, set(),
                            kernel=x.kernel or y.kernel, concat=x.kernel and y.kernel,
                            hw=x.hw or y.hw)
+
+    # ---- channel splits and shuffles (ShuffleNet) ------------------------------------------
+
+    def channels(self, x: Value, lo: int, hi: int) -> Value:
+        """Channels ``lo`` … ``hi`` − 1 of image ``x`` (access-slice: an ONNX Split or Slice)."""
+        reads: list = []
+        text, value = self.view(x, x.layout, reads)
+        axis = CHANNEL[x.layout]
+        index = tuple(slice(lo, hi) if k == axis else slice(None) for k in range(4))
+        return self.define(f"(access-slice {text} {axis} {lo} {hi})", value[index], x.layout,
+                           reads, {"channel slice"}, kernel=x.kernel, hw=x.hw)
+
+    def shuffle(self, x: Value, groups: int) -> Value:
+        """ShuffleNet's channel shuffle of image ``x``: its channels as ``groups`` × (C / groups),
+        transposed — a reshape, a transpose and a reshape, no affine view of x's layout."""
+        reads: list = []
+        text, value = self.view(x, x.layout, reads)
+        c = value.shape[CHANNEL[x.layout]]
+        if x.layout == "nchw":
+            split, perm = (1, groups, c // groups, *value.shape[2:]), (0, 2, 1, 3, 4)
+        else:
+            split, perm = (*value.shape[:3], groups, c // groups), (0, 1, 2, 4, 3)
+        shuffled = value.reshape(split).transpose(perm).reshape(value.shape)
+        return self.define(reshaped(transposed(reshaped(text, split), perm), value.shape),
+                           shuffled, x.layout, reads, {"channel shuffle"}, kernel=x.kernel,
+                           hw=x.hw)

@@ -10,7 +10,9 @@ sometimes an earlier one of the same map size (so the image and other tensors ar
 consumers): convolutions (kernels 1/3/5/7, strides 1/2/3, symmetric and lopsided pads, grouped and
 depthwise), max and average pools, residual Adds whose sum a convolution reads, branches joined by
 a Concat, Concats of Concats feeding Adds and convolutions, chains of elementwise ops (Relu, Add,
-Mul and Add by a constant), and a convolution whose result nothing reads. The head is a global
+Mul and Add by a constant; activations of one input — Sigmoid, Tanh, HardSwish, LeakyRelu, SiLU —
+which the import makes tables), ShuffleNet's unit (a Split or two Slices, a branch conv, a Concat
+and the channel shuffle), and a convolution whose result nothing reads. The head is a global
 average pool, Flatten and Gemm, a global average pool alone, or the last feature map itself.
 Only what docs/onnx.md says the importer takes is generated.
 
@@ -36,7 +38,8 @@ KERNELS = (1, 3, 5, 7)
 FEATURES = ("fan-out", "residual-add-into-conv", "concat-of-concats", "concat-into-add",
             "concat-into-conv", "depthwise", "grouped", "stride-3", "kernel-7", "dead-conv",
             "max-pool", "average-pool", "global-average-pool", "gemm", "map-output",
-            "QDQ", "QOperator", "uint8", "int8", "per-tensor", "per-channel")
+            "channel-shuffle", "activation", "QDQ", "QOperator", "uint8", "int8", "per-tensor",
+            "per-channel")
 
 
 @dataclass
@@ -191,6 +194,14 @@ class _Graph:
     def relu(self, x: str) -> str:
         return self._node("Relu", [x], self.shape[x], f"relu({x})")
 
+    def activation(self, x: str) -> str:
+        kind = str(self.rng.choice(["Sigmoid", "Tanh", "HardSwish", "LeakyRelu", "SiLU"]))
+        if kind == "SiLU":
+            s = self._node("Sigmoid", [x], self.shape[x], f"sigmoid({x})")
+            return self._node("Mul", [x, s], self.shape[x], f"mul({x},{s})")
+        attrs = {"alpha": 0.1} if kind == "LeakyRelu" else {}
+        return self._node(kind, [x], self.shape[x], f"{kind.lower()}({x})", **attrs)
+
     def by_constant(self, x: str, op: str) -> str:
         c = self.shape[x][0]
         name = self._fresh("k")
@@ -220,8 +231,8 @@ class _Graph:
         rng = self.rng
         if self.shape[x][0] > MAX_CHANNELS:  # concatenations grow: a 1x1 conv narrows again
             return self.conv(x, self._channels())
-        kind = rng.choice(["conv", "pool", "residual", "branches", "nested", "dead", "chain"],
-                          p=[0.2, 0.1, 0.15, 0.15, 0.15, 0.08, 0.17])
+        kind = rng.choice(["conv", "pool", "residual", "branches", "nested", "dead", "chain",
+                           "shuffle"], p=[0.18, 0.1, 0.14, 0.14, 0.14, 0.07, 0.15, 0.08])
         # Not a pool of the image itself: onnxruntime's quantizer leaves that pool float when it
         # is the image's only reader (the import refuses a float pool).
         if kind == "pool" and min(self.shape[x][1:]) >= 2 and x != "x":
@@ -243,6 +254,8 @@ class _Graph:
             return self.concat(parts)
         if kind == "nested":
             return self._nested(x)
+        if kind == "shuffle":
+            return self._shuffle(x)
         if kind == "dead":  # a conv nothing reads: the import and the lowering must drop it
             self.random_conv(x)
             return self.block(x)
@@ -257,6 +270,44 @@ class _Graph:
         if choice == 1:
             return self.same_conv(self.conv(x, self._channels()))
         return self.same_conv(x)
+
+    def _shuffle(self, x: str) -> str:
+        """ShuffleNetV2's unit: the channels split in two (a Split, or two Slices as torch
+        exports ``x[:, :c]``), one half through a conv, concatenated with the other half and
+        shuffled (Reshape → Transpose → Reshape)."""
+        from onnx import helper
+
+        c, h, w = self.shape[x]
+        if c % 2 or c < 4:
+            x = self.conv(x, 2 * int(self.rng.integers(2, MAX_CHANNELS // 4 + 1)))
+            c = self.shape[x][0]
+        half = c // 2
+        left, right = self._fresh("s"), self._fresh("s")
+        if self.rng.random() < 0.5:
+            sizes = self._fresh("k")
+            self.inits[sizes] = np.array([half, half], np.int64)
+            self.nodes.append(helper.make_node("Split", [x, sizes], [left, right], axis=1,
+                                               name=left))
+        else:
+            bounds = {}
+            for name, value in (("lo0", 0), ("hi0", half), ("lo1", -half),
+                                ("hi1", np.iinfo(np.int64).max), ("axis", 1)):
+                bounds[name] = self._fresh("k")
+                self.inits[bounds[name]] = np.array([value], np.int64)
+            for out, lo, hi in ((left, "lo0", "hi0"), (right, "lo1", "hi1")):
+                self.nodes.append(helper.make_node(
+                    "Slice", [x, bounds[lo], bounds[hi], bounds["axis"]], [out], name=out))
+        self.shape[left] = self.shape[right] = (half, h, w)
+        self.lines.append(f"{left},{right}=split({x})")
+        branch = self.same_conv(right, half)
+        joined = self.concat([left, branch])
+        grouped, flat = self._fresh("k"), self._fresh("k")
+        self.inits[grouped] = np.array([1, 2, half, h, w], np.int64)
+        self.inits[flat] = np.array([1, c, h, w], np.int64)
+        g = self._node("Reshape", [joined, grouped], (2, half, h, w), f"reshape({joined})")
+        t = self._node("Transpose", [g], (half, 2, h, w), f"transpose({g})",
+                       perm=[0, 2, 1, 3, 4])
+        return self._node("Reshape", [t, flat], (c, h, w), f"shuffle({joined})")
 
     def _earlier(self, x: str) -> str:
         """An earlier tensor of ``x``'s shape, or an earlier one of its map (the image, when
@@ -287,10 +338,15 @@ class _Graph:
         return self.random_conv(outer)
 
     def _chain(self, x: str) -> str:
-        """Two to four elementwise ops in a row (folds on the vector unit)."""
+        """Two to four elementwise ops in a row (folds on the vector unit); an activation of
+        one input (Sigmoid, Tanh, HardSwish, LeakyRelu, SiLU as x·σ(x)) is a float island the
+        import makes a table (VECTOR lut)."""
         for _ in range(int(self.rng.integers(2, 5))):
-            op = self.rng.choice(["relu", "add", "mul", "addc"], p=[0.35, 0.45, 0.1, 0.1])
-            if op == "relu":
+            op = self.rng.choice(["relu", "add", "mul", "addc", "activation"],
+                                 p=[0.3, 0.35, 0.1, 0.1, 0.15])
+            if op == "activation":
+                x = self.activation(x)
+            elif op == "relu":
                 x = self.relu(x)
             elif op == "add":
                 x = self.add(x, self._earlier(x))
@@ -344,6 +400,9 @@ def _features(graph: _Graph, output: str) -> set[str]:
         found |= {"concat-of-concats"} if node.op_type == "Concat" and "Concat" in sources \
             else set()
         found |= {"concat-into-add"} if node.op_type == "Add" and "Concat" in sources else set()
+        found |= {"channel-shuffle"} if node.op_type == "Transpose" else set()
+        found |= {"activation"} if node.op_type in ("Sigmoid", "Tanh", "HardSwish",
+                                                   "LeakyRelu") else set()
         found |= {{"MaxPool": "max-pool", "AveragePool": "average-pool", "Gemm": "gemm",
                    "GlobalAveragePool": "global-average-pool"}.get(node.op_type, "")}
     found.discard("")
@@ -400,7 +459,7 @@ def make(seed: int) -> Network:
                           [helper.make_tensor_value_info(output, TensorProto.FLOAT,
                                                          [1, *graph.shape[output]])],
                           [numpy_helper.from_array(v, k) for k, v in graph.inits.items()]),
-        opset_imports=[helper.make_opsetid("", 13)])
+        opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
     # The quantizer warns that the model was not pre-processed, once per network.

@@ -36,7 +36,8 @@ FEATURES = frozenset({
     "fan-out", "fan-out 3", "kernel-fold-kernel", "residual sum into conv", "two layouts",
     "concat of kernels into kernel", "concat of kernels into add", "max pool over conv",
     "conv nchw", "conv nhwc", "strided conv", "padded conv", "pad-value", "matmul",
-    "add-linear", "requantize-linear", "requantize", "global pool", RESIDUAL, WIDE})
+    "add-linear", "requantize-linear", "requantize", "global pool", "table-lookup",
+    "channel slice", "channel shuffle", RESIDUAL, WIDE})
 
 
 @dataclass
@@ -97,6 +98,23 @@ class Composer(Graph):
             joined = self.concatenate(joined, part)
         return joined
 
+    def shuffle_unit(self, x: Value) -> Value | None:
+        """ShuffleNetV2's unit: x's channels split in two, one half through a conv (or two),
+        concatenated with the other and shuffled — a concatenation of a slice and a kernel
+        result that the next block reads through no affine view."""
+        if x.layout == "mat" or x.dtype != np.int8 or x.dims[CHANNEL[x.layout]] < 4:
+            return None
+        c = x.dims[CHANNEL[x.layout]] // 2 * 2
+        left, right = self.channels(x, 0, c // 2), self.channels(x, c // 2, c)
+        for _ in range(int(self.rng.integers(1, 3))):
+            k = int(self.rng.choice([1, 3]))
+            right = right and self.conv(right, right.layout, c // 2, (k, k), (1, 1),
+                                        (((k - 1) // 2, k // 2),) * 2, self.fill(minimum=False),
+                                        self.rng.random() < 0.5, self.fold_kind())
+        if right is None or right.dtype != np.int8:
+            return None
+        return self.shuffle(self.concatenate(left, right), 2)
+
     def maybe_fold(self) -> str | None:
         """A fold in the kernel's own define (fused into its store), or none."""
         return None if self.rng.random() < 0.4 else self.fold_kind()
@@ -147,8 +165,9 @@ class Composer(Graph):
             return self.fold(x) if draw < 0.9 else self.skip(x)
         image = x.layout != "mat" or x.hw is not None
         block = str(rng.choice(["conv"] * 3 + ["residual"] * 3 + ["branches"] * 3 +
-                               ["pool", "pool", "skip", "skip", "matmul", "global", "relu"]
-                               if image else ["matmul", "matmul", "skip", "relu"]))
+                               ["pool", "pool", "skip", "skip", "matmul", "global", "relu",
+                                "lookup", "lookup", "shuffle", "shuffle"]
+                               if image else ["matmul", "matmul", "skip", "relu", "lookup"]))
         if block == "conv":
             return self.random_conv(x)
         if block == "residual":
@@ -159,6 +178,8 @@ class Composer(Graph):
                                  int(rng.integers(3, MAX_CHANNELS + 1)), None, rng.random() < 0.7)
         if block == "branches":
             return self.branches(x)
+        if block == "shuffle":
+            return self.shuffle_unit(x)
         if block == "pool":
             return self.random_pool(x)
         if block == "global":
@@ -166,6 +187,9 @@ class Composer(Graph):
         if block == "matmul":
             return self.matmul(x, int(rng.integers(3, MAX_CHANNELS + 1)), rng.random() < 0.5,
                                self.maybe_fold())
+        if block == "lookup":
+            return self.lookup(x, x.layout if x.layout == "mat" or rng.random() < 0.6 else
+                               str(rng.choice(["nchw", "nhwc"])))
         return self.skip(x) if block == "skip" else self.relu(x)
 
     def random_pool(self, x: Value) -> Value | None:

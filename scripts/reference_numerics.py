@@ -88,6 +88,12 @@ def relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, np.zeros((), dtype=x.dtype))
 
 
+def table_lookup(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``(table-lookup X T)``: the code x reads entry x + 128 (docs/language.md)."""
+    return np.array([table[int(code) + 128] for code in x.ravel()],
+                    dtype=np.int8).reshape(x.shape)
+
+
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:
     """exp(x) / sum(exp(x)) along ``axis``, shifted by the maximum for range. exp is libm's,
     element by element: numpy's vectorised exp differs by CPU (its AVX-512 loop and the scalar

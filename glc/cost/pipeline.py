@@ -13,7 +13,7 @@ enough, candidates of the layer suite were estimated up to 17 % low). A tile ope
 the port for all of its instructions (the machine may let the other unit in between two of
 them), and frees its queue entries as if they issued evenly over that hold. Its error against the
 instruction-level model (glc/isa/cycles.py) is measured on the layer suite
-(tests/cost/test_cost_pipeline.py, docs/lowering.md "The cost model").
+(tests/cost/test_cost_pipeline.py, docs/cost.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Quantized arithmetic with ONNX's semantics as onnxruntime's CPU kernels compute it (the
 contracts are in docs/language.md, "Quantized operators"): the shape rules and numpy evaluation of
 ``requantize-linear``, ``quantize-linear``, ``dequantize-linear``, ``add-linear``,
-``average-pool-linear`` and ``access-pad-value``, which the operator table (glc/ir/ops.py) lists.
+``average-pool-linear``, ``table-lookup`` and ``access-pad-value``, which the operator table
+(glc/ir/ops.py) lists.
 
 Every float operation is float32 and in the kernels' order, so numpy reproduces them exactly:
 float32 multiply and divide are IEEE-754 round-to-nearest-even on every platform, and
@@ -267,3 +268,23 @@ def pad_value(out: Access, x: np.ndarray, v, k: int, before: int, after: int) ->
     widths = [(0, 0)] * x.ndim
     widths[k] = (before, after)
     return np.pad(x, widths, constant_values=np.array(v, dtype=x.dtype))
+
+
+TABLE_ENTRIES = 256  # one per int8 code: ``table-lookup``'s tables (VECTOR lut, docs/isa.md)
+
+
+def infer_table_lookup(a: Access, table: Access) -> Access:
+    """``(table-lookup A T)``: A int8, T an int8 tensor of 256 entries (entry k for the code
+    k − 128)."""
+    if a.dtype != "int8":
+        raise ShapeError(f"needs int8 codes, got {a.dtype}", arg=0)
+    if table.dtype != "int8" or table.dims != (TABLE_ENTRIES,):
+        raise ShapeError(f"needs an int8 table of dims ({TABLE_ENTRIES}), got "
+                         f"{fmt_dims(table.dims)} {table.dtype}", arg=1)
+    return Access(a.shape, a.item, "int8")
+
+
+def table_lookup(a: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Each int8 code ``x`` of ``a`` mapped to ``table[x + 128]``: any function of one int8
+    code, such as a quantized graph's elementwise float island (docs/onnx.md)."""
+    return table.astype(np.int8)[a.astype(np.int64) + TABLE_ENTRIES // 2]

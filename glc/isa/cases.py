@@ -260,6 +260,20 @@ def _vector_linear(s, n, rng, dram):
     return [(s["OUT"], _bytes(out, "i1")), (s["RAW"], _bytes(added, "<i4"))]
 
 
+def _vector_table(s, n, rng, dram):
+    tables, codes, patch = _i8(rng, 256, n), _i8(rng, s["R"], n), _i8(rng, 40, n)
+    one = _i8(rng, 256)
+    codes[:2, 0] = [-128, 127]  # the first and last entries
+    for address, values in ((s["T"], tables), (s["D"], codes), (s["PT"], patch), (s["U"], one)):
+        _put(dram, address, values)
+    column = np.arange(n)
+    first = tables[codes.astype(np.int64) + 128, column]
+    tables[100:120] = patch[0:40:2]
+    second = tables[codes.astype(np.int64) + 128, column]
+    third = one[codes.astype(np.int64) + 128]
+    return [(s["OUT"], _bytes(np.concatenate([first, second, third]), "i1"))]
+
+
 Prepare = Callable[[dict, int, np.random.Generator, np.ndarray], list[tuple[int, np.ndarray]]]
 
 # name -> (fill DRAM and return the expected regions, or the expected (error, instruction index))
@@ -276,6 +290,7 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "load_step": _load_step,
     "vector_pool": _vector_pool,
     "vector_linear": _vector_linear,
+    "vector_table": _vector_table,
     "bad_opcode": (ErrorCode.ILLEGAL_OPCODE, 1),
     "bad_field": (ErrorCode.ILLEGAL_FIELD, 0),
     "bad_dram": (ErrorCode.DRAM_RANGE, 0),

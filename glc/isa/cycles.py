@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
-from glc.isa import vector_linear
+from glc.isa import vector_linear, vector_table
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS, VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
@@ -53,6 +53,10 @@ class Timeline:
     units: dict[int, str] = field(default_factory=dict)
     error: MachineError | None = None
     error_cycle: int = 0
+    fetch: list[int] = field(default_factory=list)  # the cycle word p's fetch starts
+    # With schedule(..., stalls=True): each wait the stall counters charge, as (unit, cause
+    # "token" or "dram", the waiting instruction, first cycle, end cycle); glc/trace.py draws them.
+    stalls: list[tuple[str, str, int, int, int]] | None = None
 
     def issue_order(self) -> list[int]:
         """Instruction indices in issue order (same cycle: load, exec, store, vector)."""
@@ -68,13 +72,17 @@ def predict(program: list[Instruction], config: HwConfig) -> Timeline:
 
 
 def schedule(program: list[Instruction], config: HwConfig,
-             fault: MachineError | None = None) -> Timeline:
+             fault: MachineError | None = None, stalls: bool = False) -> Timeline:
     """Run the cycle model over `program` (decoded, legal instructions).
 
     The program ends with HALT, or else `fault` is the error the dispatcher meets when it reaches
-    index len(program) (an illegal word or the end of instruction memory).
+    index len(program) (an illegal word or the end of instruction memory). `stalls`: also record
+    each stall in the timeline (off in the compiler's costing, which runs the model often).
     """
-    return _Model(program, config, fault).run()
+    model = _Model(program, config, fault)
+    if stalls:
+        model.out.stalls = []
+    return model.run()
 
 
 class _Model:
@@ -134,6 +142,7 @@ class _Model:
             cycle = following
 
     def _finish(self) -> Timeline:
+        self.out.fetch = self.fetch_start
         counters = self.out.counters
         counters.macs = self.n * self.n * counters.busy_exec
         if self.out.error is not None:
@@ -273,10 +282,13 @@ class _Model:
             passes = self.config.vector_passes  # cycles a source row takes, N / L
             rows = instruction["count"] * instruction["group"] if name == "vector" else 0
             end = t + 1 + rows * passes
-            if name == "vector" and VECTOR_OPS[instruction["op"]] == "lin":
+            op = VECTOR_OPS[instruction["op"]] if name == "vector" else None
+            if op == "lin":
                 # its reads' waits, then its pipeline's last write
                 end += vector_linear.waits(instruction["count"], instruction["group"], passes)
                 end += vector_linear.LATENCY
+            elif op == "lut":  # the tables' registered read
+                end += vector_table.LATENCY
             self.busy_until[unit] = end
             if name == "vector":
                 self.vector_done = end
@@ -376,11 +388,15 @@ class _Model:
                 continue
             span = following - cycle
             if not self._tokens_ok(unit, self.program[pc]):
-                setattr(counters, f"stall_token_{unit}",
-                        getattr(counters, f"stall_token_{unit}") + span)
+                cause = "token"
             elif self._uses_port(self.program[pc]) and self.port_free > cycle:
-                setattr(counters, f"stall_dram_{unit}",
-                        getattr(counters, f"stall_dram_{unit}") + span)
+                cause = "dram"
+            else:
+                continue
+            name = f"stall_{cause}_{unit}"
+            setattr(counters, name, getattr(counters, name) + span)
+            if self.out.stalls is not None:
+                self.out.stalls.append((unit, cause, pc, cycle, following))
 
 
 def _reads_acc(instruction: Instruction) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glc.errors import GlcError, Span
-from glc.isa import vector_linear
+from glc.isa import vector_linear, vector_table
 from glc.isa.fields import (
     ALL_FLAGS,
     BY_CODE,
@@ -163,17 +163,7 @@ def illegal_reason(instruction: Instruction, array_size: int, column_split: int 
         for field in ("count", "group"):
             if instruction[field] == 0:
                 return f"{field} is 0"
-        if VECTOR_OPS[instruction["op"]] != "lin":
-            if any(instruction[f] for f in LIN_FIELDS):
-                return f"{', '.join(LIN_FIELDS)} must be 0 without lin"
-        elif instruction["group"] > len(LIN_SCALES):
-            return f"lin folds at most {len(LIN_SCALES)} rows, not group={instruction['group']}"
-        elif instruction["src_acc"] or instruction["accumulate"]:
-            return "lin folds int8 scratchpad rows into a new value: no src_acc, no accumulate"
-        else:
-            for field in ("fixed", *LIN_SCALES):
-                if not vector_linear.takes(instruction[field]):
-                    return f"{field}'s magnitude is not below 2^64"
+        return _vector_reason(instruction)
     elif name == "sync":
         unit = instruction.unit
         wrong = [f for f in (*ALL_FLAGS, *VEC_FLAGS) if instruction[f]
@@ -240,4 +230,29 @@ def _matmul_reason(instruction: Instruction, column_split: int) -> str | None:
                 f"even and odd rows)")
     if abs(acc2 - acc) < rows:
         return f"split: the rows acc={acc} and acc2={acc2} write overlap ({rows} rows each)"
+    return None
+
+
+def _vector_reason(instruction: Instruction) -> str | None:
+    """Why a VECTOR with a known op and nonzero count and group is illegal, or None."""
+    op = VECTOR_OPS[instruction["op"]]
+    if op != "lin":
+        if any(instruction[f] for f in LIN_FIELDS):
+            return f"{', '.join(LIN_FIELDS)} must be 0 without lin"
+        if op in ("lut", "table") and (instruction["group"] != 1 or instruction["src_acc"]
+                                       or instruction["accumulate"]):
+            return f"{op} maps int8 scratchpad rows one by one: group 1, no src_acc, " \
+                   "no accumulate"
+        last = instruction["dst"] + instruction["count"] - 1
+        if op == "table" and last >= vector_table.ENTRIES:
+            return f"table entries {instruction['dst']} … {last} exceed its " \
+                   f"{vector_table.ENTRIES}"
+        return None
+    if instruction["group"] > len(LIN_SCALES):
+        return f"lin folds at most {len(LIN_SCALES)} rows, not group={instruction['group']}"
+    if instruction["src_acc"] or instruction["accumulate"]:
+        return "lin folds int8 scratchpad rows into a new value: no src_acc, no accumulate"
+    for field in ("fixed", *LIN_SCALES):
+        if not vector_linear.takes(instruction[field]):
+            return f"{field}'s magnitude is not below 2^64"
     return None

@@ -14,7 +14,8 @@ WORD_BYTES = WORD_BITS // 8
 OPCODE_BITS = 4
 LEVELS = 4  # loop levels of the transfer pattern (docs/isa.md, LOAD and STORE)
 UNITS = ("load", "exec", "store", "vector")
-VECTOR_OPS = ("add", "max", "mul", "lin")  # VECTOR's `op` field (docs/isa.md, VECTOR)
+# VECTOR's `op` field (docs/isa.md, VECTOR): the folds, then the table's lookup and its fill
+VECTOR_OPS = ("add", "max", "mul", "lin", "lut", "table")
 LIN_SCALES = ("scale0", "scale1")  # VECTOR `lin`: the float32 multiplier of each row of a group
 LIN_FIELDS = ("offset", "fixed", *LIN_SCALES)  # VECTOR `lin` only (0 otherwise)
 MAX_STEP = 2  # LOAD `step`: a run's bytes 1, 2 or 4 apart (3 is ILLEGAL_FIELD)
@@ -158,9 +159,9 @@ OPCODES: tuple[Opcode, ...] = (
     Opcode("halt", 6, None, ()),
     Opcode("vector", 7, "vector", (
         *_flags(*ALL_FLAGS),
-        Field("op", 16, 2, names=VECTOR_OPS),
-        Field("accumulate", 18, 1, flag=True),
-        Field("src_acc", 19, 1, flag=True),
+        Field("op", 16, 3, names=VECTOR_OPS),
+        Field("accumulate", 19, 1, flag=True),
+        Field("src_acc", 20, 1, flag=True),
         Field("src", 32, 16),
         Field("dst", 48, 16),
         Field("count", 64, 16, default=1),

@@ -14,7 +14,7 @@ import numpy as np
 
 from glc.errors import GlcError, Span
 from glc.hwconfig import HwConfig
-from glc.isa import linear, vector_linear
+from glc.isa import linear, vector_linear, vector_table
 from glc.isa.asm import format_instruction
 from glc.isa.cycles import Timeline, schedule
 from glc.isa.encoding import DecodeError, Instruction, decode, illegal_reason, to_bytes
@@ -93,6 +93,7 @@ class _Machine:
         self.shadow = np.zeros((n, n), dtype=np.int8)
         self.weights = np.zeros((n, n), dtype=np.int8)
         self.swap_pending = False
+        self.tables = vector_table.empty(n)  # the vector unit's tables (VECTOR table, lut)
 
     def run(self, words: list[int], base: int) -> Result:
         """Decode, schedule, execute in issue order; raise the first error the machine meets."""
@@ -191,14 +192,21 @@ class _Machine:
         last = int(rows.max())
         if last >= source.shape[0]:
             raise _Fault(code, f"{label} row {last} exceeds its {source.shape[0]} rows")
+        op = VECTOR_OPS[instruction["op"]]
+        if op == "table":  # dst is the first entry (the decoder checked its range)
+            vector_table.fill(self.tables, dst, source[rows[:, 0]])
+            return
         _check_rows(dst, count, self.acc, ErrorCode.ACC_RANGE, "accumulator")
-        if VECTOR_OPS[instruction["op"]] == "lin":  # int8 rows only: no overlap with dst
+        if op == "lut":
+            self.acc[dst:dst + count] = vector_table.lookup(self.tables, source[rows[:, 0]])
+            return
+        if op == "lin":  # int8 rows only: no overlap with dst
             scales = [instruction[f] for f in LIN_SCALES[:group]]
             self.acc[dst:dst + count] = vector_linear.combine(
                 [source[rows[:, j]] for j in range(group)], instruction["offset"],
                 instruction["fixed"], scales)
             return
-        fold = VECTOR_FOLDS[VECTOR_OPS[instruction["op"]]]
+        fold = VECTOR_FOLDS[op]
         # Outputs are made in order (docs/isa.md, VECTOR): where accumulator sources overlap the
         # rows written, output i reads what outputs before it wrote, so go row by row.
         overlap = instruction["src_acc"] and bool(((rows >= dst) & (rows < dst + count)).any())

@@ -104,3 +104,14 @@ def expand(instruction: Instruction) -> Runs:
         row=row.ravel(),
         column=(run_index * instruction["run"]).ravel(),
     )
+
+
+def dram_span(instruction: Instruction) -> tuple[int, int] | None:
+    """The first DRAM byte a LOAD or STORE touches and one past its last (only in-bounds
+    elements touch DRAM); None if it touches none."""
+    runs = expand(instruction)
+    if not runs.inside.any():
+        return None
+    starts = runs.address[:, None] + pitch(instruction) * np.arange(instruction["run"])
+    touched = starts[runs.inside]
+    return int(touched.min()), int(touched.max()) + element_bytes(instruction)

@@ -19,6 +19,7 @@ from glc.isa.status import Counters
 from glc.lower.image import schedule
 from glc.lower.program import Buffer, HostStep, Program
 from glc.lower.view import View, gather
+from glc.trace import host_record, image_record
 
 ENGINES = ("isa", "rtl")
 
@@ -57,11 +58,13 @@ def write_buffer(dram: np.ndarray, buffer: Buffer, value: np.ndarray) -> None:
 
 
 def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "isa",
-            max_cycles: int | None = None, check_races: bool = False) -> Outcome:
+            max_cycles: int | None = None, check_races: bool = False,
+            trace: list | None = None) -> Outcome:
     """Run every step in order, kernels as images (glc/lower/image.py); ``max_cycles`` is the
     RTL's watchdog per image (default: ten times the predicted cycles, plus 10 000).
     ``check_races``: a GlcError where an image's tokens leave two units'
-    accesses of a local row unordered (glc/isa/races.py), whatever the numbers."""
+    accesses of a local row unordered (glc/isa/races.py), whatever the numbers. ``trace``: a
+    list to append each run's glc/trace.py record to, the RTL's own on the RTL."""
     if engine not in ENGINES:
         raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
     config = program.config
@@ -78,6 +81,8 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
                       for symbol, view in run.views.items()}
             result, _ = interpret(run.term, values)
             write_buffer(dram, program.buffers[run.output], result)
+            if trace is not None:
+                trace.append(host_record(run.name))
             continue
         words, size = run.words, config.dram_bytes
         # The host writes the image above the data (docs/isa.md, "Instruction fetch") and takes
@@ -94,12 +99,15 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 
             watchdog = max_cycles or 10 * run.predicted_cycles(config) + 10_000
-            sim = run_program(config, words, dram[:size], base=base, max_cycles=watchdog)
+            sim = run_program(config, words, dram[:size], base=base, max_cycles=watchdog,
+                              trace=trace is not None)
             sim.raise_for_status(", ".join(s.name for s in run.steps))
             dram[:size], counter = sim.dram, sim.counters
             timeline = schedule_of(run.instructions, config) if check_races else None
         dram[base:base + WORD_BYTES * len(words)] = 0
         counters.append(counter)
+        if trace is not None:
+            trace.append(image_record(run, config, sim.trace if engine == "rtl" else None))
         found = races(run.instructions, timeline, config) if check_races else []
         if found:  # the RTL runs the cycle model's timeline, cycle for cycle
             raise Unordered(f"the image of {', '.join(s.name for s in run.steps)} races: "

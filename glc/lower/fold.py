@@ -22,6 +22,7 @@ from glc.errors import DoesNotFit
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
 from glc.isa.fields import VECTOR_OPS
+from glc.lower import lookup
 from glc.lower.fusion import Lin
 from glc.lower.kernel import Kernel, OperandUnexpressible
 from glc.lower.table import StoreTable
@@ -43,6 +44,7 @@ class Fold:
     cols: int
     wide: bool  # int32 operands: folded from the accumulator
     lin: Lin | None = None  # op `lin`: its offset and float32 constants
+    table: Target | None = None  # op `lut`: its 256 entries (glc/lower/lookup.py)
 
     @property
     def per_row(self) -> int:
@@ -87,6 +89,10 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     if table is not None:
         reserved = table.reserve(fold.rows, columns, n, config.accumulator_rows)
         config = replace(config, accumulator_rows=table.table_row)
+    prelude = []
+    if fold.table is not None:  # the vector unit's table first, in the top scratchpad rows
+        prelude = lookup.table_instructions(fold.table, config)
+        config = replace(config, scratchpad_rows=config.scratchpad_rows - lookup.rows(config))
     per_row = fold.per_row
     # Two halves of the source memory and of the accumulator rows written; int32 operands share
     # the accumulator with the results: four quarters.
@@ -106,7 +112,7 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
              for col in range(0, fold.cols, n) for r in range(0, fold.rows, rows)]
     loads = [_loads(fold, tile, index % 2 * source_half, source_half, index, ordered)
              for index, tile in enumerate(tiles)]
-    out: list[Instruction] = [*loads[0], *(loads[1] if len(tiles) > 1 else [])]
+    out: list[Instruction] = [*prelude, *loads[0], *(loads[1] if len(tiles) > 1 else [])]
     for index, (r0, count, col, width) in enumerate(tiles):
         later = index + 2 < len(tiles)
         dst = out_base + index % 2 * out_half

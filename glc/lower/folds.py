@@ -14,6 +14,7 @@ import numpy as np
 from glc.errors import DoesNotFit
 from glc.ir.term import Term
 from glc.ir.types import Access
+from glc.lower import lookup
 from glc.lower.concat import Band
 from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel
@@ -183,7 +184,7 @@ class Folds:
         columns (``_joined``) the fold is built both ways and the faster kept: joined, a tile
         holds fewer rows (an 8×7×7 add on n4: 49 columns of 8 rows, one cycle slower than 7
         of 56)."""
-        op, operands, folded, dims, relu, shift, requant, lin = plan
+        op, operands, folded, dims, relu, shift, requant, lin, table = plan
         transposing = order is not None
         if requant is not None:  # the multipliers' columns: the node's last dim
             if transposing and order != list(range(len(dims))):
@@ -228,7 +229,7 @@ class Folds:
                      joined: int, transposing: bool, requantization: StoreTable | None,
                      out: str, tile_rows: int, band: Band | None = None) -> _Built | None:
         """``_fold_built``'s kernel with the result's last ``joined`` dims its columns."""
-        op, operands, folded, dims, relu, shift, requant, lin = plan
+        op, operands, folded, dims, relu, shift, requant, lin, table = plan
         dims = tuple(dims[k] for k in order)
         rows, cols = (math.prod(dims[:-joined]), math.prod(dims[-joined:])) if dims else (1, 1)
         targets, strided = {}, []
@@ -257,11 +258,18 @@ class Folds:
         raw = self.types[id(node)].dtype == "int32"
         if requantization is not None:
             targets["m"] = requantization.multipliers
+        if table is not None:  # op `lut`: its table, loaded whole (glc/lower/lookup.py)
+            entries = view_of(table, self.types, self._materialise)
+            if not self._reaches(entries):
+                return None
+            targets["t"] = Target(entries, self.program.buffers[entries.buffer].address, 1)
+            if not lookup.loadable(targets["t"], self.config):
+                return None
         if all(t.view.buffer in self.program.buffers for t in targets.values()):
             self._check_fits(targets, dims, raw)  # (a trial's copy: checked once it is made)
-        multipliers = targets.pop("m", None)
+        multipliers, entries = targets.pop("m", None), targets.pop("t", None)
         group = math.prod(self.types[id(operands[0])].dims[k] for k in folded)
-        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin)
+        fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin, entries)
         if band is None:
             c = Target(row_major(out, (rows, cols)), self.top, 4 if raw else 1)
         elif band.shape == (rows, cols) and not raw:
@@ -275,7 +283,7 @@ class Folds:
                                        self.config, requantization, tile_rows)
         except (OperandUnexpressible, DoesNotFit):
             return None
-        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers) if t})
+        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers, entries) if t})
         return _Built(kernel, out, inputs, dims, order, tuple(strided), joined)
 
 

@@ -173,8 +173,9 @@ class Absorb:
         most one relu and one requantize (or one ``requantize-linear`` outermost), each used
         only there: reduce-max/-sum over the items of a view, elementwise-add/-mul over an
         access-pair of views (or over the first item dim of one view), ``add-linear`` of two
-        views (VECTOR ``lin``), or a relu/requantize of a view itself (a fold of one row);
-        operands int8 or int32, all of one dtype."""
+        views (VECTOR ``lin``), ``table-lookup`` of a view through a view of its table (VECTOR
+        ``lut``), or a relu/requantize of a view itself (a fold of one row); operands int8 or
+        int32, all of one dtype."""
         relu, shift, current, requant = False, None, node, None
         if node.op == "requantize-linear":  # the STORE's `linear`, over any of the below
             if self.uses[id(node.args[0])] > 1:
@@ -196,6 +197,12 @@ class Absorb:
             current = current.args[1]
         if current.op == "add-linear":
             return self._lin_plan(current, relu, shift, requant)
+        if current.op == "table-lookup":  # VECTOR lut (glc/lower/lookup.py)
+            codes, table = current.args
+            if not (self.affine(codes) and self.affine(table)):
+                return None
+            return FoldPlan("lut", (codes,), (), self.types[id(current)].dims, relu, shift,
+                            requant, table=table)
         if current.op == "quantize-linear":
             return self._requantized_plan(current) if current is node else None
         kind = self.types[id(current.args[0])] if current.op == "compute" else None
@@ -282,7 +289,8 @@ class Lin(NamedTuple):
 class FoldPlan(NamedTuple):
     """A fold the vector unit runs: ``op`` over ``operands`` (the ``folded`` dims of one, or a
     pair), of result ``dims``, under ``relu`` and a requantize ``shift`` or a
-    ``requantize-linear`` node ``requant``; ``lin`` the constants of ``op`` ``lin``."""
+    ``requantize-linear`` node ``requant``; ``lin`` the constants of ``op`` ``lin``, ``table``
+    the table of ``op`` ``lut``."""
 
     op: str
     operands: tuple[Term, ...]
@@ -292,3 +300,4 @@ class FoldPlan(NamedTuple):
     shift: int | None
     requant: Term | None
     lin: Lin | None = None
+    table: Term | None = None  # op `lut`: the table-lookup's table

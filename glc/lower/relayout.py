@@ -167,6 +167,11 @@ class Relayout:
         sources = {}
         for which, operand in zip("ab", systolic.args[2:], strict=True):
             base = access_chain(operand)[1]
+            if base.op != "symbol" and id(base) not in self.in_dram:
+                # The operand is a host copy made from base's own operands (its view was not
+                # affine): base's value is wanted nowhere, and computing it here would cost
+                # its steps and move the DRAM top under the schedule's result address.
+                continue
             source = self._materialise(base)
             if targets[which].view.buffer == source.buffer and \
                     self.program.buffers[source.buffer].dtype == "int8":

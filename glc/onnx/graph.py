@@ -32,6 +32,8 @@ class Graph:
     inputs: dict[str, tuple[tuple[int, ...], str]]
     outputs: list[str]
     consumers: dict[str, list] = field(default_factory=dict)
+    opsets: list = field(default_factory=list)  # the model's opset imports
+    ir_version: int = 8
 
     def only_consumer(self, tensor: str):
         """The one node reading ``tensor`` (None if it has none or several, or is an output)."""
@@ -219,4 +221,5 @@ def read_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]]) -> Gr
     for node in nodes:
         for name in node.input:
             consumers.setdefault(name, []).append(node)
-    return Graph(path, nodes, constants, inputs, outputs, consumers)
+    return Graph(path, nodes, constants, inputs, outputs, consumers, list(model.opset_import),
+                 model.ir_version)

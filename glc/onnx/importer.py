@@ -4,6 +4,7 @@ seeded sample input and ``output.npy`` computed by onnxruntime), written whole o
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from glc.onnx.program import Builder, Dequantized, Float, Quantized
 from glc.onnx.translate import Translator
 from glc.outdir import check_folder_target, replacing
 from glc.syntax.reader import parse_program
+
+# The model's copy in a folder ``glc zoo`` makes.
+KEPT_MODEL = "model.onnx"
 
 
 @dataclass
@@ -118,8 +122,11 @@ def _reason(error: Exception) -> str:
 
 
 def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
-                 seed: int = 0, inputs_dir: Path | None = None) -> Imported:
-    """Import ``model`` into the program folder ``out`` (replaced only when complete)."""
+                 seed: int = 0, inputs_dir: Path | None = None,
+                 keep_model: bool = False) -> Imported:
+    """Import ``model`` into the program folder ``out`` (replaced only when complete); with
+    ``keep_model``, a copy of the model goes into the folder too, as ``model.onnx`` (written
+    with the rest, so glc's record of the folder lists it)."""
     check_folder_target(out)
     graph = read_graph(model, input_shapes or {})
     if len(graph.outputs) != 1:
@@ -153,6 +160,8 @@ def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]
             for name, array in builder.arrays.items():
                 np.save(staging / f"{name}.npy", array)
             np.save(staging / EXPECTED, expected)
+            if keep_model:
+                shutil.copyfile(model, staging / KEPT_MODEL)
         except OSError as error:
             raise GlcError(f"cannot write: {error.strerror}", str(out)) from None
     return Imported(out, out / f"{stem}.gls", len(graph.nodes), len(builder.arrays),

@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from glc.ir.quantized import INT8
+from glc.onnx import movement
 from glc.onnx.graph import attributes
+from glc.onnx.movement import move
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier, pool_multiplier
 
@@ -29,7 +31,7 @@ def _conv_attrs(t, node, attrs, w_dims):
     if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
         raise t.error(node, "attribute auto_pad is not supported (give pads)")
     if len(w_dims) != 4:
-        raise t.error(node, "only 2-d convolutions are supported")
+        raise t.error(node, "only 1-d and 2-d convolutions are supported")
     pads = list(attrs.get("pads", [0, 0, 0, 0]))
     strides = list(attrs.get("strides", [1, 1]))
     dilations = list(attrs.get("dilations", [1, 1]))
@@ -37,7 +39,11 @@ def _conv_attrs(t, node, attrs, w_dims):
 
 
 def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y_zero) -> None:
-    """A quantized 2-d convolution (NCHW, OIHW weights, pads, strides, dilations, groups)."""
+    """A quantized 2-d convolution (NCHW, OIHW weights, pads, strides, dilations, groups); a
+    1-d one (NCL, OIL) as the 2-d convolution of a one-pixel-high image."""
+    if w.ndim == 3 and len(x.dims) == 3:
+        _qconv1d(t, node, attrs, x, w, w_scale, bias, y_scale, y_zero)
+        return
     pads, strides, dilations, groups = _conv_attrs(t, node, attrs, w.shape)
     hint = node.output[0]
     if dilations != [1, 1]:  # a dilated kernel is the kernel with zero taps between
@@ -91,6 +97,27 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
                 expr = f"(access-concatenate {expr} (access-tensor {part}) 1)"
             name = t.b.define(hint, expr)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
+
+
+def _qconv1d(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale,
+             y_zero) -> None:
+    """Conv1d (a keyword spotter's): the signal an image one pixel high, each filter one tap
+    high, the 1-d pads, strides and dilations along the width — the same sums, in the same
+    order, so the same requantized result."""
+    n, c, length = x.dims
+    image = t.b.define(node.output[0] + "_2d",
+                       f"(access-reshape (access-tensor {x.name}) "
+                       f"(access-shape {shape((n, c, 1, length))} (shape)))")
+    lo, hi = attrs.get("pads", [0, 0])
+    flat = {**attrs, "pads": [0, lo, 0, hi], "strides": [1, *attrs.get("strides", [1])],
+            "dilations": [1, *attrs.get("dilations", [1])]}
+    qconv(t, node, flat, Quantized(image, (n, c, 1, length), x.scale, x.zero),
+          w[:, :, None, :], w_scale, bias, y_scale, y_zero)
+    y = t.values[node.output[0]]
+    dims = (y.dims[0], y.dims[1], y.dims[3])
+    name = t.b.define(node.output[0] + "_1d", f"(access-reshape (access-tensor {y.name}) "
+                                              f"(access-shape {shape(dims)} (shape)))")
+    t.bind(node, Quantized(name, dims, y.scale, y.zero))
 
 
 def _filters(t, hint: str, w: np.ndarray) -> str:
@@ -330,59 +357,6 @@ def _softmax(t, node, attrs) -> None:
     t.bind(node, Float(name, f.dims))
 
 
-# --- data movement: the same on int8 values, their dequantizations and floats ----------------
-
-def _move(t, node, make) -> None:
-    """Apply ``make(expr, dims) -> (expr, dims)`` to the input whatever its form."""
-    v = t.value(node, 0)
-    base = v.of if isinstance(v, Dequantized) else v
-    if not isinstance(base, Quantized | Float):
-        raise t.error(node, "input 1 must be a tensor")
-    expr, dims = make(f"(access-tensor {base.name})", base.dims)
-    name = t.b.define(node.output[0], expr)
-    if isinstance(base, Float):
-        t.bind(node, Float(name, dims))
-        return
-    moved = Quantized(name, dims, base.scale, base.zero)
-    t.bind(node, Dequantized(moved, v.offset) if isinstance(v, Dequantized) else moved)
-
-
-def _reshape_to(dims_out):
-    def make(expr, dims):
-        return f"(access-reshape {expr} (access-shape {shape(dims_out)} (shape)))", dims_out
-    return make
-
-
-def _reshape(t, node, attrs) -> None:
-    v = t.value(node, 0)
-    dims = (v.of if isinstance(v, Dequantized) else v).dims
-    target = [int(d) for d in t.constant(node, 1)]
-    target = [dims[i] if d == 0 else d for i, d in enumerate(target)]
-    if -1 in target:
-        known = int(np.prod([d for d in target if d != -1]))
-        target[target.index(-1)] = int(np.prod(dims)) // known
-    _move(t, node, _reshape_to(tuple(target)))
-
-
-def _flatten(t, node, attrs) -> None:
-    v = t.value(node, 0)
-    dims = (v.of if isinstance(v, Dequantized) else v).dims
-    axis = attrs.get("axis", 1) % (len(dims) + 1)
-    _move(t, node, _reshape_to((int(np.prod(dims[:axis])), int(np.prod(dims[axis:])))))
-
-
-def _transpose(t, node, attrs) -> None:
-    def make(expr, dims):
-        perm = attrs.get("perm", list(range(len(dims)))[::-1])
-        return (f"(access-transpose {expr} (list {' '.join(map(str, perm))}))",
-                tuple(dims[p] for p in perm))
-    _move(t, node, make)
-
-
-def _identity(t, node, attrs) -> None:
-    t.values[node.output[0]] = t.value(node, 0)
-
-
 def _max_pool(t, node, attrs) -> None:
     kh, kw = attrs["kernel_shape"]
     sh, sw = attrs.get("strides", [1, 1])
@@ -407,7 +381,7 @@ def _max_pool(t, node, attrs) -> None:
         ow = (w + pads[1] + pads[3] + max(extra[1], 0) - kw) // sw + 1
         return (f"(compute reduce-max (access-windows (access {padded} 2) (shape {kh} {kw}) "
                 f"(shape {sh} {sw})))", (n, c, oh, ow))
-    _move(t, node, make)
+    move(t, node, make)
 
 
 def _concat(t, node, attrs) -> None:
@@ -488,11 +462,13 @@ TABLE = {
     "Clip": _relu,
     "Softmax": _softmax,
     "MaxPool": _max_pool,
-    "Reshape": _reshape,
-    "Flatten": _flatten,
-    "Transpose": _transpose,
+    "Reshape": movement.reshape,
+    "Flatten": movement.flatten,
+    "Transpose": movement.transpose,
+    "Slice": movement.slice_,
+    "Split": movement.split,
     "Concat": _concat,
     "QLinearConcat": _qlinear_concat,
-    "Dropout": _identity,
-    "Identity": _identity,
+    "Dropout": movement.identity,
+    "Identity": movement.identity,
 }

@@ -9,7 +9,7 @@ import numpy as np
 
 from glc.errors import GlcError, printable
 from glc.ir.types import fmt_dims
-from glc.onnx import attention, binary, floats, layers, pools
+from glc.onnx import attention, binary, floats, islands, layers, pools
 from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
@@ -24,6 +24,9 @@ class Translator:
         self.values: dict[str, object] = {}
         self.absorbed: set[int] = set()
         self._floats: dict[str, Float] = {}
+        # An activation that is a table of another's codes: (that activation, its table)
+        # (glc/onnx/islands.py).
+        self.codes: dict[str, tuple[Quantized, np.ndarray]] = {}
 
     def error(self, node, what: str) -> GlcError:
         return unsupported(node, what, self.graph.path)
@@ -136,18 +139,37 @@ class Translator:
             self.values[name] = Float(symbol, dims)
 
     def run(self) -> None:
-        """Translate every node in graph order (the inputs declared first)."""
+        """Translate every node in graph order (the inputs declared first); a float island
+        becomes one table lookup where it can (glc/onnx/islands.py)."""
+        found = islands.find(self.graph)
+        inner = {id(n) for island in found.values() for n in island.inner}
         for node in self.graph.nodes:
-            if id(node) in self.absorbed:
+            if id(node) in self.absorbed or id(node) in inner:
                 continue
-            translate = TABLE.get(node.op_type)
-            if translate is None:
-                raise self.error(node, "this operator is not supported")
-            self.b.comment(f"node {label(node)} ({node.op_type})")
-            try:
-                translate(self, node, attributes(node))
-            except NodeError as error:
-                raise self.error(node, str(error)) from None
+            island = found.get(id(node))
+            if island is not None:
+                try:
+                    tabled = islands.translate(self, island)
+                except NodeError as error:
+                    raise self.error(node, str(error)) from None
+                if tabled:
+                    continue
+                for part in island.inner:  # no table: its nodes one by one, here
+                    if id(part) not in self.absorbed:
+                        self._node(part)
+                if id(node) in self.absorbed:
+                    continue
+            self._node(node)
+
+    def _node(self, node) -> None:
+        translate = TABLE.get(node.op_type)
+        if translate is None:
+            raise self.error(node, "this operator is not supported")
+        self.b.comment(f"node {label(node)} ({node.op_type})")
+        try:
+            translate(self, node, attributes(node))
+        except NodeError as error:
+            raise self.error(node, str(error)) from None
 
 
 # --- QuantizeLinear / DequantizeLinear ------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glc.isa import vector_linear
+from glc.isa import vector_linear, vector_table
 from glc.isa.fields import (
     ALL_FLAGS,
     BY_NAME,
@@ -86,6 +86,10 @@ def render() -> str:
     lines.append(f"    localparam int LIN_MAX_EXPONENT = {vector_linear.MAX_FIELD};")
     lines.append(f"    localparam int LIN_LATENCY = {vector_linear.LATENCY};")
     lines.append(f"    localparam int LIN_WAYS = {vector_linear.WAYS};")
+    lines.append("    // VECTOR table and lut: entries of a column's table; the cycles lut's")
+    lines.append("    // writes come after the other ops' (its registered read).")
+    lines.append(f"    localparam int TABLE_ENTRIES = {vector_table.ENTRIES};")
+    lines.append(f"    localparam int LUT_LATENCY = {vector_table.LATENCY};")
     lines += ["", "    // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of",
               "    // LOAD and STORE; loop level k's fields sit k * XFER_LEVEL_BITS above level 0."]
     shared = _transfer_names()

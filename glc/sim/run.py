@@ -40,6 +40,7 @@ class SimResult:
     counters: Counters = field(default_factory=Counters)
     seconds: float = 0.0  # wall-clock time of the simulator process (start-up and files included)
     run_seconds: float = 0.0  # wall-clock time from reset to done: the model's own speed
+    trace: str | None = None  # hw/unit_trace.sv's record, when asked for (glc/trace.py reads it)
 
     @property
     def cycles(self) -> int:
@@ -63,7 +64,7 @@ def design(config: HwConfig, *, waves: str = "") -> Design:
 
 def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
                 base: int | None = None, max_cycles: int = 10_000_000, waves: str = "",
-                keep: Path | None = None) -> SimResult:
+                keep: Path | None = None, trace: bool = False) -> SimResult:
     """Run the instruction words ``image`` with DRAM initialised from ``dram`` (missing bytes
     are zero) until it is done, fails, or ``max_cycles`` pass.
 
@@ -72,7 +73,8 @@ def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
     fetch); the returned DRAM holds the image too, as the ISA simulator's does.
     ``waves`` ("vcd" or "fst") records every signal from a separate build; give ``keep``, the
     directory to leave the run's files in (hex images, log, dump.vcd / dump.fst), or they go to
-    a temporary directory that is removed.
+    a temporary directory that is removed. ``trace``: also record each unit's activity
+    (hw/unit_trace.sv) into the result's ``trace``.
     """
     given = np.frombuffer(bytes(dram), dtype=np.uint8) if not isinstance(dram, np.ndarray) \
         else dram.astype(np.uint8, copy=False)
@@ -90,20 +92,22 @@ def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
     with tempfile.TemporaryDirectory(dir=build_root() / "runs") as scratch:
         folder = Path(keep) if keep is not None else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        return _simulate(chosen, folder, data, base, max_cycles)
+        return _simulate(chosen, folder, data, base, max_cycles, trace)
 
 
 def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
-              max_cycles: int) -> SimResult:
-    dram_in, dram_out, result = (folder / name for name in
-                                 ("dram_in.hex", "dram_out.hex", "result.json"))
+              max_cycles: int, trace: bool) -> SimResult:
+    dram_in, dram_out, result, recorded = (
+        folder / name for name in ("dram_in.hex", "dram_out.hex", "result.json", "trace.txt"))
     dram_in.write_bytes(sparse_hex(data))
     dram_out.unlink(missing_ok=True)
+    recorded.unlink(missing_ok=True)
     start = time.perf_counter()
     run_cocotb(chosen, HARNESS, run_dir=folder,
                env={"GLC_MAX_CYCLES": str(max_cycles), "GLC_RESULT": str(result),
                     "GLC_PROGRAM_BASE": str(base)},
-               plusargs=[f"+dram_in={dram_in}", f"+dram_out={dram_out}"])
+               plusargs=[f"+dram_in={dram_in}", f"+dram_out={dram_out}",
+                         *([f"+trace={recorded}"] if trace else [])])
     seconds = time.perf_counter() - start
     status = json.loads(result.read_text())
     if status["rtl_hung"]:
@@ -113,7 +117,8 @@ def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
     return SimResult(dram=final, error=ErrorCode(status["error"]), error_pc=status["error_pc"],
                      timed_out=status["timed_out"], max_cycles=max_cycles,
                      counters=Counters(**status["counters"]), seconds=seconds,
-                     run_seconds=status["run_seconds"])
+                     run_seconds=status["run_seconds"],
+                     trace=recorded.read_text() if trace else None)
 
 
 def sparse_hex(data: np.ndarray) -> bytes:

@@ -24,7 +24,7 @@ from glc.synth.tools import require_tool
 
 TOP = "accelerator"
 # The simulation-only files: they model what lies outside the chip.
-SIM_ONLY = ("sim_top", "sim_system", "dram_model")
+SIM_ONLY = ("sim_top", "sim_system", "dram_model", "unit_trace")
 TARGETS = ("ecp5-85f", "generic")
 # nextpnr's routers: router1 (the recorded baselines'), router2 (for congested designs).
 ROUTERS = ("router1", "router2")

@@ -63,6 +63,14 @@ def run(rtl: bool = False) -> list[dict]:
     return found + headline(found, costing)
 
 
+def efficiencies(rows: list[dict]) -> list[tuple[str, float | None, float | None]]:
+    """What ``scripts/bench.py --plot`` draws of this section: each layer row's label and its
+    efficiency against the compute ideal and the roofline limit (the headline rows, which lack
+    a layout or MACs, left out)."""
+    return [(f"{r['network']} {r['layer']} {r['layout']}", r.get("eff(ideal)"),
+             r.get("eff(limit)")) for r in rows if "layout" in r and "MACs" in r]
+
+
 def measure_all(config_name: str, rtl: bool = False, unfit_ok: bool = False,
                 costing: _Costing | None = None) -> list[dict | None]:
     """One row per (layer, layout) on the configuration ``config_name``; with ``unfit_ok``, a

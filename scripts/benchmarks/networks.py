@@ -54,6 +54,13 @@ GEMM = """(compute dot-product
 """
 
 
+def efficiencies(rows: list[dict]) -> list[tuple[str, float | None, float | None]]:
+    """What ``scripts/bench.py --plot`` draws of this section: each workload's efficiency
+    against the compute ideal and the roofline limit (not the build's row)."""
+    return [(r["workload"], r.get("efficiency"), r["eff(limit)"]) for r in rows
+            if r.get("eff(limit)") is not None]
+
+
 def gemm(size: int):
     """A size³ int8 GEMM in Glenside's matmul idiom, int32 result (numpy's einsum expects)."""
     def make(rng):

@@ -55,6 +55,14 @@ NETWORKS = [
 ]
 
 
+def efficiencies(rows: list[dict]) -> list[tuple[str, float | None, float | None]]:
+    """What ``scripts/bench.py --plot`` draws of this section: each network run on the machine,
+    its efficiency against the compute ideal and the roofline limit (not the interpreter's
+    rows)."""
+    return [(f"{r['network']} ({r['engine']})", r.get("efficiency"), r["vs roofline"])
+            for r in rows if r.get("vs roofline") is not None]
+
+
 def run() -> list[dict]:
     """One row per network."""
     rows = []

@@ -111,6 +111,14 @@ def random_program(seed: int, column_split: int) -> list[int]:
             out.append(Instruction.make("matmul", **fields, **_flags(rng, "exec", tokens)))
         else:
             op = int(rng.integers(0, len(VECTOR_OPS)))
+            if VECTOR_OPS[op] in ("lut", "table"):  # group 1 over scratchpad rows
+                count = int(rng.integers(1, 6))
+                out.append(Instruction.make(
+                    "vector", op=op, src=int(rng.integers(0, 900)),
+                    dst=int(rng.integers(0, 256 - count if VECTOR_OPS[op] == "table" else 220)),
+                    count=count, ostride=int(rng.integers(0, 5)),
+                    **_flags(rng, "vector", tokens)))
+                continue
             lin = VECTOR_OPS[op] == "lin"
             wide = rng.random() < (0.05 if lin else 0.4)  # lin refuses src_acc (ILLEGAL_FIELD)
             out.append(Instruction.make(
@@ -145,8 +153,10 @@ def _footprint(ins: Instruction) -> list[tuple[str, int, int, bool]]:
     if name == "vector":
         last = (ins["src"] + ins["ostride"] * (ins["count"] - 1)
                 + ins["gstride"] * (ins["group"] - 1))
-        return [("acc" if ins["src_acc"] else "sp", ins["src"], last + 1, False),
-                ("acc", ins["dst"], ins["dst"] + ins["count"], True)]
+        read = ("acc" if ins["src_acc"] else "sp", ins["src"], last + 1, False)
+        if VECTOR_OPS[ins["op"]] == "table":  # writes the unit's own tables
+            return [read]
+        return [read, ("acc", ins["dst"], ins["dst"] + ins["count"], True)]
     return []
 
 

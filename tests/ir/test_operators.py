@@ -18,7 +18,8 @@ X = np.arange(24, dtype=np.int8).reshape(2, 3, 4)      # x[i,j,k] = 12i + 4j + k
 M = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)   # 2x3
 N = np.array([[7, 8], [9, -10], [11, 12]], dtype=np.int8)  # 3x2
 F = np.array([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]])    # 2x3 float64
-ENV = {"x": X, "m": M, "n": N, "f": F}
+T = (127 - np.arange(256)).astype(np.int8)              # t[k] = 127 - k: the code c reads -1 - c
+ENV = {"x": X, "m": M, "n": N, "f": F, "t": T}
 
 
 def _layer_norm_row(xs, scale, bias):
@@ -71,11 +72,11 @@ CASES = [
      np.array([[0, -1.5, 1], [1.5, 2, -3.5]], dtype=np.float32)),
     ("(quantize-linear (dequantize-linear (access-tensor m) 0.5 1) 0.0625 100)", (2, 3), (),
      "int8", np.array([[100, 76, 116], [124, 127, 44]], dtype=np.int8)),
-    # acc = 2m, M = (m + 2) / 4: 2m(m+2)/4 = 0.5·(1·3, -2·0, 3·5, 4·6, 5·7, -6·-4) -> 1.5 and 7.5
-    # and 17.5 round half to even
+    # acc = 2m, M = (m + 8) / 4 (positive, as requantize-linear's multipliers must be):
+    # 2m(m+8)/4 = 0.5·(1·9, -2·6, 3·11, 4·12, 5·13, -6·2) -> 4.5, 16.5 and 32.5 round half to even
     ("(requantize-linear (compute elementwise-add (access-pair (access-tensor m) "
-     "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -2) 0)", (2, 3), (), "int8",
-     np.array([[2, 0, 8], [12, 18, 12]], dtype=np.int8)),
+     "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -8) 0)", (2, 3), (), "int8",
+     np.array([[4, -6, 16], [24, 32, -6]], dtype=np.int8)),
     # each row of m normalised, scaled by the column maxima, shifted by half of them
     ("(layer-norm (dequantize-linear (access-tensor m) 1.0 0) (dequantize-linear (compute "
      "reduce-max (access (access-transpose (access-tensor m) (list 1 0)) 1)) 1.0 0) "
@@ -89,6 +90,9 @@ CASES = [
     # even: 2), 3.25, -5
     ("(add-linear (access-tensor m) (access-tensor m) 0.5 1 0.25 0 1.0 0 0)", (2, 3), (),
      "int8", np.array([[0, -2, 2], [2, 3, -5]], dtype=np.int8)),
+    # entry c + 128 of t = 127 - (c + 128) = -1 - c
+    ("(table-lookup (access m 1) (access-tensor t))", (2,), (3,), "int8",
+     np.array([[-2, 1, -4], [-5, -6, 5]], dtype=np.int8)),
     # rows of m less 1, times 0.5: sums -0.5 and 0.0, divided by each row's max (3, 5), by 0.25,
     # plus -3: -3.67 and -3
     ("(average-pool-linear (access m 1) (dequantize-linear (compute reduce-max (access m 1)) "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from glc.isa.fields import UNITS
+from glc.isa.fields import UNITS, VECTOR_OPS
 
 TOKEN = {("load", "pop_next"): "ex2ld", ("load", "push_next"): "ld2ex",
          ("load", "pop_vec"): "vu2ld", ("load", "push_vec"): "ld2vu",
@@ -123,6 +123,8 @@ def reference_schedule(program, config, limit=100_000, unfetchable=False):
             elif u == "vector":
                 e[h] = c + 1 + (ins["count"] * ins["group"] * config.vector_passes
                                 if ins.op.name == "vector" else 0)
+                if ins.op.name == "vector" and VECTOR_OPS[ins["op"]] == "lut":
+                    e[h] += 2  # "lut E = t + 3 + count·S": the tables' registered read
             else:
                 e[h] = c + 1 + (_beats(ins, port) if ins.op.name != "sync" else 0)
                 if ins.get("transpose"):

@@ -12,7 +12,7 @@ from glc.hwconfig import load_config
 from glc.isa.asm import assemble
 from glc.isa.cycles import predict, schedule
 from glc.isa.encoding import Instruction
-from glc.isa.fields import UNIT_FLAGS, UNITS
+from glc.isa.fields import UNIT_FLAGS, UNITS, VECTOR_OPS
 from glc.isa.gemm import gemm_program
 from glc.isa.status import ErrorCode, MachineError
 
@@ -138,6 +138,9 @@ def _programs(draw):
                 fields["transpose"] = draw(st.integers(0, 1))
         elif kind == "matmul":
             fields = {"rows": draw(st.integers(1, 12))}
+        elif kind == "vector" and draw(st.booleans()):  # table and lut: group 1, SP rows
+            op = draw(st.sampled_from(["lut", "table"]))
+            fields = {"op": VECTOR_OPS.index(op), "count": draw(st.integers(1, 4))}
         elif kind == "vector":
             fields = {"count": draw(st.integers(1, 4)), "group": draw(st.integers(1, 3)),
                       "src_acc": draw(st.integers(0, 1)), "accumulate": draw(st.integers(0, 1))}
@@ -211,6 +214,18 @@ def test_a_vector_instruction_takes_a_cycle_per_source_row():
 def test_lin_reads_in_blocks_of_a_narrow_vector_units_passes(lanes, count, complete):
     config = dataclasses.replace(N4, vector_lanes=lanes)
     t = _timeline(f"vector op=lin, count={count}, group=2, gstride={count}\nhalt", config)
+    assert (t.issue[0], t.complete[0]) == (2, complete)
+    assert t.counters.busy_vector == complete - 2
+
+
+@pytest.mark.parametrize(("op", "lanes", "complete"), [
+    # issued in cycle 2; 5 rows of S = 4 / lanes cycles, then lut's 2 cycles of registered read
+    ("lut", 4, 2 + 3 + 5), ("lut", 2, 2 + 3 + 10), ("lut", 1, 2 + 3 + 20),
+    ("table", 4, 2 + 1 + 5), ("table", 1, 2 + 1 + 20),
+])
+def test_lut_completes_two_cycles_after_a_fold_and_table_as_one(op, lanes, complete):
+    config = dataclasses.replace(N4, vector_lanes=lanes)
+    t = _timeline(f"vector op={op}, count=5, ostride=1\nhalt", config)
     assert (t.issue[0], t.complete[0]) == (2, complete)
     assert t.counters.busy_vector == complete - 2
 

@@ -9,17 +9,23 @@
 - a conv written into its band of a concatenation (``concat-in-place``) whose schedule walked
   its pixels in another order (4×4 patches of an NHWC image): the band took the place of C
   after the search, in plain order (found by scripts/randcompose.py, seeds 937, 100297 and
-  100441).
+  100441);
+- a conv reading a channel shuffle of a concatenation (ShuffleNet's unit), whose operand is a
+  host copy: the relayout search computed the concatenation anyway, moving the DRAM top after
+  the conv's schedule had taken it as its result's address — the conv stored over its input.
 
-The lowering's safety net is tested too: with the readers check off, the stale view is found
+The lowering's safety nets is tested too: with the readers check off, the stale view is found
 (``_Lowerer.verify``) and the program lowered again with that value kept, still exact."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from glc.compiler import compile_program
+from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.lower import lowering
@@ -176,3 +182,54 @@ def test_a_conv_written_into_its_band_walks_its_pixels_as_the_band_lies(tmp_path
 def test_the_block_over_a_residual_sum_on_the_rtl(tmp_path, config, c, h):
     bundle = _block(tmp_path, c, h)
     exact(bundle.program.body, bundle.arrays, _compiled(bundle, config).lowered, "rtl")
+
+
+SHUFFLED = """
+(input a (shape 1 16 5 7) int8)
+(input w (shape 16 16 1 1) int8)
+(define joined (access-concatenate (access-slice (access-tensor a) 1 0 8)
+                                   (access-slice (access-tensor a) 1 8 16) 1))
+(define shuffled (access-reshape (access-transpose (access-reshape (access-tensor joined)
+                   (access-shape (shape 1 2 8 5 7) (shape))) (list 0 2 1 3 4))
+                 (access-shape (shape 1 16 5 7) (shape))))
+(compute dot-product (access-cartesian-product (access (access-tensor w) 1)
+  (access (access-squeeze (access-windows (access shuffled 1) (shape 16 1 1) (shape 1 1 1)) 1)
+          3)))
+"""
+
+
+def _shuffled(tmp_path):
+    (tmp_path / "p.gls").write_text(SHUFFLED)
+    rng = np.random.default_rng(0)
+    for name, dims in (("a", (1, 16, 5, 7)), ("w", (16, 16, 1, 1))):
+        np.save(tmp_path / f"{name}.npy", rng.integers(-128, 128, dims).astype(np.int8))
+    return load(tmp_path)
+
+
+@pytest.mark.parametrize("config", ["n16", "n4"])
+def test_a_kernel_over_a_shuffled_concatenation_stores_where_its_result_lies(tmp_path, config):
+    """The shuffle is no view: the conv reads a host copy computed from a's slices, and no
+    step computes the concatenation itself (it stored over a and the concatenation: 560 of 560
+    elements wrong)."""
+    bundle = _shuffled(tmp_path)
+    program = _compiled(bundle, config).lowered
+    assert not any(step.name.startswith("concat") for step in program.steps)
+    exact(bundle.program.body, bundle.arrays, program)
+
+
+def test_a_store_outside_its_steps_buffer_is_an_internal_error(tmp_path):
+    """The safety net: a kernel whose STOREs miss its buffer is never run."""
+    bundle = _shuffled(tmp_path)
+    result = _compiled(bundle, "n16")
+    program = result.lowered
+    (step,) = [s for s in program.steps if s.name.startswith("kernel")]
+    buffer = program.buffers[step.output]
+    program.buffers[step.output] = dataclasses.replace(buffer, address=buffer.address + 64)
+    with pytest.raises(GlcError, match=f"step {step.name} stores DRAM .* outside its buffer"):
+        lowering._check_stores(program, result.term)
+
+
+@pytest.mark.rtl
+def test_a_kernel_over_a_shuffled_concatenation_on_the_rtl(tmp_path):
+    bundle = _shuffled(tmp_path)
+    exact(bundle.program.body, bundle.arrays, _compiled(bundle, "n16").lowered, "rtl")

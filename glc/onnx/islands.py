@@ -1,0 +1,251 @@
+"""Float islands as tables: a quantized graph's elementwise float ops between one activation's
+DequantizeLinear and a QuantizeLinear (QDQ), or a com.microsoft unary QLinear op (QOperator),
+become one ``table-lookup`` (docs/onnx.md, "Tables").
+
+Such an island is a function of one int8 code: whatever its ops (Sigmoid, GELU's Div, Erf, Add
+and Mul, HardSwish, Clip, LeakyRelu, …), its 256 results are its whole behaviour. They are
+computed by onnxruntime itself, running the island's own nodes (the constants they read, and
+the nodes computing those, included) as a model of its own on the 256 codes, with the reference
+run's session options: the table is what onnxruntime computes, by construction, however its
+kernels evaluate the float ops (MLAS's polynomial Erf and Logistic, or a fused QLinearSigmoid's
+own table). The accelerator reads it with VECTOR ``lut`` (docs/isa.md).
+
+An island's ops act elementwise and every constant they read is one value (a per-channel
+constant would make a table per channel; not yet). It may read several activations where each
+is itself a table of one activation's codes — SiLU, ``x · σ(x)``, reads ``x`` and the Sigmoid
+island's result, GELU reads ``x`` and ``erf(x / √2) + 1`` — and is then a table of those codes
+too: onnxruntime runs it on the 256 codes of that activation and, for each activation read, the
+codes its table gives (``Translator.codes`` records what each activation is a table of). Where
+the activations it reads are no tables of one, its nodes are translated one by one as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from glc.ir.quantized import TABLE_ENTRIES
+
+# Float ops that act elementwise on their varying input, the rest of their inputs constants.
+ELEMENTWISE = frozenset({
+    "Abs", "Add", "Ceil", "Celu", "Clip", "Cos", "Div", "Elu", "Erf", "Exp", "Floor", "Gelu",
+    "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul",
+    "Neg", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Softplus",
+    "Softsign", "Sqrt", "Sub", "Tanh", "ThresholdedRelu"})
+# QOperator's elementwise ops (com.microsoft) by the indices of their activations (each followed
+# by its scale and zero point); with all but one constant, an op is a function of one code.
+QLINEAR = {"QLinearSigmoid": (0,), "QLinearLeakyRelu": (0,), "QLinearAdd": (0, 3),
+           "QLinearMul": (0, 3)}
+
+
+@dataclass
+class Island:
+    """The nodes from activations' codes to the codes of ``last``'s output: ``sources``, the
+    tensors of codes read (each a DequantizeLinear's input, or a QOperator op's activation);
+    ``nodes`` in graph order, the constants' producers and ``last`` included; ``inner``, the
+    float nodes only the island reads (the translator skips them)."""
+
+    sources: list[str]
+    nodes: list
+    last: object
+    inner: list
+
+
+def find(graph) -> dict[int, Island]:
+    """Every island of ``graph``, by the id of its last node (a QuantizeLinear, or a QOperator
+    unary op); the nodes before it in each are the translator's to skip."""
+    producer = {out: node for node in graph.nodes for out in node.output}
+    constant = _constants(graph)
+    found: dict[int, Island] = {}
+    for node in graph.nodes:
+        if node.op_type in QLINEAR and node.domain == "com.microsoft":
+            island = _qlinear(graph, node, producer, constant)
+        elif node.op_type == "QuantizeLinear":
+            island = _qdq(graph, node, producer, constant)
+        else:
+            continue
+        if island is not None:
+            found[id(node)] = island
+    return found
+
+
+def _constants(graph) -> set[str]:
+    """The tensors that are constants: initializers, and the outputs of nodes reading only
+    constants (a DequantizeLinear of quantized constants). One pass in graph order (ONNX's
+    nodes are topologically sorted); computed once, so a deep network costs one walk."""
+    constant = set(graph.constants)
+    for node in graph.nodes:
+        if all(i in constant for i in node.input if i):
+            constant.update(node.output)
+    return constant
+
+
+def _constant_cone(name: str, producer, constant: set[str], cone: list) -> bool:
+    """Whether ``name`` is a constant; the nodes computing it join ``cone``. The walk goes
+    back through constants only, never along an activation's chain of producers."""
+    if name not in constant:
+        return False
+    todo = [name]
+    while todo:
+        node = producer.get(todo.pop())
+        if node is not None and node not in cone:
+            cone.append(node)
+            todo.extend(i for i in node.input if i)
+    return True
+
+
+def _qdq(graph, quantize, producer, constant: set[str]) -> Island | None:
+    """The island ending in ``quantize``: elementwise float nodes back to one activation's
+    DequantizeLinear, each output read only inside the island."""
+    first = producer.get(quantize.input[0])
+    if first is None or first.op_type not in ELEMENTWISE:
+        return None
+    inside, cone, sources, todo = [first], [], set(), [first]
+    while todo:
+        node = todo.pop()
+        for name in (i for i in node.input if i):
+            if _constant_cone(name, producer, constant, cone):
+                continue
+            before = producer.get(name)
+            if before is None:  # a graph input: float, not codes
+                return None
+            if before.op_type == "DequantizeLinear":
+                sources.add(name)
+            elif before.op_type in ELEMENTWISE:
+                if before not in inside:
+                    inside.append(before)
+                    todo.append(before)
+            else:
+                return None
+    if not sources:
+        return None
+    for node in inside:
+        for out in node.output:
+            readers = graph.consumers.get(out, [])
+            if out in graph.outputs or any(r not in inside and r is not quantize
+                                           for r in readers):
+                return None
+    if not _scalars(graph, cone, [*inside, quantize]):
+        return None
+    dequantizes = [producer[name] for name in sorted(sources)]
+    order = {id(n): k for k, n in enumerate(graph.nodes)}
+    nodes = sorted([*dequantizes, *cone, *inside, quantize], key=lambda n: order[id(n)])
+    return Island([d.input[0] for d in dequantizes], nodes, quantize,
+                  sorted(inside, key=lambda n: order[id(n)]))
+
+
+def _qlinear(graph, node, producer, constant: set[str]) -> Island | None:
+    """The QOperator op ``node`` as an island: its activations read, the rest constants."""
+    cone: list = []
+    varying = {k for k in QLINEAR[node.op_type]
+               if not _constant_cone(node.input[k], producer, constant, cone)}
+    others = [name for k, name in enumerate(node.input) if name and k not in varying]
+    if not varying or not all(_constant_cone(name, producer, constant, cone) for name in others):
+        return None
+    if not _scalars(graph, cone, [node], skip=varying):
+        return None
+    return Island([node.input[k] for k in sorted(varying)], [*cone, node], node, [])
+
+
+def _scalars(graph, cone: list, nodes: list, skip: set[int] = frozenset()) -> bool:
+    """Whether every constant the ``nodes`` read (but their inputs at ``skip``) is one value:
+    the island is then one function of a code, whatever the element."""
+    made = {out for n in cone for out in n.output}
+    for node in nodes:
+        for name in (name for k, name in enumerate(node.input) if k not in skip):
+            if name in graph.constants and graph.constants[name].size != 1:
+                return False
+            if name in made and not _one_value(name, graph, cone):
+                return False
+    return True
+
+
+def _one_value(name: str, graph, cone: list) -> bool:
+    """Whether a constant made by the cone's nodes is one value (its inputs all are)."""
+    node = next(n for n in cone if name in n.output)
+    return all(graph.constants[i].size == 1 if i in graph.constants else
+               _one_value(i, graph, cone) for i in node.input if i)
+
+
+def table(graph, island: Island, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """The island's results, as int8 codes (uint8 ones carried as int8, u − 128,
+    docs/language.md), for ``feeds``, the codes of each source (256 each, in the model's own
+    type), by onnxruntime on the island alone."""
+    import onnxruntime as ort
+    from onnx import helper, numpy_helper
+
+    out = island.last.output[0]
+    used = {i for n in island.nodes for i in n.input if i in graph.constants}
+    last = island.last
+    out_zero = last.input[-1] if last.op_type != "QuantizeLinear" else \
+        (last.input[2] if len(last.input) > 2 else "")
+    out_type = graph.constants[out_zero].dtype if out_zero else np.dtype(np.uint8)
+    model = helper.make_model(
+        helper.make_graph(
+            island.nodes, "island",
+            [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(v.dtype),
+                                           [TABLE_ENTRIES]) for name, v in feeds.items()],
+            [helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(out_type),
+                                           [TABLE_ENTRIES])],
+            [numpy_helper.from_array(graph.constants[name], name) for name in sorted(used)]),
+        opset_imports=graph.opsets)
+    model.ir_version = graph.ir_version
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    return _as_int8(session.run(None, feeds)[0].reshape(TABLE_ENTRIES))
+
+
+def _as_int8(codes: np.ndarray) -> np.ndarray:
+    """int8 or uint8 codes as the program carries them: int8, uint8 less 128."""
+    return codes.astype(np.int8) if codes.dtype == np.int8 else \
+        (codes.astype(np.int16) - 128).astype(np.int8)
+
+
+def _in_type(codes: np.ndarray, signed: bool) -> np.ndarray:
+    """int8 codes as the model's tensor holds them: int8, or uint8 (plus 128)."""
+    return codes if signed else (codes.astype(np.int16) + 128).astype(np.uint8)
+
+
+IDENTITY = np.arange(-128, 128, dtype=np.int8)  # an activation as a table of its own codes
+
+
+def translate(t, island: Island) -> bool:
+    """Bind the island's last output to the ``table-lookup`` of the activation every source is
+    a table of; False (nothing bound) where they are tables of no one activation."""
+    from glc.onnx.program import Dequantized, Quantized
+
+    last = island.last
+    read = []  # (source tensor, its activation, whether its codes are int8)
+    for name in island.sources:
+        if last.op_type == "QuantizeLinear":  # the codes' DequantizeLinear says their type
+            dequantize = next(n for n in island.nodes if n.op_type == "DequantizeLinear"
+                              and n.input[0] == name)
+            value = t.values.get(dequantize.output[0])
+            if not isinstance(value, Dequantized):
+                return False
+            read.append((name, value.of, value.offset == 0))
+        else:  # a QOperator activation: its zero point follows its scale
+            value = t.values.get(name)
+            if not isinstance(value, Quantized):
+                return False
+            read.append((name, value, t.offset(last, list(last.input).index(name) + 2) == 0))
+    bases = {t.codes.get(q.name, (q, IDENTITY))[0].name for _, q, _ in read}
+    if len(bases) != 1:
+        return False
+    base = t.codes.get(read[0][1].name, (read[0][1], IDENTITY))[0]
+    feeds = {name: _in_type(t.codes.get(q.name, (q, IDENTITY))[1], signed)
+             for name, q, signed in read}
+    entries = table(t.graph, island, feeds)
+    out = len(last.input) - 2  # a QOperator op's output scale and zero point come last
+    scale, zero = t.qparams(last, 1, 2) if last.op_type == "QuantizeLinear" else \
+        t.qparams(last, out, out + 1)
+    name = last.output[0]
+    tensor = t.b.tensor(name + "_table", entries)
+    t.b.comment(f"float island ({', '.join(n.op_type for n in island.nodes)}) as a table")
+    value = t.b.define(name, f"(table-lookup (access-tensor {base.name}) "
+                             f"(access-tensor {tensor}))")
+    result = Quantized(value, base.dims, scale, zero)
+    t.codes[value] = (base, entries)
+    t.bind(last, result)
+    return True
