@@ -1,11 +1,17 @@
-"""Mul and Add of an int8 activation and a quantized constant, as onnxruntime's integer kernels
-compute them: QLinearMul and QLinearAdd. DenseNet scales and shifts the channels after each Concat
-by (C, 1, 1) constants; the quantizer quantizes those constants like activations (a
-DequantizeLinear of an initializer, or the QOperator nodes' own inputs), and onnxruntime's x86
-optimizer fuses DequantizeLinear → Mul/Add → QuantizeLinear into QLinearMul / QLinearAdd when
-the three types agree (``fused``). A node it does not fuse stays float (glc/onnx/floats.py)."""
+"""Mul and Add of an int8 activation and a quantized constant, and Mul of two activations, as
+onnxruntime's integer kernels compute them: QLinearMul and QLinearAdd. DenseNet scales and
+shifts the channels after each Concat by (C, 1, 1) constants; the quantizer quantizes those
+constants like activations (a DequantizeLinear of an initializer, or the QOperator nodes' own
+inputs), and onnxruntime's x86 optimizer fuses DequantizeLinear → Mul/Add → QuantizeLinear into
+QLinearMul / QLinearAdd when the three types agree (``fused``, ``fused_product``). A node it
+does not fuse stays float (glc/onnx/floats.py)."""
 
 from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -48,6 +54,58 @@ def fused(t, node) -> bool:
     return True
 
 
+def fused_product(t, node) -> bool:
+    """QDQ: a Mul of two dequantized activations that one QuantizeLinear reads (through a Relu
+    it makes redundant) in their type — the QLinearMul onnxruntime fuses it into (its x86
+    optimizer turns int8 pairs into uint8 first, as for an Add: glc/onnx/layers.py ``_add``);
+    else False."""
+    values = [t.value(node, i) for i in range(len(node.input))]
+    if len(values) != 2 or not all(isinstance(v, Dequantized) for v in values) or \
+            node.output[0] in _float_products(t, node):
+        return False
+    relu = layers.redundant_relu(t, node)
+    last = relu or node
+    reader = t.graph.only_consumer(last.output[0])
+    if reader is None or reader.op_type != "QuantizeLinear" or len(reader.input) < 3 or \
+            not reader.input[2] or {v.offset for v in values} != {t.offset(reader, 2)}:
+        return False
+    _product(t, node, values[0].of, values[1].of, *t.requantized_output(last), 128)
+    if relu is not None:
+        t.absorbed.add(id(relu))
+        t.values[relu.output[0]] = t.values[node.output[0]]
+    layers.bind_absorbed(t, last)
+    return True
+
+
+def _float_products(t, node) -> frozenset[str]:
+    """The outputs of the Mul nodes onnxruntime's optimized graph — the reference run's: CPU
+    provider, default optimizations — still computes in float. Whether it fuses a QDQ Mul of
+    two activations depends on its transformers' view of the whole graph (with int8
+    activations an SE block's gate stays a float Mul and a product of two convs is fused,
+    measured: tests/onnx/test_import_products.py), so the import asks it rather than guess."""
+    path = t.graph.path
+    try:
+        stat = os.stat(path)
+        return _optimized_muls(path, stat.st_mtime_ns, stat.st_size)
+    except Exception as error:  # onnxruntime's own errors are of many kinds
+        raise t.error(node, f"onnxruntime cannot say whether it fuses this Mul: "
+                            f"{str(error).splitlines()[0] if str(error) else error!r}") from None
+
+
+@functools.lru_cache(maxsize=4)
+def _optimized_muls(path: str, mtime: int, size: int) -> frozenset[str]:
+    import onnx
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as folder:
+        options = ort.SessionOptions()
+        options.optimized_model_filepath = str(Path(folder) / "optimized.onnx")
+        options.log_severity_level = 3  # not the warning that the file is CPU-specific
+        ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        graph = onnx.load(options.optimized_model_filepath).graph
+    return frozenset(n.output[0] for n in graph.node if n.op_type == "Mul")
+
+
 def _qlinear(t, node, attrs) -> None:
     """QOperator QLinearMul, and QLinearAdd with a constant operand (of two activations it is
     glc/onnx/layers.py's)."""
@@ -57,7 +115,12 @@ def _qlinear(t, node, attrs) -> None:
         if node.op_type == "QLinearAdd" and not constants:
             layers.TABLE["QLinearAdd"](t, node, attrs)
             return
-        raise t.error(node, "only an activation and one constant operand are supported")
+        if node.op_type == "QLinearMul" and not constants:  # two activations: a gate
+            a, b = (Quantized(v.name, v.dims, *t.qparams(node, i + 1, i + 2))
+                    for v, i in ((t.quantized(node, 0), 0), (t.quantized(node, 3), 3)))
+            _product(t, node, a, b, *t.qparams(node, 6, 7), t.offset(node, 2))
+            return
+        raise t.error(node, "both operands are constants")
     k = 1 - constants[0]
     x = t.quantized(node, 3 * k)
     x = Quantized(x.name, x.dims, *t.qparams(node, 3 * k + 1, 3 * k + 2))
@@ -117,6 +180,39 @@ def _mul(t, node, x: Quantized, c: np.ndarray, c_scale: float, y_scale: float, y
     zn = t.b.tensor(hint + "_zero", np.full(ones, y_zero + offset, np.float32))
     product = (f"(compute elementwise-mul (access-pair (dequantize-linear (access-tensor "
                f"{x.name}) 1.0 {x.zero}) {broadcast(cn, dims)}))")
+    scaled = f"(compute elementwise-mul (access-pair {product} {broadcast(mn, dims)}))"
+    shifted = f"(compute elementwise-add (access-pair {scaled} {broadcast(zn, dims)}))"
+    t.host_step(node)
+    name = t.b.define(hint, f"(quantize-linear {shifted} 1.0 {-offset})")
+    t.bind(node, Quantized(name, dims, y_scale, y_zero))
+
+
+def _product(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int,
+             offset: int) -> None:
+    """QLinearMul of two activations (an SE block's gate, a gating product) as the same x86
+    kernel computes it (``_mul``): ``p = (a - za) · (b - zb)``, exact in float32, then
+    ``rint(float32(p) · M + zy)`` with ``M = float32(float32(sa · sb) / sy)`` — symmetric in
+    a and b, so the broadcaster's choice of operands does not matter. One operand may
+    broadcast to the other's dims (the gate's (N, C, 1, 1) over the map)."""
+    if len(a.dims) != len(b.dims):
+        raise t.error(node, f"operands of dims {a.dims} and {b.dims} must have one rank")
+    try:
+        dims = tuple(np.broadcast_shapes(a.dims, b.dims))
+    except ValueError:
+        raise t.error(node, f"operands of dims {a.dims} and {b.dims} do not broadcast") from None
+    m = np.float32(multiplier(a.scale, b.scale, y_scale))
+    if 255.0 * 255.0 * float(m) + 256 >= 2.0 ** 31:
+        raise t.error(node, f"a multiplier of {float(m)} takes products past int32")
+    hint = node.output[0]
+    operands = []
+    for index, x in enumerate((a, b)):
+        codes = t.b.define(f"{hint}_{index}", f"(dequantize-linear (access-tensor {x.name}) "
+                                              f"1.0 {x.zero})")
+        operands.append(broadcast(codes, dims) if x.dims != dims else f"(access-tensor {codes})")
+    ones = (1,) * len(dims)
+    mn = t.b.tensor(hint + "_m", np.full(ones, m, np.float32))
+    zn = t.b.tensor(hint + "_zero", np.full(ones, y_zero + offset, np.float32))
+    product = f"(compute elementwise-mul (access-pair {operands[0]} {operands[1]}))"
     scaled = f"(compute elementwise-mul (access-pair {product} {broadcast(mn, dims)}))"
     shifted = f"(compute elementwise-add (access-pair {scaled} {broadcast(zn, dims)}))"
     t.host_step(node)

@@ -64,8 +64,31 @@ def _with_constant(t, node, compute: str) -> bool:
 
 
 def _mul(t, node, attrs) -> None:
-    if not binary.fused(t, node) and not _with_constant(t, node, "elementwise-mul"):
-        raise t.error(node, "only a product with a constant is supported")
+    """A Mul with a constant, or of two activations (onnxruntime's QLinearMul when it fuses
+    it, glc/onnx/binary.py; else float32, one rounding per element)."""
+    if binary.fused(t, node) or binary.fused_product(t, node) or \
+            _with_constant(t, node, "elementwise-mul"):
+        return
+    _of_activations(t, node, "elementwise-mul")
+
+
+def _of_activations(t, node, compute: str) -> None:
+    """``x op y`` in float32 of two float tensors, one broadcast to the other's dims, in the
+    node's order (a float product commutes, rounded once)."""
+    if len(node.input) != 2:
+        raise t.error(node, "needs two inputs")
+    x, y = t.as_float(node, 0), t.as_float(node, 1)
+    try:
+        dims = tuple(np.broadcast_shapes(x.dims, y.dims))
+    except ValueError:
+        raise t.error(node, f"operands of dims {x.dims} and {y.dims} do not broadcast") from None
+    if len(x.dims) != len(y.dims):
+        raise t.error(node, f"operands of dims {x.dims} and {y.dims} must have one rank")
+    pair = " ".join(f"(access-tensor {f.name})" if f.dims == dims else broadcast(f.name, dims)
+                    for f in (x, y))
+    t.host_step(node)
+    t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
+                       dims))
 
 
 def _add(t, node, attrs) -> None:
