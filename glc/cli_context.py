@@ -62,7 +62,11 @@ class Main(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            # A NaN or an infinity is a float32 value like any other (sqrt of a negative is
+            # NaN, on the host and in the interpreter alike); numpy's RuntimeWarnings about
+            # them would leak onto stderr ahead of the result or the error line.
+            with np.errstate(all="ignore"):
+                return super().invoke(ctx)
         except (GlcError, MemoryError) as caught:
             obj = ctx.obj if isinstance(ctx.obj, Context) else Context(False, 0)
             if obj.debug:

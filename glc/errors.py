@@ -5,8 +5,25 @@ Only the CLI turns a GlcError into an exit status; anything else that escapes is
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+
+# Unicode categories that would break a line, or hide in one: control and format characters,
+# surrogates, private and unassigned code points, line and paragraph separators.
+_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that would break or hide in a line escaped (a newline as
+    ``\\x0a``, ``\\x00``, ``\\u2028``): an ONNX name or a path copied into a comment or an error
+    stays on its line."""
+    return "".join(c if unicodedata.category(c) not in _HIDDEN else _escape(ord(c)) for c in text)
+
+
+def _escape(code: int) -> str:
+    return (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+            else f"\\U{code:08x}")
 
 
 @dataclass(frozen=True)
@@ -38,7 +55,8 @@ class GlcError(Exception):
     def __str__(self) -> str:
         if self.where is None:
             return f"error: {self.message}"
-        return f"{self.where}: error: {self.message}"
+        # A path is the user's: a newline in it (a folder named "a\nb") must not break the line.
+        return f"{printable(str(self.where))}: error: {self.message}"
 
 
 class DoesNotFit(GlcError):
@@ -47,7 +65,8 @@ class DoesNotFit(GlcError):
 
 
 class ShapeError(Exception):
-    """Raised by a shape rule; the checker adds the location of the offending form.
+    """Raised by a shape rule, or by an operator's evaluation for a value it refuses (a NaN
+    multiplier); the checker, or the interpreter, adds the location of the offending form.
 
     ``arg`` optionally names which argument (0-based) is at fault, so the error can point at it.
     """

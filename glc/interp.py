@@ -11,7 +11,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from glc.ir.check import lazy, result_types
+from glc.errors import ShapeError
+from glc.ir.check import lazy, located, result_types
 from glc.ir.compute import Pairs
 from glc.ir.ops import OPS
 from glc.ir.term import Term, walk
@@ -51,7 +52,10 @@ def evaluate(term: Term, arrays: Mapping[str, np.ndarray]) -> tuple[dict[int, ob
             contracts = node.op == "compute" and types[id(node.args[0])].name == "dot-product"
             args = [values[id(a)] if contracts or not isinstance(values[id(a)], Pairs)
                     else np.asarray(values[id(a)]) for a in node.args]
-            value = OPS[node.op].evaluate(ty, *args)
+            try:
+                value = OPS[node.op].evaluate(ty, *args)
+            except ShapeError as error:  # a value the operator refuses (a NaN multiplier)
+                raise located(error, node) from None
         if value.shape != ty.dims or str(value.dtype) != ty.dtype:
             raise AssertionError(f"{node.op} evaluated to {value.shape} {value.dtype}, "
                                  f"its type is {ty}")

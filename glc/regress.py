@@ -16,10 +16,8 @@ import json
 import os
 import time
 import traceback
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -28,6 +26,8 @@ from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import CONFIG_DIR, HwConfig
 from glc.inputs import PROGRAM_SUFFIXES
 from glc.lower.execute import ENGINES
+from glc.workers import Died, TimedOut
+from glc.workers import run as run_in_workers
 
 BASELINE_DIR = CONFIG_DIR.parent / "baselines"
 # The shipped corpus: the only programs whose baselines are hw/baselines/ by default.
@@ -38,9 +38,11 @@ BASELINE_KEYS = ("cycles", "predicted_cycles", "ideal_cycles", "engine")
 
 # pass: equal to the baseline (or above it within the tolerance); improved: fewer cycles;
 # regression: more cycles than the tolerance allows; new: no baseline; mismatch: a wrong result;
-# error: the compiler or the machine refused the program (a GlcError); crash: any other exception;
-# unfit: the program needs more of the hardware than the config has (DRAM, instruction memory).
-STATUSES = ("pass", "improved", "regression", "new", "unfit", "mismatch", "error", "crash")
+# error: the compiler or the machine refused the program (a GlcError); crash: any other exception,
+# or its worker process died; hang: still running at --timeout, killed; unfit: the program needs
+# more of the hardware than the config has (DRAM, instruction memory).
+STATUSES = ("pass", "improved", "regression", "new", "unfit", "mismatch", "error", "crash",
+            "hang")
 
 
 @dataclass
@@ -83,13 +85,14 @@ class Report:
     vanished: list[str] = field(default_factory=list)
     strict: bool = False
     updated: bool = False
+    pruned: bool = False  # the vanished baselines were removed (--prune)
     baselines_found: bool = True
 
     def failures(self) -> list[Row]:
         """Wrong results and crashes always fail; a regression unless the baselines were just
         updated to accept it; a new program only with ``strict`` (and no update); a program that
         does not fit the config when it has a baseline there (it used to fit) or with ``strict``."""
-        failing = {"mismatch", "error", "crash"}
+        failing = {"mismatch", "error", "crash", "hang"}
         if not self.updated:
             failing.add("regression")
             if self.strict:
@@ -113,7 +116,7 @@ class Report:
         return {"config": self.config, "engine": self.engine, "baselines": self.baselines,
                 "tolerance": self.tolerance, "passed": len(self.rows) - failed, "failed": failed,
                 **{status: self.count(status) for status in STATUSES if status != "pass"},
-                "vanished": self.vanished, "updated": self.updated,
+                "vanished": self.vanished, "updated": self.updated, "pruned": self.pruned,
                 "baselines_found": self.baselines_found,
                 "rows": [asdict(row) for row in self.rows]}
 
@@ -280,6 +283,18 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
     return row
 
 
+def _lost(name: str, folder: Path, engine: str, outcome: TimedOut | Died) -> Row:
+    """The row of a program whose process gave no result: killed at the time limit, or died."""
+    if isinstance(outcome, TimedOut):
+        return Row(name, str(folder), "hang", f"still running after {outcome.seconds:g} s "
+                                              "(--timeout): killed", engine=engine,
+                   seconds=outcome.seconds)
+    how = (f"signal {-outcome.exitcode}" if outcome.exitcode is not None and outcome.exitcode < 0
+           else f"exit status {outcome.exitcode}")
+    reason = f"its worker process died ({how}): out of memory, or a crash in the simulator"
+    return Row(name, str(folder), "crash", reason, detail=reason, engine=engine)
+
+
 def _first_line(text: str) -> str:
     """A message as one line for the table and the summary (a build log has many)."""
     lines = text.strip().splitlines() or [""]
@@ -300,7 +315,7 @@ def judge(row: Row, baseline: dict | None, tolerance: float) -> Row:
     row.delta_pct = round(100 * row.delta / row.baseline, 3) if row.baseline else None
     if row.status != "pass":
         return row
-    shown = f"cycles {row.cycles} {{}} baseline {row.baseline}{_pct(row.delta_pct)}"
+    shown = f"cycles {row.cycles} {{}} baseline {row.baseline}{percent_shown(row.delta_pct)}"
     if row.cycles > row.baseline * (1 + tolerance / 100):
         row.status, row.reason = "regression", shown.format(">")
     elif row.cycles < row.baseline:
@@ -308,8 +323,9 @@ def judge(row: Row, baseline: dict | None, tolerance: float) -> Row:
     return row
 
 
-def _pct(pct: float | None) -> str:
-    """`` (+2.0 %)``; more digits when one place would show a change as 0.0."""
+def percent_shown(pct: float | None) -> str:
+    """A change in percent as the table and the reasons show it, `` (+2.0 %)``; more digits
+    when one place would show a change as 0.0."""
     if pct is None:
         return ""
     digits = 1 if pct == 0 or abs(pct) >= 0.05 else 3
@@ -330,19 +346,30 @@ def prepare(config: HwConfig, engine: str) -> None:
 
 def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
             baselines_file: Path, *, tolerance: float = 0.0, jobs: int | None = None,
-            max_cycles: int | None = None, strict: bool = False, update: bool = False,
-            complete: bool = True, on_row: Callable[[Row], None] | None = None,
+            max_cycles: int | None = None, timeout: float | None = None, strict: bool = False,
+            update: bool = False, prune: bool = False, complete: bool = True,
+            on_row: Callable[[Row], None] | None = None,
             float_tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> Report:
     """Run every program (``jobs`` processes; default one per CPU), judge it against the
-    baselines in ``baselines_file`` and, with ``update``, rewrite that file from this run.
+    baselines in ``baselines_file`` and, with ``update``, record this run's programs in that
+    file (the others' entries are kept).
 
     ``complete`` says the programs are the whole set (no -k, no single program), so baselines
-    with no program are reported as vanished and dropped by an update. ``on_row`` sees each row
+    with no program are reported as vanished; ``prune`` (with ``update``, of a complete set)
+    removes them. ``on_row`` sees each row
     once it and those before it are done: rows come in program order whatever the order in
-    which the processes finish them. Float results match within ``float_tolerance``.
+    which the processes finish them. Float results match within ``float_tolerance``. A
+    program still running after ``timeout`` seconds is killed (status hang): with a timeout,
+    or more than one job, each program runs in a process of its own (glc/workers.py).
     """
     if tolerance < 0:
         raise GlcError(f"the tolerance must be >= 0 %, not {tolerance}")
+    if prune and not update:
+        raise GlcError("--prune removes baselines from the file: give it with "
+                       "--update-baselines")
+    if prune and not complete:
+        raise GlcError("--prune needs a run over the whole folder (no -k, not a single program "
+                       "or a sub-folder): only then are baselines with no program known")
     baselines = read_baselines(baselines_file)
     prepare(config, engine)
     jobs = max(1, min(jobs or len(os.sched_getaffinity(0)), len(programs)))
@@ -353,147 +380,35 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
         if on_row:
             on_row(row)
 
-    if jobs == 1:
+    if jobs == 1 and timeout is None:
         for name, folder in programs:
             finish(run_one(name, folder, config, engine, max_cycles, 0, float_tolerance))
     else:
-        with ProcessPoolExecutor(jobs) as pool:
-            futures = [pool.submit(run_one, name, folder, config, engine, max_cycles, 0,
-                                   float_tolerance)
-                       for name, folder in programs]
-            for (name, _), future in zip(programs, futures, strict=True):
-                try:
-                    finish(future.result())
-                except BrokenProcessPool:
-                    raise GlcError(f"a worker process died running '{name}' (out of memory, "
-                                   "or a crash in the simulator): rerun with --jobs 1") from None
+        calls = [(run_one, (name, folder, config, engine, max_cycles, 0, float_tolerance))
+                 for name, folder in programs]
+        with closing(run_in_workers(calls, jobs, timeout)) as outcomes:
+            for (name, folder), outcome in zip(programs, outcomes, strict=True):
+                finish(outcome if isinstance(outcome, Row) else _lost(name, folder, engine,
+                                                                      outcome))
     names = {name for name, _ in programs}
     vanished = sorted(set(baselines) - names) if complete else []
     report = Report(config.name, engine, str(baselines_file), tolerance, rows, vanished, strict,
                     baselines_found=Path(baselines_file).exists())
     if update:
-        write_baselines(baselines_file, updated_baselines(report, baselines))
-        report.updated = True
+        write_baselines(baselines_file, updated_baselines(report, baselines, prune))
+        report.updated, report.pruned = True, prune
     return report
 
 
-def updated_baselines(report: Report, old: dict[str, dict]) -> dict[str, dict]:
+def updated_baselines(report: Report, old: dict[str, dict], prune: bool = False
+                      ) -> dict[str, dict]:
     """The baselines after accepting this run: each program that computed the right result
-    records its cycles; a failed one keeps its old entry; vanished ones go."""
-    new = {name: entry for name, entry in old.items() if name not in report.vanished}
+    records its cycles; a failed one, and one not run, keeps its old entry; vanished ones go
+    only with ``prune`` (a run over a part of a shared file must not empty the rest)."""
+    gone = set(report.vanished) if prune else set()
+    new = {name: entry for name, entry in old.items() if name not in gone}
     for row in report.rows:
         if row.match and row.cycles is not None:
             new[row.name] = {"cycles": row.cycles, "predicted_cycles": row.predicted_cycles,
                              "ideal_cycles": row.ideal_cycles, "engine": row.engine}
     return new
-
-
-# ---- output --------------------------------------------------------------------------------
-
-COLUMNS = ("program", "match", "cycles", "baseline", "Δ", "predicted", "ideal", "efficiency",
-           "limit", "eff(limit)", "status")
-
-
-def table(report: Report) -> str:
-    """The human-readable table, the notes (engines, vanished baselines, update), what the run
-    was held to, and the summary line ``N passed, M failed`` last, alone on its line."""
-    cells = [COLUMNS]
-    for row in report.rows:
-        match = "-" if row.match is None else "yes" if row.match else "NO"
-        delta = ("-" if row.delta is None else "0" if row.delta == 0
-                 else f"{row.delta:+d}{_pct(row.delta_pct)}")
-        cells.append((row.name, match, _num(row.cycles), _num(row.baseline), delta,
-                      _num(row.predicted_cycles), _num(row.ideal_cycles),
-                      _ratio(row.efficiency), _num(row.roofline_cycles),
-                      _ratio(row.roofline_efficiency), row.status))
-    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) if i in (0, 1, len(COLUMNS) - 1) else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
-             for line in cells]
-    # An error's reason is already a located "…: error: …" line: not prefixed again.
-    lines += [f"{row.name}: {row.reason}" if row.status == "error" else
-              f"{row.name}: {row.status}: {row.reason}" for row in report.rows
-              if row.status not in ("pass", "new")]
-    other = sorted({r.baseline_engine for r in report.rows
-                    if r.baseline_engine and r.baseline_engine != report.engine})
-    if other:
-        lines.append(f"note: baselines recorded on {', '.join(other)}, this run on "
-                     f"{report.engine}: {_ENGINE_NOTE[report.engine]}")
-    if report.vanished:
-        lines.append(f"baselines with no program: {', '.join(report.vanished)}"
-                     + (" (removed)" if report.updated else ""))
-    shown = _shown(report.baselines)
-    if report.updated:
-        lines.append(f"baselines updated: {shown}")
-    elif not report.baselines_found:
-        lines.append(f"no baseline file {shown}: every program is new")
-    lines.append(f"config {report.config}, engine {report.engine}, baselines {shown}, "
-                 f"tolerance {report.tolerance:g} %")
-    lines.append(report.summary())
-    return "\n".join(lines)
-
-
-def _shown(path: str) -> str:
-    """A path as short as it can be said: relative to the working directory when below it."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return path
-
-
-# Why a run may be held to another engine's baseline: equal by design (docs/regress.md).
-_ENGINE_NOTE = {"isa": "the ISA simulator's cycles (the cycle model) held to measured RTL cycles",
-                "rtl": "measured RTL cycles held to the ISA simulator's cycle model"}
-
-
-def _num(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
-
-
-def junit(report: Report) -> ET.ElementTree:
-    """JUnit XML: one testsuite (the config), one testcase per program (classname the config,
-    time its wall seconds), a <failure> (or <error> for a crash) giving the reason."""
-    failing = {id(row) for row in report.failures()}
-    suite = ET.Element("testsuite", name=f"glc regress {report.config} {report.engine}",
-                       tests=str(len(report.rows)),
-                       failures=str(sum(id(r) in failing and r.status != "crash"
-                                        for r in report.rows)),
-                       errors=str(sum(id(r) in failing and r.status == "crash"
-                                      for r in report.rows)),
-                       skipped=str(sum(id(r) not in failing and r.status == "unfit"
-                                       for r in report.rows)),
-                       time=f"{sum(r.seconds for r in report.rows):.3f}")
-    for row in report.rows:
-        case = ET.SubElement(suite, "testcase", classname=report.config, name=row.name,
-                             time=f"{row.seconds:.3f}")
-        if id(row) in failing:
-            tag = "error" if row.status == "crash" else "failure"
-            # The element's text is the whole story: an error's full message, a crash's
-            # traceback; the message attribute is the one-line reason.
-            text = row.detail if row.status in ("error", "crash") else row.reason
-            ET.SubElement(case, tag, message=row.reason, type=row.status).text = text
-        elif row.status == "unfit":
-            ET.SubElement(case, "skipped", message=row.reason)
-        out = ET.SubElement(case, "system-out")
-        out.text = (f"status {row.status}; cycles {_num(row.cycles)}, baseline "
-                    f"{_num(row.baseline)}, predicted {_num(row.predicted_cycles)}, ideal "
-                    f"{_num(row.ideal_cycles)}, roofline limit {_num(row.roofline_cycles)}, "
-                    f"instructions {_num(row.instructions)}, host steps "
-                    f"{_num(row.host_steps)}, engine {row.engine}"
-                    + (f"; {row.reason}" if row.reason else ""))
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    return ET.ElementTree(root)
-
-
-def write_junit(report: Report, path: Path) -> None:
-    """Write ``junit(report)`` to ``path``."""
-    try:
-        junit(report).write(path, encoding="utf-8", xml_declaration=True)
-    except OSError as error:
-        raise GlcError(f"cannot write JUnit XML: {error.strerror}", str(path)) from None

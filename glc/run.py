@@ -25,6 +25,7 @@ from glc.interp import env_types, interpret
 from glc.ir.term import Term
 from glc.lower.execute import ENGINES, Outcome, execute
 from glc.lower.program import Program
+from glc.outdir import check_file_target, writing
 from glc.report import kernel_limits, limit_figures, step_rows
 
 # --engine's choices: an engine, or auto (the RTL when its toolchain is here, else the ISA).
@@ -76,8 +77,10 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
     the program's, cycles, efficiency against the compute ideal and against the roofline limit
     (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py. ``trace``: a
     list to append each run's glc/trace.py record to."""
-    outcome = execute(program, arrays, engine, max_cycles, check_races, trace)
+    # The reference first: a value the language refuses (a NaN multiplier) is one line at its
+    # form before the program runs on anything.
     reference, _ = interpret(source, arrays)
+    outcome = execute(program, arrays, engine, max_cycles, check_races, trace)
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
         verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
@@ -122,8 +125,7 @@ def check_result_path(path: Path | None, input_dir: Path | None) -> None:
     if path is None:
         return
     path = Path(path)
-    if path.is_dir():
-        raise GlcError("-o names a folder; give the .npy file to write", str(path))
+    check_file_target(path)
     if path.suffix != ".npy":
         raise GlcError("-o writes a .npy file: give a path ending in .npy", str(path))
     if input_dir is not None and path.parent.resolve() == Path(input_dir).resolve():
@@ -138,8 +140,5 @@ def check_result_path(path: Path | None, input_dir: Path | None) -> None:
 def save_result(result: np.ndarray, path: Path, input_dir: Path | None = None) -> None:
     """Write the result tensor to ``path`` (checked by ``check_result_path``)."""
     check_result_path(path, input_dir)
-    try:
-        with path.open("wb") as file:
-            np.save(file, result)
-    except OSError as error:
-        raise GlcError(f"cannot write: {error.strerror}", str(path)) from None
+    with writing(path) as temporary, temporary.open("wb") as file:
+        np.save(file, result)

@@ -335,7 +335,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("systolic-array-with-blocking", ("int", "int", "access", "access"), _infer_blocking,
        _eval_systolic, "A0 @ A1 tiled onto a rows x cols array"),
     Op("requantize-linear", ("access", "access", "number"), q.infer_requantize,
-       lambda out, acc, m, z: q.requantize_linear(acc, m, z),
+       lambda out, acc, m, z: q.evaluate_requantize(acc, m, z),
        "clamp(rint(float32(A) * M) + z) to int8 (ONNX, onnxruntime's requantizer)"),
     Op("quantize-linear", ("access", "number", "number"), q.infer_quantize,
        lambda out, x, s, z: q.quantize_linear(x, s, z), "ONNX QuantizeLinear to int8"),

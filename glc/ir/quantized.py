@@ -61,6 +61,19 @@ def requantize_linear(acc: np.ndarray, m: np.ndarray, z: int) -> np.ndarray:
     return _saturate(np.rint(bounded).astype(np.int64) + z)
 
 
+def evaluate_requantize(acc: np.ndarray, m: np.ndarray, z: int) -> np.ndarray:
+    """The language's ``requantize-linear``: ``requantize_linear`` of multipliers that are
+    finite and positive, as every product of ONNX scales is. A NaN's conversion to an integer
+    is undefined (numpy's and the hardware's differ) and no quantizer writes a zero or a
+    negative one: they are refused at the form (the hardware's own treatment of such bits,
+    docs/isa.md, is the ISA's, not the language's)."""
+    bad = ~(np.isfinite(m) & (m > 0))
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ShapeError(f"needs finite positive multipliers, got {m[at]} at index {at}", arg=1)
+    return requantize_linear(acc, m, z)
+
+
 def _infer_conversion(a: Access, s, z, operand: str, result: str) -> Access:
     if a.dtype != operand:
         raise ShapeError(f"needs a{'n' if operand[0] == 'i' else ''} {operand} operand, "

@@ -14,11 +14,13 @@ from glc.isa import simulator
 from glc.isa.asm import assemble, disassemble
 from glc.isa.cycles import Timeline
 from glc.isa.encoding import Instruction, decode, read_image, to_bytes, to_hex
+from glc.outdir import check_file_target, writing
 
 
 @click.command()
 @click.argument("source", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+# -o is any path: a folder there is refused in one line (glc/outdir.py), not by click.
+@click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Binary image to write: .bin (32-byte little-endian words) or .hex ($readmemh).")
 @click.option("--config", "config_name", default="n16", show_default=True,
               help="Hardware configuration: a name in hw/configs/ or a .toml path.")
@@ -33,6 +35,8 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool, as_jso
         raise GlcError("the output must end in .bin or .hex", str(output))
     if not source.is_file():
         raise GlcError("no such file", str(source))
+    if output is not None:
+        check_file_target(output, [source])
     config = load_config(config_name)
     try:
         text = source.read_text()
@@ -40,13 +44,11 @@ def asm(source: Path, output: Path | None, config_name: str, stats: bool, as_jso
         raise GlcError(f"not a text file: {error.reason}", str(source)) from None
     program = assemble(text, config, str(source))
     if output is not None:
-        try:
+        with writing(output) as file:
             if output.suffix == ".hex":
-                output.write_text(to_hex(program.words))
+                file.write_text(to_hex(program.words))
             else:
-                output.write_bytes(to_bytes(program.words))
-        except OSError as error:
-            raise GlcError(f"cannot write: {error.strerror}", str(output)) from None
+                file.write_bytes(to_bytes(program.words))
     if stats or as_json:
         # Run it as the machine would (decoding up to HALT, on zeroed DRAM) so a faulty program
         # reports its error; the counters are the cycle model's.

@@ -8,10 +8,11 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from glc.errors import GlcError
+from glc.errors import GlcError, Span
 from glc.isa import vector_linear, vector_table
 from glc.isa.fields import (
     ALL_FLAGS,
@@ -30,6 +31,8 @@ from glc.isa.fields import (
     Opcode,
 )
 from glc.isa.status import ErrorCode
+
+_HEX_WORD = re.compile(r"[0-9A-Fa-f]+")
 
 
 @dataclass(frozen=True)
@@ -192,15 +195,18 @@ def read_image(path: Path) -> list[int]:
             raise GlcError(f"not a text file: {error.reason}", str(path)) from None
         words = []
         for number, line in enumerate(lines, 1):
-            text = line.split("//")[0].strip()
+            code = line.split("//")[0]
+            text = code.strip()
             if not text:
                 continue
+            where = Span(str(path), number, len(code) - len(code.lstrip()) + 1)
+            # Hex digits only, as to_hex writes them: Python's int() would also take a sign
+            # (a negative word), a 0x prefix and underscores, none of them a word of an image.
+            if not _HEX_WORD.fullmatch(text):
+                raise GlcError(f"not a word of hexadecimal digits: {text!r}", where)
             if len(text) > 2 * WORD_BYTES:
-                raise GlcError(f"line {number}: more than {WORD_BYTES} bytes", str(path))
-            try:
-                words.append(int(text, 16))
-            except ValueError as error:
-                raise GlcError(f"line {number}: not hexadecimal: {text!r}", str(path)) from error
+                raise GlcError(f"more than {WORD_BYTES} bytes ({len(text)} hex digits)", where)
+            words.append(int(text, 16))
         return words
     data = path.read_bytes()
     if len(data) % WORD_BYTES:

@@ -3,7 +3,6 @@ there)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import click
@@ -23,7 +22,8 @@ def _need_onnx(command: str) -> None:
 
 @click.command("import")
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+# -o is any path: glc/outdir.py refuses a file there in one line, as for glc compile -o.
+@click.option("-o", "--out", required=True, type=click.Path(path_type=Path),
               help="The program folder to write (replaced when the import succeeds).")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME=d0,d1,...",
               help="The shape of a model input (for symbolic or other sizes); repeatable.")
@@ -51,7 +51,7 @@ def import_(model: Path, out: Path, input_shapes: tuple[str, ...], seed: int,
 
 @click.command("zoo")
 @click.argument("name", type=click.Choice(LIGHT))
-@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", required=True, type=click.Path(path_type=Path),
               help="The program folder to write, as glc import writes it, with the quantized "
                    "model beside the program as model.onnx.")
 @click.option("--resolution", type=click.IntRange(min=1), default=64, show_default=True,
@@ -72,7 +72,7 @@ def zoo(name: str, out: Path, resolution: int, activations: str, form: str, per_
     _need_onnx("glc zoo")
     import tempfile
 
-    from glc.onnx.importer import import_model
+    from glc.onnx.importer import KEPT_MODEL, import_model
     from glc.onnx.zoo import make
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -84,8 +84,9 @@ def zoo(name: str, out: Path, resolution: int, activations: str, form: str, per_
             first = (str(error).strip().splitlines() or [type(error).__name__])[0]
             raise GlcError(f"{name} at resolution {resolution} cannot be made (onnxruntime: "
                            f"{first}); try a larger --resolution") from None
-        result = import_model(model, out, {}, seed, None)
-        shutil.copyfile(model, out / "model.onnx")
+        # the model goes in with the rest: copied in afterwards, glc's record of the folder
+        # would not list it and the next `glc zoo -o` of the folder would be refused
+        result = import_model(model, out, {}, seed, None, keep_model=True)
     host = f", host ops: {', '.join(result.host_ops)}" if result.host_ops else ""
-    click.echo(f"wrote {result.program} and {out / 'model.onnx'} ({result.nodes} ONNX nodes, "
+    click.echo(f"wrote {result.program} and {out / KEPT_MODEL} ({result.nodes} ONNX nodes, "
                f"{result.tensors} tensors, output.npy by onnxruntime{host})")

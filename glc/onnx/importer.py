@@ -3,21 +3,25 @@ seeded sample input and ``output.npy`` computed by onnxruntime), written whole o
 
 from __future__ import annotations
 
+import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from glc.errors import GlcError
+from glc.errors import GlcError, printable
 from glc.inputs import EXPECTED, symbols_of
 from glc.ir.check import check
 from glc.ir.types import Access, is_int
 from glc.onnx.graph import read_graph
 from glc.onnx.program import Builder, Dequantized, Float, Quantized
 from glc.onnx.translate import Translator
+from glc.outdir import check_folder_target, replacing
 from glc.syntax.reader import parse_program
+
+# The model's copy in a folder ``glc zoo`` makes.
+KEPT_MODEL = "model.onnx"
 
 
 @dataclass
@@ -73,37 +77,75 @@ def _sample_inputs(graph, builder: Builder, translator: Translator, seed: int,
 
 
 def _result(graph, translator: Translator) -> str:
-    if len(graph.outputs) != 1:
-        raise GlcError(f"the model has {len(graph.outputs)} outputs; glc imports one",
-                       graph.path)
     value = translator.values[graph.outputs[0]]
     if isinstance(value, Dequantized):
         return translator.as_float_value(value)
     if isinstance(value, Quantized | Float):
         return value.name
-    raise GlcError(f"output '{graph.outputs[0]}' is a constant", graph.path)
+    raise GlcError(f"output '{printable(graph.outputs[0])}' is a constant", graph.path)
 
 
 def onnxruntime_output(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    """The model's output on ``feeds`` by onnxruntime's CPU provider, default optimizations."""
+    """The model's output on ``feeds`` by onnxruntime's CPU provider, default optimizations; a
+    GlcError naming the model with onnxruntime's reason if it cannot load or run it."""
     import onnxruntime as ort
 
-    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)[0]
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # its reasons are the error; nothing else on stderr
+    try:
+        session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime's exception types derive from Exception only
+        raise GlcError(f"onnxruntime cannot load the model: {_reason(error)}", str(model)) from None
+    run = ort.RunOptions()
+    run.log_severity_level = 4
+    try:
+        return session.run(None, feeds, run)[0]
+    except Exception as error:
+        raise GlcError(f"onnxruntime cannot run the model: {_reason(error)}", str(model)) from None
+
+
+def _reason(error: Exception) -> str:
+    """onnxruntime's message on one line, without its status code, the model's path and the
+    C++ source location and signature it may quote."""
+    text = " ".join(str(error).split())
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    text = re.sub(r"^Load model from .*? failed:", "", text)
+    located = re.search(r"\S+\.(?:cc|h|cpp):\d+ ", text)
+    if located:  # "file.cc:93 static T ns::f(args) [with T = …] the message"
+        start = text.find("(", located.end())
+        depth, end = 0, len(text)
+        for k in range(max(start, 0), len(text)):
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            if start >= 0 and depth == 0:
+                end = k + 1
+                break
+        # then the signature's qualifiers and template arguments: " const [with T = …]"
+        rest = re.sub(r"^(?:\s*(?:const|noexcept|override)\b)*\s*(?:\[with [^\]]*\])?", "",
+                      text[end:])
+        text = text[:located.start()] + rest.strip()
+    return printable(text.strip())
 
 
 def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
-                 seed: int = 0, inputs_dir: Path | None = None) -> Imported:
-    """Import ``model`` into the program folder ``out`` (replaced only when complete)."""
+                 seed: int = 0, inputs_dir: Path | None = None,
+                 keep_model: bool = False) -> Imported:
+    """Import ``model`` into the program folder ``out`` (replaced only when complete); with
+    ``keep_model``, a copy of the model goes into the folder too, as ``model.onnx`` (written
+    with the rest, so glc's record of the folder lists it)."""
+    check_folder_target(out)
     graph = read_graph(model, input_shapes or {})
+    if len(graph.outputs) != 1:
+        raise GlcError(f"the model has {len(graph.outputs)} outputs; glc imports one",
+                       graph.path)
     builder = Builder()
     translator = Translator(graph, builder)
+    translator.declare_inputs()
+    feeds = _sample_inputs(graph, builder, translator, seed, inputs_dir)
+    # onnxruntime first: a model it cannot load or run (types, opsets, shapes its inference
+    # refuses) is refused in its words before the translation trusts the graph.
+    expected = onnxruntime_output(model, feeds)
     translator.run()
     result = _result(graph, translator)
-    feeds = _sample_inputs(graph, builder, translator, seed, inputs_dir)
-    if any(v.shape != builder.declared[translator.values[k].name][0] for k, v in feeds.items()):
-        raise GlcError("input shapes disagree with the model's", graph.path)
-    expected = onnxruntime_output(model, feeds)
     if expected.dtype == np.uint8:
         raise GlcError("the model's output is uint8; end it with a DequantizeLinear", graph.path)
     text = builder.text(result, f"imported from {model.name} by glc import: "
@@ -118,18 +160,16 @@ def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]
                                 f"{len(graph.nodes)} ONNX nodes")
     stem = builder.fresh(model.stem)
     out = Path(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        (staging / f"{stem}.gls").write_text(text)
-        for name, array in builder.arrays.items():
-            np.save(staging / f"{name}.npy", array)
-        np.save(staging / EXPECTED, expected)
-        if out.exists():
-            shutil.rmtree(out)
-        staging.rename(out)
-    except OSError as error:
-        raise GlcError(f"cannot write: {error.strerror}", str(error.filename or out)) from None
+    with replacing(out) as staging:
+        try:
+            (staging / f"{stem}.gls").write_text(text)
+            for name, array in builder.arrays.items():
+                np.save(staging / f"{name}.npy", array)
+            np.save(staging / EXPECTED, expected)
+            if keep_model:
+                shutil.copyfile(model, staging / KEPT_MODEL)
+        except OSError as error:
+            raise GlcError(f"cannot write: {error.strerror}", str(out)) from None
     return Imported(out, out / f"{stem}.gls", len(graph.nodes), len(builder.arrays),
                     builder.host_ops, _float_only(program))
 

@@ -399,16 +399,14 @@ def _concat(t, node, attrs) -> None:
         _requantized_concat(t, node, bases, *out, axis)
         bind_absorbed(t, node)
         return
-    if same:
-        parts = [b.name for b in bases]
-    else:
-        parts = [t.as_float(node, i).name for i in range(len(values))]
-    axis %= len(bases[0].dims)
-    expr = f"(access-tensor {parts[0]})"
+    # A constant among activations (a ViT's class token) is concatenated in float32 (as_float).
+    parts = bases if same else [t.as_float(node, i) for i in range(len(values))]
+    axis %= len(parts[0].dims)
+    expr = f"(access-tensor {parts[0].name})"
     for p in parts[1:]:
-        expr = f"(access-concatenate {expr} (access-tensor {p}) {axis})"
-    dims = list(bases[0].dims)
-    dims[axis] = sum(b.dims[axis] for b in bases)
+        expr = f"(access-concatenate {expr} (access-tensor {p.name}) {axis})"
+    dims = list(parts[0].dims)
+    dims[axis] = sum(p.dims[axis] for p in parts)
     name = t.b.define(node.output[0], expr)
     if not same:
         t.bind(node, Float(name, tuple(dims)))

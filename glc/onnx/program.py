@@ -6,10 +6,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
+from glc.errors import printable
+from glc.inputs import EXPECTED
+from glc.ir.compute import KINDS
+from glc.ir.ops import OPS, PAD_TYPES
+from glc.onnx.quant import NodeError
+
 _BAD = re.compile(r"[^A-Za-z0-9_]")
+# Names a tensor or define may not take: the language's words (an input named ``shape`` would
+# read as the operator), and the file the folder's expected result is saved as (an input named
+# ``output`` would be saved as output.npy, then overwritten by onnxruntime's result).
+RESERVED = frozenset({*OPS, *KINDS, *PAD_TYPES, "input", "define", Path(EXPECTED).stem})
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class Builder:
     lines: list[str] = field(default_factory=list)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     declared: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)
-    names: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=lambda: set(RESERVED))
     host_ops: list[str] = field(default_factory=list)
 
     def fresh(self, hint: str) -> str:
@@ -84,7 +95,8 @@ class Builder:
         self.declared[name] = (dims, dtype)
 
     def comment(self, text: str) -> None:
-        self.lines.append(f"; {text}")
+        """A ``;`` comment line (``text`` escaped: a newline in an ONNX name would end it)."""
+        self.lines.append(f"; {printable(text)}")
 
     def define(self, hint: str, expr: str) -> str:
         """``(define NAME expr)``; returns NAME."""
@@ -96,7 +108,7 @@ class Builder:
         """The whole program: header comment, input declarations, defines, the result."""
         decls = [f"(input {n} (shape {' '.join(map(str, d))}) {t})"
                  for n, (d, t) in self.declared.items()]
-        return "\n".join([f"; {header}", *decls, *self.lines, result]) + "\n"
+        return "\n".join([f"; {printable(header)}", *decls, *self.lines, result]) + "\n"
 
 
 def shape(dims) -> str:
@@ -110,5 +122,10 @@ def broadcast(name: str, dims: tuple[int, ...]) -> str:
 
 
 def literal(value: float) -> str:
-    """A float32 value as a literal that reads back to the same float32."""
-    return repr(float(np.float32(value)))
+    """A float32 value as a literal that reads back to the same float32 (a NaN or an infinity
+    has no literal: the node is refused)."""
+    with np.errstate(over="ignore"):
+        number = np.float32(value)
+    if not np.isfinite(number):
+        raise NodeError(f"the value {value} has no literal (it is not finite in float32)")
+    return repr(float(number))

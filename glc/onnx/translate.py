@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from glc.errors import GlcError
+from glc.errors import GlcError, printable
+from glc.ir.types import fmt_dims
 from glc.onnx import attention, binary, floats, islands, layers, pools
-from glc.onnx.graph import Graph, attributes
+from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
-from glc.onnx.quant import scale_of, unsupported, zero_point
+from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
 
 
 class Translator:
@@ -122,27 +123,36 @@ class Translator:
 
     def host_step(self, node) -> None:
         """List ``node`` among the import's host ops (a float step the program keeps)."""
-        self.b.host_ops.append(f"{node.name or node.output[0]} ({node.op_type})")
+        self.b.host_ops.append(f"{label(node)} ({node.op_type})")
 
     def bind(self, node, value) -> None:
         self.values[node.output[0]] = value
 
-    def run(self) -> None:
+    def declare_inputs(self) -> None:
+        """Bind each model input to a program input of its own (float32 only)."""
         for name, (dims, dtype) in self.graph.inputs.items():
             if dtype != "float32":
-                raise GlcError(f"input '{name}' is {dtype}; glc imports float32 inputs",
-                               self.graph.path)
+                raise GlcError(f"input '{printable(name)}' is {dtype}; glc imports float32 "
+                               "inputs", self.graph.path)
             symbol = self.b.fresh(name)
             self.b.declare(symbol, dims, "float32")
             self.values[name] = Float(symbol, dims)
-        found = islands.find(self.graph)  # float islands as tables (glc/onnx/islands.py)
+
+    def run(self) -> None:
+        """Translate every node in graph order (the inputs declared first); a float island
+        becomes one table lookup where it can (glc/onnx/islands.py)."""
+        found = islands.find(self.graph)
         inner = {id(n) for island in found.values() for n in island.inner}
         for node in self.graph.nodes:
             if id(node) in self.absorbed or id(node) in inner:
                 continue
             island = found.get(id(node))
             if island is not None:
-                if islands.translate(self, island):
+                try:
+                    tabled = islands.translate(self, island)
+                except NodeError as error:
+                    raise self.error(node, str(error)) from None
+                if tabled:
                     continue
                 for part in island.inner:  # no table: its nodes one by one, here
                     if id(part) not in self.absorbed:
@@ -155,8 +165,11 @@ class Translator:
         translate = TABLE.get(node.op_type)
         if translate is None:
             raise self.error(node, "this operator is not supported")
-        self.b.comment(f"node {node.name or node.output[0]} ({node.op_type})")
-        translate(self, node, attributes(node))
+        self.b.comment(f"node {label(node)} ({node.op_type})")
+        try:
+            translate(self, node, attributes(node))
+        except NodeError as error:
+            raise self.error(node, str(error)) from None
 
 
 # --- QuantizeLinear / DequantizeLinear ------------------------------------------------------
@@ -180,11 +193,11 @@ def _dequantize(t: Translator, node, attrs) -> None:
     x = t.value(node, 0)
     if isinstance(x, Constant):
         q = x.value
-        scale = t.constant(node, 1)
+        scale = scale_of(t.constant(node, 1))
         zero = (t.constant(node, 2) if len(node.input) > 2 and node.input[2]
                 else np.zeros_like(scale, dtype=q.dtype))
         value = ((q.astype(np.int64) - _expand(zero, q, attrs)).astype(np.float32)
-                 * _expand(scale_of(scale), q, attrs))
+                 * _expand(scale, q, attrs))
         t.bind(node, Constant(value.astype(np.float32), (q, scale, zero), attrs.get("axis", 1)))
         return
     if isinstance(x, Quantized):
@@ -198,12 +211,17 @@ def _dequantize(t: Translator, node, attrs) -> None:
 
 
 def _expand(per_channel: np.ndarray, q: np.ndarray, attrs) -> np.ndarray:
+    """A scale or zero point shaped to broadcast over ``q``: one value, or one per channel of
+    ``q``'s axis (anything else is the node's error, not numpy's)."""
     per_channel = np.asarray(per_channel)
     if per_channel.size == 1:
         return per_channel.reshape(())
-    axis = attrs.get("axis", 1) % q.ndim
+    axis = attrs.get("axis", 1)
+    if not -q.ndim <= axis < q.ndim or per_channel.size != q.shape[axis]:
+        raise NodeError(f"{per_channel.size} scales or zero points for axis {axis} of a "
+                        f"tensor of dims {fmt_dims(q.shape)}: one, or one per channel")
     dims = [1] * q.ndim
-    dims[axis] = per_channel.size
+    dims[axis % q.ndim] = per_channel.size
     return per_channel.reshape(dims)
 
 

@@ -14,6 +14,7 @@ from glc.hwconfig import load_config
 from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.encoding import read_image
+from glc.outdir import check_file_target, writing
 from glc.sim.run import run_program
 
 # docs/isa.md: the RTL's cycles are held to the cycle model within this fraction.
@@ -26,7 +27,8 @@ CYCLE_TOLERANCE = 0.05
               help="Hardware configuration: a name in hw/configs/ or a .toml path.")
 @click.option("--dram", "dram_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Initial DRAM: raw bytes from address 0 (the rest is zero).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+# -o is any path: a folder there is refused in one line (glc/outdir.py), not by click.
+@click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Write the final DRAM here (raw bytes).")
 @click.option("--max-cycles", default=10_000_000, show_default=True,
               type=click.IntRange(1, (1 << 32) - 1), help="The cycle watchdog.")
@@ -45,6 +47,8 @@ def rtl(program: Path, config_name: str, dram_path: Path | None, output: Path | 
         raise GlcError("--waves needs --keep DIR to write the waves into")
     config = load_config(config_name)
     words = _words(program, config)
+    if output is not None:  # before the run: a bad path must not cost a whole RTL run
+        check_file_target(output, [program, *([dram_path] if dram_path else [])])
     dram = np.zeros(config.dram_bytes, dtype=np.uint8)
     if dram_path is not None:
         if not dram_path.is_file():
@@ -62,7 +66,8 @@ def rtl(program: Path, config_name: str, dram_path: Path | None, output: Path | 
     if check:
         figures |= _compare(words, config, dram, result)
     if output is not None:
-        result.dram.tofile(output)
+        with writing(output) as file:
+            file.write_bytes(result.dram.tobytes())
     if as_json:
         click.echo(json.dumps(figures))
     else:

@@ -1,9 +1,12 @@
-"""Fuzzing the front end through the real CLI: programs, .npy inputs, --shapes JSON, config TOML.
+"""Fuzzing the front end through the real CLI: programs, .npy inputs, --shapes JSON, config TOML,
+ONNX models (``glc import``) and ``-o`` targets.
 
 Each target is a hypothesis strategy of file contents and the command that reads them. Whatever
 the contents, the command must exit 0 or 1, raise nothing (no traceback), and on exit 1 print
 exactly one error line on stderr, located: ``file:line:col: error: …`` or ``path: error: …``
-naming the file the error is in (``note:`` lines, such as the random-inputs one, may precede it).
+naming the file the error is in (``note:`` lines, such as the random-inputs one, may precede it),
+or ``error: --option …`` naming the option at fault. A command given ``-o`` changes nothing
+outside its output: every file and folder of the example's sandbox is compared before and after.
 
 ``fuzz(target, examples)`` runs one target; tests/cli/test_fuzz.py calls it with a CI budget, and
 a long campaign (scripts/fuzz.py) can call it, or ``campaign``, with a larger count.
@@ -11,22 +14,27 @@ a long campaign (scripts/fuzz.py) can call it, or ``campaign``, with a larger co
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import hypothesis
 import numpy as np
 from click.testing import CliRunner
+from fuzz_files import Model, base_models, hostile_models, output_paths, sandbox, tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glc.cli import main
+from glc.errors import printable
 from glc.inputs import find_program
+from glc.outdir import RECORD
 
 ROOT = Path(__file__).parents[2]
 PROGRAMS = sorted(p for p in (ROOT / "programs").iterdir() if p.is_dir())
@@ -47,8 +55,9 @@ def invoke(args: list[str | Path]):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def assert_clean(result, files: list[Path]) -> None:
-    """Exit 0 or 1 and no exception; on 1, one error line located in one of ``files``."""
+def assert_clean(result, files: list[Path], options: tuple[str, ...] = ()) -> None:
+    """Exit 0 or 1 and no exception; on 1, one error line located in one of ``files`` (or
+    naming one of the command-line ``options``)."""
     assert result.exit_code in (0, 1), (result.exit_code, result.output)
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         repr(result.exception), result.output)
@@ -58,6 +67,8 @@ def assert_clean(result, files: list[Path]) -> None:
         assert lines == [], result.stderr  # no warnings either
         return
     assert len(lines) == 1, result.stderr
+    if any(lines[0].startswith(f"error: {option} ") for option in options):
+        return
     where, sep, _ = lines[0].partition(": error: ")
     assert sep and where, lines[0]
     assert any(where == str(f) or where.startswith(f"{f}:") for f in files), (lines[0], files)
@@ -180,13 +191,25 @@ def config_files(draw) -> bytes:
 
 # ---- the targets -------------------------------------------------------------------------
 
+@dataclass
+class Case:
+    """One prepared run: the arguments, the files an error may be located in, the options an
+    error may name instead, the folder to run in, and a check of the outcome."""
+
+    args: list
+    files: list
+    options: tuple[str, ...] = ()
+    cwd: Path | None = None
+    after: list = field(default_factory=list)  # callables taking the CliRunner result
+
+
 @dataclass(frozen=True)
 class Target:
     """What to fuzz: a strategy of file contents, and how to run the CLI on them."""
 
     name: str
     strategy: st.SearchStrategy
-    run: Callable[[Path, object], tuple[list, list[Path]]]  # (folder, drawn) -> (args, files)
+    run: Callable[[Path, object], tuple[list, list[Path]] | Case]  # (folder, drawn) -> …
 
 
 def _program(folder: Path, text: str):
@@ -222,6 +245,78 @@ def _config(folder: Path, data: bytes):
             "greedy"], [config, DENSE, DENSE / "dense-int8.gls"]
 
 
+def _import(folder: Path, drawn: Model):
+    """``glc import`` of a hostile model (and its --input-shape options)."""
+    model, out = folder / "model.onnx", folder / "program"
+    model.write_bytes(drawn.data)
+    shapes = [a for shape in drawn.input_shapes for a in ("--input-shape", shape)]
+
+    def written_whole_or_not_at_all(result):
+        if result.exit_code == 0:
+            assert (out / "output.npy").is_file() and list(out.glob("*.gls")), drawn.edits
+        assert sorted(p.name for p in folder.iterdir()) == \
+            ["model.onnx", *(["program"] if result.exit_code == 0 else [])], drawn.edits
+
+    return Case(["import", model, "-o", out, *shapes], [model, out], ("--input-shape",),
+                after=[written_whole_or_not_at_all])
+
+
+# The commands that take -o: a folder (import, compile) or a file (asm, interp), and its input.
+OUTPUT_COMMANDS = ("import", "compile", "asm", "interp")
+
+
+@st.composite
+def output_targets(draw) -> tuple[str, str, str]:
+    """A command, an -o target (fuzz_files.output_paths, or the command's input), and a suffix
+    for a file's name."""
+    target = draw(st.sampled_from(["INPUT"]) | output_paths())
+    return (draw(st.sampled_from(OUTPUT_COMMANDS)), target,
+            draw(st.sampled_from([".npy", ".bin", ".hex", "", "/"])))
+
+
+def _output(folder: Path, drawn: tuple[str, str, str]) -> Case:
+    """A command writing -o into the sandbox: whatever the target, nothing outside it changes,
+    nothing at all on an error, and no staging file or folder is left behind."""
+    command, target, suffix = drawn
+    work = sandbox(folder)
+    program = work / "dense"  # a copy: -o naming the input must never reach the repository
+    shutil.copytree(DENSE, program)
+    inputs = {"import": work / "model.onnx", "compile": program, "asm": work / "h.s",
+              "interp": program}
+    (work / "model.onnx").write_bytes(base_models()[0] if command == "import" else b"")
+    (work / "h.s").write_text("halt\n")
+    out = str(inputs[command]) if target == "INPUT" else target
+    if command in ("asm", "interp") and target != "INPUT":
+        out += suffix
+    args = {"import": ["import", inputs["import"], "-o", out],
+            "compile": ["compile", program, "-o", out, "--iter-limit", "1", "--extractor",
+                        "greedy"],
+            "asm": ["asm", inputs["asm"], "-o", out],
+            "interp": ["interp", program, "-o", out]}[command]
+    before = tree(folder)
+    written = os.path.relpath(os.path.abspath(work / out), folder)
+    # What -o may replace: a folder glc wrote (its record lists all it holds), or nothing.
+    target_path = work / out
+    replaceable = (not os.path.lexists(target_path) or (target_path / RECORD).is_file()
+                   and {p.name for p in target_path.iterdir()} <= {RECORD, "model.gls"})
+
+    def nothing_else_touched(result):
+        after = tree(folder)
+        if result.exit_code == 1:
+            assert after == before, drawn
+        for name, content in before.items():
+            inside = name == written or name.startswith(f"{written}{os.sep}")
+            if not (inside and replaceable):
+                assert after.get(name, "missing") == content, (drawn, name)
+        left = [n for n in after if ".new-" in n or ".old-" in n]
+        assert not left, (drawn, left)
+
+    # an error names the path as given (a newline in it escaped: glc/errors.py's printable)
+    files = [printable(p) for p in (out, str(Path(out)))] + [inputs[command],
+                                                               *program.iterdir()]
+    return Case(args, files, cwd=work, after=[nothing_else_touched])
+
+
 TARGETS = {t.name: t for t in (
     Target("programs", mangled_programs(), _program),
     Target("programs-interp", mangled_programs(), _interp_program),
@@ -229,6 +324,8 @@ TARGETS = {t.name: t for t in (
     Target("npy-inputs", npy_files(), _npy_input),
     Target("shapes-json", shapes_files(), _shapes),
     Target("config-toml", config_files(), _config),
+    Target("onnx-import", hostile_models(), _import),
+    Target("output-paths", output_targets(), _output),
 )}
 
 
@@ -246,8 +343,14 @@ def fuzz(name: str, examples: int, seed: int | None = None) -> int:
         nonlocal ran
         ran += 1
         with tempfile.TemporaryDirectory() as folder:
-            args, files = target.run(Path(folder), drawn)
-            assert_clean(invoke(args), files)
+            case = target.run(Path(folder), drawn)
+            if not isinstance(case, Case):
+                case = Case(*case)
+            with contextlib.chdir(case.cwd or os.getcwd()):
+                result = invoke(case.args)
+            assert_clean(result, case.files, case.options)
+            for check in case.after:
+                check(result)
 
     if seed is not None:
         one = hypothesis.seed(seed)(one)

@@ -260,7 +260,7 @@ def test_out_refuses_to_write_into_the_inputs_folder(tmp_path, command):
 def test_out_to_an_unwritable_path_is_one_line(tmp_path):
     target = tmp_path / "missing" / "r.npy"
     assert_user_error(glc("interp", PROGRAMS / "dense-int8", "-o", target), str(target),
-                      "cannot write")
+                      f"no such folder {target.parent} to write into")
 
 
 def test_the_gls_path_of_a_program_folder_means_the_folder(tmp_path):
@@ -514,4 +514,17 @@ def test_asm_to_an_unwritable_path_is_one_line(tmp_path):
     source = tmp_path / "h.s"
     source.write_text("halt\n")
     target = tmp_path / "missing" / "h.bin"
-    assert_user_error(glc("asm", source, "-o", target), str(target), "cannot write")
+    assert_user_error(glc("asm", source, "-o", target), str(target),
+                      f"no such folder {target.parent} to write into")
+
+
+def test_a_nan_the_program_computes_prints_no_numpy_warning(tmp_path):
+    """Issue 41, item 10: sqrt of a negative float32 is NaN, on the host as in the interpreter;
+    numpy's RuntimeWarning about it leaked onto stderr ahead of the result."""
+    (tmp_path / "p.gls").write_text("(input x (shape 2 3) float32)\n(compute sqrt (access x 1))\n")
+    np.save(tmp_path / "x.npy", np.array([[-1, 2, 3], [4, 5, 6]], np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pytest would otherwise capture what a user sees
+        result = glc("interp", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "" and "nan" in result.stdout

@@ -72,11 +72,11 @@ CASES = [
      np.array([[0, -1.5, 1], [1.5, 2, -3.5]], dtype=np.float32)),
     ("(quantize-linear (dequantize-linear (access-tensor m) 0.5 1) 0.0625 100)", (2, 3), (),
      "int8", np.array([[100, 76, 116], [124, 127, 44]], dtype=np.int8)),
-    # acc = 2m, M = (m + 2) / 4: 2m(m+2)/4 = 0.5·(1·3, -2·0, 3·5, 4·6, 5·7, -6·-4) -> 1.5 and 7.5
-    # and 17.5 round half to even
+    # acc = 2m, M = (m + 8) / 4 (positive, as requantize-linear's multipliers must be):
+    # 2m(m+8)/4 = 0.5·(1·9, -2·6, 3·11, 4·12, 5·13, -6·2) -> 4.5, 16.5 and 32.5 round half to even
     ("(requantize-linear (compute elementwise-add (access-pair (access-tensor m) "
-     "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -2) 0)", (2, 3), (), "int8",
-     np.array([[2, 0, 8], [12, 18, 12]], dtype=np.int8)),
+     "(access-tensor m))) (dequantize-linear (access-tensor m) 0.25 -8) 0)", (2, 3), (), "int8",
+     np.array([[4, -6, 16], [24, 32, -6]], dtype=np.int8)),
     # each row of m normalised, scaled by the column maxima, shifted by half of them
     ("(layer-norm (dequantize-linear (access-tensor m) 1.0 0) (dequantize-linear (compute "
      "reduce-max (access (access-transpose (access-tensor m) (list 1 0)) 1)) 1.0 0) "

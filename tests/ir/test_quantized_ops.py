@@ -121,3 +121,36 @@ def test_a_requantization_is_one_lin_where_constants_round_like_the_division():
                                   target(s, z, sc, zc))
     assert offered >= 297
     assert requantize_constants(0.1828881800174713, 101, 0.1803828626871109, 103) is None
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 0.0, -0.5])
+def test_requantize_linear_refuses_multipliers_not_finite_and_positive_at_the_form(bad):
+    """Issue 41, item 6: a NaN multiplier's integer conversion is undefined (numpy warned and
+    the hardware answered otherwise); the interpreter refuses it at the multipliers' form."""
+    m = np.full((2, 5), 1e-7, np.float32)
+    m[1, 3] = bad
+    arrays = {"acc": np.zeros((2, 5), np.int32), "m": m, "x": np.zeros((2, 5), np.int8)}
+    with pytest.raises(GlcError) as caught:
+        interpret(parse_program(PROGRAM, "p.gls").body, arrays)
+    assert str(caught.value) == ("p.gls:4:50: error: requantize-linear needs finite positive "
+                                 f"multipliers, got {np.float32(bad)} at index (1, 3)")
+
+
+def test_glc_run_refuses_a_nan_multiplier_before_running_the_program(tmp_path):
+    """Issue 41, item 6, through the CLI: one located line, exit 1, whichever engine; the
+    interpreter runs first, so the hardware's answer for a NaN is never compared with numpy's."""
+    from click.testing import CliRunner
+
+    from glc.cli import main
+
+    (tmp_path / "p.gls").write_text(PROGRAM)
+    m = np.full((2, 5), 1e-7, np.float32)
+    m[0, 2] = np.nan
+    np.save(tmp_path / "m.npy", m)
+    np.save(tmp_path / "acc.npy", np.ones((2, 5), np.int32))
+    np.save(tmp_path / "x.npy", np.ones((2, 5), np.int8))
+    result = CliRunner().invoke(main, ["run", str(tmp_path), "--engine", "isa"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [f"{tmp_path / 'p.gls'}:4:50: error: requantize-linear "
+                                          "needs finite positive multipliers, got nan at index "
+                                          "(0, 2)"]

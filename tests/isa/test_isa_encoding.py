@@ -4,9 +4,13 @@ instruction -> word -> instruction -> text -> word over all field values."""
 import re
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glc.cli import main
+from glc.errors import GlcError
 from glc.hwconfig import LIMITS, load_config
 from glc.isa.asm import assemble, disassemble, format_instruction
 from glc.isa.encoding import Instruction, decode, encode, read_image, to_bytes, to_hex
@@ -81,6 +85,21 @@ def test_hex_is_most_significant_digit_first_and_bin_little_endian():
     word = encode(Instruction.make("halt"))
     assert to_hex([word]) == "0" * 127 + "6\n"
     assert to_bytes([word]) == bytes([6]) + bytes(63)
+
+
+@pytest.mark.parametrize("word", ["-1", "+6", "0x6", "1_6", "6 7"])
+def test_a_hex_image_holds_hex_digits_only(tmp_path, word):
+    """Issue 41, item 10: Python's int() also reads a sign, a 0x prefix and underscores; a
+    negative word escaped as an OverflowError (glc rtl) or disassembled to ``.word 0x-1``."""
+    image = tmp_path / "p.hex"
+    image.write_text(f"0000000000000006\n  {word}  // a comment\n")
+    with pytest.raises(GlcError) as caught:
+        read_image(image)
+    assert str(caught.value) == (f"{image}:2:3: error: not a word of hexadecimal digits: "
+                                 f"{word!r}")
+    result = CliRunner().invoke(main, ["disasm", str(image)])
+    assert result.exit_code == 1 and result.stderr.splitlines() == [str(caught.value)]
+    assert ".word" not in result.stdout
 
 
 def test_a_word_that_is_no_instruction_disassembles_to_a_word_directive():

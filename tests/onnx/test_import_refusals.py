@@ -84,4 +84,5 @@ def test_not_an_onnx_file(tmp_path):
     path.write_text("hello")
     result = CliRunner().invoke(main, ["import", str(path), "-o", str(tmp_path / "p")])
     assert result.exit_code == 1
-    assert result.output.strip() == f"{path}: error: not an ONNX model: DecodeError"
+    assert result.output.strip() == (f"{path}: error: not an ONNX model (protobuf cannot "
+                                     "decode it: DecodeError)")

@@ -128,6 +128,10 @@ def test_a_slice_of_an_axis_out_of_range_is_refused_at_its_node(tmp_path):
     (axes,) = [i for i in model.graph.initializer if i.name == "ax"]
     axes.CopyFrom(numpy_helper.from_array(np.array([4], np.int64), "ax"))
     onnx.save(model, path)
-    with pytest.raises(GlcError, match="axis 4 is out of range") as caught:
+    # onnxruntime loads the model before the translation reads it (issue 41, item 9): its
+    # shape inference refuses the axis first, in one line naming the node
+    with pytest.raises(GlcError) as caught:
         import_model(path, tmp_path / "p")
-    assert "cut" in str(caught.value)
+    assert caught.value.message == ("onnxruntime cannot load the model: Node (cut) Op (Slice) "
+                                    "[ShapeInferenceError] Unexpected axis value: 4. Expected "
+                                    "range [-4, 4)")

@@ -45,3 +45,18 @@ def test_zoo_at_a_resolution_the_model_cannot_take_is_one_line_exit_1(tmp_path):
     assert "squeezenet at resolution 4 cannot be made" in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "p").exists()
+
+
+def test_zoo_replaces_its_own_folder_and_no_other(tmp_path):
+    """The kept model is written with the rest (glc's record of the folder lists it): a second
+    `glc zoo -o` of the folder replaces it; a folder a user added a file to is refused."""
+    folder = tmp_path / "squeezenet"
+    args = ["zoo", "squeezenet", "-o", str(folder), "--resolution", "32"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0, again.output
+    (folder / "notes.txt").write_text("mine")
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 1
+    assert "holds 'notes.txt', which glc did not write" in refused.output
+    assert (folder / "notes.txt").read_text() == "mine"

@@ -239,7 +239,7 @@ def test_an_improvement_is_reported_and_update_rewrites_the_baselines(tmp_path):
     assert status == 0 and report["updated"] is True
     rewritten = json.loads(path.read_text())
     assert rewritten["matmul-int8"] == {**original["matmul-int8"], "engine": "isa"}
-    assert "vanished-program" not in rewritten
+    assert rewritten.pop("vanished-program") == data["vanished-program"]  # kept: no --prune
     assert {k: v for k, v in rewritten.items() if k != "matmul-int8"} == \
         {k: {**v, "engine": "isa"} for k, v in original.items() if k != "matmul-int8"}
     status, report, _ = on_programs("--baselines", path)
@@ -275,11 +275,47 @@ def test_update_over_a_subfolder_keeps_the_baselines_of_programs_not_run(tmp_pat
     assert report["vanished"] == []
     after = json.loads((baselines / "n16.json").read_text())
     assert after == {**before, "group/dense-int8": {**n16["dense-int8"], "engine": "isa"}}
-    # Over the whole shipped folder, a baseline with no program is dropped.
+    # Over the whole shipped folder, a baseline with no program is reported, and kept...
     status, report, _ = regress_json(shipped, "--update-baselines")
-    assert status == 0 and report["vanished"] == ["gone-elsewhere"]
+    assert status == 0 and report["vanished"] == ["gone-elsewhere"] and not report["pruned"]
+    assert sorted(json.loads((baselines / "n16.json").read_text())) == [
+        "gone-elsewhere", "group/dense-int8", "matmul-int8"]
+    # ... unless asked to prune.
+    status, report, _ = regress_json(shipped, "--update-baselines", "--prune")
+    assert status == 0 and report["vanished"] == ["gone-elsewhere"] and report["pruned"]
     assert sorted(json.loads((baselines / "n16.json").read_text())) == [
         "group/dense-int8", "matmul-int8"]
+
+
+def test_update_of_a_folder_keeps_a_shared_file_s_other_entries(tmp_path):
+    """Issue 41, item 2: a run over one folder with --baselines FILE shared with others."""
+    mine = tmp_path / "mine"
+    copy_program("matmul-int8", mine)
+    n16 = committed("n16")
+    shared = {"matmul-int8": {**n16["matmul-int8"], "cycles": 1},
+              "someone-elses": n16["mlp-int8"]}
+    path = tmp_path / "shared.json"
+    path.write_text(json.dumps(shared))
+    result = glc("regress", mine, "--baselines", path, "--update-baselines", "--engine", "isa",
+                 "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "baselines with no program: someone-elses (kept; --update-baselines --prune " \
+           "removes them)" in result.stdout
+    assert json.loads(path.read_text()) == {"matmul-int8": {**n16["matmul-int8"],
+                                                            "engine": "isa"},
+                                            "someone-elses": n16["mlp-int8"]}
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (("--prune",), "--prune removes baselines from the file: give it with --update-baselines"),
+    (("--prune", "--update-baselines", "-k", "matmul"), "--prune needs a run over the whole"),
+])
+def test_prune_alone_or_over_part_of_a_folder_is_refused(tmp_path, args, fragment):
+    path = tmp_path / "n16.json"
+    path.write_text(json.dumps(committed("n16")))
+    result = glc("regress", PROGRAMS, "--baselines", path, "--engine", "isa", *args)
+    assert_one_line_error(result, fragment)
+    assert json.loads(path.read_text()) == committed("n16")
 
 
 def test_a_user_folder_gets_its_baselines_beside_it_not_the_shipped_ones(tmp_path, monkeypatch):
@@ -508,3 +544,21 @@ def test_a_directory_that_is_a_program_and_nested_programs_are_found(tmp_path):
     status, report, _ = regress_json(tmp_path / "group" / "matmul-int8")
     assert [r["name"] for r in report["rows"]] == ["matmul-int8"]
     assert report["vanished"] == []  # a single program says nothing of the others
+
+
+def test_a_program_past_timeout_is_killed_as_a_hang_and_the_others_run(tmp_path):
+    """Issue 41, item 8: a program whose input is a FIFO nobody writes held the whole run;
+    --timeout kills it (status hang, a failure) and the run goes on to the next program."""
+    import os
+
+    programs = tmp_path / "programs"
+    stuck = copy_program("matmul-int8", programs)
+    (stuck / "a.npy").unlink()
+    os.mkfifo(stuck / "a.npy")
+    copy_program("mlp-int8", programs)
+    status, report, _ = regress_json(programs, "--timeout", "2")
+    rows = rows_by_name(report)
+    assert status == 1 and report["hang"] == 1
+    assert rows["matmul-int8"]["status"] == "hang"
+    assert rows["matmul-int8"]["reason"] == "still running after 2 s (--timeout): killed"
+    assert rows["mlp-int8"]["status"] == "new" and rows["mlp-int8"]["match"] is True
