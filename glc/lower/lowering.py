@@ -525,6 +525,17 @@ def _why_host(node: Term, types: Mapping[int, object]) -> str:
         why = refusal(a, b)
         if why is not None:
             return f"a product of {a} by {b}: {why}"
+    elif node.op == "compute" and node.args[0].value[0] == "dot-product" and \
+            node.args[1].op == "access-pair":
+        a, b = (types[id(x)] for x in node.args[1].args)
+        operands = node.args[1].args
+        if a.dtype == b.dtype == "int8":
+            # Paired item by item: a batched product (each batch's matrices their own), or a
+            # depthwise convolution the depthwise kernels did not take (glc/lower/relayout.py).
+            return (f"a product of {a} and {b} paired item by item (access-pair): the array "
+                    "multiplies every item of one operand by every item of the other "
+                    "(access-cartesian-product), and the depthwise kernels take only windows "
+                    "paired with their channel's taps")
     elif node.op in SYSTOLIC:
         operands = node.args[2:]
     else:
