@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from glc.errors import GlcError, printable
+from glc.errors import GlcError, Span, printable
 from glc.inputs import EXPECTED, symbols_of
 from glc.ir.check import check
 from glc.ir.types import Access, is_int
 from glc.onnx.graph import read_graph
 from glc.onnx.program import Builder, Dequantized, Float, Quantized
+from glc.onnx.quant import carried
 from glc.onnx.translate import Translator
 from glc.outdir import check_folder_target, replacing
 from glc.syntax.reader import parse_program
@@ -58,7 +59,7 @@ def _sample_inputs(graph, builder: Builder, translator: Translator, seed: int,
     """Per ONNX input name, the array fed to onnxruntime and written as the program's input."""
     rng = np.random.default_rng(seed)
     feeds = {}
-    for name, (dims, _) in graph.inputs.items():
+    for name, (dims, dtype) in graph.inputs.items():
         symbol = translator.values[name].name
         if inputs_dir is not None:
             path = inputs_dir / f"{symbol}.npy"
@@ -66,13 +67,16 @@ def _sample_inputs(graph, builder: Builder, translator: Translator, seed: int,
                 array = np.load(path, allow_pickle=False)
             except (OSError, ValueError) as error:
                 raise GlcError(f"cannot load input: {error}", str(path)) from None
-            if array.shape != dims or array.dtype != np.float32:
-                raise GlcError(f"needs float32 of shape {dims}, got {array.dtype} "
+            if array.shape != dims or array.dtype != np.dtype(dtype):
+                raise GlcError(f"needs {dtype} of shape {dims}, got {array.dtype} "
                                f"{array.shape}", str(path))
-        else:
+        elif dtype == "float32":
             array = rng.normal(0.0, 1.0, dims).astype(np.float32)
+        else:  # an integer image: codes over the whole range
+            info = np.iinfo(dtype)
+            array = rng.integers(info.min, info.max + 1, dims).astype(dtype)
         feeds[name] = array
-        builder.arrays[symbol] = array
+        builder.arrays[symbol] = carried(array)  # the program's int8 carrying form
     return feeds
 
 
@@ -158,6 +162,7 @@ def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]
         builder.arrays.pop(name, None)
     text = builder.text(result, f"imported from {model.name} by glc import: "
                                 f"{len(graph.nodes)} ONNX nodes")
+    types = _types(parse_program(text), text, graph.path)
     stem = builder.fresh(model.stem)
     out = Path(out)
     with replacing(out) as staging:
@@ -171,11 +176,26 @@ def import_model(model: Path, out: Path, input_shapes: dict[str, tuple[int, ...]
         except OSError as error:
             raise GlcError(f"cannot write: {error.strerror}", str(out)) from None
     return Imported(out, out / f"{stem}.gls", len(graph.nodes), len(builder.arrays),
-                    builder.host_ops, _float_only(program))
+                    builder.host_ops, _float_only(types))
 
 
-def _float_only(program) -> bool:
-    """Whether no value of ``program`` is an integer (a model with no quantized layer)."""
+def _types(program, text: str, path: str) -> dict:
+    """The generated program's types; an error in it (a shape the model's own nodes and
+    inputs imply, such as a pool's window past an --input-shape's dims) is located at the
+    ONNX node whose lines it lies in — the user never sees the generated program's text."""
     env = {d.name: Access(d.dims, (), d.dtype) for d in program.inputs.values()}
-    return not any(isinstance(t, Access) and is_int(t.dtype)
-                   for t in check(program.body, env).values())
+    try:
+        return check(program.body, env)
+    except GlcError as error:
+        node = "the model"
+        if isinstance(error.where, Span):
+            lines = text.splitlines()[:error.where.line]
+            node = next((line[len("; "):] for line in reversed(lines)
+                         if line.startswith("; node ")), node)
+        raise GlcError(f"{node}: {error.message}", path) from None
+
+
+def _float_only(types: dict) -> bool:
+    """Whether no value of a program (its ``types``) is an integer (a model with no quantized
+    layer)."""
+    return not any(isinstance(t, Access) and is_int(t.dtype) for t in types.values())

@@ -14,6 +14,8 @@ from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
 
+UNSCALED = float("nan")  # an integer model input's scale, until an op that reads it gives one
+
 
 class Translator:
     """Walks a graph, binding every ONNX tensor name to a program value."""
@@ -129,14 +131,21 @@ class Translator:
         self.values[node.output[0]] = value
 
     def declare_inputs(self) -> None:
-        """Bind each model input to a program input of its own (float32 only)."""
+        """Bind each model input to a program input of its own: float32, or int8/uint8 codes
+        (an image already quantized), carried as int8 (a uint8 code u as u − 128,
+        docs/language.md "uint8"). Codes have no scale until a DequantizeLinear or a QLinear
+        op reads them with its own (``UNSCALED``: any use before is refused)."""
         for name, (dims, dtype) in self.graph.inputs.items():
-            if dtype != "float32":
-                raise GlcError(f"input '{printable(name)}' is {dtype}; glc imports float32 "
-                               "inputs", self.graph.path)
+            if dtype not in ("float32", "int8", "uint8"):
+                raise GlcError(f"input '{printable(name)}' is {dtype}; glc imports float32, "
+                               "int8 and uint8 inputs", self.graph.path)
             symbol = self.b.fresh(name)
-            self.b.declare(symbol, dims, "float32")
-            self.values[name] = Float(symbol, dims)
+            if dtype == "float32":
+                self.b.declare(symbol, dims, "float32")
+                self.values[name] = Float(symbol, dims)
+                continue
+            self.b.declare(symbol, dims, "int8")
+            self.values[name] = Quantized(symbol, dims, UNSCALED, 0)
 
     def run(self) -> None:
         """Translate every node in graph order (the inputs declared first); a float island

@@ -255,7 +255,8 @@ def test_a_constant_concatenated_with_an_activation_imports(tmp_path):
 def test_int_input_is_refused_naming_it(base, tmp_path):
     model = copy.deepcopy(base)
     model.graph.input[0].type.tensor_type.elem_type = TensorProto.INT32
-    assert _refused(tmp_path, model) == "input 'x' is int32; glc imports float32 inputs"
+    assert _refused(tmp_path, model) == ("input 'x' is int32; glc imports float32, int8 and uint8 "
+                                        "inputs")
 
 
 def test_an_input_with_no_shape_imports_given_input_shape(base, tmp_path):
@@ -289,3 +290,21 @@ def test_a_constant_s_zero_points_of_the_wrong_length_name_the_node(tmp_path):
     assert _refused(tmp_path, data) == (
         "node 'b_DequantizeLinear' (DequantizeLinear): 0 scales or zero points for axis 1 of a "
         "tensor of dims (6): one, or one per channel")
+
+
+def test_a_shape_the_generated_program_refuses_names_the_node(tmp_path):
+    """A 2×2 pool over a map --input-shape makes one pixel high: onnxruntime runs it (an
+    empty output), the generated program's shape check refuses the window — located at the
+    ONNX node, not in the program the user never sees (found by the import fuzz)."""
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="c1"),
+             helper.make_node("MaxPool", ["y"], ["z"], kernel_shape=[2, 2], strides=[2, 2],
+                              name="pool")]
+    model = float_model(nodes, [("x", [1, 4, 4, 6])], ("z", None),
+                        {"w": weights(rng, 4, 4, 1, 1)})
+    quantized = onnx.load(quantize(model, tmp_path / "q.onnx", form="QOperator"))
+    for dim, name in zip(quantized.graph.input[0].type.tensor_type.shape.dim, "NCHW",
+                         strict=True):
+        dim.dim_param = name
+    message = _refused(tmp_path, quantized, ("--input-shape", "x=1,4,1,6"))
+    assert message.startswith("node pool (MaxPool): "), message
