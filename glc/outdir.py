@@ -166,19 +166,20 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def check_file_target(path: Path, inputs: Iterable[Path] = ()) -> None:
-    """Refuse an output file path before the work: a folder, a parent folder that does not
-    exist, or one of the command's own ``inputs`` (writing it would destroy it)."""
+def check_file_target(path: Path, inputs: Iterable[Path] = (), option: str = "-o") -> None:
+    """Refuse an output file path (given by ``option``) before the work: a folder, a parent
+    folder that does not exist, or one of the command's own ``inputs`` (writing it would
+    destroy it)."""
     shown = str(path)
     if path.is_dir():
-        raise GlcError("-o names a folder; give the file to write", shown)
+        raise GlcError(f"{option} names a folder; give the file to write", shown)
     parent = path.parent
     if not parent.is_dir():
         raise GlcError(f"no such folder {printable(str(parent))} to write into", shown)
     for given in inputs:
         if path.exists() and given.exists() and os.path.samefile(path, given):
-            raise GlcError("-o names an input of this command; writing it would destroy it",
-                           shown)
+            raise GlcError(f"{option} names an input of this command; writing it would "
+                           "destroy it", shown)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
+from glc.outdir import check_file_target
 
 FORMATS = (".svg", ".png", ".html")
 EXTRA = "pip install 'glc[plot]'"  # the extra of pyproject.toml that brings matplotlib
@@ -24,17 +25,15 @@ ROW_INCHES = 0.26  # the height of one bar with its label
 
 
 def check_plot_path(path: Path | None) -> None:
-    """Refuse a ``--plot`` path before the work: a known suffix, not a folder."""
+    """Refuse a ``--plot`` path before the work: a file in a folder that exists
+    (glc/outdir.py), of a known suffix."""
     if path is None:
         return
     path = Path(path)
-    if path.is_dir():
-        raise GlcError("--plot names a folder; give the picture file to write", str(path))
+    check_file_target(path, option="--plot")
     if path.suffix not in FORMATS:
         raise GlcError(f"--plot writes {', '.join(FORMATS)} (by the file's suffix), not "
                        f"'{path.suffix or path.name}'", str(path))
-    if not path.parent.is_dir():
-        raise GlcError(f"--plot: no folder {path.parent} to write into", str(path))
     _pyplot()  # a missing matplotlib fails before the work, not after it
 
 

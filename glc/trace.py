@@ -29,6 +29,7 @@ from glc.isa.cycles import Timeline, schedule
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS, WORD_BYTES
 from glc.lower.image import BARRIER
+from glc.outdir import check_file_target
 
 STEPS, FETCH, DISPATCH = "steps", "fetch", "dispatch"
 
@@ -253,14 +254,12 @@ def write_trace(path: Path, records: list[Record], title: str) -> None:
 
 
 def check_trace_path(path: Path | None) -> None:
-    """Refuse a ``--trace`` path before the work: a .json file in a folder that exists."""
+    """Refuse a ``--trace`` path before the work: a .json file in a folder that exists
+    (glc/outdir.py)."""
     if path is None:
         return
     path = Path(path)
-    if path.is_dir():
-        raise GlcError("--trace names a folder; give the .json file to write", str(path))
+    check_file_target(path, option="--trace")
     if path.suffix != ".json":
         raise GlcError("--trace writes a Trace Event Format .json file: give a path ending "
                        "in .json", str(path))
-    if not path.parent.is_dir():
-        raise GlcError(f"--trace: no folder {path.parent} to write into", str(path))

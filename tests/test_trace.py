@@ -126,7 +126,7 @@ def test_a_trace_path_in_no_folder_is_refused_before_the_work(tmp_path):
     result = glc("run", PROGRAMS / "cnn-int8", "--engine", "isa", "--trace", path, "-v")
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
-        f"{path}: error: --trace: no folder {path.parent} to write into"]
+        f"{path}: error: no such folder {path.parent} to write into"]
 
 
 def test_an_rtl_record_cut_short_is_an_error():
