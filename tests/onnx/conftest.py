@@ -46,3 +46,21 @@ def imported(model, tmp_path: Path, **options):
 def weights(rng, *dims):
     """He-normal float32 weights."""
     return rng.normal(0, np.sqrt(2 / np.prod(dims[1:])), dims).astype(np.float32)
+
+
+def exact_on_the_isa(bundle):
+    """``bundle`` (an imported folder) compiled for n16 with the default rules: every product
+    a kernel (none left to the host), and its run on the ISA simulator — races checked — equal
+    to onnxruntime's output. Returns the lowered program."""
+    from glc.compiler import compile_program
+    from glc.hwconfig import load_config
+    from glc.lower.execute import execute
+    from glc.rewrites import DEFAULT, select
+
+    config = load_config("n16")
+    lowered = compile_program(bundle, rules=select(DEFAULT, config.array_size),
+                              config=config).lowered
+    assert not any("dot-product" in step for step in lowered.figures()["host"])
+    outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
+    np.testing.assert_array_equal(outcome.result, bundle.expected)
+    return lowered

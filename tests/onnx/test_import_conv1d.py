@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import float_model, quantize, weights
+from conftest import exact_on_the_isa, float_model, quantize, weights
 
-from glc.compiler import compile_program
-from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.interp import interpret
-from glc.lower.execute import execute
 from glc.onnx.importer import import_model
-from glc.rewrites import DEFAULT, select
 
 onnx = pytest.importorskip("onnx")
 from onnx import helper  # noqa: E402
@@ -47,10 +43,4 @@ def test_a_keyword_spotter_is_exact_against_onnxruntime(tmp_path, activations, f
     bundle = load(import_model(path, tmp_path / "p").folder)
     out, _ = interpret(bundle.program.body, bundle.arrays)
     np.testing.assert_array_equal(out, bundle.expected)
-    config = load_config("n16")
-    lowered = compile_program(bundle, rules=select(DEFAULT, config.array_size),
-                              config=config).lowered
-    # every conv's products on the accelerator
-    assert not any("dot-product" in step for step in lowered.figures()["host"])
-    outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
-    np.testing.assert_array_equal(outcome.result, bundle.expected)
+    exact_on_the_isa(bundle)

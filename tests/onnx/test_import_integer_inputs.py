@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import float_model, quantize, weights
+from conftest import exact_on_the_isa, float_model, quantize, weights
 
-from glc.compiler import compile_program
 from glc.errors import GlcError
-from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.interp import interpret
-from glc.lower.execute import execute
 from glc.onnx.importer import import_model
-from glc.rewrites import DEFAULT, select
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
@@ -58,12 +54,7 @@ def test_a_quantized_image_is_an_int8_input_exact_against_onnxruntime(tmp_path, 
     assert bundle.arrays[symbol].dtype == np.int8
     out, _ = interpret(bundle.program.body, bundle.arrays)
     np.testing.assert_array_equal(out, bundle.expected)
-    config = load_config("n16")
-    lowered = compile_program(bundle, rules=select(DEFAULT, config.array_size),
-                              config=config).lowered
-    assert not any("dot-product" in step for step in lowered.figures()["host"])
-    outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
-    np.testing.assert_array_equal(outcome.result, bundle.expected)
+    exact_on_the_isa(bundle)
 
 
 def test_an_int64_input_is_refused_in_one_line(tmp_path):

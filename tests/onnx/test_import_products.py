@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import float_model, quantize, weights
+from conftest import exact_on_the_isa, float_model, quantize, weights
 
-from glc.compiler import compile_program
-from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.interp import interpret
-from glc.lower.execute import execute
 from glc.onnx.importer import import_model
-from glc.rewrites import DEFAULT, select
 
 onnx = pytest.importorskip("onnx")
 from onnx import helper  # noqa: E402
@@ -70,11 +66,7 @@ def test_a_product_of_two_activations_is_exact_against_onnxruntime(tmp_path, mod
 def test_an_se_block_runs_with_its_convs_on_the_accelerator(tmp_path, activations, form):
     path = quantize(_se(2), tmp_path / "m.onnx", activations=activations, form=form)
     bundle = load(import_model(path, tmp_path / "p").folder)
-    config = load_config("n16")
-    lowered = compile_program(bundle, rules=select(DEFAULT, config.array_size),
-                              config=config).lowered
-    outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
-    np.testing.assert_array_equal(outcome.result, bundle.expected)
+    exact_on_the_isa(bundle)
 
 
 @pytest.mark.parametrize(("model", "fused"), [(_se, False), (_gated, True)])

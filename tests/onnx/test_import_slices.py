@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import float_model, quantize, weights
+from conftest import exact_on_the_isa, float_model, quantize, weights
 
-from glc.compiler import compile_program
 from glc.errors import GlcError
-from glc.hwconfig import load_config
 from glc.inputs import load
 from glc.interp import interpret
-from glc.lower.execute import execute
 from glc.onnx.importer import import_model
 
 onnx = pytest.importorskip("onnx")
@@ -83,9 +80,7 @@ def test_a_channel_split_runs_on_the_accelerator(tmp_path, activations, form):
     path = quantize(_shuffle_unit("slice", seed=3), tmp_path / "m.onnx",
                     activations=activations, form=form)
     bundle = load(import_model(path, tmp_path / "p").folder)
-    lowered = compile_program(bundle, config=load_config("n16")).lowered
-    outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
-    np.testing.assert_array_equal(outcome.result, bundle.expected)
+    exact_on_the_isa(bundle)
 
 
 def _one_slice(tmp_path, starts, ends, axes, steps=None):
