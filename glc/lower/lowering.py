@@ -28,7 +28,6 @@ from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
-from glc.isa.transfer import dram_span
 from glc.lower import linear
 from glc.lower.concat import Band, Concats
 from glc.lower.folds import Folds
@@ -74,7 +73,7 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
             program = lowerer.run()
             stale = lowerer.verify()
             if stale is None:  # its buffers named as its steps run (glc/lower/names.py)
-                _check_stores(program, term)
+                program.check_stores(term.span)
                 return renumber(program) if build else program
             if stale in kept:
                 raise GlcError("the lowering reads a buffer no step writes (an internal "
@@ -85,25 +84,6 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
                        "operands", term.span) from None
     finally:
         sys.setrecursionlimit(limit)
-
-
-def _check_stores(program: Program, term: Term) -> None:
-    """Every STORE of a kernel step lands inside the buffer the step writes: a kernel
-    scheduled for a result address that its buffer then did not get (DRAM allocated between
-    the schedule search and the result's allocation) would write over other tensors — a wrong
-    number, never an error, without this check."""
-    for step in program.steps:
-        if not isinstance(step, KernelStep):
-            continue
-        buffer = program.buffers[step.output]
-        for instruction in step.kernel.instructions:
-            if instruction.op.name != "store" or (span := dram_span(instruction)) is None:
-                continue
-            if span[0] < buffer.address or span[1] > buffer.address + buffer.nbytes:
-                raise GlcError(f"the lowering's step {step.name} stores DRAM {span[0]} … "
-                               f"{span[1] - 1}, outside its buffer {buffer.name} at "
-                               f"{buffer.address} … {buffer.address + buffer.nbytes - 1} (an "
-                               "internal error)", term.span)
 
 
 class _Unfused(Exception):

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.ir.term import Term
+from glc.isa.transfer import dram_span
 from glc.lower.kernel import Kernel
 from glc.lower.view import View
 
@@ -149,6 +151,24 @@ class Program:
                 "host": [f"{s.name}: {_describe(s.term)}" + (f" (on the host: {s.why})"
                                                              if s.why else "")
                          for s in self.host_steps]}
+
+    def check_stores(self, span) -> None:
+        """Every STORE of a kernel step lands inside the buffer the step writes, else a
+        GlcError at ``span``: a kernel scheduled for a result address its buffer then did not
+        get (DRAM allocated between the schedule search and the result's allocation) would
+        write over other tensors — a wrong number, never an error, without this check."""
+        for step in self.steps:
+            if not isinstance(step, KernelStep):
+                continue
+            buffer = self.buffers[step.output]
+            for instruction in step.kernel.instructions:
+                if instruction.op.name != "store" or (found := dram_span(instruction)) is None:
+                    continue
+                if found[0] < buffer.address or found[1] > buffer.address + buffer.nbytes:
+                    raise GlcError(f"the lowering's step {step.name} stores DRAM {found[0]} … "
+                                   f"{found[1] - 1}, outside its buffer {buffer.name} at "
+                                   f"{buffer.address} … {buffer.address + buffer.nbytes - 1} "
+                                   "(an internal error)", span)
 
 
 def _describe(term: Term) -> str:

@@ -226,7 +226,7 @@ def test_a_store_outside_its_steps_buffer_is_an_internal_error(tmp_path):
     buffer = program.buffers[step.output]
     program.buffers[step.output] = dataclasses.replace(buffer, address=buffer.address + 64)
     with pytest.raises(GlcError, match=f"step {step.name} stores DRAM .* outside its buffer"):
-        lowering._check_stores(program, result.term)
+        program.check_stores(result.term.span)
 
 
 @pytest.mark.rtl
