@@ -47,24 +47,21 @@ def _bubble_through_cartesian(match: Match):
     return pattern(f"(access-reshape (access-cartesian-product ?a ?b) {outer})")
 
 
-def _bubble_left(match: Match):
-    """``(access-cartesian-product (access-reshape ?a ?sa) ?b)``, ``?b`` flat: the reshape
-    moves whole items, and ``?b``'s items are those inside and outside it, so every pair of
+def _bubble(side: str):
+    """``(access-cartesian-product (access-reshape ?a ?sa) ?b)`` (``side`` "a"), or its mirror
+    with the reshape on ``?b`` (``side`` "b"), the other operand flat: the reshape moves whole
+    items, and the other operand's items are those inside and outside it, so every pair of
     items is the same pair."""
-    a, b, sa = acc(match, "a"), acc(match, "b"), target(match, "sa")
-    if a is None or b is None or not (a.item == b.item == sa.item) or not _items_kept(a, sa):
-        return None
-    outer = shape_text(sa.shape + b.shape, (2,) + sa.item)
-    return pattern(f"(access-reshape (access-cartesian-product ?a ?b) {outer})")
-
-
-def _bubble_right(match: Match):
-    """The mirror of ``_bubble_left``: the reshape on the second operand."""
-    a, b, sb = acc(match, "a"), acc(match, "b"), target(match, "sb")
-    if a is None or b is None or not (a.item == b.item == sb.item) or not _items_kept(b, sb):
-        return None
-    outer = shape_text(a.shape + sb.shape, (2,) + sb.item)
-    return pattern(f"(access-reshape (access-cartesian-product ?a ?b) {outer})")
+    def apply(match: Match):
+        a, b, s = acc(match, "a"), acc(match, "b"), target(match, "s" + side)
+        reshaped = a if side == "a" else b
+        if a is None or b is None or not (a.item == b.item == s.item) or \
+                not _items_kept(reshaped, s):
+            return None
+        shape = s.shape + b.shape if side == "a" else a.shape + s.shape
+        outer = shape_text(shape, (2,) + s.item)
+        return pattern(f"(access-reshape (access-cartesian-product ?a ?b) {outer})")
+    return apply
 
 
 def _bubble_through_dot(match: Match):
@@ -91,12 +88,12 @@ def rules(size: int) -> list[Rewrite]:
                 shows="(access-reshape (access-cartesian-product ?a ?b) "
                       "((s_sa ++ s_sb),(2 ++ i_sa)))"),
         rewrite("bubble-reshape-through-cartesian-product-left",
-                "(access-cartesian-product (access-reshape ?a ?sa) ?b)", _bubble_left,
+                "(access-cartesian-product (access-reshape ?a ?sa) ?b)", _bubble("a"),
                 source="Glenside bubble-reshape-through-cartesian-product, one side reshaped",
                 shows="(access-reshape (access-cartesian-product ?a ?b) "
                       "((s_sa ++ s_b),(2 ++ i_sa)))"),
         rewrite("bubble-reshape-through-cartesian-product-right",
-                "(access-cartesian-product ?a (access-reshape ?b ?sb))", _bubble_right,
+                "(access-cartesian-product ?a (access-reshape ?b ?sb))", _bubble("b"),
                 source="Glenside bubble-reshape-through-cartesian-product, one side reshaped",
                 shows="(access-reshape (access-cartesian-product ?a ?b) "
                       "((s_a ++ s_sb),(2 ++ i_sb)))"),
