@@ -136,7 +136,7 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # the kernel results whose DRAM a host step gave back (``_release_read``): their
         # addresses are reused, so execute keeps their values for --check-each.
         self.parent = {id(a): id(t) for t in walk(term) for a in t.args}
-        self.released: dict[str, tuple[int, int]] = {}
+        self.released: dict[str, tuple[int, int, int]] = {}  # → start, end, the step freeing it
 
     def run(self) -> Program:
         root = self.term
@@ -182,6 +182,13 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         has used its address yet, and host steps and inputs find it by name."""
         buffer = self.program.buffers[name]
         if buffer.address >= self.config.dram_bytes:
+            writer = next((i for i, step in enumerate(self.program.steps)
+                           if step.output == name), None)
+            if writer is not None:
+                # A host step's result, written when that step ran, not now: DRAM a later host
+                # step gave back (``_release_read``) may hold a kernel result between the two.
+                self.top = max([self.top] + [end for _, end, at in self.released.values()
+                                             if at > writer])
             self._allocate(name, Access(buffer.shape, (), buffer.dtype), dram=True)
         return self.program.buffers[name]
 
@@ -480,8 +487,9 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
             if name not in outputs or not all(self._only_below(i, node) for i in holders):
                 continue
             buffer = self.program.buffers[name]
-            self.released[name] = (buffer.address, aligned(buffer.address + buffer.nbytes))
-        ends = {end: start for start, end in self.released.values()}
+            self.released[name] = (buffer.address, aligned(buffer.address + buffer.nbytes),
+                                   len(self.program.steps) - 1)
+        ends = {end: start for start, end, _ in self.released.values()}
         while self.top in ends:
             self.top = ends.pop(self.top)
 
