@@ -47,6 +47,7 @@ class EGraph:
         self._analysis_pending: list[tuple[ENode, int]] = []
         self._dirty: set[int] = set()
         self._rekeyed: set[ENode] = set()
+        self._touched: set[int] = set()
         self._made: dict[tuple, Data | ShapeError] = {}
         self.clean = True
 
@@ -63,6 +64,14 @@ class EGraph:
     def type_of(self, cid: int) -> object:
         """The type of a class (an Access, int, Shape, ...)."""
         return self.data(cid).type
+
+    def take_touched(self) -> set[int]:
+        """The live classes (by representative) added, merged, repaired or given new data since
+        the last call; the record starts again empty."""
+        find, classes = self.uf.find, self.classes
+        touched = {find(c) for c in self._touched}
+        self._touched = set()
+        return {c for c in touched if c in classes}
 
     @property
     def enodes(self) -> int:
@@ -131,6 +140,7 @@ class EGraph:
             self.classes[child].parents.append((node, cid))
         self.memo[node] = cid
         self.by_op[node[0]].add(cid)
+        self._touched.add(cid)
         return cid
 
     def add_term(self, term: Term) -> int:
@@ -164,6 +174,7 @@ class EGraph:
         for node in cb.nodes:
             self.by_op[node[0]].discard(b)
         self._dirty.add(a)
+        self._touched.add(a)
         self._pending.extend(cb.parents)
         if merged is not ca.data or merged != cb.data:
             self._analysis_pending.extend(ca.parents)
@@ -198,6 +209,7 @@ class EGraph:
                 merged = merge(cls.data, fresh)
                 if merged is not cls.data:
                     cls.data = merged
+                    self._touched.add(cls.id)
                     self._analysis_pending.extend(cls.parents)
         self._rebuild_classes()
         if not self.clean:
@@ -220,6 +232,7 @@ class EGraph:
     def _rebuild_classes(self) -> None:
         """Canonical, duplicate-free node and parent lists in the classes unions touched."""
         canonical, find, by_op = self.canonical, self.uf.find, self.by_op
+        self._touched.update(self._dirty)
         for cid in {find(c) for c in self._dirty}:
             cls = self.classes[cid]
             cls.nodes = list(dict.fromkeys(canonical(n) for n in cls.nodes))

@@ -5,6 +5,9 @@ A pattern is a Term with ``?variable`` leaves (written in .gls syntax, see glc/e
 a partial substitution and return the extended substitutions. The root operator selects the
 candidate classes through the e-graph's by-operator index, so a search never scans every class.
 Sub-patterns without variables are looked up once per search through the hash-cons.
+``search(eg, roots)`` searches only the given root classes: a match reads the node lists of the
+classes at most ``reach`` parent links below its root, so after a change the runner searches
+only the classes within ``reach`` links above the changed ones (semi-naive matching).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Pattern:
         self._ground_ids: list[int | None] = []
         self._matcher = self._compile(term)
         self._program: Program | None = None
+        self.reach = _reach(term)
 
     def __repr__(self) -> str:
         from glc.syntax.printer import print_term
@@ -92,18 +96,22 @@ class Pattern:
 
         return match_node
 
-    def search(self, eg: EGraph) -> list[tuple[int, Subst]]:
-        """Every match in a rebuilt e-graph: (class id, substitution of class ids)."""
+    def search(self, eg: EGraph, roots: set[int] | None = None) -> list[tuple[int, Subst]]:
+        """The matches in a rebuilt e-graph, (class id, substitution of class ids): every match,
+        or those rooted at a class of ``roots`` (representatives)."""
         if not self._prepare(eg):
             return []
         if self.term.op == "var":
-            return [(cid, {self.term.value: cid}) for cid in eg.classes]
+            return [(cid, {self.term.value: cid}) for cid in (eg.classes if roots is None
+                                                               else roots)]
         if self._grounds and self._grounds[0] is self.term:
             cid = self._ground_ids[0]
-            return [(cid, {})]
+            return [(cid, {})] if roots is None or cid in roots else []
         matcher = self._matcher
-        return [(cid, subst) for cid in eg.by_op.get(self.term.op, ())
-                for subst in matcher(eg, cid, {})]
+        candidates = eg.by_op.get(self.term.op, ())
+        if roots is not None:
+            candidates = roots.intersection(candidates)
+        return [(cid, subst) for cid in candidates for subst in matcher(eg, cid, {})]
 
     def search_class(self, eg: EGraph, cid: int) -> list[Subst]:
         """The substitutions under which the pattern matches class ``cid``."""
@@ -122,6 +130,15 @@ class Pattern:
         if self._program is None:
             self._program = program(self.term)
         return run_program(eg, self._program, subst)
+
+
+def _reach(term: Term) -> int:
+    """How many parent links below the root a match reads a class's node list or identity:
+    the depth of the deepest operator (or variable-free sub-pattern) of the pattern; 0 for a
+    variable. A class that changes this far below a root can change the root's matches."""
+    if term.op == "var" or not term.args or not any(t.op == "var" for t in walk(term)):
+        return 0
+    return 1 + max(_reach(arg) for arg in term.args)
 
 
 Program = list[tuple[str, object, tuple[int, ...]]]

@@ -5,6 +5,13 @@ The run stops when nothing changes (saturated) or at a limit, and always says wh
 exploratory rules reach only on the largest kernels. A ``BackoffScheduler`` (egg's) bans a rule
 that matches more than its threshold for a while, doubling both each time, so an explosive rule
 (the flatten/unflatten rule never saturates) cannot starve the others.
+
+Matching is semi-naive: a rule searches the whole e-graph once, then only the classes within its
+left side's reach (glc/egraph/pattern.py) above the classes touched since it last searched. A
+match whose classes are all untouched was found and applied before (``done`` holds it), so
+nothing is lost; the saturated e-graph is the same as with full searches (tests compare both).
+A rule that found matches but could not apply them all (banned, or a limit hit) keeps its old
+starting point and searches that region again.
 """
 
 from __future__ import annotations
@@ -124,6 +131,7 @@ class _Rule:
         self.times_banned = 0
         self.banned_until = 0
         self.done: set[tuple] = set()
+        self.since: int | None = None  # the first iteration whose changes it has not searched
         self.programs: dict[Term, Program] = {}  # computed right sides, compiled once each
 
 
@@ -131,11 +139,13 @@ class Runner:
     """Runs a rule table on an e-graph within limits."""
 
     def __init__(self, rules: Sequence[Rewrite], limits: Limits = Limits(),
-                 scheduler: BackoffScheduler = BackoffScheduler()):
+                 scheduler: BackoffScheduler = BackoffScheduler(), incremental: bool = True):
         validate(rules)
         self.rules = [_Rule(r) for r in rules]
         self.limits = limits
         self.scheduler = scheduler
+        self.incremental = incremental  # False: every search scans the e-graph (the reference)
+        self._changes: list[set[int]] = []  # per iteration: the classes it touched
 
     def run(self, eg: EGraph) -> Report:
         """Saturate ``eg`` in place; the report says what each iteration did and why it stopped."""
@@ -147,10 +157,13 @@ class Runner:
         for rule in self.rules:
             rule.times_banned = rule.banned_until = 0
             rule.done.clear()
+            rule.since = None
+        self._changes = []
+        eg.take_touched()
         for index in range(self.limits.iter_limit):
             reason = self._iterate(eg, index, deadline, report)
             if (reason is None and not report.iterations[-1].applied
-                    and self._can_stop(index + 1)):
+                    and self._can_stop(index)):
                 reason = SATURATED
             if reason is not None:
                 report.stop_reason = reason
@@ -165,13 +178,18 @@ class Runner:
         reason = None
         t0 = time.perf_counter()
         found, banned = [], []
-        searched: dict[Term, list] = {}  # rules with one left side search once
+        searched: dict[tuple, list] = {}  # rules with one left side search once
+        regions: dict[tuple[int, int], set[int]] = {}
         for rule in self.rules:
             if rule.banned_until > index:
                 continue
-            matches = searched.get(rule.rule.lhs)
+            since = rule.since if self.incremental else None
+            key = (rule.rule.lhs, since)
+            matches = searched.get(key)
             if matches is None:
-                matches = searched[rule.rule.lhs] = rule.lhs.search(eg)
+                roots = None if since is None else self._region(eg, since, rule.lhs.reach,
+                                                                regions)
+                matches = searched[key] = rule.lhs.search(eg, roots)
             threshold = self.scheduler.match_limit << rule.times_banned
             if len(matches) > threshold:
                 rule.banned_until = index + (self.scheduler.ban_length << rule.times_banned)
@@ -179,6 +197,8 @@ class Runner:
                 banned.append(rule.rule.name)
             elif matches:
                 found.append((rule, matches))
+            else:
+                rule.since = index
             if time.perf_counter() > deadline:
                 reason = TIME_LIMIT
                 break
@@ -188,6 +208,7 @@ class Runner:
         if reason is None:
             for rule, matches in found:
                 changed, bad = self._apply(eg, rule, matches)
+                rule.since = index
                 if changed:
                     applied[rule.rule.name] = changed
                 if bad:
@@ -200,6 +221,7 @@ class Runner:
                     break
         t2 = time.perf_counter()
         eg.rebuild()
+        self._changes.append(eg.take_touched())
         t3 = time.perf_counter()
         report.iterations.append(Iteration(index + 1, applied, skipped, banned, eg.enodes,
                                            eg.eclasses, t1 - t0, t2 - t1, t3 - t2))
@@ -208,6 +230,25 @@ class Runner:
         if reason is None and t3 > deadline:
             reason = TIME_LIMIT
         return reason
+
+    def _region(self, eg: EGraph, since: int, reach: int,
+                regions: dict[tuple[int, int], set[int]]) -> set[int]:
+        """The classes within ``reach`` parent links above a class touched in iterations
+        ``since`` on (memoised per iteration in ``regions``)."""
+        key = (since, reach)
+        if key in regions:
+            return regions[key]
+        if reach == 0:
+            find, classes = eg.find, eg.classes
+            region = {c for c in map(find, set().union(*self._changes[since:])) if c in classes}
+        else:
+            below = self._region(eg, since, reach - 1, regions)
+            find, classes = eg.find, eg.classes
+            region = set(below)
+            for cid in below:
+                region.update(find(p) for _, p in classes[cid].parents)
+        regions[key] = region
+        return region
 
     def _apply(self, eg: EGraph, rule: _Rule, matches) -> tuple[int, int]:
         """Apply one rule's matches; returns (unions that changed the e-graph, skipped)."""
@@ -251,11 +292,13 @@ class Runner:
         return changed, skipped
 
     def _can_stop(self, index: int) -> bool:
-        """egg's ``can_stop``: with rules still banned, fast-forward their bans and go on."""
+        """egg's ``can_stop`` after iteration ``index`` applied nothing: saturated only if every
+        rule searched in it; with rules banned then, fast-forward their bans so that they all
+        search in the next iteration, and go on."""
         banned = [r for r in self.rules if r.banned_until > index]
         if not banned:
             return True
-        delta = min(r.banned_until for r in banned) - index
+        delta = min(r.banned_until for r in banned) - (index + 1)
         for rule in banned:
             rule.banned_until -= delta
         return False
