@@ -7,6 +7,11 @@
   4. lower     — with a hardware config: the term as kernels, host steps and a memory plan
                  (glc/lower/), whose predicted cycles are the cost a later extraction can use.
 
+A search with more rules than the default set is time-limited and may stop before it finds what
+the default rules find: then it is compiled with the default rules as well and the better
+program kept (fewer host steps, then fewer predicted cycles), so adding rules never makes a
+program slower. ``CompileResult.fallback`` says when the default rules' program was kept.
+
 ``write_artifacts`` writes what ``--emit`` asks for: ``extracted.gls``, a program ``glc interp``
 runs with the original inputs, and ``egraph.dot``.
 """
@@ -33,6 +38,8 @@ from glc.ir.term import Term, dag_size, walk
 from glc.ir.types import Access
 from glc.lower.lowering import lower
 from glc.lower.program import Program as Lowered
+from glc.rewrites import DEFAULT as DEFAULT_RULES
+from glc.rewrites import select
 from glc.rewrites.cost import tensorised
 from glc.syntax.printer import print_dag
 from glc.syntax.reader import Program
@@ -78,6 +85,8 @@ class CompileResult:
     report: Report
     extraction: Extraction
     lowered: Lowered | None = None
+    fallback: str = ""  # why the default rules' program was kept instead of this search's
+
 
     @property
     def term(self) -> Term:
@@ -94,6 +103,8 @@ class CompileResult:
         if self.lowered is not None:
             lines.append("lower: " + ", ".join(f"{k} {v}" for k, v in self.lowered.figures().items()
                                                if k != "host" or v))
+        if self.fallback:
+            lines.append("kept: " + self.fallback)
         return lines
 
     def figures(self) -> dict:
@@ -103,7 +114,8 @@ class CompileResult:
         lowered = self.lowered.figures() if self.lowered is not None else {}
         return {**self.report.to_json(), "extracted": print_dag(self.term),
                 "extractor": x.method, "extraction_cost": x.dag_cost, "optimal": x.optimal,
-                "extract_seconds": round(x.seconds, 6), **lowered}
+                "extract_seconds": round(x.seconds, 6), **lowered,
+                **({"fallback": self.fallback} if self.fallback else {})}
 
 
 def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None = None,
@@ -119,7 +131,43 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     the cycles predicted on ``config``, or the node count without one. ``progress`` is told
     each stage as it starts (the CLI's status line). A program or extracted term of more than
     ``max_nodes`` distinct nodes is refused. ``disabled``: the lowering's optimizations
-    (glc/lower/optimizations.py) it does without, in the extraction's costing too."""
+    (glc/lower/optimizations.py) it does without, in the extraction's costing too. With more
+    rules than the default set (and a config), the default rules' program is kept if it is
+    better (the module's docstring)."""
+    args = dict(env=env, limits=limits, cost=cost, extractor=extractor,
+                extract_time_limit=extract_time_limit, config=config, progress=progress,
+                max_nodes=max_nodes, disabled=disabled)
+    result = _compile(source, rules=rules, **args)
+    if config is None or result.lowered is None:
+        return result
+    default = select(DEFAULT_RULES, config.array_size)
+    if not {r.name for r in rules} > {r.name for r in default}:
+        return result
+    (progress or (lambda stage: None))("compile: the default rules, for comparison")
+    baseline = _compile(source, rules=default, **args)
+    if _speed(baseline) < _speed(result):
+        theirs, ours = result.lowered.figures(), baseline.lowered.figures()
+        baseline.fallback = (
+            f"the default rules' program ({ours['host_steps']} host steps, "
+            f"{ours['predicted_cycles']} predicted cycles): the {len(rules)}-rule search "
+            f"({result.report.enodes} e-nodes, stopped: {result.report.stop_reason}) found "
+            f"{theirs['host_steps']} host steps, {theirs['predicted_cycles']} predicted cycles")
+        return baseline
+    return result
+
+
+def _speed(result: CompileResult) -> tuple[int, int]:
+    """What makes a lowered program better: fewer host steps, then fewer predicted cycles."""
+    figures = result.lowered.figures()
+    return figures["host_steps"], figures["predicted_cycles"]
+
+
+def _compile(source: Bundle | Program, env: Mapping[str, Access] | None,
+             rules: Sequence[Rewrite], limits: Limits | None, cost: CostFunction | None,
+             extractor: str, extract_time_limit: float, config: HwConfig | None,
+             progress: Callable[[str], None] | None, max_nodes: int,
+             disabled: frozenset[str]) -> CompileResult:
+    """One compile with one rule table (compile_program's stages)."""
     say = progress or (lambda stage: None)
     program = source.program if isinstance(source, Bundle) else source
     if env is None:
