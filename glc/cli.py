@@ -64,6 +64,7 @@ from glc.run import (
     save_result,
     summary,
 )
+from glc.segments import refuse as refuse_segments
 from glc.sim.commands import COMMANDS as SIM_COMMANDS
 from glc.syntax.printer import print_dag, print_term
 from glc.synth.command import COMMANDS as SYNTH_COMMANDS
@@ -328,13 +329,19 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @click.option("--bisect", "bisect_", is_flag=True,
               help="On a mismatch, lower again with optimizations switched off and name the "
                    "smallest set whose switching-off makes the result match.")
+@click.option("--segments", type=click.IntRange(min=1),
+              help="With --engine rtl: run the ISA simulator once, keeping its state at N "
+                   "segment boundaries, then each segment on the RTL from its state, in "
+                   "parallel, each checked bit for bit and cycle for cycle against it.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --segments: segments simulated at a time.")
 @json_option
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
         rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
         tolerance: FloatTolerance, per_step: bool, plot_path: Path | None,
         trace_path: Path | None, disable: str | None, check_each: bool, bisect_: bool,
-        as_json: bool) -> None:
+        segments: int | None, jobs: int, as_json: bool) -> None:
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     disabled = parse_disabled(disable)
@@ -345,6 +352,8 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     config = load_config(config_name)
     # before compiling: a missing toolchain fails first
     engine = choose_engine(engine, config, obj.note)
+    if segments is not None:
+        refuse_segments(engine, check_each, trace_path is not None)
     with obj.stage("compile"):
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                                  config=config, progress=obj.status, disabled=disabled)
@@ -359,9 +368,14 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
                                           engine, bundle.expected,
                                           max_cycles, tolerance,
                                           steps=per_step or plot_path is not None,
-                                          check_races=check_each, trace=records)
+                                          check_races=check_each, trace=records,
+                                          segments=segments, jobs=jobs)
         figures["cycles"] = report["cycles"]
     obj.clear_status()
+    if not as_json:
+        for line in report.pop("segment_lines", []):
+            click.echo(line, err=True)
+    report.pop("segment_lines", None)
     report["inputs"] = bundle.inputs_label(seed)
     steps = report.pop("steps", None)
     if steps is not None:

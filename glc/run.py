@@ -71,16 +71,27 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
                     max_cycles: int | None = None,
                     tolerance: FloatTolerance = DEFAULT_TOLERANCE,
                     steps: bool = False, check_races: bool = False,
-                    trace: list | None = None) -> tuple[Outcome, dict]:
+                    trace: list | None = None, segments: int | None = None,
+                    jobs: int = 1) -> tuple[Outcome, dict]:
     """Execute ``program`` and compare its result with the interpreter on ``source`` (and with
     ``expected`` when given), floats within ``tolerance``; returns the outcome and the figures:
     the program's, cycles, efficiency against the compute ideal and against the roofline limit
     (glc/cost/limit.py) and, with ``steps``, the per-step rows of glc/report.py. ``trace``: a
-    list to append each run's glc/trace.py record to."""
+    list to append each run's glc/trace.py record to. ``segments``: on the RTL, in that many
+    segments from the ISA simulator's states, ``jobs`` at a time (glc/segments.py); every
+    segment must end in the ISA simulator's state with its cycles for the run to match."""
     # The reference first: a value the language refuses (a NaN multiplier) is one line at its
     # form before the program runs on anything.
     reference, _ = interpret(source, arrays)
-    outcome = execute(program, arrays, engine, max_cycles, check_races, trace)
+    segmented = None
+    if segments is not None:
+        from glc.segments import check, refuse
+
+        refuse(engine, check_races, trace is not None)
+        segmented = check(program, arrays, segments, jobs, max_cycles)
+        outcome = segmented.outcome
+    else:
+        outcome = execute(program, arrays, engine, max_cycles, check_races, trace)
     verdicts = [("interpreter", compare(outcome.result, reference, tolerance))]
     if expected is not None:
         verdicts.append(("output.npy", compare(outcome.result, expected, tolerance)))
@@ -97,6 +108,16 @@ def run_and_compare(program: Program, source: Term, arrays: Mapping[str, np.ndar
         "match": all(v.match for _, v in verdicts),
         "detail": "; ".join(f"{label}: {v.detail}" for label, v in verdicts),
     })
+    if segmented is not None:
+        figures["segments"] = [s.to_json() for s in segmented.segments]
+        figures["segment_lines"] = segmented.lines()
+        wrong = [s for s in segmented.segments if not s.ok]
+        if wrong:
+            figures["match"] = False
+            figures["detail"] += f"; segments: {wrong[0].line()}"
+        else:
+            figures["detail"] += (f"; segments: all {len(segmented.segments)} end in the ISA "
+                                  "simulator's state with the model's cycles")
     if steps:
         figures["steps"] = step_rows(program, limits)
     return outcome, figures

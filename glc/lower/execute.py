@@ -17,7 +17,7 @@ from glc.isa.fields import WORD_BYTES
 from glc.isa.races import Unordered, races
 from glc.isa.simulator import program_base
 from glc.isa.status import Counters
-from glc.lower.image import schedule
+from glc.lower.image import Image, schedule
 from glc.lower.program import Buffer, HostStep, Program
 from glc.lower.view import View, gather
 from glc.trace import host_record, image_record
@@ -68,23 +68,57 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
     ``check_races``: a GlcError where an image's tokens leave two units'
     accesses of a local row unordered (glc/isa/races.py), whatever the numbers. ``trace``: a
     list to append each run's glc/trace.py record to, the RTL's own on the RTL."""
-    if engine not in ENGINES:
-        raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
-    config = program.config
-    # DRAM, then the host's memory for the tensors only host steps touch (lowering.py).
-    dram = zeroed(max(config.dram_bytes, program.memory_bytes))
-    for name in program.inputs:
-        if name not in arrays:
-            raise GlcError(f"no value for input '{name}'")
-    # An input enters DRAM just before the first step that reads it: its space may have held a
-    # tensor that died before (lowering.py, ``_release_read``).
-    pending = list(program.inputs)
-    counters, freed = [], {}
+    machine = Executor(program, arrays, engine, max_cycles, check_races, trace)
     for run in schedule(program):
+        machine.run(run)
+    return machine.finish()
+
+
+@dataclass
+class State:
+    """Where a run of a program stands between two runs (images or host steps): DRAM, the
+    inputs not yet written into it, and the freed buffers' kept bytes."""
+
+    dram: np.ndarray
+    pending: list[str]
+    freed: dict[str, np.ndarray]
+
+    def copy(self) -> State:
+        return State(self.dram.copy(), list(self.pending),
+                     {name: data.copy() for name, data in self.freed.items()})
+
+
+class Executor:
+    """A program's runs, one at a time, on an engine (``execute`` runs them all); it may start
+    from a ``State`` another executor reached (glc/segments.py: a segment on the RTL from the
+    ISA simulator's state)."""
+
+    def __init__(self, program: Program, arrays: Mapping[str, np.ndarray], engine: str = "isa",
+                 max_cycles: int | None = None, check_races: bool = False,
+                 trace: list | None = None, state: State | None = None):
+        if engine not in ENGINES:
+            raise GlcError(f"unknown engine '{engine}', expected one of {', '.join(ENGINES)}")
+        for name in program.inputs:
+            if name not in arrays:
+                raise GlcError(f"no value for input '{name}'")
+        self.program, self.arrays, self.engine = program, arrays, engine
+        self.max_cycles, self.check_races, self.trace = max_cycles, check_races, trace
+        # DRAM, then the host's memory for the tensors only host steps touch (lowering.py).
+        # An input enters DRAM just before the first step that reads it: its space may have
+        # held a tensor that died before (lowering.py, ``_release_read``).
+        self.state = state if state is not None else State(
+            zeroed(max(program.config.dram_bytes, program.memory_bytes)),
+            list(program.inputs), {})
+        self.counters: list[Counters] = []
+
+    def run(self, run: Image | HostStep) -> None:
+        """One host step, or one image on the machine."""
+        program, config, dram = self.program, self.program.config, self.state.dram
         steps = [run] if isinstance(run, HostStep) else run.steps
         touched = {name for step in steps for name in step.inputs}
+        pending = self.state.pending
         for name in [name for name in pending if name in touched]:
-            write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
+            write_buffer(dram, program.buffers[name], np.asarray(self.arrays[name]))
             pending.remove(name)
         if isinstance(run, HostStep):
             values = {symbol: read_view(dram, program, view)
@@ -92,11 +126,11 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             result, _ = interpret(run.term, values)
             for name in program.freed & set(run.inputs):
                 buffer = program.buffers[name]
-                freed[name] = dram[buffer.address:buffer.address + buffer.nbytes].copy()
+                self.state.freed[name] = dram[buffer.address:buffer.address + buffer.nbytes].copy()
             write_buffer(dram, program.buffers[run.output], result)
-            if trace is not None:
-                trace.append(host_record(run.name))
-            continue
+            if self.trace is not None:
+                self.trace.append(host_record(run.name))
+            return
         words, size = run.words, config.dram_bytes
         # The host writes the image above the data (docs/isa.md, "Instruction fetch") and takes
         # the space back after the run.
@@ -106,30 +140,37 @@ def execute(program: Program, arrays: Mapping[str, np.ndarray], engine: str = "i
             raise DoesNotFit(f"the data ({live} bytes) and an image of "
                              f"{len(words)} instructions ({WORD_BYTES * len(words)} bytes) need "
                              f"more than the {size} bytes of {config.name}'s DRAM")
-        if engine == "isa":
+        if self.engine == "isa":
             machine = simulator.run(words, config, dram[:size], base=base, in_place=True)
             counter, timeline = machine.counters, machine.timeline
         else:
             from glc.sim.run import run_program  # the Verilator toolchain only when asked
 
-            watchdog = max_cycles or 10 * run.predicted_cycles(config) + 10_000
+            watchdog = self.max_cycles or 10 * run.predicted_cycles(config) + 10_000
             sim = run_program(config, words, dram[:size], base=base, max_cycles=watchdog,
-                              trace=trace is not None)
+                              trace=self.trace is not None)
             sim.raise_for_status(", ".join(s.name for s in run.steps))
             dram[:size], counter = sim.dram, sim.counters
-            timeline = schedule_of(run.instructions, config) if check_races else None
+            timeline = schedule_of(run.instructions, config) if self.check_races else None
         dram[base:base + WORD_BYTES * len(words)] = 0
-        counters.append(counter)
-        if trace is not None:
-            trace.append(image_record(run, config, sim.trace if engine == "rtl" else None))
-        found = races(run.instructions, timeline, config) if check_races else []
+        self.counters.append(counter)
+        if self.trace is not None:
+            self.trace.append(image_record(run, config,
+                                           sim.trace if self.engine == "rtl" else None))
+        found = races(run.instructions, timeline, config) if self.check_races else []
         if found:  # the RTL runs the cycle model's timeline, cycle for cycle
             raise Unordered(f"the image of {', '.join(s.name for s in run.steps)} races: "
                             f"{found[0].line()} ({len(found)} found)")
-    for name in pending:  # read by no step: the result itself, or a view of it
-        write_buffer(dram, program.buffers[name], np.asarray(arrays[name]))
-    result = read_view(dram, program, program.output).astype(program.output_dtype)
-    return Outcome(result, dram, engine, counters, freed)
+
+    def finish(self) -> Outcome:
+        """The outcome after the last run: the inputs no step read written (the result itself,
+        or a view of it), the result read through its view."""
+        program, dram = self.program, self.state.dram
+        for name in self.state.pending:
+            write_buffer(dram, program.buffers[name], np.asarray(self.arrays[name]))
+        self.state.pending = []
+        result = read_view(dram, program, program.output).astype(program.output_dtype)
+        return Outcome(result, dram, self.engine, self.counters, self.state.freed)
 
 
 def read_view(dram: np.ndarray, program: Program, view: View,
