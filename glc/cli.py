@@ -464,6 +464,10 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
 @click.option("-k", "keyword", help="Only the programs whose name contains this substring.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Kill a program still running after SECONDS (status hang; default: none).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run each program as a task on this Dask scheduler (tcp://host:port; its "
+                   "workers must see the same paths), or 'local' for a LocalCluster of --jobs "
+                   "workers (needs pip install 'glc[dask]').")
 @max_cycles_option
 @tolerance_options("float_tolerance")
 @json_option
@@ -471,8 +475,8 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
 def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str | None,
             jobs: int | None, junit: Path | None, baselines: Path | None,
             update_baselines: bool, prune: bool, tolerance: float, strict: bool,
-            keyword: str | None, timeout: float | None, max_cycles: int | None,
-            float_tolerance: FloatTolerance, as_json: bool) -> None:
+            keyword: str | None, timeout: float | None, scheduler: str | None,
+            max_cycles: int | None, float_tolerance: FloatTolerance, as_json: bool) -> None:
     """Every program under DIR (default programs/): compile, run, compare with the interpreter
     bit for bit, and hold its cycles to the baselines; exit status 1 on a wrong result or a
     cycle regression."""
@@ -504,7 +508,8 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
                         timeout=timeout,
                         strict=strict, update=update_baselines, prune=prune,
                         complete=chosen.complete,
-                        on_row=progress, float_tolerance=float_tolerance)
+                        on_row=progress, float_tolerance=float_tolerance,
+                        scheduler=scheduler)
     if junit is not None:
         write_junit(report, junit)
     obj.clear_status()

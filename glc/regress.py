@@ -289,7 +289,11 @@ def _lost(name: str, folder: Path, engine: str, outcome: TimedOut | Died) -> Row
         return Row(name, str(folder), "hang", f"still running after {outcome.seconds:g} s "
                                               "(--timeout): killed", engine=engine,
                    seconds=outcome.seconds)
-    how = (f"signal {-outcome.exitcode}" if outcome.exitcode is not None and outcome.exitcode < 0
+    if outcome.exitcode is None:  # glc/cluster.py: Dask gave up rerunning it (KilledWorker)
+        reason = ("every Dask worker it ran on died: out of memory, or a crash in the "
+                  "simulator")
+        return Row(name, str(folder), "crash", reason, detail=reason, engine=engine)
+    how = (f"signal {-outcome.exitcode}" if outcome.exitcode < 0
            else f"exit status {outcome.exitcode}")
     reason = f"its worker process died ({how}): out of memory, or a crash in the simulator"
     return Row(name, str(folder), "crash", reason, detail=reason, engine=engine)
@@ -349,7 +353,8 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
             max_cycles: int | None = None, timeout: float | None = None, strict: bool = False,
             update: bool = False, prune: bool = False, complete: bool = True,
             on_row: Callable[[Row], None] | None = None,
-            float_tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> Report:
+            float_tolerance: FloatTolerance = DEFAULT_TOLERANCE,
+            scheduler: str | None = None) -> Report:
     """Run every program (``jobs`` processes; default one per CPU), judge it against the
     baselines in ``baselines_file`` and, with ``update``, record this run's programs in that
     file (the others' entries are kept).
@@ -361,6 +366,8 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
     which the processes finish them. Float results match within ``float_tolerance``. A
     program still running after ``timeout`` seconds is killed (status hang): with a timeout,
     or more than one job, each program runs in a process of its own (glc/workers.py).
+    ``scheduler``: each program a task on that Dask cluster instead (glc/cluster.py; ``local``:
+    a LocalCluster of ``jobs`` workers).
     """
     if tolerance < 0:
         raise GlcError(f"the tolerance must be >= 0 %, not {tolerance}")
@@ -380,16 +387,19 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
         if on_row:
             on_row(row)
 
-    if jobs == 1 and timeout is None:
-        for name, folder in programs:
-            finish(run_one(name, folder, config, engine, max_cycles, 0, float_tolerance))
+    calls = [(run_one, (name, folder, config, engine, max_cycles, 0, float_tolerance))
+             for name, folder in programs]
+    if scheduler is not None:
+        from glc import cluster
+
+        outcomes = cluster.run(calls, scheduler, jobs, timeout)
+    elif jobs == 1 and timeout is None:
+        outcomes = (function(*args) for function, args in calls)
     else:
-        calls = [(run_one, (name, folder, config, engine, max_cycles, 0, float_tolerance))
-                 for name, folder in programs]
-        with closing(run_in_workers(calls, jobs, timeout)) as outcomes:
-            for (name, folder), outcome in zip(programs, outcomes, strict=True):
-                finish(outcome if isinstance(outcome, Row) else _lost(name, folder, engine,
-                                                                      outcome))
+        outcomes = run_in_workers(calls, jobs, timeout)
+    with closing(outcomes):
+        for (name, folder), outcome in zip(programs, outcomes, strict=True):
+            finish(outcome if isinstance(outcome, Row) else _lost(name, folder, engine, outcome))
     names = {name for name, _ in programs}
     vanished = sorted(set(baselines) - names) if complete else []
     report = Report(config.name, engine, str(baselines_file), tolerance, rows, vanished, strict,
