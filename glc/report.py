@@ -255,8 +255,8 @@ COLUMNS = ("step", "node", "unit", "MACs", "cycles", "ideal", "limit", "eff(idea
 
 
 def table(rows: list[StepRow], figures: dict) -> str:
-    """The per-step table, a totals line with the program's measured cycles, and the legend of
-    the step kinds."""
+    """The per-step table, a totals line with the program's measured cycles, the legend of the
+    step kinds, and the memory plan's peak."""
     cells = [COLUMNS]
     for r in rows:
         cells.append((r.step, r.node or "-", r.unit, _num(r.macs), _num(r.cycles),
@@ -271,8 +271,20 @@ def table(rows: list[StepRow], figures: dict) -> str:
                        for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
              for line in cells]
     kinds = legend(rows)
-    return "\n".join([*lines, *(["steps (host and copy steps are not timed):", *kinds]
-                                 if kinds else [])])
+    return "\n".join([*lines,
+                      *(["steps (host and copy steps are not timed):", *kinds] if kinds else []),
+                      *memory_line(figures)])
+
+
+def memory_line(figures: dict) -> list[str]:
+    """The memory plan's peak against the config's DRAM (when the figures carry it)."""
+    if "dram_peak_bytes" not in figures:
+        return []
+    peak, dram, data = (f"{figures[k]:,}".replace(",", " ")
+                        for k in ("dram_peak_bytes", "dram_bytes", "dram_data_bytes"))
+    share = 100 * figures["dram_peak_bytes"] / figures["dram_bytes"]
+    return [f"memory: DRAM peak {peak} of {dram} bytes ({share:.0f} %; the tensors reach "
+            f"{data}, each image sits above the tensors live while it runs)"]
 
 
 def rows_json(rows: list[StepRow]) -> list[dict]:

@@ -125,7 +125,8 @@ def test_report_explains_the_kinds_of_step_it_lists():
     lines = result.stdout.strip().splitlines()
     legend = lines[next(i for i, ln in enumerate(lines) if ln.startswith("total")) + 1:]
     assert legend[0].startswith("steps (host and copy steps are not timed)")
-    assert [ln.split()[0] for ln in legend[1:]] == ["kernelN", "foldN"]
+    assert legend[-1].startswith("memory: DRAM peak ")  # the table's last line, after it
+    assert [ln.split()[0] for ln in legend[1:-1]] == ["kernelN", "foldN"]
     assert "array" in legend[1] and "vector unit" in legend[2]
 
 
@@ -135,3 +136,34 @@ def test_legend_names_host_copy_and_concatenation_bands():
             StepRow("repack2", "", "vector")]
     assert [ln.split()[0] for ln in legend(rows)] == ["repackN", "concatN.M", "hostN", "copyN"]
     assert legend([]) == []
+
+
+def test_report_gives_the_memory_plans_peak_against_the_dram():
+    """The peak holds every tensor in DRAM and, when an image runs, the image above the tensors
+    still live: no image's place may reach below it, and it fits the config's DRAM."""
+    from glc.compiler import compile_program
+    from glc.hwconfig import load_config
+    from glc.inputs import load
+    from glc.isa.fields import WORD_BYTES
+    from glc.isa.simulator import program_base
+    from glc.lower.image import Image, schedule
+    from glc.rewrites import DEFAULT, select
+
+    config = load_config("n16")
+    program = compile_program(load(PROGRAMS / "resnet-block-28-int8"),
+                              rules=select(DEFAULT, 16), config=config).lowered
+    f = program.figures()
+    ends = [b.address + b.nbytes for b in program.buffers.values()
+            if b.address < config.dram_bytes]
+    assert f["dram_data_bytes"] == max(ends) and f["dram_bytes"] == config.dram_bytes
+    images = [r for r in schedule(program) if isinstance(r, Image)]
+    for image in images:  # the image's bytes above the live tensors: within the peak
+        used = config.dram_bytes - program_base(config, len(image.words))
+        assert used >= WORD_BYTES * len(image.instructions)
+        assert program.live_dram_bytes(image.steps[0]) + WORD_BYTES * len(image.instructions) \
+            <= f["dram_peak_bytes"] <= config.dram_bytes
+    assert f["dram_peak_bytes"] > f["dram_data_bytes"]  # here the image sits above the data
+    result = glc("run", PROGRAMS / "resnet-block-28-int8", "--engine", "isa", "--report")
+    assert result.exit_code == 0, result.output
+    peak = f"{f['dram_peak_bytes']:,}".replace(",", " ")
+    assert f"memory: DRAM peak {peak} of 67 108 864 bytes (" in result.stdout

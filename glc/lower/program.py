@@ -11,6 +11,7 @@ import numpy as np
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.ir.term import Term
+from glc.isa.fields import WORD_BYTES
 from glc.isa.transfer import dram_span
 from glc.lower.kernel import Kernel
 from glc.lower.view import View
@@ -141,6 +142,13 @@ class Program:
         from glc.lower.image import Image, schedule  # images are made of this module's steps
 
         images = [run for run in schedule(self) if isinstance(run, Image)]
+        dram = self.config.dram_bytes
+        data = max((b.address + b.nbytes for b in self.buffers.values() if b.address < dram),
+                   default=0)
+        # An image sits at the top of DRAM above the tensors still live when it runs
+        # (glc/lower/execute.py): the memory plan's peak is the largest such sum.
+        peak = max([data, *(self.live_dram_bytes(i.steps[0]) + WORD_BYTES * len(i.instructions)
+                            for i in images)])
         return {"kernels": len(self.kernels),
                 "images": len(images),
                 "instructions": sum(len(i.instructions) for i in images),
@@ -148,6 +156,9 @@ class Program:
                 "ideal_cycles": None,  # figures() fills it in
                 "host_steps": len([s for s in self.host_steps if not s.copy]),
                 "host_copies": len([s for s in self.host_steps if s.copy]),
+                "dram_data_bytes": data,
+                "dram_peak_bytes": peak,
+                "dram_bytes": dram,
                 "host": [f"{s.name}: {_describe(s.term)}" + (f" (on the host: {s.why})"
                                                              if s.why else "")
                          for s in self.host_steps]}
