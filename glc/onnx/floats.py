@@ -2,15 +2,15 @@
 float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
 which no convolution precedes to fold it into), Mul and Add of an activation and a broadcast
 constant (DenseNet's Caffe2-style scale and shift) that onnxruntime does not fuse into its integer
-QLinearMul / QLinearAdd (glc/onnx/binary.py), and LRN. Each is listed among the import's host
-ops."""
+QLinearMul / QLinearAdd (glc/onnx/binary.py), LRN, and a GlobalAveragePool of a float tensor. Each
+is listed among the import's host ops."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from glc.onnx import binary, layers
-from glc.onnx.program import Constant, Float, broadcast, literal
+from glc.onnx import binary, kernels, layers
+from glc.onnx.program import Constant, Float, broadcast, literal, shape
 
 
 def _float_constant(t, node, index: int) -> np.ndarray:
@@ -128,10 +128,32 @@ def _layer_norm(t, node, attrs) -> None:
     t.bind(node, Float(name, x.dims))
 
 
+def _global_average_pool(t, node, attrs) -> None:
+    """The integer pool (glc/onnx/layers.py) where a QuantizeLinear alone reads the pool of a
+    quantized activation; else onnxruntime's float kernel on the host (a QOperator model with
+    symmetric int8 activations keeps the Relu before its head float, and the pool after it),
+    with the summation order of the kernel its optimizer chose (glc/onnx/kernels.py): 1 lane
+    for its NCHWc pool, MLAS's 4 for the NCHW one. The float sum is the kernel's, not the
+    int32 sum of the codes: a pool on the accelerator would round otherwise."""
+    reader = t.graph.only_consumer(node.output[0])
+    if not isinstance(t.value(node, 0), Float) and reader is not None and \
+            reader.op_type == "QuantizeLinear":
+        layers.TABLE["GlobalAveragePool"](t, node, attrs)
+        return
+    x = t.as_float(node, 0)
+    if len(x.dims) < 3:
+        raise t.error(node, f"needs (N, C, spatial...) dims, got {shape(x.dims)}")
+    lanes = 1 if node.output[0] in kernels.nchwc_nodes(t.graph.path) else 4
+    t.host_step(node)
+    name = t.b.define(node.output[0], f"(global-average-pool (access-tensor {x.name}) {lanes})")
+    t.bind(node, Float(name, x.dims[:2] + (1,) * (len(x.dims) - 2)))
+
+
 TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that one
     "Add": _add,
     "Mul": _mul,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
+    "GlobalAveragePool": _global_average_pool,
     "LayerNormalization": _layer_norm,
 }

@@ -101,6 +101,9 @@ CASES = [
     ("(lrn (dequantize-linear (access-reshape (access-tensor x) (access-shape (shape 1 2 3 4) "
      "(shape))) 0.5 0) 1 1.0 1.0 1.0)", (1, 2, 3, 4), (), "float32",
      (X / 2).astype(np.float32) * (1 / (1 + (X / 2).astype(np.float32) ** 2))),
+    # x/2 over each row of 4: (48i + 16j + 6) / 8, exact in either summation order
+    ("(global-average-pool (dequantize-linear (access-tensor x) 0.5 0) 4)", (2, 3, 1), (),
+     "float32", ((48 * np.arange(2)[:, None] + 16 * np.arange(3) + 6) / 8).reshape(2, 3, 1)),
     ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
      np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
     ("(access-pad (access f 0) min-padding 1 0 1)", (), (2, 4), "float64",
