@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
-from glc.ir import normalize
+from glc.ir import dynamic, normalize
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -360,6 +360,16 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("global-average-pool", ("access", "int"), normalize.infer_global_average_pool,
        lambda out, x, lanes: normalize.global_average_pool(x, lanes),
        "ONNX GlobalAveragePool of a float32 tensor (onnxruntime's kernels: 1 or 4 lanes)"),
+    Op("dynamic-quantize", ("access",), dynamic.infer_codes, lambda out, x: dynamic.codes(x),
+       "ONNX DynamicQuantizeLinear's uint8 codes of float32 A, carried as int8"),
+    Op("dynamic-scale", ("access",), dynamic.infer_scale,
+       lambda out, x: np.array(dynamic.parameters(x)[0], np.float32),
+       "ONNX DynamicQuantizeLinear's scale of float32 A (one value)"),
+    Op("dynamic-zero-point", ("access",), dynamic.infer_zero_point,
+       lambda out, x: np.array(dynamic.parameters(x)[1], np.int32),
+       "ONNX DynamicQuantizeLinear's uint8 zero point of float32 A, as int32 (one value)"),
+    Op("cast-float", ("access",), dynamic.infer_cast, lambda out, x: x.astype(np.float32),
+       "ONNX Cast of an integer tensor to float32"),
     Op("layer-norm", ("access", "access", "access", "number"), normalize.infer_layer_norm,
        lambda out, x, scale, bias, eps: normalize.layer_norm(x, scale, bias, eps),
        "ONNX LayerNormalization over the last dim (onnxruntime's kernel)"),

@@ -73,7 +73,7 @@ def _mul(t, node, attrs) -> None:
 
 
 def _of_activations(t, node, compute: str) -> None:
-    """``x op y`` in float32 of two float tensors, one broadcast to the other's dims, in the
+    """``x op y`` in float32 of two float tensors broadcast to one dims (numpy's rule), in the
     node's order (a float product commutes, rounded once)."""
     if len(node.input) != 2:
         raise t.error(node, "needs two inputs")
@@ -82,13 +82,21 @@ def _of_activations(t, node, compute: str) -> None:
         dims = tuple(np.broadcast_shapes(x.dims, y.dims))
     except ValueError:
         raise t.error(node, f"operands of dims {x.dims} and {y.dims} do not broadcast") from None
-    if len(x.dims) != len(y.dims):
-        raise t.error(node, f"operands of dims {x.dims} and {y.dims} must have one rank")
-    pair = " ".join(f"(access-tensor {f.name})" if f.dims == dims else broadcast(f.name, dims)
+    pair = " ".join(f"(access-tensor {f.name})" if f.dims == dims else _broadcast(f, dims)
                     for f in (x, y))
     t.host_step(node)
     t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
                        dims))
+
+
+def _broadcast(f: Float, dims: tuple[int, ...]) -> str:
+    """``f`` broadcast to ``dims`` as numpy does: a lower rank takes leading dims of 1 first (a
+    dynamic quantization's scale, one value, times a product's every element)."""
+    if len(f.dims) == len(dims):
+        return broadcast(f.name, dims)
+    lifted = (1,) * (len(dims) - len(f.dims)) + tuple(f.dims)
+    return (f"(access-broadcast (access-reshape (access-tensor {f.name}) (access-shape "
+            f"{shape(lifted)} (shape))) (access-shape {shape(dims)} (shape)))")
 
 
 def _add(t, node, attrs) -> None:

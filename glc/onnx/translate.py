@@ -9,7 +9,7 @@ import numpy as np
 
 from glc.errors import GlcError, printable
 from glc.ir.types import fmt_dims
-from glc.onnx import attention, binary, floats, islands, layers, pools
+from glc.onnx import attention, binary, dynamic, floats, islands, layers, pools
 from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
@@ -171,6 +171,10 @@ class Translator:
             self._node(node)
 
     def _node(self, node) -> None:
+        if node.op_type in FOLDED and node.input and all(
+                not name or name in self.graph.constants for name in node.input):
+            self._fold(node)
+            return
         translate = TABLE.get(node.op_type)
         if translate is None:
             raise self.error(node, "this operator is not supported")
@@ -179,6 +183,27 @@ class Translator:
             translate(self, node, attributes(node))
         except NodeError as error:
             raise self.error(node, str(error)) from None
+
+
+    def _fold(self, node) -> None:
+        """A movement of constants (quantize_dynamic's bias reshaped to (1, C, 1, 1)) as the
+        constant it makes: moving elements is exact, so ONNX's reference evaluator computes it
+        as onnxruntime does."""
+        from onnx.reference import ReferenceEvaluator
+
+        feeds = {name: self.graph.constants[name] for name in node.input if name}
+        try:
+            results = ReferenceEvaluator(node).run(None, feeds)
+        except Exception as error:  # the evaluator's own errors derive from Exception only
+            raise self.error(node, f"cannot fold its constants: {printable(str(error))}") \
+                from None
+        for name, value in zip(node.output, results, strict=False):
+            if name:
+                self.graph.constants[name] = np.asarray(value)
+
+
+# The ops that only move elements, folded when every input is a constant (Translator._fold).
+FOLDED = frozenset({"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity"})
 
 
 # --- QuantizeLinear / DequantizeLinear ------------------------------------------------------
@@ -242,4 +267,5 @@ TABLE = {
     **pools.TABLE,
     **floats.TABLE,
     **binary.TABLE,
+    **dynamic.TABLE,
 }
