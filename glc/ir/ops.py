@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
-from glc.ir import dynamic, normalize
+from glc.ir import dynamic, gather, normalize
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -360,6 +360,9 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("global-average-pool", ("access", "int"), normalize.infer_global_average_pool,
        lambda out, x, lanes: normalize.global_average_pool(x, lanes),
        "ONNX GlobalAveragePool of a float32 tensor (onnxruntime's kernels: 1 or 4 lanes)"),
+    Op("gather", ("access", "access"), gather.infer_gather,
+       lambda out, a, indices: gather.gather(a, indices),
+       "the rows of A (axis 0) at the run-time integer indices I (ONNX Gather)"),
     Op("dynamic-quantize", ("access",), dynamic.infer_codes, lambda out, x: dynamic.codes(x),
        "ONNX DynamicQuantizeLinear's uint8 codes of float32 A, carried as int8"),
     Op("dynamic-scale", ("access",), dynamic.infer_scale,

@@ -9,7 +9,7 @@ import numpy as np
 
 from glc.errors import GlcError, printable
 from glc.ir.types import fmt_dims
-from glc.onnx import attention, binary, dynamic, floats, islands, layers, pools
+from glc.onnx import attention, binary, dynamic, embeddings, floats, islands, layers, pools
 from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
@@ -131,15 +131,21 @@ class Translator:
         self.values[node.output[0]] = value
 
     def declare_inputs(self) -> None:
-        """Bind each model input to a program input of its own: float32, or int8/uint8 codes
-        (an image already quantized), carried as int8 (a uint8 code u as u − 128,
-        docs/language.md "uint8"). Codes have no scale until a DequantizeLinear or a QLinear
-        op reads them with its own (``UNSCALED``: any use before is refused)."""
+        """Bind each model input to a program input of its own: float32, int8/uint8 codes (an
+        image already quantized) carried as int8 (a uint8 code u as u − 128, docs/language.md
+        "uint8"), or int64 token ids (glc/onnx/embeddings.py). Codes have no scale until a
+        DequantizeLinear or a QLinear op reads them with its own (``UNSCALED``: any use before
+        is refused)."""
         for name, (dims, dtype) in self.graph.inputs.items():
-            if dtype not in ("float32", "int8", "uint8"):
+            if dtype not in ("float32", "int8", "uint8", "int64"):
                 raise GlcError(f"input '{printable(name)}' is {dtype}; glc imports float32, "
-                               "int8 and uint8 inputs", self.graph.path)
+                               "int8, uint8 and int64 inputs", self.graph.path)
             symbol = self.b.fresh(name)
+            if dtype == "int64":  # token ids (glc/onnx/embeddings.py)
+                embeddings.id_bound(self.graph, name)
+                self.b.declare(symbol, dims, "int64")
+                self.values[name] = embeddings.Indices(symbol, dims)
+                continue
             if dtype == "float32":
                 self.b.declare(symbol, dims, "float32")
                 self.values[name] = Float(symbol, dims)
@@ -268,4 +274,5 @@ TABLE = {
     **floats.TABLE,
     **binary.TABLE,
     **dynamic.TABLE,
+    **embeddings.TABLE,
 }

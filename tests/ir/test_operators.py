@@ -101,6 +101,17 @@ CASES = [
     ("(lrn (dequantize-linear (access-reshape (access-tensor x) (access-shape (shape 1 2 3 4) "
      "(shape))) 0.5 0) 1 1.0 1.0 1.0)", (1, 2, 3, 4), (), "float32",
      (X / 2).astype(np.float32) * (1 / (1 + (X / 2).astype(np.float32) ** 2))),
+    # m/2 spans [-3, 2.5]: scale 5.5/255, zero point rint(3/scale) = 139, codes carried - 128
+    ("(dynamic-quantize (dequantize-linear (access-tensor m) 0.5 0))", (2, 3), (), "int8",
+     np.array([[34, -35, 81], [104, 127, -128]], dtype=np.int8)),
+    ("(dynamic-scale (dequantize-linear (access-tensor m) 0.5 0))", (), (), "float32",
+     np.array(np.float32(5.5) / np.float32(255), np.float32)),
+    ("(dynamic-zero-point (dequantize-linear (access-tensor m) 0.5 0))", (), (), "int32",
+     np.array(139, np.int32)),
+    ("(cast-float (access-tensor m))", (2, 3), (), "float32", M.astype(np.float32)),
+    # rows of t (t[k] = 127 - k) at m's codes, a negative one from the end (t[256 - 2] = -127)
+    ("(gather (access-tensor t) (access-tensor m))", (2, 3), (), "int8",
+     np.array([[126, -127, 124], [123, 122, -123]], dtype=np.int8)),
     # x/2 over each row of 4: (48i + 16j + 6) / 8, exact in either summation order
     ("(global-average-pool (dequantize-linear (access-tensor x) 0.5 0) 4)", (2, 3, 1), (),
      "float32", ((48 * np.arange(2)[:, None] + 16 * np.arange(3) + 6) / 8).reshape(2, 3, 1)),
@@ -266,6 +277,10 @@ ERRORS = [
      "needs a (shape ...) as argument 2", 1, 30),
     ("(access-tensor y)", "no shape is known for 'y'", 1, 16),
     ("(slice-shape (shape 1 2) 3)", "axis 3 within (1,2)", 1, 1),
+    ("(gather (access-tensor m) (access-tensor f))", "needs integer indices, got float64", 1, 27),
+    ("(global-average-pool (access-tensor f) 4)", "needs a float32 tensor, got float64", 1, 22),
+    ("(dynamic-quantize (access-tensor m))", "needs a float32 tensor, got int8", 1, 19),
+    ("(cast-float (access-tensor f))", "needs an integer tensor, got float64", 1, 13),
 ]
 
 
@@ -277,3 +292,10 @@ def test_shape_rule_violation_is_located(source, fragment, line, col):
     assert fragment in error.message
     assert (error.where.file, error.where.line, error.where.col) == ("case.gls", line, col)
     assert str(error).startswith(f"case.gls:{line}:{col}: error: ")
+
+
+def test_a_gather_index_outside_the_rows_is_one_line():
+    with pytest.raises(GlcError, match=r"index 256 is outside the 256 rows of a tensor of dims "
+                                       r"\(256\)"):
+        interpret(parse_term("(gather (access-tensor t) (access-tensor i))", "case.gls"),
+                  {**ENV, "i": np.array([3, 256], np.int64)})
