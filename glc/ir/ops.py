@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
-from glc.ir import dynamic, gather, normalize
+from glc.ir import dynamic, gather, normalize, recurrent
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -360,6 +360,12 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("global-average-pool", ("access", "int"), normalize.infer_global_average_pool,
        lambda out, x, lanes: normalize.global_average_pool(x, lanes),
        "ONNX GlobalAveragePool of a float32 tensor (onnxruntime's kernels: 1 or 4 lanes)"),
+    Op("gru", ("access", "access", "access", "access", "access", "int"),
+       lambda *a: recurrent.infer("gru", *a), lambda out, *a: recurrent.gru(*a),
+       "ONNX GRU over a fixed sequence, forward, every step's hidden state (float32)"),
+    Op("lstm", ("access", "access", "access", "access", "access", "access"),
+       lambda *a: recurrent.infer("lstm", *a), lambda out, *a: recurrent.lstm(*a),
+       "ONNX LSTM over a fixed sequence, forward, every step's hidden state (float32)"),
     Op("gather", ("access", "access"), gather.infer_gather,
        lambda out, a, indices: gather.gather(a, indices),
        "the rows of A (axis 0) at the run-time integer indices I (ONNX Gather)"),

@@ -9,7 +9,17 @@ import numpy as np
 
 from glc.errors import GlcError, printable
 from glc.ir.types import fmt_dims
-from glc.onnx import attention, binary, dynamic, embeddings, floats, islands, layers, pools
+from glc.onnx import (
+    attention,
+    binary,
+    dynamic,
+    embeddings,
+    floats,
+    islands,
+    layers,
+    pools,
+    recurrent,
+)
 from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
@@ -275,4 +285,5 @@ TABLE = {
     **binary.TABLE,
     **dynamic.TABLE,
     **embeddings.TABLE,
+    **recurrent.TABLE,
 }

@@ -19,7 +19,11 @@ M = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)   # 2x3
 N = np.array([[7, 8], [9, -10], [11, 12]], dtype=np.int8)  # 3x2
 F = np.array([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]])    # 2x3 float64
 T = (127 - np.arange(256)).astype(np.int8)              # t[k] = 127 - k: the code c reads -1 - c
-ENV = {"x": X, "m": M, "n": N, "f": F, "t": T}
+# Zero weights, biases and inputs of recurrent layers (1 hidden unit), a state of 1.
+ZEROS = {f"z{r}x{c}": np.zeros((r, c), np.float32) for r, c in ((3, 1), (4, 1), (2, 1))}
+RECURRENT = {**ZEROS, "z6": np.zeros(6, np.float32), "z8": np.zeros(8, np.float32),
+             "s": np.zeros((2, 1, 1), np.float32), "one": np.ones((1, 1), np.float32)}
+ENV = {"x": X, "m": M, "n": N, "f": F, "t": T, **RECURRENT}
 
 
 def _layer_norm_row(xs, scale, bias):
@@ -109,6 +113,14 @@ CASES = [
     ("(dynamic-zero-point (dequantize-linear (access-tensor m) 0.5 0))", (), (), "int32",
      np.array(139, np.int32)),
     ("(cast-float (access-tensor m))", (2, 3), (), "float32", M.astype(np.float32)),
+    # zero weights: every gate σ(0) = 0.5 and tanh(0) = 0, so the state halves each step
+    ("(gru (access-tensor s) (access-tensor z3x1) (access-tensor z3x1) (access-tensor z6) "
+     "(access-tensor one) 0)", (2, 1, 1), (), "float32",
+     np.array([0.5, 0.25], np.float32).reshape(2, 1, 1)),
+    # the cell halves (1 → 0.5 → 0.25) and h = 0.5 · tanh(cell)
+    ("(lstm (access-tensor s) (access-tensor z4x1) (access-tensor z4x1) (access-tensor z8) "
+     "(access-tensor one) (access-tensor one))", (2, 1, 1), (), "float32",
+     (np.float32(0.5) * np.tanh(np.array([0.5, 0.25], np.float32))).reshape(2, 1, 1)),
     # rows of t (t[k] = 127 - k) at m's codes, a negative one from the end (t[256 - 2] = -127)
     ("(gather (access-tensor t) (access-tensor m))", (2, 3), (), "int8",
      np.array([[126, -127, 124], [123, 122, -123]], dtype=np.int8)),
