@@ -68,7 +68,7 @@ def _operands(t, node) -> tuple[Codes, np.ndarray]:
                             "input 1")
     w = t.constant(node, 1)
     w_zero = t.constant(node, 3) if len(node.input) > 3 and node.input[3] else np.zeros((), w.dtype)
-    return x, t._int8_weights(node, w, np.float32(1), w_zero)[0]
+    return x, t.int8_weights(node, w, np.float32(1), w_zero)[0]
 
 
 def _rescaled(t, node, s: str, reach: np.ndarray, x: Codes, dims: tuple[int, ...]) -> None:
@@ -110,10 +110,17 @@ def _conv_integer(t, node, attrs) -> None:
         raise t.error(node, "attributes group and dilations must be 1")
     pads = list(attrs.get("pads", [0, 0, 0, 0]))
     strides = list(attrs.get("strides", [1, 1]))
+    if len(pads) != 4 or len(strides) != 2 or min(strides) < 1 or min(pads) < 0:
+        raise t.error(node, f"attributes pads {pads} and strides {strides}: 4 pads of at least "
+                            "0 and 2 strides of at least 1 expected")
     n, c, h, wd = x.dims
     o, _, kh, kw = w.shape
     if w.shape[1] != c:
         raise t.error(node, f"weights of dims {w.shape} for an input of {c} channels")
+    oh = (h + pads[0] + pads[2] - kh) // strides[0] + 1
+    ow = (wd + pads[1] + pads[3] - kw) // strides[1] + 1
+    if oh < 1 or ow < 1:
+        raise t.error(node, f"a {kh}×{kw} window does not fit the padded {h}×{wd} input")
     hint = node.output[0]
     padded = t.b.define(hint + "_pad", f"(access-pad-value (access-pad-value (access-tensor "
                                        f"{x.name}) 0 2 {pads[0]} {pads[2]}) 0 3 {pads[1]} "
@@ -121,8 +128,6 @@ def _conv_integer(t, node, attrs) -> None:
     s = conv_sum(t, hint, w, padded, strides)
     # R: each filter's weights summed over the taps inside the image, per output pixel.
     inside = np.pad(np.ones((h, wd), np.int64), ((pads[0], pads[2]), (pads[1], pads[3])))
-    oh = (h + pads[0] + pads[2] - kh) // strides[0] + 1
-    ow = (wd + pads[1] + pads[3] - kw) // strides[1] + 1
     taps = w.astype(np.int64).sum(axis=1)  # (O, kh, kw)
     reach = np.zeros((o, oh, ow), np.int64)
     for i in range(kh):

@@ -42,18 +42,27 @@ def _recurrent(t, node, attrs) -> None:
         raise t.error(node, f"input 1 must be (seq, batch, input), got dims {x.dims}")
     seq, batch, _ = x.dims
     w, r = (np.asarray(t.constant(node, i), np.float32) for i in (1, 2))
+    if "hidden_size" not in attrs:
+        raise t.error(node, "attribute hidden_size is missing")
     hidden = int(attrs["hidden_size"])
     gates = 4 if kind == "LSTM" else 3
     b = (np.asarray(t.constant(node, 3), np.float32) if len(node.input) > 3 and node.input[3]
          else np.zeros((1, 2 * gates * hidden), np.float32))
+    if (w.ndim, r.ndim, b.ndim) != (3, 3, 2):
+        raise t.error(node, f"weights of dims {w.shape}, {r.shape} and {b.shape}: W and R "
+                            "need 3 dims, B 2")
     if w.shape[0] != 1 or r.shape[0] != 1 or b.shape[0] != 1:
         raise t.error(node, "only one direction is supported")
     hint = node.output[0] or node.output[1]
     operands = [w[0], r[0], b[0]]
     for index in range(5, state + 1):
-        operands.append(np.asarray(t.constant(node, index), np.float32).reshape(batch, hidden)
-                        if len(node.input) > index and node.input[index]
-                        else np.zeros((batch, hidden), np.float32))
+        state = (np.asarray(t.constant(node, index), np.float32)
+                 if len(node.input) > index and node.input[index]
+                 else np.zeros((batch, hidden), np.float32))
+        if state.size != batch * hidden:
+            raise t.error(node, f"input {index + 1} of dims {state.shape}: one direction of "
+                                f"({batch}, {hidden}) expected")
+        operands.append(state.reshape(batch, hidden))
     names = [t.b.tensor(f"{hint}_{part}", value)
              for part, value in zip(("w", "r", "b", "h0", "c0"), operands, strict=False)]
     args = " ".join(f"(access-tensor {n})" for n in names)

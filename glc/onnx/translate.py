@@ -114,9 +114,10 @@ class Translator:
             q, scale, zero = v.quantized
         else:
             raise self.error(node, f"input {index + 1} must be quantized weights")
-        return self._int8_weights(node, q, scale, zero)
+        return self.int8_weights(node, q, scale, zero)
 
-    def _int8_weights(self, node, q, scale, zero):
+    def int8_weights(self, node, q, scale, zero):
+        """Weights ``q`` with their scale(s), checked: int8, every zero point 0."""
         if q.dtype != np.int8:
             raise self.error(node, f"weights of type {q.dtype} are not supported (int8 only)")
         if np.any(np.asarray(zero) != 0):
@@ -125,7 +126,7 @@ class Translator:
 
     def qlinear_weights(self, node, index: int) -> tuple[np.ndarray, np.ndarray]:
         """QOperator weights: values, scale, zero point at ``index``, ``index+1``, ``index+2``."""
-        return self._int8_weights(node, self.constant(node, index),
+        return self.int8_weights(node, self.constant(node, index),
                                   self.constant(node, index + 1), self.constant(node, index + 2))
 
     def offset(self, node, index: int) -> int:
