@@ -41,25 +41,31 @@ def _batch_norm(t, node, attrs) -> None:
 
 
 def _with_constant(t, node, compute: str) -> bool:
-    """``x op c`` in float32 for an activation x and a constant c that broadcasts to x's dims
-    (one rounding per element, as onnxruntime's elementwise kernels); False if neither input
-    is a constant."""
+    """``x op c`` in float32 for an activation x and a constant c, both broadcast to one dims
+    as numpy does (a dynamic quantization's one-value scale times per-channel weight scales),
+    one rounding per element, as onnxruntime's elementwise kernels; False if neither input is
+    a constant."""
     values = [t.value(node, i) for i in range(len(node.input))]
     constants = [i for i, v in enumerate(values) if isinstance(v, Constant)]
     if len(values) != 2 or len(constants) != 1:
         return False
     x = t.as_float(node, 1 - constants[0])
     c = np.asarray(values[constants[0]].value, np.float32)
-    if c.ndim > len(x.dims) or np.broadcast_shapes(c.shape, x.dims) != tuple(x.dims):
-        raise t.error(node, f"a constant of dims {c.shape} does not broadcast to {x.dims}")
-    c = c.reshape((1,) * (len(x.dims) - c.ndim) + c.shape)
+    try:
+        dims = tuple(np.broadcast_shapes(c.shape, x.dims))
+    except ValueError:
+        raise t.error(node, f"a constant of dims {c.shape} does not broadcast with an "
+                            f"activation of dims {x.dims}") from None
+    c = c.reshape((1,) * (len(dims) - c.ndim) + c.shape)
     name = t.b.tensor(node.output[0] + "_c", c)
-    pair = f"(access-tensor {x.name}) {broadcast(name, x.dims)}"
+    operands = [f"(access-tensor {x.name})" if x.dims == dims else _broadcast(x, dims),
+                broadcast(name, dims)]
     if constants[0] == 0:  # keep the operands' order: float addition and product commute
-        pair = f"{broadcast(name, x.dims)} (access-tensor {x.name})"
+        operands.reverse()
     t.host_step(node)
-    t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
-                       x.dims))
+    t.bind(node, Float(t.b.define(node.output[0],
+                                  f"(compute {compute} (access-pair {' '.join(operands)}))"),
+                       dims))
     return True
 
 

@@ -18,15 +18,17 @@ onnx = pytest.importorskip("onnx")
 from onnx import helper  # noqa: E402
 
 
-def quantized_dynamically(model, path: Path, weight_type: str = "QInt8") -> Path:
+def quantized_dynamically(model, path: Path, weight_type: str = "QInt8",
+                          per_channel: bool = False) -> Path:
     """``model`` through quantize_dynamic with 7-bit weights (reduce_range: onnxruntime's u8×s8
-    GEMM is exact on AVX2 only then, docs/onnx.md "The zoo")."""
+    GEMM is exact on AVX2 only then, docs/onnx.md "The zoo"), a scale per output channel with
+    ``per_channel``."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     source = path.with_name("float.onnx")
     onnx.save(model, source)
     quantize_dynamic(str(source), str(path), weight_type=getattr(QuantType, weight_type),
-                     reduce_range=True)
+                     reduce_range=True, per_channel=per_channel)
     return path
 
 
@@ -53,19 +55,23 @@ def conv_net(stride: int, seed: int = 0, group: int = 1):
                         "b2": rng.normal(0, 0.1, 6)})
 
 
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("rows", [1, 5])
-def test_a_dynamically_quantized_mlp_is_exact_on_the_isa(tmp_path, rows, seed):
-    path = quantized_dynamically(mlp(rows, seed), tmp_path / "m.onnx")
+def test_a_dynamically_quantized_mlp_is_exact_on_the_isa(tmp_path, rows, seed, per_channel):
+    path = quantized_dynamically(mlp(rows, seed), tmp_path / "m.onnx", per_channel=per_channel)
     result = import_model(path, tmp_path / "p", seed=seed)
     assert sum("(MatMulInteger)" in op for op in result.host_ops) == 2
     exact_on_the_isa(load(result.folder))
 
 
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("stride", [1, 2])
-def test_a_dynamically_quantized_conv_net_is_exact_on_the_isa(tmp_path, stride, seed):
-    path = quantized_dynamically(conv_net(stride, seed), tmp_path / "m.onnx")
+def test_a_dynamically_quantized_conv_net_is_exact_on_the_isa(tmp_path, stride, seed,
+                                                              per_channel):
+    path = quantized_dynamically(conv_net(stride, seed), tmp_path / "m.onnx",
+                                 per_channel=per_channel)
     result = import_model(path, tmp_path / "p", seed=seed)
     assert sum("(ConvInteger)" in op for op in result.host_ops) == 2
     exact_on_the_isa(load(result.folder))
