@@ -1,6 +1,7 @@
 """Normalisations that quantized networks keep on the host, with onnxruntime's CPU kernels'
 arithmetic (docs/language.md, "Float host operators"): ``lrn`` (AlexNet, ZFNet, Inception v1),
-``layer-norm`` and ``softmax-linear`` (transformers). Each computes in float32 in the kernel's
+``layer-norm`` and ``softmax-linear`` (transformers), ``global-average-pool`` (a float pool a
+QOperator model keeps). Each computes in float32 in the kernel's
 order."""
 
 from __future__ import annotations
@@ -45,6 +46,37 @@ def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.
         scale[:, ch] = scale[:, ch - 1] + step * squares[:, ch + size - 1]
         scale[:, ch] += -step * squares[:, ch - 1]
     return (x * np.power(scale, np.float32(-beta))).astype(np.float32)
+
+
+def infer_global_average_pool(a: Access, lanes: int) -> Access:
+    """``(global-average-pool A lanes)``: A float32 (N, C, spatial...), the mean over each map;
+    ``lanes`` 1 or 4."""
+    _float32(a)
+    if len(a.dims) < 3:
+        raise ShapeError(f"needs (N, C, spatial...) dims, got {fmt_dims(a.dims)}", arg=0)
+    if lanes not in (1, 4):
+        raise ShapeError(f"needs 1 or 4 lanes, got {lanes}", arg=1)
+    return Access(a.dims[:2] + (1,) * (len(a.dims) - 2), (), "float32")
+
+
+def global_average_pool(x: np.ndarray, lanes: int) -> np.ndarray:
+    """ONNX GlobalAveragePool as onnxruntime's two x86 kernels sum: with 1 lane (its NCHWc
+    kernel, a vector of channels added pixel by pixel) each map in memory order from 0; with 4
+    (MLAS's MlasPoolGlobalKernel over NCHW) four float32 lanes take the map's elements 4k+i, are
+    reduced as ``(l0 + l2) + (l1 + l3)`` (SSE's shuffles), and the tail is added in order. Then
+    the sum is divided by the map's size in float32."""
+    n, c = x.shape[:2]
+    flat = x.reshape(n, c, -1).astype(np.float32)
+    size = flat.shape[2]
+    body = size // lanes * lanes
+    acc = np.zeros((n, c, lanes), np.float32)
+    for k in range(0, body, lanes):
+        acc += flat[:, :, k:k + lanes]
+    total = acc[:, :, 0] if lanes == 1 else \
+        (acc[:, :, 0] + acc[:, :, 2]) + (acc[:, :, 1] + acc[:, :, 3])
+    for k in range(body, size):
+        total += flat[:, :, k]
+    return (total / np.float32(size)).reshape((n, c) + (1,) * (x.ndim - 2))
 
 
 def infer_layer_norm(a: Access, scale: Access, bias: Access, eps) -> Access:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
-from glc.ir import normalize
+from glc.ir import dynamic, gather, normalize, recurrent
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -354,9 +354,34 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("table-lookup", ("access", "access"), q.infer_table_lookup,
        lambda out, a, table: q.table_lookup(a, table),
        "T[A + 128]: each int8 code of A through the 256-entry int8 table T"),
+    Op("table-lookup-channels", ("access", "access"), q.infer_table_lookup_channels,
+       lambda out, a, table: q.table_lookup_channels(a, table),
+       "T[c, A + 128]: each int8 code of channel c of A through that channel's table"),
     Op("lrn", ("access", "int", "number", "number", "number"), normalize.infer_lrn,
        lambda out, x, size, alpha, beta, bias: normalize.lrn(x, size, alpha, beta, bias),
        "ONNX LRN over the channels of an NCHW float32 tensor (onnxruntime's kernel)"),
+    Op("global-average-pool", ("access", "int"), normalize.infer_global_average_pool,
+       lambda out, x, lanes: normalize.global_average_pool(x, lanes),
+       "ONNX GlobalAveragePool of a float32 tensor (onnxruntime's kernels: 1 or 4 lanes)"),
+    Op("gru", ("access", "access", "access", "access", "access", "int"),
+       lambda *a: recurrent.infer("gru", *a), lambda out, *a: recurrent.gru(*a),
+       "ONNX GRU over a fixed sequence, forward, every step's hidden state (float32)"),
+    Op("lstm", ("access", "access", "access", "access", "access", "access"),
+       lambda *a: recurrent.infer("lstm", *a), lambda out, *a: recurrent.lstm(*a),
+       "ONNX LSTM over a fixed sequence, forward, every step's hidden state (float32)"),
+    Op("gather", ("access", "access"), gather.infer_gather,
+       lambda out, a, indices: gather.gather(a, indices),
+       "the rows of A (axis 0) at the run-time integer indices I (ONNX Gather)"),
+    Op("dynamic-quantize", ("access",), dynamic.infer_codes, lambda out, x: dynamic.codes(x),
+       "ONNX DynamicQuantizeLinear's uint8 codes of float32 A, carried as int8"),
+    Op("dynamic-scale", ("access",), dynamic.infer_scale,
+       lambda out, x: np.array(dynamic.parameters(x)[0], np.float32),
+       "ONNX DynamicQuantizeLinear's scale of float32 A (one value)"),
+    Op("dynamic-zero-point", ("access",), dynamic.infer_zero_point,
+       lambda out, x: np.array(dynamic.parameters(x)[1], np.int32),
+       "ONNX DynamicQuantizeLinear's uint8 zero point of float32 A, as int32 (one value)"),
+    Op("cast-float", ("access",), dynamic.infer_cast, lambda out, x: x.astype(np.float32),
+       "ONNX Cast of an integer tensor to float32"),
     Op("layer-norm", ("access", "access", "access", "number"), normalize.infer_layer_norm,
        lambda out, x, scale, bias, eps: normalize.layer_norm(x, scale, bias, eps),
        "ONNX LayerNormalization over the last dim (onnxruntime's kernel)"),

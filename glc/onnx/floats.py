@@ -2,15 +2,15 @@
 float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
 which no convolution precedes to fold it into), Mul and Add of an activation and a broadcast
 constant (DenseNet's Caffe2-style scale and shift) that onnxruntime does not fuse into its integer
-QLinearMul / QLinearAdd (glc/onnx/binary.py), and LRN. Each is listed among the import's host
-ops."""
+QLinearMul / QLinearAdd (glc/onnx/binary.py), LRN, and a GlobalAveragePool of a float tensor. Each
+is listed among the import's host ops."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from glc.onnx import binary, layers
-from glc.onnx.program import Constant, Float, broadcast, literal
+from glc.onnx import binary, kernels, layers
+from glc.onnx.program import Constant, Float, broadcast, literal, shape
 
 
 def _float_constant(t, node, index: int) -> np.ndarray:
@@ -41,25 +41,31 @@ def _batch_norm(t, node, attrs) -> None:
 
 
 def _with_constant(t, node, compute: str) -> bool:
-    """``x op c`` in float32 for an activation x and a constant c that broadcasts to x's dims
-    (one rounding per element, as onnxruntime's elementwise kernels); False if neither input
-    is a constant."""
+    """``x op c`` in float32 for an activation x and a constant c, both broadcast to one dims
+    as numpy does (a dynamic quantization's one-value scale times per-channel weight scales),
+    one rounding per element, as onnxruntime's elementwise kernels; False if neither input is
+    a constant."""
     values = [t.value(node, i) for i in range(len(node.input))]
     constants = [i for i, v in enumerate(values) if isinstance(v, Constant)]
     if len(values) != 2 or len(constants) != 1:
         return False
     x = t.as_float(node, 1 - constants[0])
     c = np.asarray(values[constants[0]].value, np.float32)
-    if c.ndim > len(x.dims) or np.broadcast_shapes(c.shape, x.dims) != tuple(x.dims):
-        raise t.error(node, f"a constant of dims {c.shape} does not broadcast to {x.dims}")
-    c = c.reshape((1,) * (len(x.dims) - c.ndim) + c.shape)
+    try:
+        dims = tuple(np.broadcast_shapes(c.shape, x.dims))
+    except ValueError:
+        raise t.error(node, f"a constant of dims {c.shape} does not broadcast with an "
+                            f"activation of dims {x.dims}") from None
+    c = c.reshape((1,) * (len(dims) - c.ndim) + c.shape)
     name = t.b.tensor(node.output[0] + "_c", c)
-    pair = f"(access-tensor {x.name}) {broadcast(name, x.dims)}"
+    operands = [f"(access-tensor {x.name})" if x.dims == dims else _broadcast(x, dims),
+                broadcast(name, dims)]
     if constants[0] == 0:  # keep the operands' order: float addition and product commute
-        pair = f"{broadcast(name, x.dims)} (access-tensor {x.name})"
+        operands.reverse()
     t.host_step(node)
-    t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
-                       x.dims))
+    t.bind(node, Float(t.b.define(node.output[0],
+                                  f"(compute {compute} (access-pair {' '.join(operands)}))"),
+                       dims))
     return True
 
 
@@ -73,7 +79,7 @@ def _mul(t, node, attrs) -> None:
 
 
 def _of_activations(t, node, compute: str) -> None:
-    """``x op y`` in float32 of two float tensors, one broadcast to the other's dims, in the
+    """``x op y`` in float32 of two float tensors broadcast to one dims (numpy's rule), in the
     node's order (a float product commutes, rounded once)."""
     if len(node.input) != 2:
         raise t.error(node, "needs two inputs")
@@ -82,13 +88,21 @@ def _of_activations(t, node, compute: str) -> None:
         dims = tuple(np.broadcast_shapes(x.dims, y.dims))
     except ValueError:
         raise t.error(node, f"operands of dims {x.dims} and {y.dims} do not broadcast") from None
-    if len(x.dims) != len(y.dims):
-        raise t.error(node, f"operands of dims {x.dims} and {y.dims} must have one rank")
-    pair = " ".join(f"(access-tensor {f.name})" if f.dims == dims else broadcast(f.name, dims)
+    pair = " ".join(f"(access-tensor {f.name})" if f.dims == dims else _broadcast(f, dims)
                     for f in (x, y))
     t.host_step(node)
     t.bind(node, Float(t.b.define(node.output[0], f"(compute {compute} (access-pair {pair}))"),
                        dims))
+
+
+def _broadcast(f: Float, dims: tuple[int, ...]) -> str:
+    """``f`` broadcast to ``dims`` as numpy does: a lower rank takes leading dims of 1 first (a
+    dynamic quantization's scale, one value, times a product's every element)."""
+    if len(f.dims) == len(dims):
+        return broadcast(f.name, dims)
+    lifted = (1,) * (len(dims) - len(f.dims)) + tuple(f.dims)
+    return (f"(access-broadcast (access-reshape (access-tensor {f.name}) (access-shape "
+            f"{shape(lifted)} (shape))) (access-shape {shape(dims)} (shape)))")
 
 
 def _add(t, node, attrs) -> None:
@@ -128,10 +142,32 @@ def _layer_norm(t, node, attrs) -> None:
     t.bind(node, Float(name, x.dims))
 
 
+def _global_average_pool(t, node, attrs) -> None:
+    """The integer pool (glc/onnx/layers.py) where a QuantizeLinear alone reads the pool of a
+    quantized activation; else onnxruntime's float kernel on the host (a QOperator model with
+    symmetric int8 activations keeps the Relu before its head float, and the pool after it),
+    with the summation order of the kernel its optimizer chose (glc/onnx/kernels.py): 1 lane
+    for its NCHWc pool, MLAS's 4 for the NCHW one. The float sum is the kernel's, not the
+    int32 sum of the codes: a pool on the accelerator would round otherwise."""
+    reader = t.graph.only_consumer(node.output[0])
+    if not isinstance(t.value(node, 0), Float) and reader is not None and \
+            reader.op_type == "QuantizeLinear":
+        layers.TABLE["GlobalAveragePool"](t, node, attrs)
+        return
+    x = t.as_float(node, 0)
+    if len(x.dims) < 3:
+        raise t.error(node, f"needs (N, C, spatial...) dims, got {shape(x.dims)}")
+    lanes = 1 if node.output[0] in kernels.nchwc_nodes(t.graph.path) else 4
+    t.host_step(node)
+    name = t.b.define(node.output[0], f"(global-average-pool (access-tensor {x.name}) {lanes})")
+    t.bind(node, Float(name, x.dims[:2] + (1,) * (len(x.dims) - 2)))
+
+
 TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that one
     "Add": _add,
     "Mul": _mul,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
+    "GlobalAveragePool": _global_average_pool,
     "LayerNormalization": _layer_norm,
 }

@@ -14,6 +14,7 @@ from glc.errors import GlcError, Span, printable
 from glc.inputs import EXPECTED, symbols_of
 from glc.ir.check import check
 from glc.ir.types import Access, is_int
+from glc.onnx.embeddings import id_bound
 from glc.onnx.graph import read_graph
 from glc.onnx.program import Builder, Dequantized, Float, Quantized
 from glc.onnx.quant import carried
@@ -72,6 +73,8 @@ def _sample_inputs(graph, builder: Builder, translator: Translator, seed: int,
                                f"{array.shape}", str(path))
         elif dtype == "float32":
             array = rng.normal(0.0, 1.0, dims).astype(np.float32)
+        elif dtype == "int64":  # token ids: rows of every table they index
+            array = rng.integers(0, id_bound(graph, name), dims).astype(np.int64)
         else:  # an integer image: codes over the whole range
             info = np.iinfo(dtype)
             array = rng.integers(info.min, info.max + 1, dims).astype(dtype)
@@ -196,6 +199,7 @@ def _types(program, text: str, path: str) -> dict:
 
 
 def _float_only(types: dict) -> bool:
-    """Whether no value of a program (its ``types``) is an integer (a model with no quantized
-    layer)."""
-    return not any(isinstance(t, Access) and is_int(t.dtype) for t in types.values())
+    """Whether no value of a program (its ``types``) is an integer the accelerator computes on
+    (a model with no quantized layer; int64 token ids are only read, glc/onnx/embeddings.py)."""
+    return not any(isinstance(t, Access) and is_int(t.dtype) and t.dtype != "int64"
+                   for t in types.values())

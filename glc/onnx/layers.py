@@ -78,14 +78,9 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
         parts = []
         for g in range(groups):
             gh = f"{hint}_g{g}" if groups > 1 else hint
-            filters = _filters(t, gh + "_w", w[g * og:(g + 1) * og])
             data = padded if groups == 1 else (f"(access-slice (access-tensor {padded}) 1 "
                                               f"{g * cg} {(g + 1) * cg})")
-            acc = t.b.define(gh + "_acc", (
-                f"(access-transpose (compute dot-product (access-cartesian-product "
-                f"(access {filters} 1) (access (access-squeeze (access-windows "
-                f"(access {data} 1) (shape {cg} {kh} {kw}) (shape 1 {strides[0]} {strides[1]})) 1)"
-                f" 3))) (list 1 0 2 3))"))
+            acc = conv_sum(t, gh, w[g * og:(g + 1) * og], data, strides)
             channels = slice(g * og, (g + 1) * og)
             parts.append(requantize_sum(t, gh, acc, (n, og, oh, ow),
                                         b[channels].reshape(1, og, 1, 1),
@@ -97,6 +92,18 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
                 expr = f"(access-concatenate {expr} (access-tensor {part}) 1)"
             name = t.b.define(hint, expr)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
+
+
+def conv_sum(t, hint: str, w: np.ndarray, data: str, strides) -> str:
+    """The int32 sums of the OIHW filters ``w`` over the windows of the (padded) NCHW image
+    ``data`` (an access expression or a define's name): one product on the array."""
+    _, c, kh, kw = w.shape
+    filters = _filters(t, hint + "_w", w)
+    return t.b.define(hint + "_acc", (
+        f"(access-transpose (compute dot-product (access-cartesian-product "
+        f"(access {filters} 1) (access (access-squeeze (access-windows "
+        f"(access {data} 1) (shape {c} {kh} {kw}) (shape 1 {strides[0]} {strides[1]})) 1)"
+        f" 3))) (list 1 0 2 3))"))
 
 
 def _qconv1d(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale,

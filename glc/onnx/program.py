@@ -86,7 +86,7 @@ class Builder:
     def tensor(self, hint: str, value: np.ndarray) -> str:
         """A new program input holding ``value`` (written as ``<name>.npy``)."""
         name = self.fresh(hint)
-        self.arrays[name] = np.ascontiguousarray(value)
+        self.arrays[name] = np.array(value, order="C")  # ascontiguousarray makes () (1,)
         self.declared[name] = (tuple(value.shape), str(value.dtype))
         return name
 

@@ -9,7 +9,17 @@ import numpy as np
 
 from glc.errors import GlcError, printable
 from glc.ir.types import fmt_dims
-from glc.onnx import attention, binary, floats, islands, layers, pools
+from glc.onnx import (
+    attention,
+    binary,
+    dynamic,
+    embeddings,
+    floats,
+    islands,
+    layers,
+    pools,
+    recurrent,
+)
 from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
@@ -104,9 +114,10 @@ class Translator:
             q, scale, zero = v.quantized
         else:
             raise self.error(node, f"input {index + 1} must be quantized weights")
-        return self._int8_weights(node, q, scale, zero)
+        return self.int8_weights(node, q, scale, zero)
 
-    def _int8_weights(self, node, q, scale, zero):
+    def int8_weights(self, node, q, scale, zero):
+        """Weights ``q`` with their scale(s), checked: int8, every zero point 0."""
         if q.dtype != np.int8:
             raise self.error(node, f"weights of type {q.dtype} are not supported (int8 only)")
         if np.any(np.asarray(zero) != 0):
@@ -115,7 +126,7 @@ class Translator:
 
     def qlinear_weights(self, node, index: int) -> tuple[np.ndarray, np.ndarray]:
         """QOperator weights: values, scale, zero point at ``index``, ``index+1``, ``index+2``."""
-        return self._int8_weights(node, self.constant(node, index),
+        return self.int8_weights(node, self.constant(node, index),
                                   self.constant(node, index + 1), self.constant(node, index + 2))
 
     def offset(self, node, index: int) -> int:
@@ -131,15 +142,21 @@ class Translator:
         self.values[node.output[0]] = value
 
     def declare_inputs(self) -> None:
-        """Bind each model input to a program input of its own: float32, or int8/uint8 codes
-        (an image already quantized), carried as int8 (a uint8 code u as u − 128,
-        docs/language.md "uint8"). Codes have no scale until a DequantizeLinear or a QLinear
-        op reads them with its own (``UNSCALED``: any use before is refused)."""
+        """Bind each model input to a program input of its own: float32, int8/uint8 codes (an
+        image already quantized) carried as int8 (a uint8 code u as u − 128, docs/language.md
+        "uint8"), or int64 token ids (glc/onnx/embeddings.py). Codes have no scale until a
+        DequantizeLinear or a QLinear op reads them with its own (``UNSCALED``: any use before
+        is refused)."""
         for name, (dims, dtype) in self.graph.inputs.items():
-            if dtype not in ("float32", "int8", "uint8"):
+            if dtype not in ("float32", "int8", "uint8", "int64"):
                 raise GlcError(f"input '{printable(name)}' is {dtype}; glc imports float32, "
-                               "int8 and uint8 inputs", self.graph.path)
+                               "int8, uint8 and int64 inputs", self.graph.path)
             symbol = self.b.fresh(name)
+            if dtype == "int64":  # token ids (glc/onnx/embeddings.py)
+                embeddings.id_bound(self.graph, name)
+                self.b.declare(symbol, dims, "int64")
+                self.values[name] = embeddings.Indices(symbol, dims)
+                continue
             if dtype == "float32":
                 self.b.declare(symbol, dims, "float32")
                 self.values[name] = Float(symbol, dims)
@@ -171,6 +188,10 @@ class Translator:
             self._node(node)
 
     def _node(self, node) -> None:
+        if node.op_type in FOLDED and node.input and all(
+                not name or name in self.graph.constants for name in node.input):
+            self._fold(node)
+            return
         translate = TABLE.get(node.op_type)
         if translate is None:
             raise self.error(node, "this operator is not supported")
@@ -179,6 +200,27 @@ class Translator:
             translate(self, node, attributes(node))
         except NodeError as error:
             raise self.error(node, str(error)) from None
+
+
+    def _fold(self, node) -> None:
+        """A movement of constants (quantize_dynamic's bias reshaped to (1, C, 1, 1)) as the
+        constant it makes: moving elements is exact, so ONNX's reference evaluator computes it
+        as onnxruntime does."""
+        from onnx.reference import ReferenceEvaluator
+
+        feeds = {name: self.graph.constants[name] for name in node.input if name}
+        try:
+            results = ReferenceEvaluator(node).run(None, feeds)
+        except Exception as error:  # the evaluator's own errors derive from Exception only
+            raise self.error(node, f"cannot fold its constants: {printable(str(error))}") \
+                from None
+        for name, value in zip(node.output, results, strict=False):
+            if name:
+                self.graph.constants[name] = np.asarray(value)
+
+
+# The ops that only move elements, folded when every input is a constant (Translator._fold).
+FOLDED = frozenset({"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity"})
 
 
 # --- QuantizeLinear / DequantizeLinear ------------------------------------------------------
@@ -242,4 +284,7 @@ TABLE = {
     **pools.TABLE,
     **floats.TABLE,
     **binary.TABLE,
+    **dynamic.TABLE,
+    **embeddings.TABLE,
+    **recurrent.TABLE,
 }

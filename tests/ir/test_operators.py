@@ -19,7 +19,11 @@ M = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)   # 2x3
 N = np.array([[7, 8], [9, -10], [11, 12]], dtype=np.int8)  # 3x2
 F = np.array([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]])    # 2x3 float64
 T = (127 - np.arange(256)).astype(np.int8)              # t[k] = 127 - k: the code c reads -1 - c
-ENV = {"x": X, "m": M, "n": N, "f": F, "t": T}
+# Zero weights, biases and inputs of recurrent layers (1 hidden unit), a state of 1.
+ZEROS = {f"z{r}x{c}": np.zeros((r, c), np.float32) for r, c in ((3, 1), (4, 1), (2, 1))}
+RECURRENT = {**ZEROS, "z6": np.zeros(6, np.float32), "z8": np.zeros(8, np.float32),
+             "s": np.zeros((2, 1, 1), np.float32), "one": np.ones((1, 1), np.float32)}
+ENV = {"x": X, "m": M, "n": N, "f": F, "t": T, **RECURRENT}
 
 
 def _layer_norm_row(xs, scale, bias):
@@ -101,6 +105,33 @@ CASES = [
     ("(lrn (dequantize-linear (access-reshape (access-tensor x) (access-shape (shape 1 2 3 4) "
      "(shape))) 0.5 0) 1 1.0 1.0 1.0)", (1, 2, 3, 4), (), "float32",
      (X / 2).astype(np.float32) * (1 / (1 + (X / 2).astype(np.float32) ** 2))),
+    # m/2 spans [-3, 2.5]: scale 5.5/255, zero point rint(3/scale) = 139, codes carried - 128
+    ("(dynamic-quantize (dequantize-linear (access-tensor m) 0.5 0))", (2, 3), (), "int8",
+     np.array([[34, -35, 81], [104, 127, -128]], dtype=np.int8)),
+    ("(dynamic-scale (dequantize-linear (access-tensor m) 0.5 0))", (), (), "float32",
+     np.array(np.float32(5.5) / np.float32(255), np.float32)),
+    ("(dynamic-zero-point (dequantize-linear (access-tensor m) 0.5 0))", (), (), "int32",
+     np.array(139, np.int32)),
+    ("(cast-float (access-tensor m))", (2, 3), (), "float32", M.astype(np.float32)),
+    # zero weights: every gate σ(0) = 0.5 and tanh(0) = 0, so the state halves each step
+    ("(gru (access-tensor s) (access-tensor z3x1) (access-tensor z3x1) (access-tensor z6) "
+     "(access-tensor one) 0)", (2, 1, 1), (), "float32",
+     np.array([0.5, 0.25], np.float32).reshape(2, 1, 1)),
+    # the cell halves (1 → 0.5 → 0.25) and h = 0.5 · tanh(cell)
+    ("(lstm (access-tensor s) (access-tensor z4x1) (access-tensor z4x1) (access-tensor z8) "
+     "(access-tensor one) (access-tensor one))", (2, 1, 1), (), "float32",
+     (np.float32(0.5) * np.tanh(np.array([0.5, 0.25], np.float32))).reshape(2, 1, 1)),
+    # two channels' tables: channel 0's t (-1 - code), channel 1's -t (1 + code)
+    ("(table-lookup-channels (access-reshape (access-tensor m) (access-shape (shape 1 2 3) "
+     "(shape))) (access-reshape (access-concatenate (access-tensor t) (compute negative "
+     "(access-tensor t)) 0) (access-shape (shape 2 256) (shape))))", (1, 2, 3), (), "int8",
+     np.array([[[-2, 1, -4], [5, 6, -5]]], dtype=np.int8)),
+    # rows of t (t[k] = 127 - k) at m's codes, a negative one from the end (t[256 - 2] = -127)
+    ("(gather (access-tensor t) (access-tensor m))", (2, 3), (), "int8",
+     np.array([[126, -127, 124], [123, 122, -123]], dtype=np.int8)),
+    # x/2 over each row of 4: (48i + 16j + 6) / 8, exact in either summation order
+    ("(global-average-pool (dequantize-linear (access-tensor x) 0.5 0) 4)", (2, 3, 1), (),
+     "float32", ((48 * np.arange(2)[:, None] + 16 * np.arange(3) + 6) / 8).reshape(2, 3, 1)),
     ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
      np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
     ("(access-pad (access f 0) min-padding 1 0 1)", (), (2, 4), "float64",
@@ -263,6 +294,12 @@ ERRORS = [
      "needs a (shape ...) as argument 2", 1, 30),
     ("(access-tensor y)", "no shape is known for 'y'", 1, 16),
     ("(slice-shape (shape 1 2) 3)", "axis 3 within (1,2)", 1, 1),
+    ("(gather (access-tensor m) (access-tensor f))", "needs integer indices, got float64", 1, 27),
+    ("(global-average-pool (access-tensor f) 4)", "needs a float32 tensor, got float64", 1, 22),
+    ("(dynamic-quantize (access-tensor m))", "needs a float32 tensor, got int8", 1, 19),
+    ("(cast-float (access-tensor f))", "needs an integer tensor, got float64", 1, 13),
+    ("(table-lookup-channels (access-tensor m) (access-tensor t))",
+     "needs an int8 table of dims (3,256), got (256) int8", 1, 42),
 ]
 
 
@@ -274,3 +311,10 @@ def test_shape_rule_violation_is_located(source, fragment, line, col):
     assert fragment in error.message
     assert (error.where.file, error.where.line, error.where.col) == ("case.gls", line, col)
     assert str(error).startswith(f"case.gls:{line}:{col}: error: ")
+
+
+def test_a_gather_index_outside_the_rows_is_one_line():
+    with pytest.raises(GlcError, match=r"index 256 is outside the 256 rows of a tensor of dims "
+                                       r"\(256\)"):
+        interpret(parse_term("(gather (access-tensor t) (access-tensor i))", "case.gls"),
+                  {**ENV, "i": np.array([3, 256], np.int64)})

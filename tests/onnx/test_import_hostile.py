@@ -255,8 +255,8 @@ def test_a_constant_concatenated_with_an_activation_imports(tmp_path):
 def test_int_input_is_refused_naming_it(base, tmp_path):
     model = copy.deepcopy(base)
     model.graph.input[0].type.tensor_type.elem_type = TensorProto.INT32
-    assert _refused(tmp_path, model) == ("input 'x' is int32; glc imports float32, int8 and uint8 "
-                                        "inputs")
+    assert _refused(tmp_path, model) == ("input 'x' is int32; glc imports float32, int8, uint8 "
+                                        "and int64 inputs")
 
 
 def test_an_input_with_no_shape_imports_given_input_shape(base, tmp_path):

@@ -1,13 +1,19 @@
 """AveragePool's import against onnxruntime (glc/onnx/pools.py): QDQ and QOperator, int8 and
 uint8, pads, strides, ceil_mode and count_include_pad both ways, bit for bit through the
-interpreter; one through ``glc run --engine isa``."""
+interpreter; one through ``glc run --engine isa``. A float GlobalAveragePool (glc/onnx/floats.py,
+``global-average-pool``): a float model's, and a QOperator model's with symmetric int8
+activations, on the ISA simulator."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import float_model, imported, weights
+from conftest import exact_on_the_isa, float_model, imported, quantize, weights
 from onnx import helper
+
+from glc.inputs import load
+from glc.interp import interpret
+from glc.onnx.importer import import_model
 
 FORMS = [dict(), dict(activations="uint8"), dict(form="QOperator"),
          dict(activations="uint8", form="QOperator")]
@@ -37,3 +43,44 @@ def test_average_pool_import_matches_onnxruntime(tmp_path, options, include_pad,
     rng = np.random.default_rng(len(pool) + include_pad)
     out, expected = imported(average_pool_model(rng, pool, include_pad), tmp_path, **options)
     assert out.shape == expected.shape and np.array_equal(out, expected)
+
+
+MAPS = [(1, 3), (2, 2), (3, 3), (5, 7), (9, 10), (13, 17), (24, 24)]
+
+
+@pytest.mark.parametrize("channels", [64, 12])
+@pytest.mark.parametrize(("h", "w"), MAPS)
+def test_a_float_global_average_pool_is_onnxruntimes_sum(tmp_path, h, w, channels):
+    """A float model's pool over maps whose float32 sums round (numpy's pairwise mean differs
+    from onnxruntime on most channels of the larger maps), bit for bit: 64 channels take
+    onnxruntime's NCHWc kernel, 12 (no multiple of its block) MLAS's NCHW one."""
+    node = helper.make_node("GlobalAveragePool", ["x"], ["y"])
+    model = float_model([node], [("x", [1, channels, h, w])], ("y", None), {})
+    onnx = pytest.importorskip("onnx")
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    bundle = load(import_model(path, tmp_path / "p").folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    assert out.shape == bundle.expected.shape == (1, channels, 1, 1)
+    np.testing.assert_array_equal(out, bundle.expected)
+
+
+@pytest.mark.parametrize("head", ["gemm", "pool"])
+@pytest.mark.parametrize(("h", "w"), [(9, 10), (13, 17)])
+def test_a_global_pool_after_a_float_relu_is_exact_on_the_isa(tmp_path, head, h, w):
+    """QOperator with symmetric int8 activations: onnxruntime keeps the Relu before the head
+    float, and the GlobalAveragePool after it (a float pool: once refused)."""
+    rng = np.random.default_rng(h * w)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1] * 4),
+             helper.make_node("Relu", ["a"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f" if head == "gemm" else "y"])]
+    inits = {"w": weights(rng, 16, 3, 3, 3)}
+    if head == "gemm":
+        nodes.append(helper.make_node("Gemm", ["f", "wg"], ["y"], transB=1))
+        inits["wg"] = weights(rng, 5, 16)
+    model = float_model(nodes, [("x", [1, 3, h, w])], ("y", None), inits)
+    path = quantize(model, tmp_path / "m.onnx", form="QOperator", symmetric=True)
+    result = import_model(path, tmp_path / "p")
+    assert any("(GlobalAveragePool)" in op for op in result.host_ops)
+    exact_on_the_isa(load(result.folder))
