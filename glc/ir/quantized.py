@@ -288,23 +288,3 @@ def table_lookup(a: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Each int8 code ``x`` of ``a`` mapped to ``table[x + 128]``: any function of one int8
     code, such as a quantized graph's elementwise float island (docs/onnx.md)."""
     return table.astype(np.int8)[a.astype(np.int64) + TABLE_ENTRIES // 2]
-
-
-def infer_table_lookup_channels(a: Access, table: Access) -> Access:
-    """``(table-lookup-channels A T)``: A int8 of (N, C, ...) dims, T int8 of (C, 256): a table
-    per channel (axis 1)."""
-    if a.dtype != "int8" or len(a.dims) < 2:
-        raise ShapeError(f"needs int8 codes of (N, C, ...) dims, got {fmt_dims(a.dims)} "
-                         f"{a.dtype}", arg=0)
-    if table.dtype != "int8" or table.dims != (a.dims[1], TABLE_ENTRIES):
-        raise ShapeError(f"needs an int8 table of dims ({a.dims[1]},{TABLE_ENTRIES}), got "
-                         f"{fmt_dims(table.dims)} {table.dtype}", arg=1)
-    return Access(a.shape, a.item, "int8")
-
-
-def table_lookup_channels(a: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Each int8 code ``x`` of channel c of ``a`` mapped to ``table[c, x + 128]``: a function of
-    the code and the channel (a per-channel float island: DenseNet's BatchNormalization after
-    a Concat)."""
-    channel = np.arange(a.shape[1]).reshape((1, -1) + (1,) * (a.ndim - 2))
-    return table.astype(np.int8)[channel, a.astype(np.int64) + TABLE_ENTRIES // 2]

@@ -10,23 +10,17 @@ run's session options: the table is what onnxruntime computes, by construction, 
 kernels evaluate the float ops (MLAS's polynomial Erf and Logistic, or a fused QLinearSigmoid's
 own table). The accelerator reads it with VECTOR ``lut`` (docs/isa.md).
 
-An island's ops act elementwise and every constant they read is one value, or one per channel
-where it holds a BatchNormalization (axis 1: DenseNet's after a Concat, with (C, 1, 1)
-constants broadcast over the map after it): then it is a function of the code and the
-channel, a table per channel (``table-lookup-channels``), computed by onnxruntime on every
-code in every channel. (A Mul or Add by a per-channel constant alone is left to
-glc/onnx/binary.py: whether onnxruntime fuses it depends on the model around it.) It may
-read several activations where each is itself a table of one activation's codes — SiLU,
-``x · σ(x)``, reads ``x`` and the Sigmoid island's result, GELU reads ``x`` and
-``erf(x / √2) + 1`` — and is then a table of those codes too: onnxruntime runs it on the 256
-codes of that activation and, for each activation read, the codes its table gives
-(``Translator.codes`` records what each activation is a table of). Where the activations it
-reads are no tables of one, its nodes are translated one by one as before.
+An island's ops act elementwise and every constant they read is one value (a per-channel
+constant would make a table per channel; not yet). It may read several activations where each
+is itself a table of one activation's codes — SiLU, ``x · σ(x)``, reads ``x`` and the Sigmoid
+island's result, GELU reads ``x`` and ``erf(x / √2) + 1`` — and is then a table of those codes
+too: onnxruntime runs it on the 256 codes of that activation and, for each activation read, the
+codes its table gives (``Translator.codes`` records what each activation is a table of). Where
+the activations it reads are no tables of one, its nodes are translated one by one as before.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,8 +33,6 @@ ELEMENTWISE = frozenset({
     "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul",
     "Neg", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Softplus",
     "Softsign", "Sqrt", "Sub", "Tanh", "ThresholdedRelu"})
-# Float ops whose constants act per channel (axis 1) whatever their shape.
-PER_CHANNEL = frozenset({"BatchNormalization"})
 # QOperator's elementwise ops (com.microsoft) by the indices of their activations (each followed
 # by its scale and zero point); with all but one constant, an op is a function of one code.
 QLINEAR = {"QLinearSigmoid": (0,), "QLinearLeakyRelu": (0,), "QLinearAdd": (0, 3),
@@ -58,10 +50,6 @@ class Island:
     nodes: list
     last: object
     inner: list
-    # Per-channel constants: (channels, axis) each, the axis counted from the start (a
-    # PER_CHANNEL op's) or, negative, from the end (a broadcast constant's); empty when every
-    # constant is one value.
-    channels: frozenset = frozenset()
 
 
 def find(graph) -> dict[int, Island]:
@@ -111,7 +99,7 @@ def _qdq(graph, quantize, producer, constant: set[str]) -> Island | None:
     """The island ending in ``quantize``: elementwise float nodes back to one activation's
     DequantizeLinear, each output read only inside the island."""
     first = producer.get(quantize.input[0])
-    if first is None or first.op_type not in ELEMENTWISE | PER_CHANNEL:
+    if first is None or first.op_type not in ELEMENTWISE:
         return None
     inside, cone, sources, todo = [first], [], set(), [first]
     while todo:
@@ -124,7 +112,7 @@ def _qdq(graph, quantize, producer, constant: set[str]) -> Island | None:
                 return None
             if before.op_type == "DequantizeLinear":
                 sources.add(name)
-            elif before.op_type in ELEMENTWISE | PER_CHANNEL:
+            elif before.op_type in ELEMENTWISE:
                 if before not in inside:
                     inside.append(before)
                     todo.append(before)
@@ -138,18 +126,13 @@ def _qdq(graph, quantize, producer, constant: set[str]) -> Island | None:
             if out in graph.outputs or any(r not in inside and r is not quantize
                                            for r in readers):
                 return None
-    channels = _channels(graph, cone, [*inside, quantize])
-    if channels is None or channels and not any(n.op_type in PER_CHANNEL for n in inside):
-        # A Mul or Add of a per-channel constant is onnxruntime's QLinearMul / QLinearAdd where
-        # its optimizer fuses it, which depends on the model around it (its int8-to-uint8
-        # rewrite needs the QuantizeLinear before the DequantizeLinear): the island run alone
-        # would not be fused alike. glc/onnx/binary.py follows that rule.
+    if not _scalars(graph, cone, [*inside, quantize]):
         return None
     dequantizes = [producer[name] for name in sorted(sources)]
     order = {id(n): k for k, n in enumerate(graph.nodes)}
     nodes = sorted([*dequantizes, *cone, *inside, quantize], key=lambda n: order[id(n)])
     return Island([d.input[0] for d in dequantizes], nodes, quantize,
-                  sorted(inside, key=lambda n: order[id(n)]), channels)
+                  sorted(inside, key=lambda n: order[id(n)]))
 
 
 def _qlinear(graph, node, producer, constant: set[str]) -> Island | None:
@@ -160,58 +143,35 @@ def _qlinear(graph, node, producer, constant: set[str]) -> Island | None:
     others = [name for k, name in enumerate(node.input) if name and k not in varying]
     if not varying or not all(_constant_cone(name, producer, constant, cone) for name in others):
         return None
-    if _channels(graph, cone, [node], skip=varying) != frozenset():
+    if not _scalars(graph, cone, [node], skip=varying):
         return None
     return Island([node.input[k] for k in sorted(varying)], [*cone, node], node, [])
 
 
-def _channels(graph, cone: list, nodes: list, skip: set[int] = frozenset()) -> frozenset | None:
-    """What the constants the ``nodes`` read (but their inputs at ``skip``) vary along: an
-    empty set when each is one value (one function of a code, whatever the element), else the
-    (channels, axis) of each per-channel one (a function of the code and the channel, see
-    ``Island.channels``); None when a constant varies otherwise."""
-    found = set()
+def _scalars(graph, cone: list, nodes: list, skip: set[int] = frozenset()) -> bool:
+    """Whether every constant the ``nodes`` read (but their inputs at ``skip``) is one value:
+    the island is then one function of a code, whatever the element."""
     made = {out for n in cone for out in n.output}
     for node in nodes:
-        for k, name in enumerate(node.input):
-            if k in skip or not name or (name not in graph.constants and name not in made):
-                continue
-            dims = _shape(name, graph, cone)
-            if dims is None:
-                return None
-            if math.prod(dims) == 1:
-                continue
-            if node.op_type in PER_CHANNEL and len(dims) == 1:
-                found.add((dims[0], 1))
-                continue
-            varying = [a for a, d in enumerate(dims) if d != 1]
-            if len(varying) != 1:
-                return None
-            found.add((dims[varying[0]], varying[0] - len(dims)))
-    return frozenset(found)
+        for name in (name for k, name in enumerate(node.input) if k not in skip):
+            if name in graph.constants and graph.constants[name].size != 1:
+                return False
+            if name in made and not _one_value(name, graph, cone):
+                return False
+    return True
 
 
-def _shape(name: str, graph, cone: list) -> tuple[int, ...] | None:
-    """The dims of a constant, made by the cone's nodes or not: a DequantizeLinear's are its
-    codes', an elementwise op's its inputs' broadcast; None where that does not say."""
-    if name in graph.constants:
-        return tuple(graph.constants[name].shape)
+def _one_value(name: str, graph, cone: list) -> bool:
+    """Whether a constant made by the cone's nodes is one value (its inputs all are)."""
     node = next(n for n in cone if name in n.output)
-    inputs = [_shape(i, graph, cone) for i in node.input if i]
-    if node.op_type == "DequantizeLinear":
-        return inputs[0]
-    if node.op_type not in ELEMENTWISE or any(d is None for d in inputs):
-        return None
-    try:
-        return tuple(np.broadcast_shapes(*inputs))
-    except ValueError:
-        return None
+    return all(graph.constants[i].size == 1 if i in graph.constants else
+               _one_value(i, graph, cone) for i in node.input if i)
 
 
 def table(graph, island: Island, feeds: dict[str, np.ndarray]) -> np.ndarray:
     """The island's results, as int8 codes (uint8 ones carried as int8, u − 128,
-    docs/language.md), for ``feeds``, the codes of each source (256 each, or any dims, in the
-    model's own type), by onnxruntime on the island alone."""
+    docs/language.md), for ``feeds``, the codes of each source (256 each, in the model's own
+    type), by onnxruntime on the island alone."""
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
@@ -225,15 +185,15 @@ def table(graph, island: Island, feeds: dict[str, np.ndarray]) -> np.ndarray:
         helper.make_graph(
             island.nodes, "island",
             [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(v.dtype),
-                                           list(v.shape)) for name, v in feeds.items()],
+                                           [TABLE_ENTRIES]) for name, v in feeds.items()],
             [helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(out_type),
-                                           list(next(iter(feeds.values())).shape))],
+                                           [TABLE_ENTRIES])],
             [numpy_helper.from_array(graph.constants[name], name) for name in sorted(used)]),
         opset_imports=graph.opsets)
     model.ir_version = graph.ir_version
     session = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
-    return _as_int8(session.run(None, feeds)[0])
+    return _as_int8(session.run(None, feeds)[0].reshape(TABLE_ENTRIES))
 
 
 def _as_int8(codes: np.ndarray) -> np.ndarray:
@@ -276,50 +236,16 @@ def translate(t, island: Island) -> bool:
     base = t.codes.get(read[0][1].name, (read[0][1], IDENTITY))[0]
     feeds = {name: _in_type(t.codes.get(q.name, (q, IDENTITY))[1], signed)
              for name, q, signed in read}
+    entries = table(t.graph, island, feeds)
     out = len(last.input) - 2  # a QOperator op's output scale and zero point come last
     scale, zero = t.qparams(last, 1, 2) if last.op_type == "QuantizeLinear" else \
         t.qparams(last, out, out + 1)
     name = last.output[0]
-    op = "table-lookup"
-    if island.channels:
-        entries = _per_channel(t, island, feeds, base.dims)
-        if entries is None:
-            return False
-        op = "table-lookup-channels"
-    else:
-        entries = table(t.graph, island, feeds)
     tensor = t.b.tensor(name + "_table", entries)
-    t.b.comment(f"float island ({', '.join(n.op_type for n in island.nodes)}) as a table"
-                f"{' per channel' if island.channels else ''}")
-    value = t.b.define(name, f"({op} (access-tensor {base.name}) (access-tensor {tensor}))")
+    t.b.comment(f"float island ({', '.join(n.op_type for n in island.nodes)}) as a table")
+    value = t.b.define(name, f"(table-lookup (access-tensor {base.name}) "
+                             f"(access-tensor {tensor}))")
     result = Quantized(value, base.dims, scale, zero)
-    if not island.channels:
-        t.codes[value] = (base, entries)
+    t.codes[value] = (base, entries)
     t.bind(last, result)
     return True
-
-
-def _per_channel(t, island: Island, feeds: dict[str, np.ndarray],
-                 dims: tuple[int, ...]) -> np.ndarray | None:
-    """The island's (C, 256) tables, its constants all along axis 1 of an activation of
-    ``dims``: onnxruntime runs it on an input of those dims' rank holding every code twice in
-    every channel (along axis 2, or 0 for a matrix); None unless the constants lie along axis
-    1 with C channels and both copies of each code give one result (so the result is a
-    function of the code and the channel, whatever the element's place)."""
-    rank = len(dims)
-    if rank < 2 or any(c != dims[1] or (axis if axis >= 0 else rank + axis) != 1
-                       for c, axis in island.channels):
-        return None
-    along = 0 if rank == 2 else 2
-    shape = [1] * rank
-    shape[1], shape[along] = dims[1], 2 * TABLE_ENTRIES
-    tiled = {}
-    for name, codes in feeds.items():
-        line = np.concatenate([codes, codes]).reshape([-1 if a == along else 1
-                                                       for a in range(rank)])
-        tiled[name] = np.ascontiguousarray(np.broadcast_to(line, shape))
-    results = np.moveaxis(table(t.graph, island, tiled), [1, along], [0, 1])
-    results = results.reshape(dims[1], 2, TABLE_ENTRIES)
-    if not np.array_equal(results[:, 0], results[:, 1]):
-        return None
-    return results[:, 0]

@@ -121,11 +121,6 @@ CASES = [
     ("(lstm (access-tensor s) (access-tensor z4x1) (access-tensor z4x1) (access-tensor z8) "
      "(access-tensor one) (access-tensor one))", (2, 1, 1), (), "float32",
      (np.float32(0.5) * np.tanh(np.array([0.5, 0.25], np.float32))).reshape(2, 1, 1)),
-    # two channels' tables: channel 0's t (-1 - code), channel 1's -t (1 + code)
-    ("(table-lookup-channels (access-reshape (access-tensor m) (access-shape (shape 1 2 3) "
-     "(shape))) (access-reshape (access-concatenate (access-tensor t) (compute negative "
-     "(access-tensor t)) 0) (access-shape (shape 2 256) (shape))))", (1, 2, 3), (), "int8",
-     np.array([[[-2, 1, -4], [5, 6, -5]]], dtype=np.int8)),
     # rows of t (t[k] = 127 - k) at m's codes, a negative one from the end (t[256 - 2] = -127)
     ("(gather (access-tensor t) (access-tensor m))", (2, 3), (), "int8",
      np.array([[126, -127, 124], [123, 122, -123]], dtype=np.int8)),
@@ -298,8 +293,6 @@ ERRORS = [
     ("(global-average-pool (access-tensor f) 4)", "needs a float32 tensor, got float64", 1, 22),
     ("(dynamic-quantize (access-tensor m))", "needs a float32 tensor, got int8", 1, 19),
     ("(cast-float (access-tensor f))", "needs an integer tensor, got float64", 1, 13),
-    ("(table-lookup-channels (access-tensor m) (access-tensor t))",
-     "needs an int8 table of dims (3,256), got (256) int8", 1, 42),
 ]
 
 

@@ -1,14 +1,12 @@
 """Float islands as tables (glc/onnx/islands.py): the elementwise float ops between a
 DequantizeLinear and a QuantizeLinear, or a QOperator op of one varying activation, imported as
-``table-lookup`` and exact against onnxruntime, on the interpreter and the ISA simulator; one
-whose constants are per channel (DenseNet's BatchNormalization after a Concat) as
-``table-lookup-channels``."""
+``table-lookup`` and exact against onnxruntime, on the interpreter and the ISA simulator."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import exact_on_the_isa, float_model, quantize, weights
+from conftest import float_model, quantize, weights
 
 from glc.compiler import compile_program
 from glc.hwconfig import load_config
@@ -91,10 +89,9 @@ def test_tables_run_on_the_accelerator_exact_against_onnxruntime(tmp_path, activ
     np.testing.assert_array_equal(outcome.result, bundle.expected)
 
 
-def test_a_per_channel_constant_alone_leaves_the_ops_as_they_were(tmp_path):
-    """A Mul by a per-channel constant is a function of a code and a channel, but whether
-    onnxruntime fuses it into its QLinearMul depends on the model around it (the island run
-    alone would not be fused alike): it is imported as before (glc/onnx/binary.py)."""
+def test_a_per_channel_constant_leaves_the_ops_as_they_were(tmp_path):
+    """A Mul by a per-channel constant is a function of a code and a channel, not one table:
+    it is imported as before (a float host step)."""
     rng = np.random.default_rng(1)
     nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
              helper.make_node("Sigmoid", ["a"], ["s"]),
@@ -126,33 +123,3 @@ def test_tables_on_the_rtl_equal_onnxruntime(tmp_path, island):
     outcome = execute(lowered, bundle.arrays, "rtl")
     np.testing.assert_array_equal(outcome.result, bundle.expected)
     assert outcome.cycles == lowered.figures()["predicted_cycles"]
-
-
-def _concat_norm(rng, relu: bool):
-    """DenseNet's pattern: two convs concatenated, a BatchNormalization (no conv before it to
-    fold it into), optionally a Relu, then a conv."""
-    half = C // 2
-    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
-             helper.make_node("Conv", ["x", "w2"], ["b"]),
-             helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
-             helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"],
-                              ["n"])]
-    if relu:
-        nodes.append(helper.make_node("Relu", ["n"], ["r"]))
-    nodes.append(helper.make_node("Conv", ["r" if relu else "n", "w3"], ["y"]))
-    return float_model(nodes, [("x", (1, C, 6, 5))], ("y", (1, C, 6, 5)), {
-        "w1": weights(rng, half, C, 3, 3), "w2": weights(rng, half, C, 1, 1),
-        "w3": weights(rng, C, C, 1, 1), "gamma": rng.uniform(0.5, 1.5, C),
-        "beta": rng.normal(0, 0.2, C), "mean": rng.normal(0, 0.2, C),
-        "var": rng.uniform(0.5, 2, C)})
-
-
-@pytest.mark.parametrize("relu", [True, False], ids=["relu", "no-relu"])
-@pytest.mark.parametrize(("activations", "form"), [*FORMS, ("int8", "QOperator")])
-def test_a_batch_norm_after_a_concat_is_a_table_per_channel(tmp_path, activations, form, relu):
-    path = quantize(_concat_norm(np.random.default_rng(2), relu), tmp_path / "m.onnx",
-                    activations=activations, form=form)
-    result = import_model(path, tmp_path / "p")
-    assert "(table-lookup-channels " in result.program.read_text()
-    assert not any("BatchNormalization" in op for op in result.host_ops)
-    exact_on_the_isa(load(result.folder))
