@@ -18,6 +18,7 @@ from glc.hwconfig import HwConfig
 from glc.isa.asm import disassemble
 from glc.isa.cycles import predict
 from glc.isa.encoding import Instruction, encode
+from glc.isa.fields import WORD_BYTES
 from glc.lower.program import HostStep, KernelStep, Program
 
 BARRIER = (Instruction.make("sync", unit=2, push_prev=1),
@@ -90,24 +91,37 @@ def balanced(instructions: list[Instruction]) -> bool:
 
 def schedule(program: Program) -> list[Image | HostStep]:
     """The program's runs in order: host steps, and images of consecutive kernels (joined while
-    they balance: the machine streams an image of any length from DRAM). Memoised on the
-    program while its steps stay the same, so each image's cycles are modelled once."""
+    they balance and while the image fits in DRAM above the tensors live when it starts: the
+    machine streams an image of any length from DRAM, but the host must place it there).
+    Memoised on the program while its steps stay the same, so each image's cycles are modelled
+    once."""
     key = tuple(map(id, program.steps))
     if program._runs is None or program._runs[0] != key:
-        program._runs = (key, _schedule(program.steps))
+        program._runs = (key, _schedule(program))
     return program._runs[1]
 
 
-def _schedule(steps: list[KernelStep | HostStep]) -> list[Image | HostStep]:
+def _schedule(program: Program) -> list[Image | HostStep]:
     out: list[Image | HostStep] = []
-    for step in steps:
+    room = 0  # instruction words the last image may still take
+    for step in program.steps:
         if isinstance(step, HostStep):
             out.append(step)
             continue
         last = out[-1] if out else None
-        if isinstance(last, Image) and balanced(step.kernel.instructions) and \
-                balanced(last.instructions):
+        words = len(step.kernel.instructions) - 1 + len(BARRIER)  # its HALT becomes a barrier
+        if isinstance(last, Image) and words <= room and balanced(step.kernel.instructions) \
+                and balanced(last.instructions):
             last.steps.append(step)
+            room -= words
         else:
             out.append(Image([step]))
+            room = image_room(program, step) - len(step.kernel.instructions)
     return out
+
+
+def image_room(program: Program, first: KernelStep) -> int:
+    """How many instruction words an image starting at ``first`` may hold: the host puts it at
+    the top of DRAM (glc.isa.simulator.program_base; DRAM sizes are whole words), above every
+    tensor that ``first`` and the steps after it touch."""
+    return max(0, (program.config.dram_bytes - program.live_dram_bytes(first)) // WORD_BYTES)

@@ -4,6 +4,7 @@ when their tokens balance; the joined image computes what the kernels compute on
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from glc.lower.image import Image, balanced, schedule
 from glc.lower.lowering import lower
 from glc.syntax.reader import parse_term
 
+ROOT = Path(__file__).resolve().parents[2]
 # Three layers, each reading the previous one's int8 result from DRAM.
 CHAIN = """(systolic-array 6 5 (access (compute (requantize 6) (systolic-array 7 6 (access
  (compute relu (compute (requantize 6) (systolic-array 9 7 (access (access-tensor x) 1)
@@ -51,3 +53,35 @@ def test_a_kernel_whose_tokens_do_not_balance_runs_alone():
     program.steps[program.steps.index(first)] = replace(first, kernel=unbalanced)
     images = [run for run in schedule(program) if isinstance(run, Image)]
     assert [len(i.steps) for i in images] == [1, 2]
+
+
+def test_an_image_ends_where_dram_above_the_live_tensors_is_full(tmp_path):
+    """A program whose kernels fit in DRAM only a few at a time runs as several images, each
+    placed above the tensors live while it runs, and computes the same result: ResNet-50 at
+    224×224 on n16 (a 38.7 MB image of 604 002 instructions beside 44.4 MB of tensors) did not
+    fit as one. Here: a chain whose one image needs more DRAM than the config has."""
+    from glc.isa.fields import WORD_BYTES
+    from glc.isa.simulator import program_base
+
+    term, arrays, whole = _chain()
+    [one] = schedule(whole)
+    need = whole.live_dram_bytes(one.steps[0]) + WORD_BYTES * len(one.instructions)
+    alone = max(whole.live_dram_bytes(s) + WORD_BYTES * len(s.kernel.instructions)
+                for s in whole.kernels)  # the most DRAM one kernel's image needs
+    size = -(-alone // WORD_BYTES) * WORD_BYTES
+    assert size < need
+    text = (ROOT / "hw" / "configs" / "n4.toml").read_text()
+    small = tmp_path / "small.toml"
+    small.write_text(text.replace(f"dram_bytes = {whole.config.dram_bytes}",
+                                  f"dram_bytes = {size}"))
+    config = load_config(str(small))
+    assert config.dram_bytes == size
+    program = lower(term, env_types(arrays), config)
+    images = [run for run in schedule(program) if isinstance(run, Image)]
+    assert len(images) > 1 and sum(len(i.steps) for i in images) == len(program.kernels)
+    for image in images:
+        assert program_base(config, len(image.words)) >= program.live_dram_bytes(image.steps[0])
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert np.array_equal(outcome.result, expected) and len(outcome.counters) == len(images)
+    assert program.figures()["dram_peak_bytes"] <= config.dram_bytes
