@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -284,16 +285,24 @@ def _nextpnr(workdir: Path, seed: int, placer: str, router: str, minutes: float,
                # worst paths are read from these (glc/synth/paths.py).
                "--sdf", f"pnr-seed{seed}.sdf", "--write", f"pnr-seed{seed}-routed.json"]
     log_path.unlink(missing_ok=True)
-    started, stage = time.monotonic(), None
-    with subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True) as run:
+    started, stage, read = time.monotonic(), "set-up", 0
+    # stderr to a file, not a pipe: a pipe nobody reads while nextpnr runs could fill and stop it.
+    with tempfile.TemporaryFile("w+") as stderr, subprocess.Popen(
+            command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=stderr) as run:
         while True:
             running = run.poll() is None
-            log = log_path.read_text(errors="replace") if log_path.exists() else ""
-            if pnr_stage(log) not in (stage, "set-up"):
-                stage = pnr_stage(log)
-                progress(f"nextpnr seed {seed}: {stage} "
-                         f"({time.monotonic() - started:.0f} s)")
+            if log_path.exists():  # the lines written since the last look
+                with log_path.open("rb") as log:
+                    log.seek(read)
+                    new = log.read()
+                # Up to the last whole line: a stage's opening split in two is read whole next.
+                new = new[:new.rfind(b"\n") + 1]
+                read += len(new)
+                reached = pnr_stage(new.decode(errors="replace"), stage)
+                if reached != stage:
+                    stage = reached
+                    progress(f"nextpnr seed {seed}: {stage} "
+                             f"({time.monotonic() - started:.0f} s)")
             if not running:
                 break
             if time.monotonic() - started > 60 * minutes:
@@ -303,9 +312,10 @@ def _nextpnr(workdir: Path, seed: int, placer: str, router: str, minutes: float,
                 raise GlcError(f"seed {seed}: {pnr_failure(log, None, minutes)}",
                                str(log_path))
             time.sleep(min(POLL, 60 * minutes / 10))
-        stderr = run.stderr.read() if run.stderr else ""
+        stderr.seek(0)
+        errors = stderr.read()
     if run.returncode != 0 or not pnr_report.exists():
-        log = log_path.read_text(errors="replace") if log_path.exists() else stderr
+        log = log_path.read_text(errors="replace") if log_path.exists() else errors
         raise GlcError(f"seed {seed}: {pnr_failure(log, run.returncode)}", str(log_path))
     progress(f"nextpnr seed {seed}: finished in {time.monotonic() - started:.0f} s")
     return json.loads(pnr_report.read_text())
@@ -322,9 +332,9 @@ _STAGES = (("Packing", "packing"), ("Creating initial analytic placement", "plac
            ("Running simulated annealing placer", "placement"), ("Routing", "routing"))
 
 
-def pnr_stage(log: str) -> str:
-    """The stage nextpnr's log has reached: set-up, packing, placement or routing."""
-    stage = "set-up"
+def pnr_stage(log: str, stage: str = "set-up") -> str:
+    """The stage nextpnr's log (or the part of it after ``stage`` was reached) has reached:
+    set-up, packing, placement or routing."""
     for line in log.splitlines():
         for opening, name in _STAGES:
             if line.startswith(f"Info: {opening}"):
