@@ -326,6 +326,8 @@ ECP5_LEVELS = {
     "DP16KD": (("CLKA", "CLKB"), ()),
     "TRELLIS_DPR16X4": (("WCK",), (("RAD", "DO", 1),)),
     "MULT18X18D": (("CLK0", "CLK1", "CLK2", "CLK3"), (("A\\d+|B\\d+", "P\\d+", 1),)),
+    # Yosys's record of a flattened module instance: no logic, no ports.
+    "$scopeinfo": ((), ()),
 }
 
 

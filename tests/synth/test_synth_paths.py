@@ -119,6 +119,16 @@ def test_a_cell_the_levels_do_not_know_is_an_error(run, tmp_path):
         netlist_paths(tmp_path / "netlist.json")
 
 
+def test_yosys_record_of_a_flattened_instance_is_no_logic(run, tmp_path):
+    """A hierarchical design's netlist holds $scopeinfo cells (ecp5n8: 107): no ports, no
+    levels."""
+    netlist = json.loads((run / "netlist.json").read_text())
+    netlist["modules"]["paths"]["cells"]["scope"] = {
+        "type": "$scopeinfo", "port_directions": {}, "connections": {}, "parameters": {}}
+    (tmp_path / "netlist.json").write_text(json.dumps(netlist))
+    assert netlist_paths(tmp_path / "netlist.json") == netlist_paths(run / "netlist.json")
+
+
 def test_an_sdf_with_no_routing_is_an_error():
     with pytest.raises(GlcError, match="not a routed design"):
         read_sdf("(DELAYFILE\n)\n")
