@@ -38,7 +38,8 @@ class TimingPath:
     the one it ends in (the end flip-flop's output, or the hard block's cell and port), each with
     its source line; ``ns`` its delay with ``logic_ns`` (clock-to-out, cells, setup) and
     ``routing_ns`` (nets) its parts, None before placement; ``levels`` the logic cells it passes;
-    ``blocks`` the hard blocks on it (block RAM, multiplier); ``signals`` every net on it."""
+    ``blocks`` the hard blocks on it (block RAM, multiplier); ``units`` the module instances
+    its nets belong to, in order (``_unit``); ``signals`` every net on it."""
 
     start: str
     end: str
@@ -49,6 +50,7 @@ class TimingPath:
     logic_ns: float | None = None
     routing_ns: float | None = None
     blocks: list[str] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -58,9 +60,9 @@ class TimingPath:
         else:
             cost = (f"{self.ns:6.2f} ns (logic {self.logic_ns:5.2f}, routing "
                     f"{self.routing_ns:5.2f}, {self.levels} levels)")
-        through = f" via {', '.join(self.blocks)}" if self.blocks else ""
+        blocks = f" via {', '.join(self.blocks)}" if self.blocks else ""
         return (f"{cost}  {self.start} ({self.start_source or '?'}) → {self.end} "
-                f"({self.end_source or '?'}){through}")
+                f"({self.end_source or '?'}){blocks}; through {' → '.join(self.units)}")
 
 
 @dataclass
@@ -104,6 +106,25 @@ _BIT = re.compile(r"\[\d+\]$")
 def _bus(name: str) -> str:
     """A signal's name without its bit index."""
     return _BIT.sub("", name)
+
+
+# A component of a flattened name that is a module instance (u_*) or a generate block (g_*),
+# the RTL's naming (hw/*.sv).
+_SCOPE = re.compile(r"([ug])_\w+(\[\d+\])?")
+
+
+def _unit(name: str) -> str:
+    """The module instance a flattened net name is in: its leading instances (``u_*``), through
+    generate blocks, e.g. ``u_accumulator.u_mem`` for
+    ``u_accumulator.g_one_bank.u_mem.live[1]``; ``accelerator`` for the top's own nets."""
+    units = []
+    for part in name.split("."):
+        match = _SCOPE.fullmatch(part)
+        if not match:
+            break
+        if match.group(1) == "u":
+            units.append(_BIT.sub("", part))
+    return ".".join(units) or "accelerator"
 
 
 def _line(src: str) -> str:
@@ -223,6 +244,7 @@ def _trace(end: Pin, total: float, graph: _Graph, names: _Names, came: dict,
     path = TimingPath(start=start, end=end_name, start_source=names.source.get(start, ""),
                       end_source=names.source.get(end_name) or names.source.get(arriving, ""),
                       levels=levels, blocks=list(dict.fromkeys(reversed(blocks))),
+                      units=list(dict.fromkeys(map(_unit, [start, *signals[::-1], end_name]))),
                       signals=signals[::-1])
     if timed:
         path.ns = round(total / 1000, 3)

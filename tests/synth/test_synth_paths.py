@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from glc.cli import main
 from glc.errors import GlcError
 from glc.synth import flow
-from glc.synth.paths import _bus, netlist_paths, read_sdf, routed_paths
+from glc.synth.paths import _bus, _unit, netlist_paths, read_sdf, routed_paths
 
 DATA = Path(__file__).parent / "data" / "paths"
 # The registers paths.sv feeds from registers (ra, rb and rc are fed from its ports).
@@ -127,6 +127,17 @@ def test_yosys_record_of_a_flattened_instance_is_no_logic(run, tmp_path):
         "type": "$scopeinfo", "port_directions": {}, "connections": {}, "parameters": {}}
     (tmp_path / "netlist.json").write_text(json.dumps(netlist))
     assert netlist_paths(tmp_path / "netlist.json") == netlist_paths(run / "netlist.json")
+
+
+@pytest.mark.parametrize(("name", "unit"), [
+    # Net names of ecp5n8's flattened netlist (Yosys 0.70).
+    ("u_accumulator.g_one_bank.u_mem.live[1]", "u_accumulator.u_mem"),
+    ("g_queue[3].u_queue.entries.0.14_DO_2", "u_queue"),
+    ("u_vector.lin_exp_q[61]", "u_vector"),
+    ("error_pc[1]", "accelerator"),
+])
+def test_a_net_is_in_the_instance_its_name_leads_with(name, unit):
+    assert _unit(name) == unit
 
 
 def test_an_sdf_with_no_routing_is_an_error():
