@@ -86,7 +86,8 @@ class _Graph:
                 indegree[target] += 1
         arrival: dict[Pin, float] = dict(self.starts)
         came: dict[Pin, tuple[Pin, float, str] | None] = dict.fromkeys(self.starts)
-        ready = [pin for pin in set(self.arcs) | set(self.starts) if indegree[pin] == 0]
+        # In a fixed order: of paths as long, the first found is kept, the same one every run.
+        ready = sorted(pin for pin in set(self.arcs) | set(self.starts) if indegree[pin] == 0)
         while ready:
             pin = ready.pop()
             here = arrival.get(pin)

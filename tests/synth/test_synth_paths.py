@@ -7,7 +7,9 @@ nextpnr's own report is the reference: its critical path and every endpoint's ar
 
 import gzip
 import json
+import os
 import shutil
+import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -108,6 +110,17 @@ def test_levels_before_placement(run):
             if c["type"] == "TRELLIS_FF" and c["connections"]["Q"] == [x]]
     assert by_end["x"].levels == _cone_depth(module, ff["connections"]["DI"][0], {})
     assert all(path.ns is None for path in paths)
+
+
+def test_paths_as_deep_are_chosen_alike_in_every_process(run):
+    """Ties are common in levels: which one is listed must not follow Python's string hashing,
+    which changes from process to process."""
+    code = ("import sys; from pathlib import Path; from glc.synth.paths import netlist_paths; "
+            "print(netlist_paths(Path(sys.argv[1]), 20))")
+    outputs = {subprocess.run([sys.executable, "-c", code, str(run / "netlist.json")],
+                              env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
+                              capture_output=True, text=True).stdout for seed in ("1", "2", "3")}
+    assert len(outputs) == 1
 
 
 def test_a_cell_the_levels_do_not_know_is_an_error(run, tmp_path):
