@@ -176,6 +176,7 @@ def _read_names(module: dict) -> _Names:
 
 
 def _top_module(netlist: dict, where: str) -> dict:
+    """The netlist's top module (the one marked ``top``, else its only one)."""
     modules = netlist.get("modules", {}) if isinstance(netlist, dict) else {}
     tops = [m for m in modules.values() if str(m.get("attributes", {}).get("top", "0")) in
             ("1", "00000000000000000000000000000001")] or list(modules.values())[:1]
@@ -205,6 +206,7 @@ def _paths(graph: _Graph, names: _Names, timed: bool, count: int) -> list[Timing
 
 
 def _start_pin(pin: Pin, came: dict) -> Pin:
+    """Where the path into ``pin`` starts."""
     while came.get(pin) is not None:
         pin = came[pin][0]
     return pin
