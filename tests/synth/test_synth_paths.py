@@ -236,3 +236,17 @@ def test_fast_stops_after_yosys_with_logic_levels(stand_ins, run):
                                      "--fast"]).output
     assert "deepest paths before placement" in text
     assert f"1. {report['paths'][0]['levels']:3d} levels" in text
+
+
+@pytest.mark.synth
+def test_the_tools_on_the_small_design_agree_with_the_report(tmp_path):
+    """The captured run made again with the installed Yosys and nextpnr (seconds): the worst
+    path is nextpnr's Fmax, and the levels cover the same registers."""
+    shutil.copy(DATA / "paths.sv", tmp_path)
+    made = flow.run_yosys_script("read_verilog -sv paths.sv\n"
+                                 "synth_ecp5 -top paths -json netlist.json\n", tmp_path, "synth")
+    assert made.returncode == 0, made.stderr
+    assert {_bus(path.end) for path in netlist_paths(tmp_path / "netlist.json", 20)} == ENDS
+    report = flow._nextpnr(tmp_path, 1, "heap", "router1", 5, 100.0)
+    worst = routed_paths(tmp_path / "pnr-seed1.sdf", tmp_path / "pnr-seed1-routed.json")[0]
+    assert worst.ns == pytest.approx(1000 / report["fmax"]["clk"]["achieved"], abs=1e-3)
