@@ -4,6 +4,8 @@ route it with nextpnr (wired into glc/cli.py through COMMANDS)."""
 from __future__ import annotations
 
 import json
+import sys
+import time
 from pathlib import Path
 
 import click
@@ -13,6 +15,7 @@ from glc.synth.flow import (
     PLACERS,
     PNR_MINUTES,
     ROUTERS,
+    TARGET_MHZ,
     TARGETS,
     format_report,
     synthesize,
@@ -40,20 +43,39 @@ from glc.synth.flow import (
 @click.option("--pnr-minutes", default=PNR_MINUTES, show_default=True, type=click.FloatRange(0,
               min_open=True), help="Stop nextpnr after this many minutes and say how far it got "
                                    "(router2 never gives up on a design it cannot route).")
+@click.option("--freq", "freq_mhz", default=TARGET_MHZ, show_default=True,
+              type=click.FloatRange(0, min_open=True),
+              help="The clock (MHz) nextpnr places and routes for; Fmax is reported either way.")
+@click.option("--fast", is_flag=True,
+              help="Stop after Yosys: no place-and-route, the deepest paths in logic levels "
+                   "instead (minutes where place-and-route takes an hour).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the figures.")
 def synth(config_name: str, target: str, outdir: Path | None, seeds: tuple[int, ...],
           placer: str | None,
-          router: str | None, pnr_minutes: float, as_json: bool) -> None:
+          router: str | None, pnr_minutes: float, freq_mhz: float, fast: bool,
+          as_json: bool) -> None:
     """Synthesize the accelerator core for CONFIG; print LUTs, flip-flops, DSPs and block RAMs
-    against the LFE5U-85F's totals, and the Fmax nextpnr reports."""
+    against the LFE5U-85F's totals, the Fmax nextpnr reports and the five worst paths (start →
+    end, logic and routing ns). On a terminal each stage is shown on stderr as it starts."""
     config = load_config(config_name)
     workdir = outdir or Path("build") / "synth" / f"{config.name}-{target}"
-    report = synthesize(config, target, workdir, seeds=seeds, placer=placer, router=router,
-                        pnr_minutes=pnr_minutes)
+    report = synthesize(config, target, workdir, pnr=not fast, seeds=seeds, placer=placer,
+                        router=router, pnr_minutes=pnr_minutes, freq_mhz=freq_mhz,
+                        progress=_progress() if sys.stderr.isatty() else None)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
     else:
         click.echo(format_report(report))
+
+
+def _progress():
+    """A progress line on stderr, stamped with the minutes and seconds since the start."""
+    started = time.monotonic()
+
+    def tell(line: str) -> None:
+        minutes, seconds = divmod(int(time.monotonic() - started), 60)
+        click.echo(f"[{minutes:3d}:{seconds:02d}] {line}", err=True)
+    return tell
 
 
 COMMANDS = [synth]

@@ -12,7 +12,9 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.sim.build import HW, design_sources
+from glc.synth.paths import TimingPath, format_paths, netlist_paths, routed_paths
 from glc.synth.tools import require_tool
 
 TOP = "accelerator"
@@ -42,6 +45,10 @@ DEFAULT_PNR = ("heap", "router1")
 # (ecp5n8's overused wires level off after five or six iterations, an hour here, and it goes
 # on: docs/benchmarks.md); n4's whole run takes 10-50 minutes here.
 PNR_MINUTES = 180
+# The clock nextpnr places and routes for (MHz) unless told otherwise: the issue-39 target; without
+# --freq nextpnr aims at 12 MHz, and a placement that aims low is not timing-driven where it
+# matters.
+TARGET_MHZ = 100.0
 # The LFE5U-85F's resources (Lattice ECP5 family data sheet, FPGA-DS-02012, table 1.1): LUT4s and
 # flip-flops (two of each per slice), 18x18 multipliers and 18 Kb block RAMs (EBR).
 DEVICE = {"lut": 83_640, "ff": 83_640, "dsp": 156, "bram": 208}
@@ -66,8 +73,10 @@ BAD_LOG = (re.compile(r"latch", re.I), re.compile(r"multiple conflicting drivers
 @dataclass
 class SynthReport:
     """Resources, Fmax and tool times of one synthesis run: ``fmax_mhz`` the best of its
-    place-and-route seeds, ``fmax_by_seed`` each one's. ``available`` is the device's totals,
-    empty on the generic target (no device)."""
+    place-and-route seeds (placed for ``freq_mhz``), ``fmax_by_seed`` each one's. ``available``
+    is the device's totals, empty on the generic target (no device). ``paths`` are the worst
+    paths (glc/synth/paths.py): the best seed's in ns after routing, or, stopped after Yosys,
+    the deepest in logic levels."""
 
     config: str
     target: str
@@ -78,6 +87,8 @@ class SynthReport:
     synth_seconds: float = 0.0
     pnr_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    freq_mhz: float | None = None
+    paths: list[TimingPath] = field(default_factory=list)
 
     def fits(self) -> bool | None:
         """Every resource within the device's totals; None with no device (generic)."""
@@ -184,20 +195,29 @@ def pnr_settings(config: HwConfig) -> tuple[str, str]:
     return PNR.get(config.name, DEFAULT_PNR)
 
 
+# Where a run reports its progress: one line per stage reached.
+Progress = Callable[[str], None]
+
+
 def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True,
                seeds: tuple[int, ...] = (1,), placer: str | None = None,
-               router: str | None = None, pnr_minutes: float = PNR_MINUTES) -> SynthReport:
+               router: str | None = None, pnr_minutes: float = PNR_MINUTES,
+               freq_mhz: float = TARGET_MHZ, progress: Progress | None = None) -> SynthReport:
     """Synthesize ``config`` for ``target`` in ``workdir`` (logs, netlist and reports stay there);
-    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false) once per seed of
-    ``seeds``, its ``placer`` and ``router`` (by default the configuration's, ``pnr_settings``),
-    each run stopped after ``pnr_minutes``."""
+    for the ECP5 also place and route it with nextpnr (unless ``pnr`` is false: then the
+    deepest paths of Yosys's netlist in logic levels) once per seed of ``seeds``, its ``placer``
+    and ``router`` (by default the configuration's, ``pnr_settings``), each run stopped after
+    ``pnr_minutes`` and aiming at ``freq_mhz``; each stage reached is told to ``progress``."""
     if target not in TARGETS:
         raise GlcError(f"unknown target {target!r} ({', '.join(TARGETS)})")
+    tell = progress or (lambda line: None)
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    tell(f"Yosys: synthesizing {config.name} for {target}")
     result = run_yosys_script(yosys_script(config, target, workdir), workdir, "synth")
     synth_seconds = time.monotonic() - started
+    tell(f"Yosys: finished in {synth_seconds:.0f} s")
     log = (workdir / "synth.log").read_text(errors="replace") \
         if (workdir / "synth.log").exists() else ""
     if result.returncode != 0:
@@ -212,21 +232,27 @@ def synthesize(config: HwConfig, target: str, workdir: Path, *, pnr: bool = True
                          synth_seconds=round(synth_seconds, 1), warnings=bad_log_lines(log))
     if target == "ecp5-85f" and pnr:
         default_placer, default_router = pnr_settings(config)
+        report.freq_mhz = freq_mhz
         _place_and_route(report, workdir, seeds, placer or default_placer,
-                         router or default_router, pnr_minutes)
+                         router or default_router, pnr_minutes, freq_mhz, tell)
+    elif target == "ecp5-85f":
+        report.paths = netlist_paths(workdir / "netlist.json")
     return report
 
 
 def _place_and_route(report: SynthReport, workdir: Path, seeds: tuple[int, ...], placer: str,
-                     router: str, minutes: float) -> None:
+                     router: str, minutes: float, freq_mhz: float = TARGET_MHZ,
+                     progress: Progress = lambda line: None) -> None:
     """nextpnr-ecp5 on the LFE5U-85F, out of context, once per seed, as many at a time as there
     are cores (one placement is one thread), each stopped after ``minutes``; fills in each
-    seed's Fmax, the best as the report's, and the best seed's counts of what nextpnr packed.
+    seed's Fmax, the best as the report's, the best seed's counts of what nextpnr packed and
+    its worst paths.
     The best of several seeds because one seed's Fmax is placement noise: one ecp5n8 netlist
     placed with seeds 1, 2 and 3 reached 24.9, 27.1 and 28.2 MHz (docs/benchmarks.md)."""
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, min(len(seeds), os.cpu_count() or 1))) as pool:
-        runs = [pool.submit(_nextpnr, workdir, seed, placer, router, minutes) for seed in seeds]
+        runs = [pool.submit(_nextpnr, workdir, seed, placer, router, minutes, freq_mhz,
+                             progress) for seed in seeds]
         placed = [run.result() for run in runs]  # the first failure, by seed order, raises
     report.pnr_seconds = round(time.monotonic() - started, 1)
     for seed, data in zip(seeds, placed, strict=True):
@@ -241,32 +267,79 @@ def _place_and_route(report: SynthReport, workdir: Path, seeds: tuple[int, ...],
         if cell in usage:
             report.used[key] = usage[cell]["used"]
             report.available[key] = usage[cell]["available"]
+    report.paths = routed_paths(workdir / f"pnr-seed{best}.sdf",
+                                workdir / f"pnr-seed{best}-routed.json")
 
 
-def _nextpnr(workdir: Path, seed: int, placer: str, router: str, minutes: float) -> dict:
-    """One nextpnr run on ``workdir``'s netlist (its log ``pnr-seed<seed>.log``): its report."""
+def _nextpnr(workdir: Path, seed: int, placer: str, router: str, minutes: float,
+             freq_mhz: float, progress: Progress = lambda line: None) -> dict:
+    """One nextpnr run on ``workdir``'s netlist (its log ``pnr-seed<seed>.log``): its report.
+    Its log is read every POLL seconds for the stage it has reached, told to ``progress``."""
     pnr_report = workdir / f"pnr-seed{seed}.json"
     log_path = workdir / f"pnr-seed{seed}.log"
-    try:
-        result = subprocess.run(
-            [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381", "--out-of-context",
-             "--json", "netlist.json", "--report", pnr_report.name, "--seed", str(seed),
-             "--placer", placer, "--router", router, "--timing-allow-fail", "--log",
-             log_path.name, "-q"],
-            cwd=workdir, capture_output=True, text=True, check=False, timeout=60 * minutes)
-    except subprocess.TimeoutExpired:
-        log = log_path.read_text(errors="replace") if log_path.exists() else ""
-        raise GlcError(f"seed {seed}: {pnr_failure(log, None, minutes)}", str(log_path)) from None
-    if result.returncode != 0 or not pnr_report.exists():
-        log = log_path.read_text(errors="replace") if log_path.exists() else result.stderr
-        raise GlcError(f"seed {seed}: {pnr_failure(log, result.returncode)}", str(log_path))
+    command = [require_tool("nextpnr-ecp5"), "--85k", "--package", "CABGA381",
+               "--out-of-context", "--json", "netlist.json", "--report", pnr_report.name,
+               "--seed", str(seed), "--placer", placer, "--router", router,
+               "--freq", f"{freq_mhz:g}", "--timing-allow-fail", "--log", log_path.name, "-q",
+               # The routed netlist (its net names) and every delay nextpnr timed it with: the
+               # worst paths are read from these (glc/synth/paths.py).
+               "--sdf", f"pnr-seed{seed}.sdf", "--write", f"pnr-seed{seed}-routed.json"]
+    log_path.unlink(missing_ok=True)
+    started, stage, read = time.monotonic(), "set-up", 0
+    # stderr to a file, not a pipe: a pipe nobody reads while nextpnr runs could fill and stop it.
+    with tempfile.TemporaryFile("w+") as stderr, subprocess.Popen(
+            command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=stderr) as run:
+        while True:
+            running = run.poll() is None
+            if log_path.exists():  # the lines written since the last look
+                with log_path.open("rb") as log:
+                    log.seek(read)
+                    new = log.read()
+                # Up to the last whole line: a stage's opening split in two is read whole next.
+                new = new[:new.rfind(b"\n") + 1]
+                read += len(new)
+                reached = pnr_stage(new.decode(errors="replace"), stage)
+                if reached != stage:
+                    stage = reached
+                    progress(f"nextpnr seed {seed}: {stage} "
+                             f"({time.monotonic() - started:.0f} s)")
+            if not running:
+                break
+            if time.monotonic() - started > 60 * minutes:
+                run.kill()
+                run.wait()
+                log = log_path.read_text(errors="replace") if log_path.exists() else ""
+                raise GlcError(f"seed {seed}: {pnr_failure(log, None, minutes)}",
+                               str(log_path))
+            time.sleep(min(POLL, 60 * minutes / 10))
+        stderr.seek(0)
+        errors = stderr.read()
+    if run.returncode != 0 or not pnr_report.exists():
+        log = log_path.read_text(errors="replace") if log_path.exists() else errors
+        raise GlcError(f"seed {seed}: {pnr_failure(log, run.returncode)}", str(log_path))
+    progress(f"nextpnr seed {seed}: finished in {time.monotonic() - started:.0f} s")
     return json.loads(pnr_report.read_text())
 
 
-# nextpnr's stages, by the log line that opens each: what a failure names.
-_STAGES = (("Packing", "packing"), ("Running main analytical placer", "placement"),
+# How often (seconds) a running nextpnr's log is read for its stage.
+POLL = 5.0
+
+
+# nextpnr's stages, by the log line that opens each: what progress and a failure name.
+_STAGES = (("Packing", "packing"), ("Creating initial analytic placement", "placement"),
+           ("Running main analytical placer", "placement"),
            ("Running Static placer", "placement"),
            ("Running simulated annealing placer", "placement"), ("Routing", "routing"))
+
+
+def pnr_stage(log: str, stage: str = "set-up") -> str:
+    """The stage nextpnr's log (or the part of it after ``stage`` was reached) has reached:
+    set-up, packing, placement or routing."""
+    for line in log.splitlines():
+        for opening, name in _STAGES:
+            if line.startswith(f"Info: {opening}"):
+                stage = name
+    return stage
 
 
 def pnr_failure(log: str, returncode: int | None, minutes: float = 0) -> str:
@@ -277,11 +350,7 @@ def pnr_failure(log: str, returncode: int | None, minutes: float = 0) -> str:
     errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
     if errors:
         return f"nextpnr failed: {errors[-1]}"
-    stage = "set-up"
-    for line in log.splitlines():
-        for opening, name in _STAGES:
-            if line.startswith(f"Info: {opening}"):
-                stage = name
+    stage = pnr_stage(log)
     if returncode is None:
         how = f"did not finish in {minutes:g} minutes (--pnr-minutes)"
     elif returncode < 0:
@@ -327,8 +396,14 @@ def format_report(report: SynthReport) -> str:
         if len(report.fmax_by_seed) > 1:
             seeds = "  (the best of seeds " + ", ".join(
                 f"{seed}: {fmax}" for seed, fmax in report.fmax_by_seed.items()) + ")"
-        lines.append(f"  Fmax                   {report.fmax_mhz:8.1f} MHz{seeds}")
+        aim = f", placed for {report.freq_mhz:g} MHz" if report.freq_mhz else ""
+        lines.append(f"  Fmax                   {report.fmax_mhz:8.1f} MHz{seeds}{aim}")
     lines.append(f"  synthesis {report.synth_seconds} s, place-and-route {report.pnr_seconds} s,"
                  f" {'fits' if report.fits() else 'DOES NOT FIT'}")
+    if report.paths and report.fmax_mhz is not None:
+        lines += format_paths(report.paths, "worst paths after routing (nextpnr's delays)")
+    elif report.paths:
+        lines += format_paths(report.paths, "deepest paths before placement (logic levels of "
+                                            "Yosys's netlist; --fast)")
     lines.extend(f"  {warning}" for warning in report.warnings)
     return "\n".join(lines)

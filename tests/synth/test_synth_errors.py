@@ -4,12 +4,15 @@ design), how it ended, the stage the log had reached and router2's progress."""
 
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from glc.errors import GlcError
 from glc.synth import flow
 from glc.synth.flow import SynthReport, pnr_failure, router_progress
+
+DATA = Path(__file__).parent / "data" / "paths"  # a small design's run (test_synth_paths.py)
 
 LOG = """Info: Packing IOs..
 Info: Running main analytical placer, max placement attempts per cell = 100.
@@ -70,7 +73,13 @@ def test_the_fmax_is_the_best_seeds_and_each_seeds_is_kept(tmp_path, monkeypatch
                     "json.dump({'fmax': {'clk': {'achieved': fmax, 'constraint': 12.0}},\n"
                     "           'utilization': {'TRELLIS_COMB': {'used': 45000 + seed,\n"
                     "                                            'available': 83640}}},\n"
-                    "          open(arg('--report'), 'w'))\n")
+                    "          open(arg('--report'), 'w'))\n"
+                    # The worst paths are read from an SDF and a routed netlist: a real run's.
+                    "import gzip\n"
+                    f"data = {str(DATA)!r}\n"
+                    "for name, out in (('routed.sdf', '--sdf'), ('routed.json', '--write')):\n"
+                    "    open(arg(out), 'wb').write(gzip.decompress(\n"
+                    "        open(f'{data}/{name}.gz', 'rb').read()))\n")
     tool.chmod(0o755)
     monkeypatch.setattr(flow, "require_tool", lambda name: str(tool))
     report = SynthReport(config="x", target="ecp5-85f", used={"lut": 1})
@@ -78,8 +87,9 @@ def test_the_fmax_is_the_best_seeds_and_each_seeds_is_kept(tmp_path, monkeypatch
     assert report.fmax_by_seed == {1: 24.9, 2: 28.2, 3: 27.1}
     assert report.fmax_mhz == 28.2
     assert report.used["lut"] == 45002
-    assert sorted(p.name for p in tmp_path.glob("pnr-seed*")) == \
-        [f"pnr-seed{seed}.{ext}" for seed in (1, 2, 3) for ext in ("json", "log")]
+    assert sorted(p.name for p in tmp_path.glob("pnr-seed*")) == sorted(
+        f"pnr-seed{seed}{ext}" for seed in (1, 2, 3)
+        for ext in (".json", ".log", ".sdf", "-routed.json"))
     assert "the best of seeds 1: 24.9, 2: 28.2, 3: 27.1" in flow.format_report(
         SynthReport(config="x", target="ecp5-85f", used={"lut": 1, "ff": 1, "dsp": 1, "bram": 1},
                     fmax_mhz=28.2, fmax_by_seed=report.fmax_by_seed))
