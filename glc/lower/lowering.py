@@ -29,6 +29,7 @@ from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
 from glc.lower import linear
+from glc.lower.batched import Batches
 from glc.lower.concat import Band, Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
@@ -97,7 +98,7 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer(Relayout, Folds, Concats, Reorient):
+class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool,
                  disabled: frozenset[str] = frozenset(), kept: Collection[int] = ()):
         self.term, self.config, self.build = term, config, build
@@ -256,6 +257,8 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                     self.unfused.add(id(add))
             if id(node) not in self.in_dram and (found := self.rule.depthwise(node)):
                 result = self._depthwise(node, *found)
+                if result is None:
+                    result = self._batched(node, *found)
                 if result is not None:
                     self.in_dram[id(node)] = result
             if id(node) not in self.in_dram and self.rule.fold_plan(node) is not None:

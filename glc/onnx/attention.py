@@ -19,37 +19,82 @@ from glc.onnx.quant import multiplier
 
 def _scaled(t, hint: str, expr: str, dims_of: tuple[int, ...], dims: tuple[int, ...],
             factor: int) -> str:
-    """``factor · expr`` (int32, of dims ``dims_of``) reshaped and broadcast to ``dims``."""
-    c = t.b.tensor(hint, np.full((1, 1), factor, np.int32))
+    """``factor · expr`` (int32, reshaped to ``dims_of``, of ``dims``' rank) broadcast to
+    ``dims``."""
+    c = t.b.tensor(hint, np.full((1,) * len(dims), factor, np.int32))
     spread = (f"(access-broadcast (access-reshape {expr} (access-shape {shape(dims_of)} "
               f"(shape))) (access-shape {shape(dims)} (shape)))")
     return f"(compute elementwise-mul (access-pair {spread} {broadcast(c, dims)}))"
 
 
+def _product(a: Quantized, b: Quantized, bt: str, dims: tuple[int, ...]) -> str:
+    """The int32 product ``a @ b`` of dims ``dims`` (the batch, M, N); ``bt`` is b with its
+    last two dims swapped, (…, N, K).
+
+    With b one matrix (its batch dims 1) it is one product, a's batch its rows:
+    ``((…, M),(K))`` by ``((N),(K))`` (the rewrites flatten the batch into M). Otherwise each
+    batch element has its own pair of matrices: both operands broadcast to (batch, M, N, K),
+    a over N and b over M, and the dot product over ``access-pair`` (the lowering runs one
+    array product per batch element, glc/lower/batched.py)."""
+    rank = len(dims)
+    if all(d == 1 for d in b.dims[:-2]):
+        flat = f"(access {bt} 1)" if len(b.dims) == 2 else \
+            f"(access-reshape {bt} (access-shape {shape(b.dims[-1:])} {shape(b.dims[-2:-1])}))"
+        product = (f"(compute dot-product (access-cartesian-product (access (access-tensor "
+                   f"{a.name}) {len(a.dims) - 1}) {flat}))")
+        produced = a.dims[:-1] + b.dims[-1:]
+        if produced == dims:
+            return product
+        return f"(access-reshape {product} (access-shape {shape(dims)} (shape)))"
+    target = f"(access-shape {shape(dims + (a.dims[-1],))} (shape))"
+
+    def spread(expr: str, of: tuple[int, ...], axis: int) -> str:
+        full = (1,) * (rank - len(of)) + of
+        if full != of:
+            expr = f"(access-reshape {expr} (access-shape {shape(full)} (shape)))"
+        return f"(access (access-broadcast (access-insert-axis {expr} {axis}) {target}) {rank})"
+
+    bt_dims = b.dims[:-2] + (b.dims[-1], b.dims[-2])
+    pair = (spread(f"(access-tensor {a.name})", a.dims, rank - 1),
+            spread(bt, bt_dims, rank - 2))
+    return f"(compute dot-product (access-pair {pair[0]} {pair[1]}))"
+
+
 def qmatmul(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int) -> None:
-    """``node``'s product of the int8 matrices ``a`` (M, K) and ``b`` (K, N), requantized."""
-    if len(a.dims) != 2 or len(b.dims) != 2 or a.dims[1] != b.dims[0]:
-        raise t.error(node, f"only a product of matrices is supported, got dims {a.dims} and "
-                            f"{b.dims}")
-    (m, k), n = a.dims, b.dims[1]
+    """``node``'s product of the int8 tensors ``a`` (…, M, K) and ``b`` (…, K, N), their
+    leading (batch) dims broadcast as numpy's matmul does, requantized."""
+    if len(a.dims) < 2 or len(b.dims) < 2 or a.dims[-1] != b.dims[-2]:
+        raise t.error(node, f"only a product of matrices (or of batches of matrices) is "
+                            f"supported, got dims {a.dims} and {b.dims}")
+    try:
+        batch = np.broadcast_shapes(a.dims[:-2], b.dims[:-2])
+    except ValueError:
+        raise t.error(node, f"the batch dims of {a.dims} and {b.dims} do not broadcast") \
+            from None
+    m, k, n = a.dims[-2], a.dims[-1], b.dims[-1]
+    dims = tuple(batch) + (m, n)
+    rank = len(dims)
     hint = node.output[0]
-    bt = f"(access-transpose (access-tensor {b.name}) (list 1 0))"
-    terms = [f"(compute dot-product (access-cartesian-product (access (access-tensor {a.name}) 1)"
-             f" (access {bt} 1)))"]
-    if b.zero:
-        terms.append(_scaled(t, hint + "_zb", f"(compute reduce-sum (access (access-tensor "
-                                              f"{a.name}) 1))", (m, 1), (m, n), -b.zero))
-    if a.zero:
-        terms.append(_scaled(t, hint + "_za", f"(compute reduce-sum (access {bt} 1))",
-                             (1, n), (m, n), -a.zero))
+    perm = list(range(len(b.dims) - 2)) + [len(b.dims) - 1, len(b.dims) - 2]
+    bt = f"(access-transpose (access-tensor {b.name}) (list {' '.join(map(str, perm))}))"
+    terms = [_product(a, b, bt, dims)]
+    if b.zero:  # -zb · Σ_k a[…, m, k], over n
+        sums = f"(compute reduce-sum (access (access-tensor {a.name}) {len(a.dims) - 1}))"
+        of = (1,) * (rank - len(a.dims)) + a.dims[:-1] + (1,)
+        terms.append(_scaled(t, hint + "_zb", sums, of, dims, -b.zero))
+    if a.zero:  # -za · Σ_k b[…, k, n], over m
+        sums = f"(compute reduce-sum (access {bt} {len(b.dims) - 1}))"
+        of = (1,) * (rank - len(b.dims)) + b.dims[:-2] + (1, n)
+        terms.append(_scaled(t, hint + "_za", sums, of, dims, -a.zero))
     acc = terms[0]
     for term in terms[1:]:
         acc = f"(compute elementwise-add (access-pair {acc} {term}))"
     acc = t.b.define(hint + "_acc", acc)
-    bias = np.full((1, n), k * a.zero * b.zero, np.int64)
-    m_ = np.full((1, n), multiplier(a.scale, np.float32(b.scale), y_scale), np.float32)
-    name = requantize_sum(t, hint, acc, (m, n), bias, m_, y_zero)
-    t.bind(node, Quantized(name, (m, n), y_scale, y_zero))
+    row = (1,) * (rank - 1) + (n,)
+    bias = np.full(row, k * a.zero * b.zero, np.int64)
+    m_ = np.full(row, multiplier(a.scale, np.float32(b.scale), y_scale), np.float32)
+    name = requantize_sum(t, hint, acc, dims, bias, m_, y_zero)
+    t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
 def _matmul(t, node, attrs) -> None:

@@ -185,20 +185,23 @@ def _qlinear_conv(t, node, attrs) -> None:
 
 
 def qdense(t, node, x: Quantized, w_ko: np.ndarray, w_scale, bias, y_scale, y_zero) -> None:
-    """``x @ W + b`` requantized; ``w_ko`` is (K, O) int8, x is (M, K)."""
+    """``x @ W + b`` requantized; ``w_ko`` is (K, O) int8, x is (M, K) or (…, M, K): leading
+    dims (a batch of token rows) are rows too, the weight broadcast over them (one product,
+    ``((…, M),(K))`` by ``((O),(K))``, whose batch the rewrites flatten into its rows)."""
     hint = node.output[0]
-    if len(x.dims) != 2:
+    if len(x.dims) < 2:
         raise t.error(node, f"input 1 must be a matrix, got dims {x.dims}")
     k, o = w_ko.shape
     wt = t.b.tensor(hint + "_w", np.ascontiguousarray(w_ko.T))
     acc = t.b.define(hint + "_acc", f"(compute dot-product (access-cartesian-product "
-                                    f"(access (access-tensor {x.name}) 1) "
+                                    f"(access (access-tensor {x.name}) {len(x.dims) - 1}) "
                                     f"(access (access-tensor {wt}) 1)))")
-    dims = (x.dims[0], o)
+    dims = x.dims[:-1] + (o,)
+    row = (1,) * (len(dims) - 1) + (o,)
     correction = x.zero * w_ko.astype(np.int64).sum(axis=0)
     b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
     m = np.broadcast_to(multiplier(x.scale, w_scale, y_scale), (o,))
-    name = requantize_sum(t, hint, acc, dims, b.reshape(1, o), m.reshape(1, o), y_zero)
+    name = requantize_sum(t, hint, acc, dims, b.reshape(row), m.reshape(row), y_zero)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
