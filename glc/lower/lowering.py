@@ -521,12 +521,14 @@ def _why_host(node: Term, types: Mapping[int, object]) -> str:
         a, b = (types[id(x)] for x in node.args[1].args)
         operands = node.args[1].args
         if a.dtype == b.dtype == "int8":
-            # Paired item by item: a batched product (each batch's matrices their own), or a
-            # depthwise convolution the depthwise kernels did not take (glc/lower/relayout.py).
+            # Paired item by item, and neither a depthwise convolution the depthwise kernels
+            # take (glc/lower/relayout.py) nor a batch of products (glc/lower/batched.py).
             return (f"a product of {a} and {b} paired item by item (access-pair): the array "
                     "multiplies every item of one operand by every item of the other "
-                    "(access-cartesian-product), and the depthwise kernels take only windows "
-                    "paired with their channel's taps")
+                    "(access-cartesian-product), the depthwise kernels take only windows "
+                    "paired with their channel's taps, and the batched ones only a batch of "
+                    "matrix products (the first operand broadcast over the last output dim, "
+                    "the second over the one before)")
     elif node.op in SYSTOLIC:
         operands = node.args[2:]
     else:

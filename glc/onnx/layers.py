@@ -12,7 +12,7 @@ from glc.onnx import movement
 from glc.onnx.graph import attributes
 from glc.onnx.movement import move
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
-from glc.onnx.quant import multiplier, pool_multiplier
+from glc.onnx.quant import carried, multiplier, pool_multiplier
 
 # --- the quantized layers ---------------------------------------------------------------------
 
@@ -423,7 +423,10 @@ def _qlinear_concat(t, node, attrs) -> None:
     y_scale, y_zero = t.qparams(node, 0, 1)
     inputs = []
     for i in range(2, len(node.input), 3):
-        x = t.quantized(node, i)
+        v = t.value(node, i)
+        # A constant part (a ViT's class token): its codes a tensor of the program.
+        x = Quantized(t.b.tensor(node.input[i], carried(v.value)), v.value.shape, 0.0, 0) \
+            if isinstance(v, Constant) else t.quantized(node, i)
         inputs.append(Quantized(x.name, x.dims, *t.qparams(node, i + 1, i + 2)))
     _requantized_concat(t, node, inputs, y_scale, y_zero, attrs["axis"])
 

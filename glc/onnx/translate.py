@@ -9,7 +9,7 @@ import numpy as np
 
 from glc.errors import GlcError, printable
 from glc.ir.types import fmt_dims
-from glc.onnx import attention, binary, floats, islands, layers, pools
+from glc.onnx import attention, binary, floats, islands, layers, movement, pools
 from glc.onnx.graph import Graph, attributes, label
 from glc.onnx.program import Builder, Constant, Dequantized, Float, Quantized, literal
 from glc.onnx.quant import NodeError, scale_of, unsupported, zero_point
@@ -239,6 +239,7 @@ TABLE = {
     "DequantizeLinear": _dequantize,
     **layers.TABLE,
     **attention.TABLE,
+    **movement.TABLE,
     **pools.TABLE,
     **floats.TABLE,
     **binary.TABLE,

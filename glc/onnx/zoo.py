@@ -171,9 +171,11 @@ class _Calibration:
 
 
 def quantize(model, out: Path, activations: str = "int8", form: str = "QDQ",
-             per_channel: bool = False, seed: int = 0, samples: int = 4) -> Path:
+             per_channel: bool = False, seed: int = 0, samples: int = 4,
+             symmetric: bool = False) -> Path:
     """``model`` quantized by onnxruntime's static quantizer (int8 weights; ``activations`` int8
-    or uint8; ``form`` QDQ or QOperator), calibrated on ``samples`` seeded random inputs.
+    or uint8, with ``symmetric`` int8 ranges of zero point 0; ``form`` QDQ or QOperator),
+    calibrated on ``samples`` seeded random inputs.
 
     Weights take 7 bits (``reduce_range``), as onnxruntime's guide asks for x86 without VNNI:
     there its u8×s8 GEMM adds pairs of products in saturating int16 (``vpmaddubsw``), so a
@@ -196,7 +198,8 @@ def quantize(model, out: Path, activations: str = "int8", form: str = "QDQ",
             str(prepared), str(out), _Calibration(graph_input.name, shape, samples, seed),
             quant_format=QuantFormat.QDQ if form == "QDQ" else QuantFormat.QOperator,
             activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8,
-            weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=True)
+            weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=True,
+            extra_options={"ActivationSymmetric": symmetric})
     return out
 
 
