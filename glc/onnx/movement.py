@@ -181,14 +181,20 @@ def gather(t, node, attrs) -> None:
             i = flat[0]
             return (f"(access-squeeze (access-slice {expr} {k} {i} {i + 1}) {k})",
                     dims_in[:k] + dims_in[k + 1:])
-        parts = [(i, i + 1) for i in flat]
+        dims_out = dims_in[:k] + (len(flat),) + dims_in[k + 1:]
         if flat == list(range(flat[0], flat[0] + len(flat))):
-            parts = [(flat[0], flat[-1] + 1)]
+            return f"(access-slice {expr} {k} {flat[0]} {flat[-1] + 1})", dims_out
+        # Concatenated along the axis moved first, each part one contiguous slice of the
+        # result: copies on the vector unit (glc/lower/concat.py), the transposes views.
+        rank = len(dims_in)
+        front = [k] + [j for j in range(rank) if j != k]
+        back = sorted(range(rank), key=front.__getitem__)
+        moved = f"(access-transpose {expr} (list {' '.join(map(str, front))}))"
         out = None
-        for lo, hi in parts:
-            part = f"(access-slice {expr} {k} {lo} {hi})"
-            out = part if out is None else f"(access-concatenate {out} {part} {k})"
-        return out, dims_in[:k] + (len(flat),) + dims_in[k + 1:]
+        for i in flat:
+            part = f"(access-slice {moved} 0 {i} {i + 1})"
+            out = part if out is None else f"(access-concatenate {out} {part} 0)"
+        return f"(access-transpose {out} (list {' '.join(map(str, back))}))", dims_out
     move(t, node, make, fold=lambda a: np.take(a, indices, axis=k))
 
 
