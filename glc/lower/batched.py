@@ -22,6 +22,7 @@ from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower.kernel import Kernel, build_kernel
+from glc.lower.linear import LinearPlan, pulled_back
 from glc.lower.program import KernelStep
 from glc.lower.schedule import search
 from glc.lower.transfer import OperandUnexpressible, Target
@@ -88,25 +89,47 @@ class Batches:
     kernels, whose memory plan and steps it extends."""
 
     def _batched(self, node: Term, core: Term, relu: bool, shift: int | None,
-                 views: Term | None) -> View | None:
-        """One kernel per batch element of a batched product, the relu and requantize in their
+                 views: Term | None, linear: LinearPlan | None = None) -> View | None:
+        """One kernel per batch element of a batched product, the relu and requantize — or
+        with ``linear`` ONNX's bias and requantization (glc/lower/linear.py) — in their
         STOREs, their results one after another in one buffer; the node's value, or None where
-        the operands do not read as one (it stays a host step)."""
+        the operands do not read as one (it stays a host step) or the STOREs cannot apply the
+        bias and multipliers (the requantization stays a fold)."""
         x, w = (view_of(t, self.types, self._materialise) for t in core.args[1].args)
         dims = self.types[id(core)].dims
         found = plan(x, w, len(dims))
         if found is None or not all(self._reaches(v) for v in (x, w)):
             return None
-        raw = shift is None
+        vectors = {}
+        if linear is not None:  # the bias and multipliers over the product's dims
+            for which, term in (("bias", linear.bias), ("m", linear.multipliers)):
+                if term is None:
+                    continue
+                if not self.rule.affine(term):
+                    return None
+                view = view_of(term, self.types, self._materialise)
+                vectors[which] = pulled_back(view, self.types[id(term)], linear.chain,
+                                             self.types)
+        raw = shift is None and "m" not in vectors
         esize = 4 if raw else 1
         (m, n), count = found.mn, math.prod(found.batch)
-        address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
         label = self._label(node)
         kernels: list[Kernel] = []
-        tables = {False: None, True: None}
+        orientations = (False, True)
         for number, index in enumerate(itertools.product(*map(range, found.batch))):
             a, b = found.operands(index)
-            targets = {"a": Target(a, address[a.buffer], 1), "b": Target(b, address[b.buffer], 1)}
+            targets = {"a": Target(a, self._to_dram(a.buffer).address, 1),
+                       "b": Target(b, self._to_dram(b.buffer).address, 1)}
+            for which, view in vectors.items():
+                for k, i in enumerate(index):
+                    view = _at(view, k, i)
+                view = replace(view, groups=view.groups[len(index):])
+                targets[which] = Target(view, self._to_dram(view.buffer).address, 4)
+            tables = {False: None, True: None} if linear is None else {
+                s: t for s in orientations if (t := self._table(targets, s, linear))}
+            tables = {s: t for s, t in tables.items() if s in orientations}
+            if not tables:
+                return None
             if not number:
                 self._check_fits(targets, (count * m, n), raw)
             try:
@@ -114,21 +137,21 @@ class Batches:
                                 self.top + number * m * n * esize, self.config, tables)
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, chosen.order, chosen.k_inner,
-                                      chosen.block_rows, flat=chosen.flat,
-                                      group=chosen.group, split=chosen.split,
-                                      spread=chosen.spread) if self.build else \
-                    Kernel(label, m, a.dims[1], n, raw, relu, shift or 0, [])
+                                      chosen.block_rows, tables[chosen.swap], chosen.flat,
+                                      chosen.group, chosen.split, chosen.spread) \
+                    if self.build else Kernel(label, m, a.dims[1], n, raw, relu, shift or 0, [],
+                                              "bias" in vectors)
             except (OperandUnexpressible, GlcError):
                 return None
-            tables = {chosen.swap: None}  # every element in the first one's orientation
+            orientations = (chosen.swap,)  # every element in the first one's orientation
             kernels.append(replace(kernel, estimated=chosen.cycles))
-        swap = next(iter(tables))
+        swap = orientations[0]
+        inputs = sorted({x.buffer, w.buffer} | {v.buffer for v in vectors.values()})
         out = self._allocate(self._fresh("kernel"), Access(
             (count * n, m) if swap else (count * m, n), (), "int32" if raw else "int8"),
             dram=True)
         for number, kernel in enumerate(kernels):
-            self.program.steps.append(KernelStep(f"{out}.{number}", kernel,
-                                                 sorted({x.buffer, w.buffer}), out))
+            self.program.steps.append(KernelStep(f"{out}.{number}", kernel, inputs, out))
         if swap:  # each element's Cᵀ (N, M): the batch dims, then M and N swapped back
             stored = row_major(out, found.batch + (n, m))
             result = replace(stored, groups=stored.groups[:-2] + stored.groups[:-3:-1])
@@ -136,4 +159,6 @@ class Batches:
             result = row_major(out, dims)
         if views is not None:  # the data movement over the converted result
             result = view_of(views, self.types, lambda t: result if t is core else None)
+        if linear is not None and linear.chain is not None:  # the layer's view of it
+            result = view_of(linear.chain, self.types, lambda t: result if t is core else None)
         return result

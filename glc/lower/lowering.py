@@ -239,6 +239,10 @@ class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
             with contextlib.suppress(_Unfused):
                 self.in_dram[id(node)] = self._kernel(node, plan.systolic, plan.relu, None,
                                                       plan.bias, plan)
+        if id(node) not in self.in_dram and (plan := self.rule.batched_plan(node)) is not None:
+            result = self._batched(node, plan.systolic, plan.relu, None, None, plan)
+            if result is not None:
+                self.in_dram[id(node)] = result
         if id(node) not in self.in_dram:
             fused = self.rule.fusion(node, self.unfused)
             if fused:

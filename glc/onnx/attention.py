@@ -11,20 +11,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from glc.ir.quantized import INT8
 from glc.onnx import layers
-from glc.onnx.layers import bind_absorbed, qdense, requantize_sum
+from glc.onnx.layers import bind_absorbed, qdense
 from glc.onnx.program import Constant, Dequantized, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier
 
 
-def _scaled(t, hint: str, expr: str, dims_of: tuple[int, ...], dims: tuple[int, ...],
-            factor: int) -> str:
-    """``factor · expr`` (int32, reshaped to ``dims_of``, of ``dims``' rank) broadcast to
+def _sums(t, hint: str, k: int, zero: int, add: int, dims: tuple[int, ...], vector,
+          operands) -> str:
+    """``-zero · Σ_k x + add`` (int32, of ``dims``) over the K items of an int8 operand x: a
+    product on the array by the constant vector ``-zero`` (``vector(tensor)`` its access,
+    ``operands(access)`` the product's two in order). A zero point of -128 (uint8's 0) makes
+    128, past int8: the vector is 64 and the sums are doubled."""
+    factor = 2 if -zero > INT8[1] else 1
+    ones = vector(f"(access-tensor {t.b.tensor(hint, np.full(k, -zero // factor, np.int8))})")
+    expr = f"(compute dot-product (access-cartesian-product {' '.join(operands(ones))}))"
+
+    def const(name: str, value: int) -> str:
+        return broadcast(t.b.tensor(name, np.full((1,) * len(dims), value, np.int32)), dims)
+
+    if factor != 1:
+        expr = f"(compute elementwise-mul (access-pair {expr} {const(hint + '_2', factor)}))"
+    if add:
+        expr = f"(compute elementwise-add (access-pair {expr} {const(hint + '_k', add)}))"
+    return expr
+
+
+def _spread(expr: str, of: tuple[int, ...], dims: tuple[int, ...]) -> str:
+    """``expr`` reshaped to ``of`` (``dims``' rank, 1 where it is broadcast) and broadcast to
     ``dims``."""
-    c = t.b.tensor(hint, np.full((1,) * len(dims), factor, np.int32))
-    spread = (f"(access-broadcast (access-reshape {expr} (access-shape {shape(dims_of)} "
-              f"(shape))) (access-shape {shape(dims)} (shape)))")
-    return f"(compute elementwise-mul (access-pair {spread} {broadcast(c, dims)}))"
+    return (f"(access-broadcast (access-reshape {expr} (access-shape {shape(of)} (shape))) "
+            f"(access-shape {shape(dims)} (shape)))")
 
 
 def _product(a: Quantized, b: Quantized, bt: str, dims: tuple[int, ...]) -> str:
@@ -77,23 +95,35 @@ def qmatmul(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int) ->
     hint = node.output[0]
     perm = list(range(len(b.dims) - 2)) + [len(b.dims) - 1, len(b.dims) - 2]
     bt = f"(access-transpose (access-tensor {b.name}) (list {' '.join(map(str, perm))}))"
-    terms = [_product(a, b, bt, dims)]
-    if b.zero:  # -zb · Σ_k a[…, m, k], over n
-        sums = f"(compute reduce-sum (access (access-tensor {a.name}) {len(a.dims) - 1}))"
-        of = (1,) * (rank - len(a.dims)) + a.dims[:-1] + (1,)
-        terms.append(_scaled(t, hint + "_zb", sums, of, dims, -b.zero))
-    if a.zero:  # -za · Σ_k b[…, k, n], over m
-        sums = f"(compute reduce-sum (access {bt} {len(b.dims) - 1}))"
-        of = (1,) * (rank - len(b.dims)) + b.dims[:-2] + (1, n)
-        terms.append(_scaled(t, hint + "_za", sums, of, dims, -a.zero))
-    acc = terms[0]
-    for term in terms[1:]:
-        acc = f"(compute elementwise-add (access-pair {acc} {term}))"
+    acc = _product(a, b, bt, dims)
+    # The zero points' terms, each a vector spread over C: the column sums' the same for every
+    # m, the row sums' for every n. The requantization's STOREs add one (its bias, a vector
+    # along C's rows or columns, glc/lower/table.py); with both, the row sums are the
+    # product's own bias (its kernels' STOREs) and the column sums the requantization's.
+    terms = []
+    if b.zero:  # -zb · Σ_k a[…, m, k]
+        rows = f"(access (access-tensor {a.name}) {len(a.dims) - 1})"
+        row_sums = _sums(t, hint + "_zb", k, b.zero, 0, a.dims[:-1] + (1,),
+                         lambda ones: f"(access (access-reshape {ones} (access-shape "
+                                      f"(shape 1 {k}) (shape))) 1)",
+                         lambda ones: (rows, ones))
+        terms.append(_spread(row_sums, (1,) * (rank - len(a.dims)) + a.dims[:-1] + (1,), dims))
+    if a.zero:  # -za · Σ_k b[…, k, n] + K·za·zb
+        columns = f"(access {bt} {len(b.dims) - 1})"
+        column = _sums(t, hint + "_za", k, a.zero, k * a.zero * b.zero, b.dims[:-2] + (n,),
+                       lambda ones: f"(access {ones} 0)", lambda ones: (ones, columns))
+        terms.append(_spread(column, (1,) * (rank - len(b.dims)) + b.dims[:-2] + (1, n), dims))
+    if len(terms) == 2:
+        acc = f"(compute elementwise-add (access-pair {acc} {terms.pop(0)}))"
+    bias = terms[0] if terms else \
+        broadcast(t.b.tensor(hint + "_bias", np.zeros((1,) * rank, np.int32)), dims)
     acc = t.b.define(hint + "_acc", acc)
-    row = (1,) * (rank - 1) + (n,)
-    bias = np.full(row, k * a.zero * b.zero, np.int64)
-    m_ = np.full(row, multiplier(a.scale, np.float32(b.scale), y_scale), np.float32)
-    name = requantize_sum(t, hint, acc, dims, bias, m_, y_zero)
+    # One multiplier (per tensor), broadcast along both of C's dims: the STOREs' table may
+    # then read the row sums' bias along C's rows (glc/lower/table.py).
+    m_ = broadcast(t.b.tensor(hint + "_m", np.full((1,) * rank, multiplier(
+        a.scale, np.float32(b.scale), y_scale), np.float32)), dims)
+    name = t.b.define(hint, f"(requantize-linear (compute elementwise-add (access-pair "
+                            f"(access-tensor {acc}) {bias})) {m_} {y_zero})")
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 

@@ -115,3 +115,65 @@ def test_a_batched_product_on_the_rtl_equals_the_interpreter_and_the_model():
     program, lowered = _compiled(inputs, body, "n4")
     assert lowered.figures()["kernels"] == 2
     exact(program.body, _arrays(inputs, 5), lowered, engine="rtl")
+
+
+def _with_vectors(inputs, body, vectors, config="n4"):
+    """``_compiled`` with int32/float32 vector inputs beside the int8 operands."""
+    text = "".join(f"(input {name} (shape {' '.join(map(str, dims))}) {dtype})\n"
+                   for name, (dims, dtype) in {**{k: (v, "int8") for k, v in inputs.items()},
+                                               **vectors}.items()) + body
+    program = parse_program(text, "<batched>")
+    env = {name: Access(dims, (), dtype) for name, (dims, dtype) in
+           {**{k: (v, "int8") for k, v in inputs.items()}, **vectors}.items()}
+    cfg = load_config(config)
+    lowered = compile_program(program, env, rules=select(DEFAULT, cfg.array_size),
+                              config=cfg).lowered
+    return program, lowered
+
+
+def _spread(name: str, of: tuple[int, ...], dims: tuple[int, ...]) -> str:
+    return (f"(access-broadcast (access-reshape (access-tensor {name}) (access-shape "
+            f"(shape {' '.join(map(str, of))}) (shape))) (access-shape "
+            f"(shape {' '.join(map(str, dims))}) (shape)))")
+
+
+@pytest.mark.parametrize("along", ["rows", "columns"])
+def test_the_requantization_and_a_bias_vector_are_in_the_kernels_stores(along):
+    """ONNX's requantization of a batched product plus a bias that is the same along C's
+    columns (a zero point's row sums) or rows (its column sums): no fold, every element's
+    STOREs add its slice of the bias and requantize (glc/lower/linear.py)."""
+    batch, m, n, k = (2, 3), 5, 6, 7
+    dims = batch + (m, n)
+    of = batch + ((m, 1) if along == "rows" else (1, n))
+    product = _batched("(access-tensor a)", "(access-tensor b)", batch, m, n, k)
+    body = (f"(requantize-linear (compute elementwise-add (access-pair {product} "
+            f"{_spread('bias', of, dims)})) {_spread('mult', (1,) * 4, dims)} -3)")
+    inputs = {"a": batch + (m, k), "b": batch + (k, n)}
+    vectors = {"bias": (of, "int32"), "mult": ((1, 1, 1, 1), "float32")}
+    program, lowered = _with_vectors(inputs, body, vectors)
+    figures = lowered.figures()
+    assert figures["host_steps"] == 0 and figures["kernels"] == 6, figures["host"]
+    assert all(s.kernel.kind == "matmul" for s in lowered.kernels)
+    rng = np.random.default_rng(7)
+    arrays = _arrays(inputs, 7) | {
+        "bias": rng.integers(-5000, 5000, of).astype(np.int32),
+        "mult": np.full((1, 1, 1, 1), 0.0123, np.float32)}
+    exact(program.body, arrays, lowered)
+
+
+def test_a_bias_alone_is_added_by_the_kernels():
+    """A batched product plus a bias the same along C's rows, no requantization: the int32
+    result with the bias from the STOREs (the column sums before a requantization by rows)."""
+    batch, m, n, k = (2,), 9, 6, 5
+    dims = batch + (m, n)
+    product = _batched("(access-tensor a)", "(access-tensor b)", batch, m, n, k)
+    body = (f"(compute elementwise-add (access-pair {product} "
+            f"{_spread('bias', batch + (1, n), dims)}))")
+    inputs = {"a": batch + (m, k), "b": batch + (k, n)}
+    program, lowered = _with_vectors(inputs, body, {"bias": (batch + (1, n), "int32")})
+    figures = lowered.figures()
+    assert figures["host_steps"] == 0 and figures["kernels"] == 2, figures["host"]
+    assert all(s.kernel.kind == "matmul" for s in lowered.kernels)
+    arrays = _arrays(inputs, 8) | {
+        "bias": np.random.default_rng(8).integers(-9000, 9000, batch + (1, n)).astype(np.int32)}
+    exact(program.body, arrays, lowered)
