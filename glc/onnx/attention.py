@@ -5,7 +5,11 @@ kernel), and MatMul of two activations (Q·Kᵀ and P·V), QDQ and QLinearMatMul
 
     Σ (a - za)(b - zb) = Σ a·b - zb·Σ_k a[m, k] - za·Σ_k b[k, n] + K·za·zb
 
-the row sums of ``a`` and column sums of ``b`` are reductions, the last term joins the bias."""
+each a vector over C: the row sums' the same for every n, the column sums' (with the last
+term) the same for every m. Each is a product on the array by the constant vector ``-z`` (one
+column of weights), and the requantization's STOREs add one of them as their bias; with both
+zero points nonzero the other is the product's own bias (glc/lower/batched.py, a kernel's
+STOREs), so no term is a pass of the vector unit over C but one bias add of a plain product."""
 
 from __future__ import annotations
 
