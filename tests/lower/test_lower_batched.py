@@ -177,3 +177,21 @@ def test_a_bias_alone_is_added_by_the_kernels():
     arrays = _arrays(inputs, 8) | {
         "bias": np.random.default_rng(8).integers(-9000, 9000, batch + (1, n)).astype(np.int32)}
     exact(program.body, arrays, lowered)
+
+
+@pytest.mark.rtl
+def test_a_requantized_batched_product_on_the_rtl_equals_the_interpreter_and_the_model():
+    """The STOREs' tables of the batched kernels (a bias along C's rows, one multiplier)."""
+    batch, m, n, k = (2,), 5, 6, 7
+    dims = batch + (m, n)
+    product = _batched("(access-tensor a)", "(access-tensor b)", batch, m, n, k)
+    body = (f"(requantize-linear (compute elementwise-add (access-pair {product} "
+            f"{_spread('bias', batch + (m, 1), dims)})) {_spread('mult', (1, 1, 1), dims)} 4)")
+    inputs = {"a": batch + (m, k), "b": batch + (k, n)}
+    vectors = {"bias": (batch + (m, 1), "int32"), "mult": ((1, 1, 1), "float32")}
+    program, lowered = _with_vectors(inputs, body, vectors)
+    assert lowered.figures()["host_steps"] == 0
+    arrays = _arrays(inputs, 9) | {
+        "bias": np.random.default_rng(9).integers(-4000, 4000, batch + (m, 1)).astype(np.int32),
+        "mult": np.full((1, 1, 1), 0.0173, np.float32)}
+    exact(program.body, arrays, lowered, engine="rtl")
