@@ -138,6 +138,9 @@ class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
         # addresses are reused, so execute keeps their values for --check-each.
         self.parent = {id(a): id(t) for t in walk(term) for a in t.args}
         self.released: dict[str, tuple[int, int, int]] = {}  # → start, end, the step freeing it
+        # The views taken by the host steps being built (outermost first): ``_release_read``
+        # keeps their buffers, which the enclosing step reads after the nested one.
+        self.building: list[dict[str, View]] = []
 
     def run(self) -> Program:
         root = self.term
@@ -474,7 +477,13 @@ class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
                 new = Term("access", (new, leaf("int", split)))
             return new
 
-        body = rebuild(node, in_dram)
+        # The views this step has taken stay live while its body is built: a host step nested
+        # in it (an operand of a kernel its body reads) must not give their DRAM back.
+        self.building.append(views)
+        try:
+            body = rebuild(node, in_dram)
+        finally:
+            self.building.pop()
         out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
                              dram=copy)
         why = "" if copy else _why_host(node, self.types)
@@ -486,12 +495,16 @@ class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
         """Give back the DRAM of the kernel results that only the host step of ``node`` reads:
         once it has run they are dead, and the kernels after it may use their space (a host step
         between two kernels counted its input against the second: n4 refused kernels that fit).
-        Such a result's every holder is a single-use descendant of ``node``; its space is freed
-        where it lies on top of the plan (it grows upward), with any freed space below it."""
+        Such a result's every holder is a single-use descendant of ``node``, and no host step
+        being built around this one has read it (its body may read the result beside the
+        kernel that needed this step); its space is freed where it lies on top of the plan (it
+        grows upward), with any freed space below it."""
         outputs = {s.output for s in self.program.kernels}
+        building = {view.buffer for taken in self.building for view in taken.values()}
         for name in dict.fromkeys(view.buffer for view in views.values()):
             holders = [i for i, view in self.in_dram.items() if view.buffer == name]
-            if name not in outputs or not all(self._only_below(i, node) for i in holders):
+            if name not in outputs or name in building or \
+                    not all(self._only_below(i, node) for i in holders):
                 continue
             buffer = self.program.buffers[name]
             self.released[name] = (buffer.address, aligned(buffer.address + buffer.nbytes),

@@ -9,6 +9,7 @@ import numpy as np
 
 from glc.ir.quantized import INT8
 from glc.onnx import movement
+from glc.onnx.fusions import float_outputs
 from glc.onnx.graph import attributes
 from glc.onnx.movement import move
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
@@ -268,7 +269,8 @@ def _qlinear_global_average_pool(t, node, attrs) -> None:
 def _add(t, node, attrs) -> None:
     """Add/Sum: float32 sums of the dequantized operands (the QuantizeLinear after rounds them),
     in order; but an Add of two dequantized activations of the type its one QuantizeLinear
-    reader has is onnxruntime's fused QLinearAdd, which computes otherwise (``add-linear``)."""
+    reader has is onnxruntime's fused QLinearAdd, which computes otherwise (``add-linear``),
+    where onnxruntime fuses it (glc/onnx/fusions.py)."""
     if len(node.input) < 2:
         raise t.error(node, "needs at least two inputs")
     values = [t.value(node, i) for i in range(len(node.input))]
@@ -277,7 +279,8 @@ def _add(t, node, attrs) -> None:
     reader = t.graph.only_consumer(last.output[0])
     if node.op_type == "Add" and all(isinstance(v, Dequantized) for v in values) and \
             reader is not None and reader.op_type == "QuantizeLinear" and \
-            len(reader.input) > 2 and {v.offset for v in values} == {t.offset(reader, 2)}:
+            len(reader.input) > 2 and {v.offset for v in values} == {t.offset(reader, 2)} and \
+            node.output[0] not in float_outputs(t, node):
         # onnxruntime's x86 optimizer turns a QDQ model's int8 QuantizeLinear/DequantizeLinear
         # pairs into uint8 (QDQS8ToU8Transformer) before fusing, so the kernel adds uint8
         # values either way (measured: tests/onnx/test_import_add.py), as for the pools.
