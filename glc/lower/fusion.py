@@ -114,6 +114,33 @@ class Absorb:
             return None
         return current, relu, shift, views
 
+    def batched_plan(self, node: Term) -> linear.LinearPlan | None:
+        """The plan when ``node`` is a ``requantize-linear`` of a dot product over an
+        ``access-pair`` of two int8 views (a batched product's kernels requantizing in their
+        STOREs, glc/lower/batched.py, if its operands read as one), or such a product plus an
+        int32 bias (``multipliers`` None: the kernels add it, their result int32); else
+        None."""
+        found = linear.match(node, self.types, self.uses, self._paired)
+        if found is not None or node.op != "compute" or \
+                self.types[id(node.args[0])].name != "elementwise-add":
+            return found
+        pair = node.args[1]
+        if pair.op != "access-pair" or self.uses[id(pair)] > 1:
+            return None
+        for first, other in (pair.args, pair.args[::-1]):
+            core = linear.under(first, self.uses, self._paired)
+            if core is not None and bias_fits(self.types[id(first)], self.types[id(other)]):
+                return linear.LinearPlan(core, None if first is core else first, False, other,
+                                         None, 0)
+        return None
+
+    def _paired(self, node: Term) -> bool:
+        if node.op != "compute" or self.types[id(node.args[0])].name != "dot-product":
+            return False
+        pair = node.args[1]
+        return pair.op == "access-pair" and self.uses[id(pair)] == 1 and all(
+            self.types[id(x)].dtype == "int8" and self.affine(x) for x in pair.args)
+
     def _conversions(self, node: Term, unfused: frozenset[int] | set[int]):
         """(core, relu, requantize shift, bias, views): ``node`` under at most one relu and one
         requantize and an int32 bias pair (each used only there), with the data-moving

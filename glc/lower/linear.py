@@ -27,8 +27,8 @@ from glc.syntax.reader import parse_term
 
 # Data-moving operators that are bijections of the elements: requantize-linear (which maps 0 to
 # z, not 0) commutes with them, and each has an inverse to pull an operand back through.
-BIJECTIVE = ("access", "access-transpose", "access-reshape", "access-flatten", "access-squeeze",
-             "access-insert-axis")
+BIJECTIVE = ("access", "access-tensor", "access-transpose", "access-reshape", "access-flatten",
+             "access-squeeze", "access-insert-axis")
 OPERAND = "__operand"  # the placeholder symbol an operand is pulled back from
 
 
@@ -37,13 +37,13 @@ class LinearPlan:
     """A ``requantize-linear`` the lowering makes one kernel: ``systolic`` (int8 × int8), seen
     through ``chain`` (the topmost data-moving operator over it; None: the array itself), plus
     ``bias``, under ``relu``, requantized with ``multipliers`` and ``zero`` (terms over the
-    layer's dims)."""
+    layer's dims; a batched product's bias alone has no ``multipliers``, glc/lower/fusion.py)."""
 
     systolic: Term
     chain: Term | None
     relu: bool
     bias: Term | None
-    multipliers: Term
+    multipliers: Term | None
     zero: int
 
 
@@ -64,12 +64,12 @@ def match(node: Term, types: dict[int, object], uses: dict[int, int],
         if pair.op != "access-pair" or uses[id(pair)] > 1:
             return None
         for first, other in (pair.args, pair.args[::-1]):
-            if types[id(other)].dtype == "int32" and _under(first, uses, is_array) is not None:
+            if types[id(other)].dtype == "int32" and under(first, uses, is_array) is not None:
                 current, bias = first, other
                 break
         else:
             return None
-    systolic = _under(current, uses, is_array)
+    systolic = under(current, uses, is_array)
     if systolic is None or any(types[id(x)].dtype != "int8" for x in systolic.args[2:]):
         return None
     return LinearPlan(systolic, None if current is systolic else current, relu, bias,
@@ -83,7 +83,7 @@ def _kind(node: Term, types: dict[int, object]) -> str | None:
     return kind.name
 
 
-def _under(node: Term, uses: dict[int, int], is_array: Callable[[Term], bool]) -> Term | None:
+def under(node: Term, uses: dict[int, int], is_array: Callable[[Term], bool]) -> Term | None:
     """The systolic array ``node`` is, or views through bijective operators used only here."""
     if uses[id(node)] > 1:
         return None

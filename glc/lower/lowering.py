@@ -29,6 +29,7 @@ from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
 from glc.lower import linear
+from glc.lower.batched import Batches
 from glc.lower.concat import Band, Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
@@ -97,7 +98,7 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer(Relayout, Folds, Concats, Reorient):
+class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool,
                  disabled: frozenset[str] = frozenset(), kept: Collection[int] = ()):
         self.term, self.config, self.build = term, config, build
@@ -137,6 +138,9 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         # addresses are reused, so execute keeps their values for --check-each.
         self.parent = {id(a): id(t) for t in walk(term) for a in t.args}
         self.released: dict[str, tuple[int, int, int]] = {}  # → start, end, the step freeing it
+        # The views taken by the host steps being built (outermost first): ``_release_read``
+        # keeps their buffers, which the enclosing step reads after the nested one.
+        self.building: list[dict[str, View]] = []
 
     def run(self) -> Program:
         root = self.term
@@ -238,6 +242,10 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
             with contextlib.suppress(_Unfused):
                 self.in_dram[id(node)] = self._kernel(node, plan.systolic, plan.relu, None,
                                                       plan.bias, plan)
+        if id(node) not in self.in_dram and (plan := self.rule.batched_plan(node)) is not None:
+            result = self._batched(node, plan.systolic, plan.relu, None, None, plan)
+            if result is not None:
+                self.in_dram[id(node)] = result
         if id(node) not in self.in_dram:
             fused = self.rule.fusion(node, self.unfused)
             if fused:
@@ -256,6 +264,8 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                     self.unfused.add(id(add))
             if id(node) not in self.in_dram and (found := self.rule.depthwise(node)):
                 result = self._depthwise(node, *found)
+                if result is None:
+                    result = self._batched(node, *found)
                 if result is not None:
                     self.in_dram[id(node)] = result
             if id(node) not in self.in_dram and self.rule.fold_plan(node) is not None:
@@ -467,7 +477,13 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
                 new = Term("access", (new, leaf("int", split)))
             return new
 
-        body = rebuild(node, in_dram)
+        # The views this step has taken stay live while its body is built: a host step nested
+        # in it (an operand of a kernel its body reads) must not give their DRAM back.
+        self.building.append(views)
+        try:
+            body = rebuild(node, in_dram)
+        finally:
+            self.building.pop()
         out = self._allocate(self._fresh("copy" if copy else "host"), self.types[id(node)],
                              dram=copy)
         why = "" if copy else _why_host(node, self.types)
@@ -479,12 +495,16 @@ class _Lowerer(Relayout, Folds, Concats, Reorient):
         """Give back the DRAM of the kernel results that only the host step of ``node`` reads:
         once it has run they are dead, and the kernels after it may use their space (a host step
         between two kernels counted its input against the second: n4 refused kernels that fit).
-        Such a result's every holder is a single-use descendant of ``node``; its space is freed
-        where it lies on top of the plan (it grows upward), with any freed space below it."""
+        Such a result's every holder is a single-use descendant of ``node``, and no host step
+        being built around this one has read it (its body may read the result beside the
+        kernel that needed this step); its space is freed where it lies on top of the plan (it
+        grows upward), with any freed space below it."""
         outputs = {s.output for s in self.program.kernels}
+        building = {view.buffer for taken in self.building for view in taken.values()}
         for name in dict.fromkeys(view.buffer for view in views.values()):
             holders = [i for i, view in self.in_dram.items() if view.buffer == name]
-            if name not in outputs or not all(self._only_below(i, node) for i in holders):
+            if name not in outputs or name in building or \
+                    not all(self._only_below(i, node) for i in holders):
                 continue
             buffer = self.program.buffers[name]
             self.released[name] = (buffer.address, aligned(buffer.address + buffer.nbytes),
@@ -518,12 +538,14 @@ def _why_host(node: Term, types: Mapping[int, object]) -> str:
         a, b = (types[id(x)] for x in node.args[1].args)
         operands = node.args[1].args
         if a.dtype == b.dtype == "int8":
-            # Paired item by item: a batched product (each batch's matrices their own), or a
-            # depthwise convolution the depthwise kernels did not take (glc/lower/relayout.py).
+            # Paired item by item, and neither a depthwise convolution the depthwise kernels
+            # take (glc/lower/relayout.py) nor a batch of products (glc/lower/batched.py).
             return (f"a product of {a} and {b} paired item by item (access-pair): the array "
                     "multiplies every item of one operand by every item of the other "
-                    "(access-cartesian-product), and the depthwise kernels take only windows "
-                    "paired with their channel's taps")
+                    "(access-cartesian-product), the depthwise kernels take only windows "
+                    "paired with their channel's taps, and the batched ones only a batch of "
+                    "matrix products (the first operand broadcast over the last output dim, "
+                    "the second over the one before)")
     elif node.op in SYSTOLIC:
         operands = node.args[2:]
     else:

@@ -5,51 +5,130 @@ kernel), and MatMul of two activations (Q·Kᵀ and P·V), QDQ and QLinearMatMul
 
     Σ (a - za)(b - zb) = Σ a·b - zb·Σ_k a[m, k] - za·Σ_k b[k, n] + K·za·zb
 
-the row sums of ``a`` and column sums of ``b`` are reductions, the last term joins the bias."""
+each a vector over C: the row sums' the same for every n, the column sums' (with the last
+term) the same for every m. Each is a product on the array by the constant vector ``-z`` (one
+column of weights), and the requantization's STOREs add one of them as their bias; with both
+zero points nonzero the other is the product's own bias (glc/lower/batched.py, a kernel's
+STOREs), so no term is a pass of the vector unit over C but one bias add of a plain product."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from glc.ir.quantized import INT8
 from glc.onnx import layers
-from glc.onnx.layers import bind_absorbed, qdense, requantize_sum
+from glc.onnx.layers import bind_absorbed, qdense
 from glc.onnx.program import Constant, Dequantized, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier
 
 
-def _scaled(t, hint: str, expr: str, dims_of: tuple[int, ...], dims: tuple[int, ...],
-            factor: int) -> str:
-    """``factor · expr`` (int32, of dims ``dims_of``) reshaped and broadcast to ``dims``."""
-    c = t.b.tensor(hint, np.full((1, 1), factor, np.int32))
-    spread = (f"(access-broadcast (access-reshape {expr} (access-shape {shape(dims_of)} "
-              f"(shape))) (access-shape {shape(dims)} (shape)))")
-    return f"(compute elementwise-mul (access-pair {spread} {broadcast(c, dims)}))"
+def _sums(t, hint: str, k: int, zero: int, add: int, dims: tuple[int, ...], vector,
+          operands) -> str:
+    """``-zero · Σ_k x + add`` (int32, of ``dims``) over the K items of an int8 operand x: a
+    product on the array by the constant vector ``-zero`` (``vector(tensor)`` its access,
+    ``operands(access)`` the product's two in order). A zero point of -128 (uint8's 0) makes
+    128, past int8: the vector is 64 and the sums are doubled."""
+    factor = 2 if -zero > INT8[1] else 1
+    ones = vector(f"(access-tensor {t.b.tensor(hint, np.full(k, -zero // factor, np.int8))})")
+    expr = f"(compute dot-product (access-cartesian-product {' '.join(operands(ones))}))"
+
+    def const(name: str, value: int) -> str:
+        return broadcast(t.b.tensor(name, np.full((1,) * len(dims), value, np.int32)), dims)
+
+    if factor != 1:
+        expr = f"(compute elementwise-mul (access-pair {expr} {const(hint + '_2', factor)}))"
+    if add:
+        expr = f"(compute elementwise-add (access-pair {expr} {const(hint + '_k', add)}))"
+    return expr
+
+
+def _spread(expr: str, of: tuple[int, ...], dims: tuple[int, ...]) -> str:
+    """``expr`` reshaped to ``of`` (``dims``' rank, 1 where it is broadcast) and broadcast to
+    ``dims``."""
+    return (f"(access-broadcast (access-reshape {expr} (access-shape {shape(of)} (shape))) "
+            f"(access-shape {shape(dims)} (shape)))")
+
+
+def _product(a: Quantized, b: Quantized, bt: str, dims: tuple[int, ...]) -> str:
+    """The int32 product ``a @ b`` of dims ``dims`` (the batch, M, N); ``bt`` is b with its
+    last two dims swapped, (…, N, K).
+
+    With b one matrix (its batch dims 1) it is one product, a's batch its rows:
+    ``((…, M),(K))`` by ``((N),(K))`` (the rewrites flatten the batch into M). Otherwise each
+    batch element has its own pair of matrices: both operands broadcast to (batch, M, N, K),
+    a over N and b over M, and the dot product over ``access-pair`` (the lowering runs one
+    array product per batch element, glc/lower/batched.py)."""
+    rank = len(dims)
+    if all(d == 1 for d in b.dims[:-2]):
+        flat = f"(access {bt} 1)" if len(b.dims) == 2 else \
+            f"(access-reshape {bt} (access-shape {shape(b.dims[-1:])} {shape(b.dims[-2:-1])}))"
+        product = (f"(compute dot-product (access-cartesian-product (access (access-tensor "
+                   f"{a.name}) {len(a.dims) - 1}) {flat}))")
+        produced = a.dims[:-1] + b.dims[-1:]
+        if produced == dims:
+            return product
+        return f"(access-reshape {product} (access-shape {shape(dims)} (shape)))"
+    target = f"(access-shape {shape(dims + (a.dims[-1],))} (shape))"
+
+    def spread(expr: str, of: tuple[int, ...], axis: int) -> str:
+        full = (1,) * (rank - len(of)) + of
+        if full != of:
+            expr = f"(access-reshape {expr} (access-shape {shape(full)} (shape)))"
+        return f"(access (access-broadcast (access-insert-axis {expr} {axis}) {target}) {rank})"
+
+    bt_dims = b.dims[:-2] + (b.dims[-1], b.dims[-2])
+    pair = (spread(f"(access-tensor {a.name})", a.dims, rank - 1),
+            spread(bt, bt_dims, rank - 2))
+    return f"(compute dot-product (access-pair {pair[0]} {pair[1]}))"
 
 
 def qmatmul(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int) -> None:
-    """``node``'s product of the int8 matrices ``a`` (M, K) and ``b`` (K, N), requantized."""
-    if len(a.dims) != 2 or len(b.dims) != 2 or a.dims[1] != b.dims[0]:
-        raise t.error(node, f"only a product of matrices is supported, got dims {a.dims} and "
-                            f"{b.dims}")
-    (m, k), n = a.dims, b.dims[1]
+    """``node``'s product of the int8 tensors ``a`` (…, M, K) and ``b`` (…, K, N), their
+    leading (batch) dims broadcast as numpy's matmul does, requantized."""
+    if len(a.dims) < 2 or len(b.dims) < 2 or a.dims[-1] != b.dims[-2]:
+        raise t.error(node, f"only a product of matrices (or of batches of matrices) is "
+                            f"supported, got dims {a.dims} and {b.dims}")
+    try:
+        batch = np.broadcast_shapes(a.dims[:-2], b.dims[:-2])
+    except ValueError:
+        raise t.error(node, f"the batch dims of {a.dims} and {b.dims} do not broadcast") \
+            from None
+    m, k, n = a.dims[-2], a.dims[-1], b.dims[-1]
+    dims = tuple(batch) + (m, n)
+    rank = len(dims)
     hint = node.output[0]
-    bt = f"(access-transpose (access-tensor {b.name}) (list 1 0))"
-    terms = [f"(compute dot-product (access-cartesian-product (access (access-tensor {a.name}) 1)"
-             f" (access {bt} 1)))"]
-    if b.zero:
-        terms.append(_scaled(t, hint + "_zb", f"(compute reduce-sum (access (access-tensor "
-                                              f"{a.name}) 1))", (m, 1), (m, n), -b.zero))
-    if a.zero:
-        terms.append(_scaled(t, hint + "_za", f"(compute reduce-sum (access {bt} 1))",
-                             (1, n), (m, n), -a.zero))
-    acc = terms[0]
-    for term in terms[1:]:
-        acc = f"(compute elementwise-add (access-pair {acc} {term}))"
+    perm = list(range(len(b.dims) - 2)) + [len(b.dims) - 1, len(b.dims) - 2]
+    bt = f"(access-transpose (access-tensor {b.name}) (list {' '.join(map(str, perm))}))"
+    acc = _product(a, b, bt, dims)
+    # The zero points' terms, each a vector spread over C: the column sums' the same for every
+    # m, the row sums' for every n. The requantization's STOREs add one (its bias, a vector
+    # along C's rows or columns, glc/lower/table.py); with both, the row sums are the
+    # product's own bias (its kernels' STOREs) and the column sums the requantization's.
+    terms = []
+    if b.zero:  # -zb · Σ_k a[…, m, k]
+        rows = f"(access (access-tensor {a.name}) {len(a.dims) - 1})"
+        row_sums = _sums(t, hint + "_zb", k, b.zero, 0, a.dims[:-1] + (1,),
+                         lambda ones: f"(access (access-reshape {ones} (access-shape "
+                                      f"(shape 1 {k}) (shape))) 1)",
+                         lambda ones: (rows, ones))
+        terms.append(_spread(row_sums, (1,) * (rank - len(a.dims)) + a.dims[:-1] + (1,), dims))
+    if a.zero:  # -za · Σ_k b[…, k, n] + K·za·zb
+        columns = f"(access {bt} {len(b.dims) - 1})"
+        column = _sums(t, hint + "_za", k, a.zero, k * a.zero * b.zero, b.dims[:-2] + (n,),
+                       lambda ones: f"(access {ones} 0)", lambda ones: (ones, columns))
+        terms.append(_spread(column, (1,) * (rank - len(b.dims)) + b.dims[:-2] + (1, n), dims))
+    if len(terms) == 2:
+        acc = f"(compute elementwise-add (access-pair {acc} {terms.pop(0)}))"
+    bias = terms[0] if terms else \
+        broadcast(t.b.tensor(hint + "_bias", np.zeros((1,) * rank, np.int32)), dims)
     acc = t.b.define(hint + "_acc", acc)
-    bias = np.full((1, n), k * a.zero * b.zero, np.int64)
-    m_ = np.full((1, n), multiplier(a.scale, np.float32(b.scale), y_scale), np.float32)
-    name = requantize_sum(t, hint, acc, (m, n), bias, m_, y_zero)
-    t.bind(node, Quantized(name, (m, n), y_scale, y_zero))
+    # One multiplier (per tensor), broadcast along both of C's dims: the STOREs' table may
+    # then read the row sums' bias along C's rows (glc/lower/table.py).
+    m_ = broadcast(t.b.tensor(hint + "_m", np.full((1,) * rank, multiplier(
+        a.scale, np.float32(b.scale), y_scale), np.float32)), dims)
+    name = t.b.define(hint, f"(requantize-linear (compute elementwise-add (access-pair "
+                            f"(access-tensor {acc}) {bias})) {m_} {y_zero})")
+    t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
 def _matmul(t, node, attrs) -> None:

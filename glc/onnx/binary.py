@@ -8,14 +8,10 @@ does not fuse stays float (glc/onnx/floats.py)."""
 
 from __future__ import annotations
 
-import functools
-import os
-import tempfile
-from pathlib import Path
-
 import numpy as np
 
 from glc.onnx import layers
+from glc.onnx.fusions import float_outputs
 from glc.onnx.program import Constant, Dequantized, Quantized, broadcast, literal
 from glc.onnx.quant import carried, multiplier, scale_of, zero_point
 
@@ -61,7 +57,7 @@ def fused_product(t, node) -> bool:
     else False."""
     values = [t.value(node, i) for i in range(len(node.input))]
     if len(values) != 2 or not all(isinstance(v, Dequantized) for v in values) or \
-            node.output[0] in _float_products(t, node):
+            node.output[0] in float_outputs(t, node):
         return False
     relu = layers.redundant_relu(t, node)
     last = relu or node
@@ -75,35 +71,6 @@ def fused_product(t, node) -> bool:
         t.values[relu.output[0]] = t.values[node.output[0]]
     layers.bind_absorbed(t, last)
     return True
-
-
-def _float_products(t, node) -> frozenset[str]:
-    """The outputs of the Mul nodes onnxruntime's optimized graph — the reference run's: CPU
-    provider, default optimizations — still computes in float. Whether it fuses a QDQ Mul of
-    two activations depends on its transformers' view of the whole graph (with int8
-    activations an SE block's gate stays a float Mul and a product of two convs is fused,
-    measured: tests/onnx/test_import_products.py), so the import asks it rather than guess."""
-    path = t.graph.path
-    try:
-        stat = os.stat(path)
-        return _optimized_muls(path, stat.st_mtime_ns, stat.st_size)
-    except Exception as error:  # onnxruntime's own errors are of many kinds
-        raise t.error(node, f"onnxruntime cannot say whether it fuses this Mul: "
-                            f"{str(error).splitlines()[0] if str(error) else error!r}") from None
-
-
-@functools.lru_cache(maxsize=4)
-def _optimized_muls(path: str, mtime: int, size: int) -> frozenset[str]:
-    import onnx
-    import onnxruntime as ort
-
-    with tempfile.TemporaryDirectory() as folder:
-        options = ort.SessionOptions()
-        options.optimized_model_filepath = str(Path(folder) / "optimized.onnx")
-        options.log_severity_level = 3  # not the warning that the file is CPU-specific
-        ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-        graph = onnx.load(options.optimized_model_filepath).graph
-    return frozenset(n.output[0] for n in graph.node if n.op_type == "Mul")
 
 
 def _qlinear(t, node, attrs) -> None:

@@ -63,7 +63,8 @@ def id_bound(graph, name: str) -> int:
     return min(rows)
 
 
-def _gather(t, node, attrs) -> None:
+def gather(t, node, attrs) -> None:
+    """A Gather of a constant table by the model's int64 ids: a host step reading its rows."""
     ids = t.value(node, 1)
     table = t.value(node, 0)
     if not isinstance(ids, Indices) or not isinstance(table, Constant):
@@ -97,7 +98,3 @@ def _rows(t, node, hint: str, table: np.ndarray, ids: Indices) -> str:
     t.host_step(node)
     return t.b.define(hint, f"(gather (access-tensor {name}) (access-tensor {ids.name}))")
 
-
-TABLE = {
-    "Gather": _gather,
-}

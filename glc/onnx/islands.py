@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.ir.quantized import TABLE_ENTRIES
+from glc.onnx.fusions import float_outputs
 
 # Float ops that act elementwise on their varying input, the rest of their inputs constants.
 ELEMENTWISE = frozenset({
@@ -168,10 +169,11 @@ def _one_value(name: str, graph, cone: list) -> bool:
                _one_value(i, graph, cone) for i in node.input if i)
 
 
-def table(graph, island: Island, feeds: dict[str, np.ndarray]) -> np.ndarray:
+def table(graph, island: Island, feeds: dict[str, np.ndarray], fuse: bool = True) -> np.ndarray:
     """The island's results, as int8 codes (uint8 ones carried as int8, u − 128,
     docs/language.md), for ``feeds``, the codes of each source (256 each, in the model's own
-    type), by onnxruntime on the island alone."""
+    type), by onnxruntime on the island alone; without ``fuse`` node by node, its optimizer
+    off (the island alone it may fuse where the whole model's graph does not)."""
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
@@ -191,7 +193,10 @@ def table(graph, island: Island, feeds: dict[str, np.ndarray]) -> np.ndarray:
             [numpy_helper.from_array(graph.constants[name], name) for name in sorted(used)]),
         opset_imports=graph.opsets)
     model.ir_version = graph.ir_version
-    session = ort.InferenceSession(model.SerializeToString(),
+    options = ort.SessionOptions()
+    if not fuse:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     return _as_int8(session.run(None, feeds)[0].reshape(TABLE_ENTRIES))
 
@@ -236,7 +241,12 @@ def translate(t, island: Island) -> bool:
     base = t.codes.get(read[0][1].name, (read[0][1], IDENTITY))[0]
     feeds = {name: _in_type(t.codes.get(q.name, (q, IDENTITY))[1], signed)
              for name, q, signed in read}
-    entries = table(t.graph, island, feeds)
+    # A QDQ Mul or Add of the island that onnxruntime leaves float in the whole model (an int8
+    # GELU's x·(erf(x/√2) + 1)) must be float in the table too: alone, it would be fused into
+    # QLinearMul/QLinearAdd, which rounds otherwise (glc/onnx/fusions.py).
+    binary = [n for n in island.nodes if n.op_type in ("Mul", "Add")]
+    fuse = not binary or not all(n.output[0] in float_outputs(t, n) for n in binary)
+    entries = table(t.graph, island, feeds, fuse)
     out = len(last.input) - 2  # a QOperator op's output scale and zero point come last
     scale, zero = t.qparams(last, 1, 2) if last.op_type == "QuantizeLinear" else \
         t.qparams(last, out, out + 1)

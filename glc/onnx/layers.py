@@ -9,10 +9,11 @@ import numpy as np
 
 from glc.ir.quantized import INT8
 from glc.onnx import movement
+from glc.onnx.fusions import float_outputs
 from glc.onnx.graph import attributes
 from glc.onnx.movement import move
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
-from glc.onnx.quant import multiplier, pool_multiplier
+from glc.onnx.quant import carried, multiplier, pool_multiplier
 
 # --- the quantized layers ---------------------------------------------------------------------
 
@@ -192,20 +193,23 @@ def _qlinear_conv(t, node, attrs) -> None:
 
 
 def qdense(t, node, x: Quantized, w_ko: np.ndarray, w_scale, bias, y_scale, y_zero) -> None:
-    """``x @ W + b`` requantized; ``w_ko`` is (K, O) int8, x is (M, K)."""
+    """``x @ W + b`` requantized; ``w_ko`` is (K, O) int8, x is (M, K) or (…, M, K): leading
+    dims (a batch of token rows) are rows too, the weight broadcast over them (one product,
+    ``((…, M),(K))`` by ``((O),(K))``, whose batch the rewrites flatten into its rows)."""
     hint = node.output[0]
-    if len(x.dims) != 2:
+    if len(x.dims) < 2:
         raise t.error(node, f"input 1 must be a matrix, got dims {x.dims}")
     k, o = w_ko.shape
     wt = t.b.tensor(hint + "_w", np.ascontiguousarray(w_ko.T))
     acc = t.b.define(hint + "_acc", f"(compute dot-product (access-cartesian-product "
-                                    f"(access (access-tensor {x.name}) 1) "
+                                    f"(access (access-tensor {x.name}) {len(x.dims) - 1}) "
                                     f"(access (access-tensor {wt}) 1)))")
-    dims = (x.dims[0], o)
+    dims = x.dims[:-1] + (o,)
+    row = (1,) * (len(dims) - 1) + (o,)
     correction = x.zero * w_ko.astype(np.int64).sum(axis=0)
     b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
     m = np.broadcast_to(multiplier(x.scale, w_scale, y_scale), (o,))
-    name = requantize_sum(t, hint, acc, dims, b.reshape(1, o), m.reshape(1, o), y_zero)
+    name = requantize_sum(t, hint, acc, dims, b.reshape(row), m.reshape(row), y_zero)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
@@ -272,7 +276,8 @@ def _qlinear_global_average_pool(t, node, attrs) -> None:
 def _add(t, node, attrs) -> None:
     """Add/Sum: float32 sums of the dequantized operands (the QuantizeLinear after rounds them),
     in order; but an Add of two dequantized activations of the type its one QuantizeLinear
-    reader has is onnxruntime's fused QLinearAdd, which computes otherwise (``add-linear``)."""
+    reader has is onnxruntime's fused QLinearAdd, which computes otherwise (``add-linear``),
+    where onnxruntime fuses it (glc/onnx/fusions.py)."""
     if len(node.input) < 2:
         raise t.error(node, "needs at least two inputs")
     values = [t.value(node, i) for i in range(len(node.input))]
@@ -281,7 +286,8 @@ def _add(t, node, attrs) -> None:
     reader = t.graph.only_consumer(last.output[0])
     if node.op_type == "Add" and all(isinstance(v, Dequantized) for v in values) and \
             reader is not None and reader.op_type == "QuantizeLinear" and \
-            len(reader.input) > 2 and {v.offset for v in values} == {t.offset(reader, 2)}:
+            len(reader.input) > 2 and {v.offset for v in values} == {t.offset(reader, 2)} and \
+            node.output[0] not in float_outputs(t, node):
         # onnxruntime's x86 optimizer turns a QDQ model's int8 QuantizeLinear/DequantizeLinear
         # pairs into uint8 (QDQS8ToU8Transformer) before fusing, so the kernel adds uint8
         # values either way (measured: tests/onnx/test_import_add.py), as for the pools.
@@ -427,7 +433,10 @@ def _qlinear_concat(t, node, attrs) -> None:
     y_scale, y_zero = t.qparams(node, 0, 1)
     inputs = []
     for i in range(2, len(node.input), 3):
-        x = t.quantized(node, i)
+        v = t.value(node, i)
+        # A constant part (a ViT's class token): its codes a tensor of the program.
+        x = Quantized(t.b.tensor(node.input[i], carried(v.value)), v.value.shape, 0.0, 0) \
+            if isinstance(v, Constant) else t.quantized(node, i)
         inputs.append(Quantized(x.name, x.dims, *t.qparams(node, i + 1, i + 2)))
     _requantized_concat(t, node, inputs, y_scale, y_zero, attrs["axis"])
 

@@ -1,8 +1,9 @@
 """Data movement: ONNX ops that only move elements (Reshape, Flatten, Transpose, Slice, Split,
-Identity) — the same on int8 values, their dequantizations and floats, so each is one access
-pattern over its input, whatever the input's form, and its output keeps the input's
-quantization. Views the lowering reads in place where they are affine (docs/lowering.md,
-"Address patterns")."""
+Gather with constant indices, Squeeze, Unsqueeze, Expand, Identity) — the same on int8 values,
+their dequantizations and floats, so each is one access pattern over its input, whatever the
+input's form, and its output keeps the input's quantization. Views the lowering reads in place
+where they are affine (docs/lowering.md, "Address patterns"); a Gather of indices that are no
+run is a concatenation of slices, a copy. Over a constant each is computed here, in numpy."""
 
 from __future__ import annotations
 
@@ -11,10 +12,18 @@ import numpy as np
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, shape
 
 
-def move(t, node, make, output: int = 0) -> None:
+def move(t, node, make, output: int = 0, fold=None) -> None:
     """Apply ``make(expr, dims) -> (expr, dims)`` to the input whatever its form, binding
-    ``node.output[output]``."""
+    ``node.output[output]``; a constant input is moved by ``fold(array) -> array`` (its
+    integers too, quantized per tensor), or refused where there is none."""
     v = t.value(node, 0)
+    if isinstance(v, Constant) and fold is not None:
+        quantized = v.quantized
+        if quantized is not None:
+            q, scale, zero = quantized
+            quantized = (fold(q), scale, zero) if np.size(scale) == 1 else None
+        t.values[node.output[output]] = Constant(fold(v.value), quantized)
+        return
     base = v.of if isinstance(v, Dequantized) else v
     if not isinstance(base, Quantized | Float):
         raise t.error(node, "input 1 must be a tensor")
@@ -48,7 +57,7 @@ def reshape(t, node, attrs) -> None:
     if -1 in target:
         known = int(np.prod([d for d in target if d != -1]))
         target[target.index(-1)] = int(np.prod(dims)) // known
-    move(t, node, _reshape_to(tuple(target)))
+    move(t, node, _reshape_to(tuple(target)), fold=lambda a: a.reshape(target))
 
 
 def flatten(t, node, attrs) -> None:
@@ -62,7 +71,7 @@ def transpose(t, node, attrs) -> None:
         perm = attrs.get("perm", list(range(len(dims)))[::-1])
         return (f"(access-transpose {expr} (list {' '.join(map(str, perm))}))",
                 tuple(dims[p] for p in perm))
-    move(t, node, make)
+    move(t, node, make, fold=lambda a: np.transpose(a, attrs.get("perm")))
 
 
 def identity(t, node, attrs) -> None:
@@ -148,3 +157,106 @@ def split(t, node, attrs) -> None:
     for output, size in enumerate(sizes):
         _sliced(t, node, {k: (lo, lo + size)}, output)
         lo += size
+
+
+def gather(t, node, attrs) -> None:
+    """ONNX Gather of constant indices along ``axis``: a scalar index is a slice of one with
+    the axis squeezed (q/k/v taken from a fused projection, a ViT's class token); a vector of
+    indices that is a run is a slice, any other the concatenation of one slice per index."""
+    dims = _dims(t, node)
+    k = _axis(t, node, int(attrs.get("axis", 0)), len(dims), "axis")
+    if not isinstance(t.value(node, 1), Constant):
+        raise t.error(node, "only constant indices are supported")
+    indices = np.asarray(t.constant(node, 1)).astype(np.int64)
+    if indices.ndim > 1 or indices.size == 0:
+        raise t.error(node, f"indices of dims {indices.shape}: only a scalar or a non-empty "
+                            "vector is supported")
+    if np.any(indices < -dims[k]) or np.any(indices >= dims[k]):
+        raise t.error(node, f"an index of {indices.tolist()} is out of range for axis {k} "
+                            f"(dim {dims[k]})")
+    flat = [int(i) % dims[k] for i in indices.reshape(-1)]
+
+    def make(expr, dims_in):
+        if indices.ndim == 0:
+            i = flat[0]
+            return (f"(access-squeeze (access-slice {expr} {k} {i} {i + 1}) {k})",
+                    dims_in[:k] + dims_in[k + 1:])
+        dims_out = dims_in[:k] + (len(flat),) + dims_in[k + 1:]
+        if flat == list(range(flat[0], flat[0] + len(flat))):
+            return f"(access-slice {expr} {k} {flat[0]} {flat[-1] + 1})", dims_out
+        # Concatenated along the axis moved first, each part one contiguous slice of the
+        # result: copies on the vector unit (glc/lower/concat.py), the transposes views.
+        rank = len(dims_in)
+        front = [k] + [j for j in range(rank) if j != k]
+        back = sorted(range(rank), key=front.__getitem__)
+        moved = f"(access-transpose {expr} (list {' '.join(map(str, front))}))"
+        out = None
+        for i in flat:
+            part = f"(access-slice {moved} 0 {i} {i + 1})"
+            out = part if out is None else f"(access-concatenate {out} {part} 0)"
+        return f"(access-transpose {out} (list {' '.join(map(str, back))}))", dims_out
+    move(t, node, make, fold=lambda a: np.take(a, indices, axis=k))
+
+
+def squeeze(t, node, attrs) -> None:
+    """ONNX Squeeze of the given axes (input 2 from opset 13, else the attribute), or of every
+    dim of 1."""
+    dims = _dims(t, node)
+    axes = _ints(t, node, 1, attrs, "axes")
+    axes = [k for k, d in enumerate(dims) if d == 1] if axes is None else \
+        sorted({_axis(t, node, a, len(dims), "axis") for a in axes})
+    if any(dims[k] != 1 for k in axes):
+        raise t.error(node, f"axes {axes} of dims {dims} are not all 1")
+
+    def make(expr, dims_in):
+        for k in reversed(axes):
+            expr = f"(access-squeeze {expr} {k})"
+        return expr, tuple(d for k, d in enumerate(dims_in) if k not in axes)
+    move(t, node, make, fold=lambda a: np.squeeze(a, axis=tuple(axes)))
+
+
+def unsqueeze(t, node, attrs) -> None:
+    """ONNX Unsqueeze: a dim of 1 at each of the axes (of the output's rank)."""
+    dims = _dims(t, node)
+    axes = _ints(t, node, 1, attrs, "axes")
+    if axes is None:
+        raise t.error(node, "the axes must be a constant")
+    rank = len(dims) + len(axes)
+    axes = sorted({_axis(t, node, a, rank, "axis") for a in axes})
+    if len(axes) != rank - len(dims):
+        raise t.error(node, "an axis is given twice")
+
+    def make(expr, dims_in):
+        out = list(dims_in)
+        for k in axes:
+            expr = f"(access-insert-axis {expr} {k})"
+            out.insert(k, 1)
+        return expr, tuple(out)
+    move(t, node, make, fold=lambda a: np.expand_dims(a, tuple(axes)))
+
+
+def expand(t, node, attrs) -> None:
+    """ONNX Expand to a constant shape, broadcast as numpy does: a view reading each element
+    again (stride 0)."""
+    dims = _dims(t, node)
+    try:
+        out = tuple(np.broadcast_shapes(dims, tuple(int(d) for d in t.constant(node, 1))))
+    except ValueError:
+        raise t.error(node, f"dims {dims} do not broadcast to {t.constant(node, 1).tolist()}") \
+            from None
+
+    def make(expr, dims_in):
+        full = (1,) * (len(out) - len(dims_in)) + tuple(dims_in)
+        if full != tuple(dims_in):
+            expr = f"(access-reshape {expr} (access-shape {shape(full)} (shape)))"
+        if full != out:
+            expr = f"(access-broadcast {expr} (access-shape {shape(out)} (shape)))"
+        return expr, out
+    move(t, node, make, fold=lambda a: np.broadcast_to(a, out).copy())
+
+
+TABLE = {
+    "Squeeze": squeeze,
+    "Unsqueeze": unsqueeze,
+    "Expand": expand,
+}

@@ -17,6 +17,7 @@ from glc.onnx import (
     floats,
     islands,
     layers,
+    movement,
     pools,
     recurrent,
 )
@@ -276,15 +277,25 @@ def _expand(per_channel: np.ndarray, q: np.ndarray, attrs) -> np.ndarray:
     return per_channel.reshape(dims)
 
 
+def _gather(t: Translator, node, attrs) -> None:
+    """A Gather by the model's int64 ids (a row of a constant table: glc/onnx/embeddings.py) or
+    by constant indices (a view: glc/onnx/movement.py)."""
+    if isinstance(t.value(node, 1), embeddings.Indices):
+        embeddings.gather(t, node, attrs)
+    else:
+        movement.gather(t, node, attrs)
+
+
 TABLE = {
     "QuantizeLinear": _quantize,
     "DequantizeLinear": _dequantize,
     **layers.TABLE,
     **attention.TABLE,
+    **movement.TABLE,
     **pools.TABLE,
     **floats.TABLE,
     **binary.TABLE,
     **dynamic.TABLE,
-    **embeddings.TABLE,
     **recurrent.TABLE,
+    "Gather": _gather,
 }

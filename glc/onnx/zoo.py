@@ -174,8 +174,8 @@ def quantize(model, out: Path, activations: str = "int8", form: str = "QDQ",
              per_channel: bool = False, seed: int = 0, samples: int = 4,
              symmetric: bool = False) -> Path:
     """``model`` quantized by onnxruntime's static quantizer (int8 weights; ``activations`` int8
-    or uint8, zero points 0 with ``symmetric``; ``form`` QDQ or QOperator), calibrated on
-    ``samples`` seeded random inputs.
+    or uint8, with ``symmetric`` int8 ranges of zero point 0; ``form`` QDQ or QOperator),
+    calibrated on ``samples`` seeded random inputs.
 
     Weights take 7 bits (``reduce_range``), as onnxruntime's guide asks for x86 without VNNI:
     there its u8×s8 GEMM adds pairs of products in saturating int16 (``vpmaddubsw``), so a

@@ -233,3 +233,40 @@ def test_a_store_outside_its_steps_buffer_is_an_internal_error(tmp_path):
 def test_a_kernel_over_a_shuffled_concatenation_on_the_rtl(tmp_path):
     bundle = _shuffled(tmp_path)
     exact(bundle.program.body, bundle.arrays, _compiled(bundle, "n16").lowered, "rtl")
+
+
+# A host step whose body reads a kernel's result k and, through a kernel it needs, a nested
+# host step h that reads k too (a BERT layer's second residual, y = n1 + MLP(n1), with n1 a
+# float LayerNormalization of the first residual: found by tests/onnx/test_attention.py). The
+# nested step gave k's DRAM back while the enclosing step, run last, still had to read it.
+NESTED = """\
+(input x (shape 8 16) int8)
+(input w (shape 16 16) int8)
+(input v (shape 16 16) int8)
+(define k (compute (requantize 7) (compute dot-product (access-cartesian-product
+  (access (access-tensor x) 1) (access (access-tensor w) 1)))))
+(define h (quantize-linear (compute elementwise-add (access-pair
+  (dequantize-linear (access-tensor k) 0.5 0) (dequantize-linear (access-tensor x) 0.25 3)))
+  0.75 -2))
+(define m (compute (requantize 7) (compute dot-product (access-cartesian-product
+  (access (access-tensor h) 1) (access (access-tensor v) 1)))))
+(compute elementwise-add (access-pair (dequantize-linear (access-tensor h) 0.75 -2)
+  (dequantize-linear (access-tensor m) 0.125 1)))
+"""
+
+
+@pytest.mark.parametrize("config", ["n16", "n4"])
+def test_a_nested_host_step_keeps_what_the_enclosing_one_reads(config):
+    from glc.ir.types import Access
+    from glc.syntax.reader import parse_program
+
+    program = parse_program(NESTED, "<nested>")
+    env = {"x": Access((8, 16), (), "int8"), "w": Access((16, 16), (), "int8"),
+           "v": Access((16, 16), (), "int8")}
+    hw = load_config(config)
+    lowered = compile_program(program, env, rules=select(DEFAULT, hw.array_size),
+                              config=hw).lowered
+    assert lowered.figures()["host_steps"] == 2
+    rng = np.random.default_rng(11)
+    arrays = {name: rng.integers(-128, 128, a.dims).astype(np.int8) for name, a in env.items()}
+    exact(program.body, arrays, lowered)

@@ -1,0 +1,40 @@
+"""Which QDQ nodes onnxruntime's optimizer leaves float. Whether it fuses DequantizeLinear →
+Mul/Add → QuantizeLinear into QLinearMul/QLinearAdd depends on its transformers' view of the
+whole graph — with int8 activations an SE block's gate stays a float Mul while a product of two
+convs is fused (tests/onnx/test_import_products.py), and a residual Add that reads the model's
+input quantization stays float in a BERT layer quantized symmetric (tests/onnx/test_attention.py)
+— so the import asks its optimized graph (the reference run's: CPU provider, default
+optimizations) rather than guess."""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from pathlib import Path
+
+
+def float_outputs(t, node) -> frozenset[str]:
+    """The outputs of the Mul and Add nodes onnxruntime's optimized graph of ``t``'s model still
+    computes in float; a one-line error at ``node`` where onnxruntime cannot say."""
+    path = t.graph.path
+    try:
+        stat = os.stat(path)
+        return _optimized(path, stat.st_mtime_ns, stat.st_size)
+    except Exception as error:  # onnxruntime's own errors are of many kinds
+        raise t.error(node, f"onnxruntime cannot say whether it fuses this {node.op_type}: "
+                            f"{str(error).splitlines()[0] if str(error) else error!r}") from None
+
+
+@functools.lru_cache(maxsize=4)
+def _optimized(path: str, mtime: int, size: int) -> frozenset[str]:
+    import onnx
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as folder:
+        options = ort.SessionOptions()
+        options.optimized_model_filepath = str(Path(folder) / "optimized.onnx")
+        options.log_severity_level = 3  # not the warning that the file is CPU-specific
+        ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        graph = onnx.load(options.optimized_model_filepath).graph
+    return frozenset(n.output[0] for n in graph.node if n.op_type in ("Mul", "Add"))
