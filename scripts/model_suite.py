@@ -10,8 +10,10 @@ they are imported only to export a network that is not cached yet.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,8 +228,10 @@ def export(name: str, size: int | None, seed: int, out: Path) -> Path:
         else:
             example = torch.randn(shape, generator=generator)
             names = ["input"]
-        torch.onnx.export(model, (example,), str(out), dynamo=False, opset_version=OPSET,
-                          input_names=names, output_names=["output"])
+        with warnings.catch_warnings():  # that the TorchScript exporter is deprecated
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(model, (example,), str(out), dynamo=False, opset_version=OPSET,
+                              input_names=names, output_names=["output"])
     return out
 
 
@@ -280,6 +284,16 @@ def quantize(source: Path, form: str, out: Path, seed: int) -> Path:
     """The float model ``source`` quantized in ``form`` into ``out``: onnxruntime's
     pre-processing (its optimizer folds each BatchNormalization into its conv), then the
     quantizer, the static ones calibrated on seeded inputs."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantizer's warnings (a norm weight's axis) on stderr
+    try:
+        return _quantize(source, form, out, seed)
+    finally:
+        root.setLevel(level)
+
+
+def _quantize(source: Path, form: str, out: Path, seed: int) -> Path:
     from onnxruntime.quantization import (
         QuantFormat,
         QuantType,
