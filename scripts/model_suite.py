@@ -337,7 +337,7 @@ def _stored(path: Path, make: Callable[[Path], Path]) -> Path:
 
 def float_model(cache: Path, name: str, size: int | None, seed: int) -> Path:
     """Architecture ``name``'s float export, from the cache or made now."""
-    key = f"{name}-{size_label(size)}-seed{seed}"
+    key = f"{name}-seed{seed}" if size is None else f"{name}-{size_label(size)}-seed{seed}"
     return _stored(cache / key / "float.onnx", lambda out: export(name, size, seed, out))
 
 
