@@ -135,7 +135,7 @@ def _measure(case: Case, cache: Path, row: dict, stage: list[str]) -> None:
     from glc.hwconfig import load_config
     from glc.inputs import load
     from glc.lower.execute import execute
-    from glc.onnx.importer import import_model
+    from glc.onnx.importer import import_model, onnxruntime_output
     from glc.report import kernel_limits, limit_figures
     from glc.rewrites import DEFAULT, select
 
@@ -149,6 +149,8 @@ def _measure(case: Case, cache: Path, row: dict, stage: list[str]) -> None:
         source = model_suite.float_model(cache, case.model, case.size, case.seed)
     stage[0] = "quantize"
     model = model_suite.quantized_model(source, case.form, case.seed)
+    # a model onnxruntime's quantizer writes and its runtime refuses is the quantizer's refusal
+    onnxruntime_output(model, model_suite.sample_inputs(model, case.seed, 1)[0])
     with tempfile.TemporaryDirectory() as scratch:
         stage[0] = "import"
         start = time.perf_counter()
@@ -213,9 +215,11 @@ def _exception(error: Exception, in_glc: bool) -> str:
 # --- the ranking of refusals ------------------------------------------------------------------
 
 def pattern(refusal: str) -> str:
-    """A refusal without what differs between models: node names, tensor names and shapes."""
+    """A refusal without what differs between models: node names, tensor names (quoted, or in
+    onnxruntime's words a parenthesized path) and shapes."""
     text = re.sub(r"node '[^']*' ", "", refusal)
     text = re.sub(r"'[^']*'", "'…'", text)
+    text = re.sub(r"\([^()\s]*[./][^()\s]*\)", "(…)", text)
     return re.sub(r"\(\d+(?:, \d+)*,?\)", "(…)", text)
 
 

@@ -162,6 +162,9 @@ ROWS = [  # three architectures, refusals written as glc writes them
      "refusal": "import: node 'c/m9' (MatMul): got dims (1, 4, 8, 8) and (1, 4, 8, 8)"},
     {"model": "c", "input": "-", "form": "dynamic", "import s": 2.0, "bit-exact": False,
      "cycles": 5},
+    {"model": "c", "input": "-", "form": "qdq-s8",
+     "refusal": "quantize: onnxruntime cannot load the model: Type Error: input parameter "
+                "(c.layer.0.bias_quantized) of operator (QGemm) in node (/c/MatMul_quant)"},
 ]
 
 
@@ -171,7 +174,9 @@ def test_refusals_are_ranked_by_the_architectures_they_block():
     # a tie on architectures, broken by cases
     assert [(r["refusal"], r["architectures"], r["cases"], r["blocks"]) for r in ranking] == [
         ("import: (MatMul): got dims (…) and (…)", 2, 3, "b, c"),
-        ("import: (DynamicQuantizeLinear): this operator is not supported", 2, 2, "a, b")]
+        ("import: (DynamicQuantizeLinear): this operator is not supported", 2, 2, "a, b"),
+        ("quantize: onnxruntime cannot load the model: Type Error: input parameter (…) of "
+         "operator (QGemm) in node (…)", 1, 1, "c")]
     assert per_model == [
         {"model": "a", "imports": "qdq-u8 32x32", "runs": "qdq-u8 32x32",
          "bit-exact": "qdq-u8 32x32"},
