@@ -2,10 +2,13 @@
 
 Each section is a module in ``scripts/benchmarks/`` that defines ``SECTION`` (its name, used by
 ``--only``), ``TITLE`` and ``run() -> list[dict]`` (one row per measured case; keys are the
-columns; a ``run`` with an ``rtl`` parameter is given ``--rtl``). ``--write`` also records the
-table, with the machine and date, in docs/benchmarks.md. ``--plot FILE`` draws the layer suite's
-and the model suite's efficiencies (glc/plot.py; each of their sections says what it draws with
-``efficiencies(rows)``): the sections run now, the others as docs/benchmarks.md records them.
+columns; a ``run`` with an ``rtl`` parameter is given ``--rtl``, and so on for the options
+below), and maybe ``summaries(rows)``: titled tables drawn from the rows, printed after the
+section's. A section that cannot run (a missing extra) says why in one line and is skipped.
+``--write`` also records the tables, with the machine and date, in docs/benchmarks.md.
+``--plot FILE`` draws the layer suite's and the model suite's efficiencies (glc/plot.py; each
+of their sections says what it draws with ``efficiencies(rows)``): the sections run now, the
+others as docs/benchmarks.md records them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import inspect
 import json
 import pkgutil
 import platform
+import re
 import sys
 from pathlib import Path
 
@@ -80,6 +84,12 @@ def main() -> None:
                         help="sections that take it (shapes): another draw than the recorded one")
     parser.add_argument("--count", type=int,
                         help="sections that take it (shapes): how many rows to draw")
+    parser.add_argument("--jobs", type=int,
+                        help="sections that take it (models): cases measured at once")
+    parser.add_argument("--full", action="store_true",
+                        help="sections that take it (models): also the 224x224 rows")
+    parser.add_argument("--model", dest="models", action="append",
+                        help="sections that take it (models): only this model (repeatable)")
     parser.add_argument("--plot", metavar="FILE", type=Path,
                         help="draw the layer and model suites' efficiencies into FILE (.svg, "
                              ".png, .html): the sections run now (--only), the others as "
@@ -90,19 +100,33 @@ def main() -> None:
     except GlcError as error:
         sys.exit(str(error))
     chosen = args.only or ([] if args.plot else list(found))
-    results = {name: found[name].run(**_options(found[name], args)) for name in chosen}
+    results = {}
+    for name in list(chosen):
+        try:
+            results[name] = found[name].run(**_options(found[name], args))
+        except GlcError as error:
+            print(f"{name}: skipped: {error.message}", file=sys.stderr)
+            chosen.remove(name)
+    if not chosen and not args.plot:
+        sys.exit(1)
     if args.plot:
         plot(args.plot, found, results)
         if not chosen:
             return
+    extra = {name: found[name].summaries(results[name]) for name in chosen
+             if hasattr(found[name], "summaries")}
     if args.json:
-        print(json.dumps(results, indent=2, default=str))
+        print(json.dumps({**results, **{f"{name}: {title}": table for name in extra
+                                         for title, table in extra[name]}},
+                         indent=2, default=str))
         return
     stamp = (f"{datetime.date.today().isoformat()}, {platform.node()}, "
              f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
     text = [f"Measured {stamp}.", ""]
     for name in chosen:
         text += [f"## {name}: {found[name].TITLE}", "", format_table(results[name]), ""]
+        for title, table in extra.get(name, []):
+            text += [f"### {title}", "", format_table(table), ""]
     print("\n".join(text))
     if args.write:
         _record(chosen, text)
@@ -154,7 +178,8 @@ def _options(section, args) -> dict:
     """The command-line options a section's ``run`` takes, by parameter name (those not given
     left to the section's defaults)."""
     taken = inspect.signature(section.run).parameters
-    given = {"rtl": args.rtl, "seed": args.seed, "count": args.count}
+    given = {"rtl": args.rtl, "seed": args.seed, "count": args.count, "jobs": args.jobs,
+             "full": args.full or None, "models": args.models}
     return {k: v for k, v in given.items() if k in taken and v is not None}
 
 
@@ -172,22 +197,36 @@ def _record(chosen: list[str], text: list[str]) -> None:
 
 
 def _notes(block: str, fresh: str) -> str:
-    """A recorded block without its heading, the table ``fresh`` measures again (the first with
-    its header row) and that run's stamp line: the analysis written by hand around them (what
-    the figures mean, earlier runs), kept when the table is measured again."""
-    header = next((_columns(ln) for ln in fresh.split("\n") if ln.startswith("|")), None)
+    """A recorded block without its heading, the tables ``fresh`` measures again (each found by
+    its header row; a summary's with its ``###`` heading) and that run's stamp line: the
+    analysis written by hand around them (what the figures mean, earlier runs), kept when the
+    tables are measured again."""
+    fresh_lines = fresh.split("\n")
+    headers = [_columns(ln) for ln in _table_starts(fresh_lines)]
+    headings = {ln for ln in fresh_lines if ln.startswith("### ")}
     lines = block.split("\n")[1:]
-    table = next((i for i, ln in enumerate(lines) if ln.startswith("|") and _columns(ln) == header),
-                 None)
-    if table is not None:
-        end = next((i for i in range(table, len(lines)) if not lines[i].startswith("|")),
-                   len(lines))
-        lines = lines[:table] + lines[end:]
-    stamp = next((i for i, ln in enumerate(lines) if ln.startswith("Measured ")), None)
+    kept, skipping = [], False
+    for index, line in enumerate(lines):
+        if line.startswith("|") and (index == 0 or not lines[index - 1].startswith("|")):
+            skipping = _columns(line) in headers
+            if skipping:
+                headers.remove(_columns(line))  # only the first table with that header
+        if skipping and line.startswith("|"):
+            continue
+        skipping = False
+        if line not in headings:
+            kept.append(line)
+    stamp = next((i for i, ln in enumerate(kept) if ln.startswith("Measured ")), None)
     if stamp is not None:
-        lines = lines[:stamp] + lines[stamp + 1:]
-    notes = "\n".join(lines).strip("\n")
+        kept = kept[:stamp] + kept[stamp + 1:]
+    notes = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip("\n")
     return f"\n{notes}\n" if notes else ""
+
+
+def _table_starts(lines: list[str]) -> list[str]:
+    """The header row of each Markdown table in ``lines``."""
+    return [ln for i, ln in enumerate(lines)
+            if ln.startswith("|") and (i == 0 or not lines[i - 1].startswith("|"))]
 
 
 def _columns(row: str) -> list[str]:

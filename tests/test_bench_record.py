@@ -55,3 +55,30 @@ def test_the_old_table_is_found_whatever_its_columns_widths():
     block = FRESH + bench._notes(padded, FRESH)
     assert "| a | 10 |" not in block and "| network   | cycles |" not in block
     assert "| other | table |" in block
+
+
+SUMMARY = """## models: suite
+
+| model | cycles |
+|---|---|
+| a | 9 |
+
+### refusals, ranked
+
+| refusal | blocks |
+|---|---|
+| X | 2 |
+
+Measured 2026-12-02, vm.
+"""
+
+
+def test_a_sections_summary_tables_are_replaced_with_their_headings():
+    """A section's summaries (a ``###`` heading and its table after the rows) are measured
+    again too: the recorded ones go, the notes between and after them stay."""
+    old = SUMMARY.replace("| a | 9 |", "| a | 10 |").replace("| X | 2 |", "| Y | 1 |").replace(
+        "Measured 2026-12-02, vm.", "Why the refusals rank so.\n\nMeasured 2026-12-01, vm.")
+    block = SUMMARY + bench._notes(old, SUMMARY)
+    assert block.count("### refusals, ranked") == 1 and block.count("| refusal | blocks |") == 1
+    assert "| Y | 1 |" not in block and "| a | 10 |" not in block
+    assert "Why the refusals rank so." in block and "2026-12-01" not in block
