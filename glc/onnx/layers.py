@@ -242,16 +242,21 @@ def _qgemm(t, node, attrs) -> None:
 
 
 def qglobal_pool(t, node, x: Quantized, y_scale, y_zero) -> None:
-    """The mean over H×W: the int32 sum less zx·HW, requantized by x_scale / (y_scale·HW)."""
+    """The mean over the spatial dims (H×W; L of a 1-d map): the int32 sum less zx·count,
+    requantized by x_scale / (y_scale·count)."""
     hint = node.output[0]
-    n, c, h, w = x.dims
+    if len(x.dims) < 3:
+        raise t.error(node, f"input of dims {x.dims}: a global pool needs (N, C, spatial...)")
+    (n, c), spatial = x.dims[:2], x.dims[2:]
+    count = int(np.prod(spatial))
     acc = t.b.define(hint + "_acc", f"(compute reduce-sum (access (access-tensor {x.name}) 2))")
-    m = pool_multiplier(x.scale, y_scale, h * w)
-    out = requantize_sum(t, hint + "_q", acc, (n, c), np.full((1, 1), -x.zero * h * w),
+    m = pool_multiplier(x.scale, y_scale, count)
+    out = requantize_sum(t, hint + "_q", acc, (n, c), np.full((1, 1), -x.zero * count),
                       np.full((1, 1), m, np.float32), y_zero)
+    dims = (n, c) + (1,) * len(spatial)
     name = t.b.define(hint, f"(access-reshape (access-tensor {out}) (access-shape "
-                            f"{shape((n, c, 1, 1))} (shape)))")
-    t.bind(node, Quantized(name, (n, c, 1, 1), y_scale, y_zero))
+                            f"{shape(dims)} (shape)))")
+    t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
 def _global_average_pool(t, node, attrs) -> None:

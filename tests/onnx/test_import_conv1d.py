@@ -44,3 +44,20 @@ def test_a_keyword_spotter_is_exact_against_onnxruntime(tmp_path, activations, f
     out, _ = interpret(bundle.program.body, bundle.arrays)
     np.testing.assert_array_equal(out, bundle.expected)
     exact_on_the_isa(bundle)
+
+
+@pytest.mark.parametrize(("activations", "form"), FORMS)
+def test_a_1d_global_average_pool_is_exact_against_onnxruntime(tmp_path, activations, form):
+    """The spotter's head: a GlobalAveragePool over L (torch's AdaptiveAvgPool1d(1)); the model
+    suite's keyword spotter was a traceback there (a 4-d unpacking of a 3-d input)."""
+    rng = np.random.default_rng(3)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], pads=[1, 1]),
+             helper.make_node("Relu", ["a"], ["ar"]),
+             helper.make_node("GlobalAveragePool", ["ar"], ["y"])]
+    constants = {"w1": weights(rng, 16, C, 3), "b1": rng.normal(0, 0.1, 16)}
+    model = float_model(nodes, [("x", (1, C, L))], ("y", (1, 16, 1)), constants)
+    path = quantize(model, tmp_path / "m.onnx", activations=activations, form=form)
+    bundle = load(import_model(path, tmp_path / "p").folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    np.testing.assert_array_equal(out, bundle.expected)
+    exact_on_the_isa(bundle)
