@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from glc.cache import Cache, key, schedules
 from glc.cost.extraction import CycleCost
 from glc.cost.ideal import program_ideal
 from glc.egraph.dot import to_dot
@@ -33,6 +34,7 @@ from glc.ir.term import Term, dag_size, walk
 from glc.ir.types import Access
 from glc.lower.lowering import lower
 from glc.lower.program import Program as Lowered
+from glc.report import Names, names_of
 from glc.rewrites.cost import tensorised
 from glc.syntax.printer import print_dag
 from glc.syntax.reader import Program
@@ -69,15 +71,26 @@ EXTRACTION_COST = ("the sum --cost minimises, host work at its estimate: not cyc
 
 @dataclass
 class CompileResult:
-    """What each stage produced, and the figures ``--json`` prints."""
+    """What each stage produced, and the figures ``--json`` prints. A compile read back from
+    the cache (``cached``) holds no e-graph (``egraph`` and ``root`` None) and no extraction
+    choice; its ``names`` were worked out before it was stored."""
 
     program: Program
     env: Mapping[str, Access]
-    egraph: EGraph
-    root: int
+    egraph: EGraph | None
+    root: int | None
     report: Report
     extraction: Extraction
     lowered: Lowered | None = None
+    _names: Names | None = None
+    cached: bool = False
+
+    @property
+    def names(self) -> Names:
+        """What the steps and nodes are named after in the source (glc/report.py)."""
+        if self._names is None:
+            self._names = names_of(self)
+        return self._names
 
     @property
     def term(self) -> Term:
@@ -94,6 +107,9 @@ class CompileResult:
         if self.lowered is not None:
             lines.append("lower: " + ", ".join(f"{k} {v}" for k, v in self.lowered.figures().items()
                                                if k != "host" or v))
+        if self.cached:
+            lines.insert(0, "compile: read from the cache (glc/cache.py): the stored compile's "
+                            "figures")
         return lines
 
     def figures(self) -> dict:
@@ -113,13 +129,17 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
                     config: HwConfig | None = None,
                     progress: Callable[[str], None] | None = None,
                     max_nodes: int = MAX_NODES,
-                    disabled: frozenset[str] = frozenset()) -> CompileResult:
+                    disabled: frozenset[str] = frozenset(),
+                    cache: Cache | None = None) -> CompileResult:
     """Compile a program (or a loaded bundle, whose input types are the default ``env``);
     with ``config``, lower the extracted term for that accelerator too. The default ``cost`` is
     the cycles predicted on ``config``, or the node count without one. ``progress`` is told
     each stage as it starts (the CLI's status line). A program or extracted term of more than
     ``max_nodes`` distinct nodes is refused. ``disabled``: the lowering's optimizations
-    (glc/lower/optimizations.py) it does without, in the extraction's costing too."""
+    (glc/lower/optimizations.py) it does without, in the extraction's costing too.
+    ``cache`` (glc/cache.py): the compile is read from it when an equal one (same program text,
+    input types, config, rules, options and glc) was stored, else done with its schedule
+    entries and stored."""
     say = progress or (lambda stage: None)
     program = source.program if isinstance(source, Bundle) else source
     if env is None:
@@ -127,6 +147,64 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
             raise ValueError("give the input types (env) with a bare Program")
         env = source.env
     result_type(program.body, env)
+    name = _compile_key(program, env, rules, limits or Limits(), cost, extractor,
+                        extract_time_limit, config, max_nodes, disabled) \
+        if cache is not None else None
+    if name is not None:
+        stored = cache.get("compile", name)
+        if isinstance(stored, _Stored):
+            say("compile: read from the cache")
+            return CompileResult(program, env, None, None, stored.report, stored.extraction,
+                                 stored.lowered, stored.names, cached=True)
+    with schedules(cache):
+        result = _compile(program, env, rules, limits, cost, extractor, extract_time_limit,
+                          config, say, max_nodes, disabled)
+    if name is not None:
+        x = result.extraction
+        stored = _Stored(result.report, replace(x, choice={}), result.lowered, result.names)
+        cache.put("compile", name, stored)
+    return result
+
+
+@dataclass
+class _Stored:
+    """A compile as the cache holds it: what ``glc run`` and ``glc compile -o`` read of it,
+    without the e-graph (its size, and all it answers afterwards is in ``names``)."""
+
+    report: Report
+    extraction: Extraction
+    lowered: Lowered | None
+    names: Names
+
+
+def _compile_key(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrite],
+                 limits: Limits, cost: CostFunction | None, extractor: str,
+                 extract_time_limit: float, config: HwConfig | None, max_nodes: int,
+                 disabled: frozenset[str]) -> str | None:
+    """The compile cache's key: the program's text (its defines' names and glc import's
+    comments name the report's steps), the input types, every option, the whole config and
+    glc's source (glc/cache.py, ``key``); None for a cost function glc cannot name (a
+    caller's own), which is not cached."""
+    if cost is None or cost is tensorised:
+        costed = getattr(cost, "__name__", None)
+    elif isinstance(cost, CycleCost):
+        costed = ("cycles", cost.config, sorted(cost.disabled))
+    else:
+        return None
+    try:
+        text = Path(program.path).read_text()
+    except (OSError, UnicodeDecodeError):
+        text = print_dag(program.body)  # a program parsed from a string: its term
+    return key("compile", text, sorted(env.items(), key=lambda item: item[0]),
+               [rule.name for rule in rules], limits, costed, extractor, extract_time_limit,
+               config, max_nodes, sorted(disabled))
+
+
+def _compile(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrite],
+             limits: Limits | None, cost: CostFunction | None, extractor: str,
+             extract_time_limit: float, config: HwConfig | None, say: Callable[[str], None],
+             max_nodes: int, disabled: frozenset[str]) -> CompileResult:
+    """The stages, in order (``compile_program`` without the cache)."""
     _fits(program.body, program.body, max_nodes)
     say("compile: saturating")
     egraph = EGraph(env)

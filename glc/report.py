@@ -78,14 +78,38 @@ def step_rows(program: Program, limits: dict[str, KernelLimit]) -> list[StepRow]
     return rows
 
 
-def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
-    """Fill each row's ``node``: the define of the source program the step computes, or a part
-    of (``result`` for the program's result expression outside every define). A step's term
-    (its kernel's label, a host step's term) is matched against the extracted term, the buffers
-    of earlier steps standing for the nodes those steps computed; the matched node's e-class is
-    then looked up among the source's: a define's own, else the define whose expression (up to
-    the other defines it uses) holds a node of that class. ``compiled`` is glc/compiler.py's
-    CompileResult."""
+@dataclass
+class Names:
+    """What a compile's steps and nodes are named after in the source, worked out from its
+    e-graph once: ``steps``, each step's node (``--report``'s column: ``step_nodes``), and
+    ``nodes``, each node of the extracted term in ``walk`` order named as ``define_namer``
+    names it (``--check-each``'s messages). A cached compile (glc/cache.py) keeps these, not
+    its e-graph."""
+
+    steps: dict[str, str]
+    nodes: list[str | None]
+
+    def namer(self, term: Term) -> Callable[[Term], str | None]:
+        """The name of a node of ``term`` (the extracted term these were made for)."""
+        found = {id(node): name for node, name in zip(walk(term), self.nodes, strict=True)}
+        return lambda node: found.get(id(node))
+
+
+def names_of(compiled) -> Names:
+    """``compiled``'s Names (glc/compiler.py's CompileResult, its e-graph and lowering)."""
+    named = define_namer(compiled)
+    return Names(step_nodes(compiled.lowered, compiled) if compiled.lowered else {},
+                 [named(node) for node in walk(compiled.term)])
+
+
+def step_nodes(program: Program, compiled) -> dict[str, str]:
+    """Each step's node, by the buffer it writes: the define of the source program the step
+    computes, or a part of (``result`` for the program's result expression outside every
+    define); a step none names is left out. A step's term (its kernel's label, a host step's
+    term) is matched against the extracted term, the buffers of earlier steps standing for the
+    nodes those steps computed; the matched node's e-class is then looked up among the
+    source's: a define's own, else the define whose expression (up to the other defines it
+    uses) holds a node of that class. ``compiled`` is glc/compiler.py's CompileResult."""
     source = compiled.program
     comments = onnx_nodes(Path(source.path))
     owners = _owners(compiled.egraph, source)
@@ -94,7 +118,8 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     inputs = set(source.inputs) | {t.value for t in nodes if t.op == "symbol"}
     views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
     bound: dict[str, Term] = {}
-    served: dict[str, StepRow] = {}  # a repack's buffer → the row of the kernel reading it
+    found: dict[str, str] = {}
+    served: dict[str, str] = {}  # a repack's buffer → the kernel reading it
     # The nodes whose values the lowering left in each buffer (any view of it): a buffer several
     # steps write (the bands of a concatenation, a kernel in parts) holds no one step's node,
     # but its readers' labels name the node the lowering placed there.
@@ -113,17 +138,20 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
             return None
         return f"{name} ({comments[name]})" if name in comments else name
 
-    for row, step in zip(rows, program.steps, strict=True):
-        if isinstance(step, KernelStep) and step.kernel.kind == "repack":
-            continue  # a copy of a tensor, no node of the program: named after its reader
-        served.update((name, row) for name in step.inputs)
+    def repack(step) -> bool:  # a copy of a tensor, no node of the program: named after its reader
+        return isinstance(step, KernelStep) and step.kernel.kind == "repack"
+
+    for step in program.steps:
+        if repack(step):
+            continue
+        served.update((name, step.name) for name in step.inputs)
         pattern = _pattern(step.term if isinstance(step, HostStep)
                            else parse_term(step.kernel.label), inputs)
         match = next((t for t in nodes if _unify(pattern, t, bound, holders)), None)
         if match is None:
             continue
         bound[step.output] = match
-        row.node = named(match) or ""
+        found[step.name] = named(match) or ""
     # A step whose term is no node (a concatenation's band copying a part already in DRAM is
     # labelled with the whole concatenation, its placed parts as its own buffer: Inception's
     # third parts): named after the largest node the lowering left in the buffer it writes,
@@ -131,15 +159,22 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     held: dict[str, list[tuple[int, Term]]] = {}
     for node, view in program.values.values():
         held.setdefault(view.buffer, []).append((math.prod(view.dims), node))
-    for row, step in zip(rows, program.steps, strict=True):
-        if not row.node and isinstance(step, KernelStep) and step.kernel.kind != "repack":
-            found = sorted(held.get(step.output, ()), key=lambda pair: -pair[0])
-            row.node = next((n for n in (named(node) for _, node in found) if n), "")
-    for row, step in zip(rows, program.steps, strict=True):
-        reader = served.get(step.output)
-        if isinstance(step, KernelStep) and step.kernel.kind == "repack" and reader and \
-                reader.node:
-            row.node = f"{reader.node}: repack"
+    for step in program.steps:
+        if not found.get(step.name) and isinstance(step, KernelStep) and not repack(step):
+            ranked = sorted(held.get(step.output, ()), key=lambda pair: -pair[0])
+            found[step.name] = next((n for n in (named(node) for _, node in ranked) if n), "")
+    for step in program.steps:
+        reader = found.get(served.get(step.output, ""))
+        if repack(step) and reader:
+            found[step.name] = f"{reader}: repack"
+    return {name: node for name, node in found.items() if node}
+
+
+def name_steps(rows: list[StepRow], nodes: dict[str, str]) -> None:
+    """Fill each row's ``node`` from ``nodes`` (``step_nodes``: a compile's, or a compiled
+    folder's manifest)."""
+    for row in rows:
+        row.node = nodes.get(row.step, "")
 
 
 def define_namer(compiled) -> Callable[[Term], str | None]:

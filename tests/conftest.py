@@ -1,15 +1,28 @@
 """Shared test set-up: tests marked ``rtl`` are skipped, with the reason, where Verilator's
 toolchain is absent (glc/sim/toolchain.py says what the RTL needs); tests marked ``synth`` where
-Yosys is absent; tests marked ``slow`` unless GLC_SLOW=1 (scripts/bench.py sets it)."""
+Yosys is absent; tests marked ``slow`` unless GLC_SLOW=1 (scripts/bench.py sets it). The
+session's compiles (and the glc processes its tests start) use a cache folder of their own,
+never the user's (glc/cache.py), removed at the end."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
 from glc.sim.toolchain import missing
 from glc.synth.tools import find_tool
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.glc_cache = tempfile.mkdtemp(prefix="glc-test-cache-")
+    os.environ["GLC_CACHE_DIR"] = config.glc_cache
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(getattr(config, "glc_cache", ""), ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
