@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
+import io
 import os
 import pickle
 import secrets
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glc.errors import GlcError
+from glc.ir.term import Term, walk
 
 KINDS = ("compile", "schedule")
 MAGIC = b"glc-cache 1\n"
@@ -97,7 +100,7 @@ class Cache:
                 hashlib.sha256(payload).digest() != data[len(MAGIC):len(MAGIC) + _DIGEST]:
             return None
         try:
-            return pickle.loads(payload)
+            return _loads(payload)
         except Exception:  # a payload that passed its checksum but glc cannot read: a miss
             return None
 
@@ -106,7 +109,7 @@ class Cache:
         path = self._path(kind, name)
         temporary = path.with_name(f".{name}.{os.getpid()}-{secrets.token_hex(4)}")
         try:
-            payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _dumps(value)
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary.write_bytes(MAGIC + hashlib.sha256(payload).digest() + payload)
             os.replace(temporary, path)
@@ -140,6 +143,62 @@ class Cache:
                 path.unlink()
                 removed += 1
         return removed
+
+
+class _Pickler(pickle.Pickler):
+    """A pickler that writes every Term as an index into a flat table of nodes, children
+    first: pickle recurses once per level of nesting, and a network's term is thousands of
+    levels deep (ResNet-50's passed Python's recursion limit)."""
+
+    def __init__(self, file: io.BytesIO):
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self.table: list[tuple] = []
+        self.index: dict[int, int] = {}
+        self.kept: list[Term] = []  # the ids in ``index`` stay those of live terms
+
+    def persistent_id(self, obj: object) -> int | None:
+        if type(obj) is not Term:
+            return None
+        if id(obj) not in self.index:
+            self.kept.append(obj)
+            for node in walk(obj, self.index):
+                self.index[id(node)] = len(self.table)
+                self.table.append((node.op, tuple(self.index[id(a)] for a in node.args),
+                                   node.value, node.span))
+        return self.index[id(obj)]
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector off: (un)pickling a compile makes millions of objects (a
+    ResNet-50 is 604 k instructions), each batch of which would start a collection over all
+    of them (15 s to read ResNet-50's entry with it, 4.7 s without, on a loaded machine)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _dumps(value: object) -> bytes:
+    file = io.BytesIO()
+    pickler = _Pickler(file)
+    with _no_collection():
+        pickler.dump(value)
+    return pickle.dumps((pickler.table, file.getvalue()), pickle.HIGHEST_PROTOCOL)
+
+
+def _loads(payload: bytes) -> object:
+    table, body = pickle.loads(payload)
+    terms: list[Term] = []
+    for op, args, value, span in table:
+        terms.append(Term(op, tuple(terms[a] for a in args), value, span))
+    unpickler = pickle.Unpickler(io.BytesIO(body))
+    unpickler.persistent_load = terms.__getitem__
+    with _no_collection():
+        return unpickler.load()
 
 
 def open_cache(enabled: bool = True) -> Cache | None:

@@ -81,8 +81,8 @@ def step_rows(program: Program, limits: dict[str, KernelLimit]) -> list[StepRow]
 @dataclass
 class Names:
     """What a compile's steps and nodes are named after in the source, worked out from its
-    e-graph once: ``steps``, each step's node (``--report``'s column: ``step_nodes``), and
-    ``nodes``, each node of the extracted term in ``walk`` order named as ``define_namer``
+    e-graph once: ``steps``, each step's node (``--report``'s column: ``_step_nodes``), and
+    ``nodes``, each node of the extracted term in ``walk`` order named as ``_define_namer``
     names it (``--check-each``'s messages). A cached compile (glc/cache.py) keeps these, not
     its e-graph."""
 
@@ -96,13 +96,27 @@ class Names:
 
 
 def names_of(compiled) -> Names:
-    """``compiled``'s Names (glc/compiler.py's CompileResult, its e-graph and lowering)."""
-    named = define_namer(compiled)
-    return Names(step_nodes(compiled.lowered, compiled) if compiled.lowered else {},
+    """``compiled``'s Names (glc/compiler.py's CompileResult, its e-graph and lowering): the
+    e-class of each node of the source and the extracted term, looked up once for both."""
+    source = compiled.program
+    sourced = _Source(onnx_nodes(Path(source.path)), _owners(compiled.egraph, source),
+                      _classes(compiled.egraph, compiled.term))
+    named = _define_namer(compiled, sourced)
+    return Names(_step_nodes(compiled.lowered, compiled, sourced) if compiled.lowered else {},
                  [named(node) for node in walk(compiled.term)])
 
 
-def step_nodes(program: Program, compiled) -> dict[str, str]:
+@dataclass
+class _Source:
+    """What names a node after the source: glc import's comments by define, the define owning
+    each e-class (``_owners``), the e-class of each node of the extracted term."""
+
+    comments: dict[str, str]
+    owners: dict[int, str]
+    classes: dict[int, int | None]
+
+
+def _step_nodes(program: Program, compiled, sourced: _Source) -> dict[str, str]:
     """Each step's node, by the buffer it writes: the define of the source program the step
     computes, or a part of (``result`` for the program's result expression outside every
     define); a step none names is left out. A step's term (its kernel's label, a host step's
@@ -111,9 +125,7 @@ def step_nodes(program: Program, compiled) -> dict[str, str]:
     source's: a define's own, else the define whose expression (up to the other defines it
     uses) holds a node of that class. ``compiled`` is glc/compiler.py's CompileResult."""
     source = compiled.program
-    comments = onnx_nodes(Path(source.path))
-    owners = _owners(compiled.egraph, source)
-    classes = _classes(compiled.egraph, compiled.term)
+    comments, owners, classes = sourced.comments, sourced.owners, sourced.classes
     nodes = list(walk(compiled.term))[::-1]  # parents first: a step's own node before its parts
     inputs = set(source.inputs) | {t.value for t in nodes if t.op == "symbol"}
     views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
@@ -171,21 +183,18 @@ def step_nodes(program: Program, compiled) -> dict[str, str]:
 
 
 def name_steps(rows: list[StepRow], nodes: dict[str, str]) -> None:
-    """Fill each row's ``node`` from ``nodes`` (``step_nodes``: a compile's, or a compiled
+    """Fill each row's ``node`` from ``nodes`` (``Names.steps``: a compile's, or a compiled
     folder's manifest)."""
     for row in rows:
         row.node = nodes.get(row.step, "")
 
 
-def define_namer(compiled) -> Callable[[Term], str | None]:
+def _define_namer(compiled, sourced: _Source) -> Callable[[Term], str | None]:
     """A function naming a node of the extracted term after the source: the define that owns
     its e-class (``_owners``), with its ONNX node for a program ``glc import`` wrote, or
     ``result``; None where no define owns it. ``compiled`` is glc/compiler.py's
     CompileResult."""
-    source = compiled.program
-    comments = onnx_nodes(Path(source.path))
-    owners = _owners(compiled.egraph, source)
-    classes = _classes(compiled.egraph, compiled.term)
+    comments, owners, classes = sourced.comments, sourced.owners, sourced.classes
 
     def named(node: Term) -> str | None:
         name = owners.get(classes.get(id(node)),
@@ -203,7 +212,7 @@ def _owners(egraph, source) -> dict[int, str]:
     classes = _classes(egraph, source.body)
     for term in source.defines.values():  # a define the result does not use
         if id(term) not in classes:
-            classes.update(_classes(egraph, term))
+            _classes(egraph, term, classes)
     defined = {id(term): name for name, term in source.defines.items()}
     owners = {classes[id(t)]: name for name, t in source.defines.items()
               if classes[id(t)] is not None}
@@ -220,10 +229,12 @@ def _owners(egraph, source) -> dict[int, str]:
     return owners
 
 
-def _classes(egraph, term: Term) -> dict[int, int | None]:
-    """The e-class of every node of ``term`` (None where the e-graph does not hold it)."""
-    found: dict[int, int | None] = {}
-    for node in walk(term):
+def _classes(egraph, term: Term, found: dict[int, int | None] | None = None
+             ) -> dict[int, int | None]:
+    """The e-class of every node of ``term`` (None where the e-graph does not hold it), added
+    to ``found`` (the nodes already in it not looked up again)."""
+    found = {} if found is None else found
+    for node in walk(term, found):
         args = tuple(found[id(a)] for a in node.args)
         found[id(node)] = None if None in args else egraph.lookup((node.op, node.value, args))
     return found

@@ -22,6 +22,7 @@ from glc.cost import kernel as cost_kernel
 from glc.egraph.runner import Limits
 from glc.hwconfig import load_config
 from glc.inputs import load
+from glc.ir.term import Term, leaf
 from glc.lower.image import Image, schedule
 from glc.rewrites import DEFAULT, select
 
@@ -131,6 +132,18 @@ def test_an_entry_that_passes_its_checksum_but_does_not_unpickle_is_a_miss(tmp_p
     payload = b"not a pickle"
     path.write_bytes(cache_module.MAGIC + hashlib.sha256(payload).digest() + payload)
     assert cache.get("compile", "ab12") is None
+
+
+def test_a_term_thousands_of_levels_deep_is_stored_and_read_back(tmp_path):
+    """A network's term nests deeper than pickle's recursion allows: ResNet-50's did."""
+    term = leaf("symbol", "x")
+    for depth in range(20_000):
+        term = Term("relu" if depth % 2 else "negative", (term,))
+    cache = Cache(tmp_path)
+    cache.put("compile", "deep", {"term": term, "part": term.args[0]})
+    found = cache.get("compile", "deep")
+    assert found is not None and found["term"] == term
+    assert found["part"] is found["term"].args[0]  # shared nodes stay shared
 
 
 def _writer(root: str, worker: int, rounds: int, seen: multiprocessing.Queue) -> None:

@@ -34,7 +34,7 @@ FILES = ("program.s", "program.bin", MANIFEST)
 
 def manifest(program: Program, nodes: Mapping[str, str] = MappingProxyType({})) -> dict:
     """The manifest as a JSON-ready dict; ``nodes``: the source node each step computes
-    (glc/report.py, ``step_nodes``), what ``glc simulate --report`` names the steps by."""
+    (glc/report.py, ``Names.steps``), what ``glc simulate --report`` names the steps by."""
     roles = {name: "input" for name in program.inputs}
     steps, images, offset = [], [], 0
     for run in schedule(program):
