@@ -243,6 +243,8 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
     if obj.verbose:
         for line in result.stage_lines():
             click.echo(line, err=True)
+        if result.cached:  # the lines above are the stored compile's
+            click.echo("cache: hit (the compile read from the cache)", err=True)
     if outdir is not None:
         with replacing(outdir) as fresh:
             write_artifacts(result, fresh, artefacts)
@@ -364,10 +366,12 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     config = load_config(config_name)
     # before compiling: a missing toolchain fails first
     engine = choose_engine(engine, config, obj.note)
-    with obj.stage("compile"):
+    with obj.stage("compile") as figures:
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
                                  config=config, progress=obj.status, disabled=disabled,
                                  cache=open_cache(not no_cache))
+        if result.cached:
+            figures["cache"] = "hit"
     if obj.verbose:
         for line in result.stage_lines(iterations=False):
             click.echo(line, err=True)

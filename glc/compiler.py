@@ -107,9 +107,6 @@ class CompileResult:
         if self.lowered is not None:
             lines.append("lower: " + ", ".join(f"{k} {v}" for k, v in self.lowered.figures().items()
                                                if k != "host" or v))
-        if self.cached:
-            lines.insert(0, "compile: read from the cache (glc/cache.py): the stored compile's "
-                            "figures")
         return lines
 
     def figures(self) -> dict:
@@ -153,7 +150,7 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     if name is not None:
         stored = cache.get("compile", name)
         if isinstance(stored, _Stored):
-            say("compile: read from the cache")
+            say("compile: read from the cache")  # -v: glc run's compile line says "cache hit"
             return CompileResult(program, env, None, None, stored.report, stored.extraction,
                                  stored.lowered, stored.names, cached=True)
     with schedules(cache):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -53,6 +54,10 @@ def key_of(folder: Path, **changes) -> str:
     return _compile_key(**{**args, **changes})
 
 
+def stages(result) -> list[str]:
+    return [line.split(":")[0] for line in result.stderr.splitlines()]
+
+
 def test_the_location_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("GLC_CACHE_DIR", str(tmp_path / "own"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -64,7 +69,8 @@ def test_the_location_follows_the_environment(monkeypatch, tmp_path):
     assert location() == tmp_path / "home" / ".cache" / "glc"
 
 
-def test_the_tests_do_not_share_the_users_cache():
+def test_the_tests_do_not_share_the_users_cache(request):
+    assert location().parent == Path(request.config.glc_cache)
     assert "glc-test-cache-" in str(location())
 
 
@@ -185,11 +191,15 @@ def test_no_cache_neither_reads_nor_writes(tmp_path):
     assert not (tmp_path / "cache").exists()
     first = glc("-v", "run", program, "--engine", "isa", env=env)
     second = glc("-v", "run", program, "--engine", "isa", env=env)
-    assert "read from the cache" not in first.stderr
-    assert "read from the cache" in second.stderr
-    assert second.stdout == first.stdout  # the same figures, the same match
+    hit = re.compile(r"^compile: [0-9.]+ s, cache hit$", re.MULTILINE)
+    assert not hit.search(first.stderr)
+    assert hit.search(second.stderr)
+    # the same stages and figures, the same match
+    assert stages(second) == stages(first) and second.stdout == first.stdout
     third = glc("-v", "run", program, "--engine", "isa", "--no-cache", env=env)
-    assert "read from the cache" not in third.stderr and third.stdout == first.stdout
+    assert not hit.search(third.stderr) and third.stdout == first.stdout
+    compiled_again = glc("-v", "compile", program, env=env)
+    assert compiled_again.stderr.splitlines()[-1] == "cache: hit (the compile read from the cache)"
 
 
 def test_cache_info_and_clear(tmp_path):

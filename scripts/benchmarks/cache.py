@@ -106,10 +106,10 @@ def _glc_run(what: str, folder: Path, config_path: str, env: dict) -> dict:
                            config_path, "--engine", "isa", "--json"], env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
-    stage = re.search(r"^compile: ([0-9.]+) s", done.stderr, re.MULTILINE)
+    stage = re.search(r"^compile: ([0-9.]+) s.*$", done.stderr, re.MULTILINE)
     figures = json.loads(done.stdout) if done.stdout.strip() else {}
     return {"what": what, "compile s": float(stage.group(1)) if stage else None,
             "process s": round(wall, 2),
-            "read from cache": "read from the cache" in done.stderr,
+            "read from cache": bool(stage) and stage.group(0).endswith("cache hit"),
             "predicted": figures.get("predicted_cycles"),
             "cycles": figures.get("cycles"), "match": figures.get("match")}
