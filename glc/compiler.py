@@ -191,7 +191,8 @@ def _compile_key(program: Program, env: Mapping[str, Access], rules: Sequence[Re
     try:
         text = Path(program.path).read_text()
     except (OSError, UnicodeDecodeError):
-        text = print_dag(program.body)  # a program parsed from a string: its term
+        # a program parsed from a string: its term and the names of its defines
+        text = print_dag(program.body) + repr(sorted(program.defines))
     return key("compile", text, sorted(env.items(), key=lambda item: item[0]),
                [rule.name for rule in rules], limits, costed, extractor, extract_time_limit,
                config, max_nodes, sorted(disabled))

@@ -202,6 +202,21 @@ def test_no_cache_neither_reads_nor_writes(tmp_path):
     assert compiled_again.stderr.splitlines()[-1] == "cache: hit (the compile read from the cache)"
 
 
+def test_regress_workers_share_the_cache(tmp_path):
+    env = {"GLC_CACHE_DIR": str(tmp_path / "cache")}
+    args = ("regress", PROGRAMS, "-k", "dense", "--engine", "isa", "--jobs", "2", "--json")
+    assert glc(*args, "--no-cache", env=env).exit_code == 0
+    assert not (tmp_path / "cache").exists()
+    first = glc(*args, env=env)
+    assert first.exit_code == 0, first.output
+    names = [row["name"] for row in json.loads(first.stdout)["rows"]]
+    assert len(names) == 2 and Cache(tmp_path / "cache").info()["compile"]["entries"] == 2
+    second = glc(*args, env=env)
+    cycles = [[row["cycles"] for row in json.loads(r.stdout)["rows"]] for r in (first, second)]
+    assert second.exit_code == 0 and cycles[0] == cycles[1]
+    assert Cache(tmp_path / "cache").info()["compile"]["entries"] == 2
+
+
 def test_cache_info_and_clear(tmp_path):
     env = {"GLC_CACHE_DIR": str(tmp_path / "cache")}
     empty = glc("cache", "info", env=env)
