@@ -144,6 +144,8 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
             raise ValueError("give the input types (env) with a bare Program")
         env = source.env
     result_type(program.body, env)
+    if cost is None:  # before the key: the default and the same cost given are one compile
+        cost = cost_function("cycles" if config is not None else "nodes", config, disabled)
     name = _compile_key(program, env, rules, limits or Limits(), cost, extractor,
                         extract_time_limit, config, max_nodes, disabled) \
         if cache is not None else None
@@ -175,15 +177,15 @@ class _Stored:
 
 
 def _compile_key(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrite],
-                 limits: Limits, cost: CostFunction | None, extractor: str,
+                 limits: Limits, cost: CostFunction, extractor: str,
                  extract_time_limit: float, config: HwConfig | None, max_nodes: int,
                  disabled: frozenset[str]) -> str | None:
     """The compile cache's key: the program's text (its defines' names and glc import's
     comments name the report's steps), the input types, every option, the whole config and
     glc's source (glc/cache.py, ``key``); None for a cost function glc cannot name (a
     caller's own), which is not cached."""
-    if cost is None or cost is tensorised:
-        costed = getattr(cost, "__name__", None)
+    if cost is tensorised:
+        costed = "nodes"
     elif isinstance(cost, CycleCost):
         costed = ("cycles", cost.config, sorted(cost.disabled))
     else:
@@ -199,7 +201,7 @@ def _compile_key(program: Program, env: Mapping[str, Access], rules: Sequence[Re
 
 
 def _compile(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrite],
-             limits: Limits | None, cost: CostFunction | None, extractor: str,
+             limits: Limits | None, cost: CostFunction, extractor: str,
              extract_time_limit: float, config: HwConfig | None, say: Callable[[str], None],
              max_nodes: int, disabled: frozenset[str]) -> CompileResult:
     """The stages, in order (``compile_program`` without the cache)."""
@@ -208,8 +210,6 @@ def _compile(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrit
     egraph = EGraph(env)
     root = egraph.add_term(program.body)
     report = Runner(rules, limits or Limits()).run(egraph)
-    if cost is None:
-        cost = cost_function("cycles" if config is not None else "nodes", config, disabled)
     say(f"compile: extracting from {egraph.enodes} e-nodes")
     if isinstance(cost, CycleCost):  # the time limit binds while costing candidates too
         cost.stop_at(time.perf_counter() + extract_time_limit)

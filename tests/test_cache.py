@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from glc import cache as cache_module
 from glc.cache import Cache, location
 from glc.cli import main
-from glc.compiler import _compile_key, compile_program
+from glc.compiler import _compile_key, compile_program, cost_function
 from glc.cost import kernel as cost_kernel
 from glc.egraph.runner import Limits
 from glc.hwconfig import load_config
@@ -49,8 +49,9 @@ def words(result) -> bytes:
 def key_of(folder: Path, **changes) -> str:
     bundle = load(folder)
     args = {"program": bundle.program, "env": bundle.env, "rules": select(DEFAULT, 16),
-            "limits": Limits(), "cost": None, "extractor": "exact", "extract_time_limit": 30.0,
-            "config": CONFIG, "max_nodes": 1_000_000, "disabled": frozenset()}
+            "limits": Limits(), "cost": cost_function("cycles", CONFIG), "extractor": "exact",
+            "extract_time_limit": 30.0, "config": CONFIG, "max_nodes": 1_000_000,
+            "disabled": frozenset()}
     return _compile_key(**{**args, **changes})
 
 
@@ -88,6 +89,7 @@ def test_the_key_changes_with_each_input(tmp_path, monkeypatch):
         "extractor": key_of(folder, extractor="greedy"),
         "limits": key_of(folder, limits=Limits(iter_limit=3)),
         "extract time": key_of(folder, extract_time_limit=5.0),
+        "cost": key_of(folder, cost=cost_function("nodes", CONFIG)),
     }
     bundle = load(folder)
     other_env = {name: replace(ty, dtype="int32" if ty.dtype != "int32" else "int8")
