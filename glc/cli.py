@@ -9,6 +9,9 @@ import click
 import numpy as np
 
 from glc import diagnose
+from glc.cache import open_cache
+from glc.cache_command import cache as cache_command
+from glc.cache_command import no_cache_option
 from glc.cli_context import (
     Context,
     Main,
@@ -44,13 +47,14 @@ from glc.ir.term import walk
 from glc.ir.types import describe_type
 from glc.isa.commands import COMMANDS as ISA_COMMANDS
 from glc.lower.artefacts import read as read_program
+from glc.lower.artefacts import read_nodes
 from glc.lower.artefacts import write as write_program
 from glc.lower.optimizations import OPTIMIZATIONS, parse_disabled
 from glc.onnx.command import import_ as import_command
 from glc.onnx.command import zoo as zoo_command
 from glc.outdir import check_folder_target, replacing
 from glc.plot import check_plot_path, report_figure, save
-from glc.report import define_namer, name_steps, rows_json
+from glc.report import name_steps, rows_json
 from glc.report import table as step_table
 from glc.rewrites import DEFAULT as REWRITES_DEFAULT
 from glc.rewrites import select as select_rules
@@ -210,13 +214,14 @@ disable_option = click.option(
               help="Extraction cost: cycles (predicted on --config, glc/cost/extraction.py) "
                    "or nodes (one per node, an un-tensorised product prohibitive).")
 @disable_option
+@no_cache_option
 @json_option
 @click.pass_obj
 def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | None,
              outdir: Path | None, emit: str | None, rules: str, config_name: str,
              iter_limit: int, node_limit: int, time_limit: float,
              extractor: str, extract_time_limit: float, cost_name: str, disable: str | None,
-             as_json: bool) -> None:
+             no_cache: bool, as_json: bool) -> None:
     """Saturate PROGRAM with the rewrite rules, extract the cheapest equivalent term and lower
     it to the accelerator; with -o, write program.s, program.bin and manifest.json too."""
     if emit is not None and outdir is None:
@@ -232,16 +237,21 @@ def compile_(obj: Context, program: Path, inputs: Path | None, shapes: Path | No
                              limits=Limits(iter_limit, node_limit, time_limit),
                              cost=cost_function(cost_name, config, disabled),
                              extractor=extractor, extract_time_limit=extract_time_limit,
-                             config=config, progress=obj.status, disabled=disabled)
+                             config=config, progress=obj.status, disabled=disabled,
+                             # the e-graph's drawing needs the e-graph, which no entry keeps
+                             cache=open_cache(not no_cache and "egraph" not in artefacts))
     obj.clear_status()
     if obj.verbose:
         for line in result.stage_lines():
             click.echo(line, err=True)
+        if result.cached:  # the lines above are the stored compile's
+            click.echo("cache: hit (the compile read from the cache)", err=True)
     if outdir is not None:
         with replacing(outdir) as fresh:
             write_artifacts(result, fresh, artefacts)
             write_program(result.lowered, fresh,
-                          {SOURCE: program_text(bundle.program.body, result.env)})
+                          {SOURCE: program_text(bundle.program.body, result.env)},
+                          result.names.steps)
     if as_json:
         emit_json(result.figures())
     elif outdir is not None:  # the term is in OUTDIR/extracted.gls: a summary, not the term
@@ -258,6 +268,11 @@ engine_option = click.option("--engine", type=click.Choice(ENGINE_CHOICES),
                                   "when it builds, else isa).")
 max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
                                  help="RTL watchdog per kernel (default: 10x the prediction).")
+report_option = click.option(
+    "--report", "per_step", is_flag=True,
+    help="Also print each step (kernelN: the array, foldN/repackN/concatN.M: the vector unit, "
+         "hostN/copyN: numpy): its define (ONNX node), unit, MACs, cycles, ideal, roofline "
+         "limit, efficiencies; --json gives them as 'steps'.")
 
 
 @main.command()
@@ -271,13 +286,15 @@ max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
 @max_cycles_option
 @tolerance_options()
 @print_option
+@report_option
 @json_option
 @click.pass_obj
 def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None,
              engine_flag: str | None, out: Path | None, seed: int, max_cycles: int | None,
-             tolerance: FloatTolerance, print_all: bool, as_json: bool) -> None:
+             tolerance: FloatTolerance, print_all: bool, per_step: bool, as_json: bool) -> None:
     """Run the program glc compile -o wrote into OUTDIR and compare it with the interpreter
-    (and with output.npy among the inputs); print the figures; exit status 1 on a mismatch."""
+    (and with output.npy among the inputs); print the figures (with --report, each step's, as
+    glc run --report prints them, from the folder alone); exit status 1 on a mismatch."""
     lowered = read_program(outdir)
     bundle = load(outdir / SOURCE, inputs)
     check_result_path(out, bundle.input_dir)
@@ -286,13 +303,19 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
     with obj.stage("simulate") as figures:
         outcome, result = run_and_compare(lowered, bundle.program.body,
                                           _inputs(obj, bundle, seed), engine,
-                                          bundle.expected, max_cycles, tolerance)
+                                          bundle.expected, max_cycles, tolerance,
+                                          steps=per_step)
         figures["cycles"] = result["cycles"]
     obj.clear_status()
     result["inputs"] = bundle.inputs_label(seed)
+    steps = result.pop("steps", None)
+    if steps is not None:
+        name_steps(steps, read_nodes(outdir))
+        if as_json:
+            result["steps"] = rows_json(steps)
     if print_all and not as_json:
         click.echo(array_text(outcome.result, True))
-    _report(outcome.result, result, out, as_json, bundle.input_dir)
+    _report(outcome.result, result, out, as_json, bundle.input_dir, steps)
 
 
 @main.command()
@@ -308,10 +331,7 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
 @seed_option
 @max_cycles_option
 @tolerance_options()
-@click.option("--report", "per_step", is_flag=True,
-              help="Also print each step (kernelN: the array, foldN/repackN/concatN.M: the "
-                   "vector unit, hostN/copyN: numpy): its define (ONNX node), unit, MACs, "
-                   "cycles, ideal, roofline limit, efficiencies; --json gives them as 'steps'.")
+@report_option
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Draw each step's cycles against its limits, and the roofline with each "
                    "kernel as a point, into this .svg, .png or .html (needs matplotlib: "
@@ -335,13 +355,14 @@ def simulate(obj: Context, outdir: Path, inputs: Path | None, engine: str | None
                    "parallel, each checked bit for bit and cycle for cycle against it.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --segments: segments simulated at a time.")
+@no_cache_option
 @json_option
 @click.pass_obj
 def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, config_name: str,
         rules: str, engine: str | None, out: Path | None, seed: int, max_cycles: int | None,
         tolerance: FloatTolerance, per_step: bool, plot_path: Path | None,
         trace_path: Path | None, disable: str | None, check_each: bool, bisect_: bool,
-        segments: int | None, jobs: int, as_json: bool) -> None:
+        segments: int | None, jobs: int, no_cache: bool, as_json: bool) -> None:
     """Compile PROGRAM, run it (kernels on the RTL or the ISA simulator, the rest in numpy) and
     compare the result with the interpreter, bit for bit; exit status 1 on a mismatch."""
     disabled = parse_disabled(disable)
@@ -354,9 +375,12 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     engine = choose_engine(engine, config, obj.note)
     if segments is not None:
         refuse_segments(engine, check_each, trace_path is not None)
-    with obj.stage("compile"):
+    with obj.stage("compile") as figures:
         result = compile_program(bundle, rules=select_rules(rules, config.array_size),
-                                 config=config, progress=obj.status, disabled=disabled)
+                                 config=config, progress=obj.status, disabled=disabled,
+                                 cache=open_cache(not no_cache))
+        if result.cached:
+            figures["cache"] = "hit"
     if obj.verbose:
         for line in result.stage_lines(iterations=False):
             click.echo(line, err=True)
@@ -379,7 +403,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     report["inputs"] = bundle.inputs_label(seed)
     steps = report.pop("steps", None)
     if steps is not None:
-        name_steps(steps, result.lowered, result)
+        name_steps(steps, result.names.steps)
         if as_json and per_step:
             report["steps"] = rows_json(steps)
     title = f"{program.name} on the {engine} ({config.name})"
@@ -390,7 +414,7 @@ def run(obj: Context, program: Path, inputs: Path | None, shapes: Path | None, c
     lines = []
     if check_each:
         wrong, compared = diagnose.check_each(result.lowered, outcome, result.term, arrays,
-                                              define_namer(result))
+                                              result.names.namer(result.term))
         report["check_each"] = wrong.to_json() if wrong else None
         lines.append(f"check-each: {wrong.line()}" if wrong else
                      f"check-each: all {compared} values in DRAM equal the interpreter's")
@@ -470,13 +494,15 @@ def _report(result: np.ndarray, figures: dict, out: Path | None, as_json: bool,
                    "workers (needs pip install 'glc[dask]').")
 @max_cycles_option
 @tolerance_options("float_tolerance")
+@no_cache_option
 @json_option
 @click.pass_obj
 def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str | None,
             jobs: int | None, junit: Path | None, baselines: Path | None,
             update_baselines: bool, prune: bool, tolerance: float, strict: bool,
             keyword: str | None, timeout: float | None, scheduler: str | None,
-            max_cycles: int | None, float_tolerance: FloatTolerance, as_json: bool) -> None:
+            max_cycles: int | None, float_tolerance: FloatTolerance, no_cache: bool,
+            as_json: bool) -> None:
     """Every program under DIR (default programs/): compile, run, compare with the interpreter
     bit for bit, and hold its cycles to the baselines; exit status 1 on a wrong result or a
     cycle regression."""
@@ -509,7 +535,7 @@ def regress(obj: Context, dirs: tuple[Path, ...], config_name: str, engine: str 
                         strict=strict, update=update_baselines, prune=prune,
                         complete=chosen.complete,
                         on_row=progress, float_tolerance=float_tolerance,
-                        scheduler=scheduler)
+                        scheduler=scheduler, cache=open_cache(not no_cache))
     if junit is not None:
         write_junit(report, junit)
     obj.clear_status()
@@ -550,6 +576,7 @@ def optimizations() -> None:
         click.echo(f"{o.name.ljust(width)}  {o.what} [glc/lower/{o.where}]")
 
 
-for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command, zoo_command]:
+for _command in [*ISA_COMMANDS, *SIM_COMMANDS, *SYNTH_COMMANDS, import_command, zoo_command,
+                 cache_command]:
     main.add_command(_command)
 add_shared_options(main)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from glc.cache import Cache, key, schedules
 from glc.cost.extraction import CycleCost
 from glc.cost.ideal import program_ideal
 from glc.egraph.dot import to_dot
@@ -38,6 +39,7 @@ from glc.ir.term import Term, dag_size, walk
 from glc.ir.types import Access
 from glc.lower.lowering import lower
 from glc.lower.program import Program as Lowered
+from glc.report import Names, names_of
 from glc.rewrites import DEFAULT as DEFAULT_RULES
 from glc.rewrites import select
 from glc.rewrites.cost import tensorised
@@ -76,17 +78,27 @@ EXTRACTION_COST = ("the sum --cost minimises, host work at its estimate: not cyc
 
 @dataclass
 class CompileResult:
-    """What each stage produced, and the figures ``--json`` prints."""
+    """What each stage produced, and the figures ``--json`` prints. A compile read back from
+    the cache (``cached``) holds no e-graph (``egraph`` and ``root`` None) and no extraction
+    choice; its ``names`` were worked out before it was stored."""
 
     program: Program
     env: Mapping[str, Access]
-    egraph: EGraph
-    root: int
+    egraph: EGraph | None
+    root: int | None
     report: Report
     extraction: Extraction
     lowered: Lowered | None = None
+    _names: Names | None = None
+    cached: bool = False
     fallback: str = ""  # why the default rules' program was kept instead of this search's
 
+    @property
+    def names(self) -> Names:
+        """What the steps and nodes are named after in the source (glc/report.py)."""
+        if self._names is None:
+            self._names = names_of(self)
+        return self._names
 
     @property
     def term(self) -> Term:
@@ -125,7 +137,8 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
                     config: HwConfig | None = None,
                     progress: Callable[[str], None] | None = None,
                     max_nodes: int = MAX_NODES,
-                    disabled: frozenset[str] = frozenset()) -> CompileResult:
+                    disabled: frozenset[str] = frozenset(),
+                    cache: Cache | None = None) -> CompileResult:
     """Compile a program (or a loaded bundle, whose input types are the default ``env``);
     with ``config``, lower the extracted term for that accelerator too. The default ``cost`` is
     the cycles predicted on ``config``, or the node count without one. ``progress`` is told
@@ -133,26 +146,44 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
     ``max_nodes`` distinct nodes is refused. ``disabled``: the lowering's optimizations
     (glc/lower/optimizations.py) it does without, in the extraction's costing too. With more
     rules than the default set (and a config), the default rules' program is kept if it is
-    better (the module's docstring)."""
-    args = dict(env=env, limits=limits, cost=cost, extractor=extractor,
-                extract_time_limit=extract_time_limit, config=config, progress=progress,
-                max_nodes=max_nodes, disabled=disabled)
-    result = _compile(source, rules=rules, **args)
-    if config is None or result.lowered is None:
-        return result
-    default = select(DEFAULT_RULES, config.array_size)
-    if not {r.name for r in rules} > {r.name for r in default}:
-        return result
-    (progress or (lambda stage: None))("compile: the default rules, for comparison")
-    baseline = _compile(source, rules=default, **args)
-    if _speed(baseline) < _speed(result):
-        theirs, ours = result.lowered.figures(), baseline.lowered.figures()
-        baseline.fallback = (
-            f"the default rules' program ({ours['host_steps']} host steps, "
-            f"{ours['predicted_cycles']} predicted cycles): the {len(rules)}-rule search "
-            f"({result.report.enodes} e-nodes, stopped: {result.report.stop_reason}) found "
-            f"{theirs['host_steps']} host steps, {theirs['predicted_cycles']} predicted cycles")
-        return baseline
+    better (the module's docstring). ``cache`` (glc/cache.py): the compile is read from it
+    when an equal one (same program text, input types, config, rules, options and glc) was
+    stored, else done with its schedule entries and stored."""
+    say = progress or (lambda stage: None)
+    program = source.program if isinstance(source, Bundle) else source
+    if env is None:
+        if not isinstance(source, Bundle):
+            raise ValueError("give the input types (env) with a bare Program")
+        env = source.env
+    result_type(program.body, env)
+    if cost is None:  # before the key: the default and the same cost given are one compile
+        cost = cost_function("cycles" if config is not None else "nodes", config, disabled)
+    name = _compile_key(program, env, rules, limits or Limits(), cost, extractor,
+                        extract_time_limit, config, max_nodes, disabled) \
+        if cache is not None else None
+    if name is not None:
+        stored = cache.get("compile", name)
+        if isinstance(stored, _Stored):
+            say("compile: read from the cache")  # -v: glc run's compile line says "cache hit"
+            return CompileResult(program, env, None, None, stored.report, stored.extraction,
+                                 stored.lowered, stored.names, cached=True,
+                                 fallback=stored.fallback)
+    with schedules(cache):
+        result = _compile(program, env, rules, limits, cost, extractor, extract_time_limit,
+                          config, say, max_nodes, disabled)
+        default = select(DEFAULT_RULES, config.array_size) if config is not None else []
+        if result.lowered is not None and {r.name for r in rules} > {r.name for r in default}:
+            say("compile: the default rules, for comparison")
+            baseline = _compile(program, env, default, limits, cost, extractor,
+                                extract_time_limit, config, say, max_nodes, disabled)
+            if _speed(baseline) < _speed(result):
+                baseline.fallback = _kept(baseline, result, len(rules))
+                result = baseline
+    if name is not None:
+        x = result.extraction
+        stored = _Stored(result.report, replace(x, choice={}), result.lowered, result.names,
+                         result.fallback)
+        cache.put("compile", name, stored)
     return result
 
 
@@ -162,26 +193,61 @@ def _speed(result: CompileResult) -> tuple[int, int]:
     return figures["host_steps"], figures["predicted_cycles"]
 
 
-def _compile(source: Bundle | Program, env: Mapping[str, Access] | None,
-             rules: Sequence[Rewrite], limits: Limits | None, cost: CostFunction | None,
-             extractor: str, extract_time_limit: float, config: HwConfig | None,
-             progress: Callable[[str], None] | None, max_nodes: int,
-             disabled: frozenset[str]) -> CompileResult:
-    """One compile with one rule table (compile_program's stages)."""
-    say = progress or (lambda stage: None)
-    program = source.program if isinstance(source, Bundle) else source
-    if env is None:
-        if not isinstance(source, Bundle):
-            raise ValueError("give the input types (env) with a bare Program")
-        env = source.env
-    result_type(program.body, env)
+def _kept(baseline: CompileResult, search: CompileResult, rules: int) -> str:
+    """Why the default rules' program is kept (``-v``'s ``kept:`` line)."""
+    ours, theirs = baseline.lowered.figures(), search.lowered.figures()
+    return (f"the default rules' program ({ours['host_steps']} host steps, "
+            f"{ours['predicted_cycles']} predicted cycles): the {rules}-rule search "
+            f"({search.report.enodes} e-nodes, stopped: {search.report.stop_reason}) found "
+            f"{theirs['host_steps']} host steps, {theirs['predicted_cycles']} predicted cycles")
+
+
+@dataclass
+class _Stored:
+    """A compile as the cache holds it: what ``glc run`` and ``glc compile -o`` read of it,
+    without the e-graph (its size, and all it answers afterwards is in ``names``)."""
+
+    report: Report
+    extraction: Extraction
+    lowered: Lowered | None
+    names: Names
+    fallback: str = ""
+
+
+def _compile_key(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrite],
+                 limits: Limits, cost: CostFunction, extractor: str,
+                 extract_time_limit: float, config: HwConfig | None, max_nodes: int,
+                 disabled: frozenset[str]) -> str | None:
+    """The compile cache's key: the program's text (its defines' names and glc import's
+    comments name the report's steps), the input types, every option, the whole config and
+    glc's source (glc/cache.py, ``key``); None for a cost function glc cannot name (a
+    caller's own), which is not cached."""
+    if cost is tensorised:
+        costed = "nodes"
+    elif isinstance(cost, CycleCost):
+        costed = ("cycles", cost.config, sorted(cost.disabled))
+    else:
+        return None
+    try:
+        text = Path(program.path).read_text()
+    except (OSError, UnicodeDecodeError):
+        # a program parsed from a string: its term and the names of its defines
+        text = print_dag(program.body) + repr(sorted(program.defines))
+    return key("compile", text, sorted(env.items(), key=lambda item: item[0]),
+               [rule.name for rule in rules], limits, costed, extractor, extract_time_limit,
+               config, max_nodes, sorted(disabled))
+
+
+def _compile(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrite],
+             limits: Limits | None, cost: CostFunction, extractor: str,
+             extract_time_limit: float, config: HwConfig | None, say: Callable[[str], None],
+             max_nodes: int, disabled: frozenset[str]) -> CompileResult:
+    """The stages, in order (``compile_program`` without the cache)."""
     _fits(program.body, program.body, max_nodes)
     say("compile: saturating")
     egraph = EGraph(env)
     root = egraph.add_term(program.body)
     report = Runner(rules, limits or Limits()).run(egraph)
-    if cost is None:
-        cost = cost_function("cycles" if config is not None else "nodes", config, disabled)
     say(f"compile: extracting from {egraph.enodes} e-nodes")
     if isinstance(cost, CycleCost):  # the time limit binds while costing candidates too
         cost.stop_at(time.perf_counter() + extract_time_limit)

@@ -21,6 +21,7 @@ from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from glc.cache import Cache
 from glc.compare import DEFAULT_TOLERANCE, FloatTolerance
 from glc.errors import DoesNotFit, GlcError
 from glc.hwconfig import CONFIG_DIR, HwConfig
@@ -244,10 +245,11 @@ def write_baselines(path: Path, baselines: dict[str, dict]) -> None:
 
 def run_one(name: str, folder: Path, config: HwConfig, engine: str,
             max_cycles: int | None = None, seed: int = 0,
-            float_tolerance: FloatTolerance = DEFAULT_TOLERANCE) -> Row:
+            float_tolerance: FloatTolerance = DEFAULT_TOLERANCE,
+            cache: Cache | None = None) -> Row:
     """Compile, lower, execute and compare one program as ``glc run`` does (given inputs, else
-    seeded random ones; floats within ``float_tolerance``), timed; an error becomes the row's
-    status, never an exception."""
+    seeded random ones; floats within ``float_tolerance``; the compile read from and written to
+    ``cache``), timed; an error becomes the row's status, never an exception."""
     from glc.compiler import compile_program
     from glc.inputs import load
     from glc.rewrites import DEFAULT, select
@@ -257,7 +259,8 @@ def run_one(name: str, folder: Path, config: HwConfig, engine: str,
     start = time.perf_counter()
     try:
         bundle = load(folder)
-        result = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config)
+        result = compile_program(bundle, rules=select(DEFAULT, config.array_size), config=config,
+                                 cache=cache)
         arrays = bundle.arrays_or_random(seed)
         row.inputs = bundle.inputs_label(seed)
         _, figures = run_and_compare(result.lowered, bundle.program.body, arrays, engine,
@@ -354,7 +357,7 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
             update: bool = False, prune: bool = False, complete: bool = True,
             on_row: Callable[[Row], None] | None = None,
             float_tolerance: FloatTolerance = DEFAULT_TOLERANCE,
-            scheduler: str | None = None) -> Report:
+            scheduler: str | None = None, cache: Cache | None = None) -> Report:
     """Run every program (``jobs`` processes; default one per CPU), judge it against the
     baselines in ``baselines_file`` and, with ``update``, record this run's programs in that
     file (the others' entries are kept).
@@ -367,7 +370,8 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
     program still running after ``timeout`` seconds is killed (status hang): with a timeout,
     or more than one job, each program runs in a process of its own (glc/workers.py).
     ``scheduler``: each program a task on that Dask cluster instead (glc/cluster.py; ``local``:
-    a LocalCluster of ``jobs`` workers).
+    a LocalCluster of ``jobs`` workers). The compiles read and write ``cache`` (glc/cache.py:
+    safe with writers in parallel).
     """
     if tolerance < 0:
         raise GlcError(f"the tolerance must be >= 0 %, not {tolerance}")
@@ -387,7 +391,7 @@ def regress(programs: Sequence[tuple[str, Path]], config: HwConfig, engine: str,
         if on_row:
             on_row(row)
 
-    calls = [(run_one, (name, folder, config, engine, max_cycles, 0, float_tolerance))
+    calls = [(run_one, (name, folder, config, engine, max_cycles, 0, float_tolerance, cache))
              for name, folder in programs]
     if scheduler is not None:
         from glc import cluster

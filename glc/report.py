@@ -78,23 +78,60 @@ def step_rows(program: Program, limits: dict[str, KernelLimit]) -> list[StepRow]
     return rows
 
 
-def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
-    """Fill each row's ``node``: the define of the source program the step computes, or a part
-    of (``result`` for the program's result expression outside every define). A step's term
-    (its kernel's label, a host step's term) is matched against the extracted term, the buffers
-    of earlier steps standing for the nodes those steps computed; the matched node's e-class is
-    then looked up among the source's: a define's own, else the define whose expression (up to
-    the other defines it uses) holds a node of that class. ``compiled`` is glc/compiler.py's
-    CompileResult."""
+@dataclass
+class Names:
+    """What a compile's steps and nodes are named after in the source, worked out from its
+    e-graph once: ``steps``, each step's node (``--report``'s column: ``_step_nodes``), and
+    ``nodes``, each node of the extracted term in ``walk`` order named as ``_define_namer``
+    names it (``--check-each``'s messages). A cached compile (glc/cache.py) keeps these, not
+    its e-graph."""
+
+    steps: dict[str, str]
+    nodes: list[str | None]
+
+    def namer(self, term: Term) -> Callable[[Term], str | None]:
+        """The name of a node of ``term`` (the extracted term these were made for)."""
+        found = {id(node): name for node, name in zip(walk(term), self.nodes, strict=True)}
+        return lambda node: found.get(id(node))
+
+
+def names_of(compiled) -> Names:
+    """``compiled``'s Names (glc/compiler.py's CompileResult, its e-graph and lowering): the
+    e-class of each node of the source and the extracted term, looked up once for both."""
     source = compiled.program
-    comments = onnx_nodes(Path(source.path))
-    owners = _owners(compiled.egraph, source)
-    classes = _classes(compiled.egraph, compiled.term)
+    sourced = _Source(onnx_nodes(Path(source.path)), _owners(compiled.egraph, source),
+                      _classes(compiled.egraph, compiled.term))
+    named = _define_namer(compiled, sourced)
+    return Names(_step_nodes(compiled.lowered, compiled, sourced) if compiled.lowered else {},
+                 [named(node) for node in walk(compiled.term)])
+
+
+@dataclass
+class _Source:
+    """What names a node after the source: glc import's comments by define, the define owning
+    each e-class (``_owners``), the e-class of each node of the extracted term."""
+
+    comments: dict[str, str]
+    owners: dict[int, str]
+    classes: dict[int, int | None]
+
+
+def _step_nodes(program: Program, compiled, sourced: _Source) -> dict[str, str]:
+    """Each step's node, by the buffer it writes: the define of the source program the step
+    computes, or a part of (``result`` for the program's result expression outside every
+    define); a step none names is left out. A step's term (its kernel's label, a host step's
+    term) is matched against the extracted term, the buffers of earlier steps standing for the
+    nodes those steps computed; the matched node's e-class is then looked up among the
+    source's: a define's own, else the define whose expression (up to the other defines it
+    uses) holds a node of that class. ``compiled`` is glc/compiler.py's CompileResult."""
+    source = compiled.program
+    comments, owners, classes = sourced.comments, sourced.owners, sourced.classes
     nodes = list(walk(compiled.term))[::-1]  # parents first: a step's own node before its parts
     inputs = set(source.inputs) | {t.value for t in nodes if t.op == "symbol"}
     views = {id(arg): t for t in nodes if t.op in COMMUTING for arg in t.args[:1]}
     bound: dict[str, Term] = {}
-    served: dict[str, StepRow] = {}  # a repack's buffer → the row of the kernel reading it
+    found: dict[str, str] = {}
+    served: dict[str, str] = {}  # a repack's buffer → the kernel reading it
     # The nodes whose values the lowering left in each buffer (any view of it): a buffer several
     # steps write (the bands of a concatenation, a kernel in parts) holds no one step's node,
     # but its readers' labels name the node the lowering placed there.
@@ -113,17 +150,20 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
             return None
         return f"{name} ({comments[name]})" if name in comments else name
 
-    for row, step in zip(rows, program.steps, strict=True):
-        if isinstance(step, KernelStep) and step.kernel.kind == "repack":
-            continue  # a copy of a tensor, no node of the program: named after its reader
-        served.update((name, row) for name in step.inputs)
+    def repack(step) -> bool:  # a copy of a tensor, no node of the program: named after its reader
+        return isinstance(step, KernelStep) and step.kernel.kind == "repack"
+
+    for step in program.steps:
+        if repack(step):
+            continue
+        served.update((name, step.name) for name in step.inputs)
         pattern = _pattern(step.term if isinstance(step, HostStep)
                            else parse_term(step.kernel.label), inputs)
         match = next((t for t in nodes if _unify(pattern, t, bound, holders)), None)
         if match is None:
             continue
         bound[step.output] = match
-        row.node = named(match) or ""
+        found[step.name] = named(match) or ""
     # A step whose term is no node (a concatenation's band copying a part already in DRAM is
     # labelled with the whole concatenation, its placed parts as its own buffer: Inception's
     # third parts): named after the largest node the lowering left in the buffer it writes,
@@ -131,26 +171,30 @@ def name_steps(rows: list[StepRow], program: Program, compiled) -> None:
     held: dict[str, list[tuple[int, Term]]] = {}
     for node, view in program.values.values():
         held.setdefault(view.buffer, []).append((math.prod(view.dims), node))
-    for row, step in zip(rows, program.steps, strict=True):
-        if not row.node and isinstance(step, KernelStep) and step.kernel.kind != "repack":
-            found = sorted(held.get(step.output, ()), key=lambda pair: -pair[0])
-            row.node = next((n for n in (named(node) for _, node in found) if n), "")
-    for row, step in zip(rows, program.steps, strict=True):
-        reader = served.get(step.output)
-        if isinstance(step, KernelStep) and step.kernel.kind == "repack" and reader and \
-                reader.node:
-            row.node = f"{reader.node}: repack"
+    for step in program.steps:
+        if not found.get(step.name) and isinstance(step, KernelStep) and not repack(step):
+            ranked = sorted(held.get(step.output, ()), key=lambda pair: -pair[0])
+            found[step.name] = next((n for n in (named(node) for _, node in ranked) if n), "")
+    for step in program.steps:
+        reader = found.get(served.get(step.output, ""))
+        if repack(step) and reader:
+            found[step.name] = f"{reader}: repack"
+    return {name: node for name, node in found.items() if node}
 
 
-def define_namer(compiled) -> Callable[[Term], str | None]:
+def name_steps(rows: list[StepRow], nodes: dict[str, str]) -> None:
+    """Fill each row's ``node`` from ``nodes`` (``Names.steps``: a compile's, or a compiled
+    folder's manifest)."""
+    for row in rows:
+        row.node = nodes.get(row.step, "")
+
+
+def _define_namer(compiled, sourced: _Source) -> Callable[[Term], str | None]:
     """A function naming a node of the extracted term after the source: the define that owns
     its e-class (``_owners``), with its ONNX node for a program ``glc import`` wrote, or
     ``result``; None where no define owns it. ``compiled`` is glc/compiler.py's
     CompileResult."""
-    source = compiled.program
-    comments = onnx_nodes(Path(source.path))
-    owners = _owners(compiled.egraph, source)
-    classes = _classes(compiled.egraph, compiled.term)
+    comments, owners, classes = sourced.comments, sourced.owners, sourced.classes
 
     def named(node: Term) -> str | None:
         name = owners.get(classes.get(id(node)),
@@ -168,7 +212,7 @@ def _owners(egraph, source) -> dict[int, str]:
     classes = _classes(egraph, source.body)
     for term in source.defines.values():  # a define the result does not use
         if id(term) not in classes:
-            classes.update(_classes(egraph, term))
+            _classes(egraph, term, classes)
     defined = {id(term): name for name, term in source.defines.items()}
     owners = {classes[id(t)]: name for name, t in source.defines.items()
               if classes[id(t)] is not None}
@@ -185,10 +229,12 @@ def _owners(egraph, source) -> dict[int, str]:
     return owners
 
 
-def _classes(egraph, term: Term) -> dict[int, int | None]:
-    """The e-class of every node of ``term`` (None where the e-graph does not hold it)."""
-    found: dict[int, int | None] = {}
-    for node in walk(term):
+def _classes(egraph, term: Term, found: dict[int, int | None] | None = None
+             ) -> dict[int, int | None]:
+    """The e-class of every node of ``term`` (None where the e-graph does not hold it), added
+    to ``found`` (the nodes already in it not looked up again)."""
+    found = {} if found is None else found
+    for node in walk(term, found):
         args = tuple(found[id(a)] for a in node.args)
         found[id(node)] = None if None in args else egraph.lookup((node.op, node.value, args))
     return found

@@ -37,7 +37,7 @@ def test_an_interrupted_compile_leaves_the_earlier_folder_whole(tmp_path, monkey
     assert glc("compile", MATMUL, "-o", out).exit_code == 0
     before = snapshot(out)
 
-    def interrupted(program):  # after program.s and program.bin, before the manifest
+    def interrupted(program, nodes):  # after program.s and program.bin, before the manifest
         raise KeyboardInterrupt
 
     monkeypatch.setattr(artefacts, "manifest", interrupted)

@@ -20,6 +20,7 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
+from glc.cache import remembered
 from glc.cost.sampling import extrapolated, weight_port
 from glc.cost.tiles import NO_TABLE, KernelTiles, TableCost
 from glc.errors import GlcError
@@ -61,9 +62,15 @@ def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool,
 
 
 @functools.lru_cache(maxsize=4096)
-def _estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
-              shift: int, config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
-              table: TableCost) -> Estimate:
+def _estimate(*signature) -> Estimate:
+    """Memoised in memory (this process) and in the schedule cache (glc/cache.py: across
+    compiles), by the whole signature: the same arguments give the same estimate."""
+    return remembered("estimate", signature, lambda: _search(*signature))
+
+
+def _search(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
+            shift: int, config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
+            table: TableCost) -> Estimate:
     n = config.array_size
     m = a[0].view.dims[0] if len(a[0].view.groups) == 2 else 1
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n

@@ -10,7 +10,7 @@ compared often and can be deep.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from glc.errors import Span
 
@@ -114,19 +114,21 @@ def share(term: Term) -> Term:
     return done[id(term)]
 
 
-def walk(term: Term):
-    """Every distinct node reachable from ``term`` (shared sub-terms once), children first."""
+def walk(term: Term, known: Container[int] = frozenset()):
+    """Every distinct node reachable from ``term`` (shared sub-terms once), children first;
+    the nodes whose ids are ``known`` (and what lies below them) left out."""
     seen: set[int] = set()
     order: list[Term] = []
     stack = [(term, False)]
     while stack:
         node, expanded = stack.pop()
-        if id(node) in seen:
+        if id(node) in seen or id(node) in known:
             continue
         if expanded:
             seen.add(id(node))
             order.append(node)
             continue
         stack.append((node, True))
-        stack.extend((arg, False) for arg in reversed(node.args) if id(arg) not in seen)
+        stack.extend((arg, False) for arg in reversed(node.args)
+                     if id(arg) not in seen and id(arg) not in known)
     return order

@@ -9,10 +9,13 @@ executes instructions in the issue order it computes.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import pickle
 from collections import deque
 from dataclasses import dataclass, field
 
+from glc.cache import remembered
 from glc.hwconfig import HwConfig
 from glc.isa import vector_linear, vector_table
 from glc.isa.encoding import Instruction
@@ -84,6 +87,14 @@ def predict(program: list[Instruction], config: HwConfig) -> Timeline:
     if timeline.error is not None:
         raise timeline.error
     return timeline
+
+
+def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
+    """``predict``'s cycle count, remembered in the schedule cache (glc/cache.py) by the
+    instructions (each opcode and field value: what the model reads of them) and the config."""
+    words = pickle.dumps([(i.op.code, i.values) for i in program], pickle.HIGHEST_PROTOCOL)
+    return remembered("cycles", (hashlib.sha256(words).digest(), config),
+                      lambda: predict(program, config).counters.cycles)
 
 
 def schedule(program: list[Instruction], config: HwConfig,

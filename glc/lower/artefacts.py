@@ -32,8 +32,9 @@ MANIFEST = "manifest.json"
 FILES = ("program.s", "program.bin", MANIFEST)
 
 
-def manifest(program: Program) -> dict:
-    """The manifest as a JSON-ready dict."""
+def manifest(program: Program, nodes: Mapping[str, str] = MappingProxyType({})) -> dict:
+    """The manifest as a JSON-ready dict; ``nodes``: the source node each step computes
+    (glc/report.py, ``Names.steps``), what ``glc simulate --report`` names the steps by."""
     roles = {name: "input" for name in program.inputs}
     steps, images, offset = [], [], 0
     for run in schedule(program):
@@ -42,7 +43,8 @@ def manifest(program: Program) -> dict:
             steps.append({"kind": "copy" if run.copy else "host", "name": run.name,
                           "term": print_term(run.term),
                           "inputs": {sym: _view_json(v) for sym, v in run.views.items()},
-                          "output": run.output, **({"why": run.why} if run.why else {})})
+                          "output": run.output, **({"why": run.why} if run.why else {}),
+                          **({"node": nodes[run.name]} if run.name in nodes else {})})
             continue
         images.append({"words": [offset, len(run.instructions)],
                        "kernels": [s.name for s in run.steps],
@@ -58,7 +60,8 @@ def manifest(program: Program) -> dict:
                           "shift": k.shift, "inputs": step.inputs, "output": step.output,
                           "predicted_cycles": k.predicted_cycles(program.config),
                           "ideal_cycles": k.ideal_cycles(program.config),
-                          "term": k.label})
+                          "term": k.label,
+                          **({"node": nodes[step.name]} if step.name in nodes else {})})
             offset += body
         offset += 1  # the image's HALT
     config = program.config
@@ -93,9 +96,10 @@ def assembly(program: Program) -> str:
     return "".join(parts)
 
 
-def write(program: Program, outdir: Path, texts: Mapping[str, str] = MappingProxyType({})
-          ) -> list[Path]:
-    """Write the three files, and ``texts`` (file name -> text), into ``outdir``; the manifest,
+def write(program: Program, outdir: Path, texts: Mapping[str, str] = MappingProxyType({}),
+          nodes: Mapping[str, str] = MappingProxyType({})) -> list[Path]:
+    """Write the three files, and ``texts`` (file name -> text), into ``outdir`` (``nodes``:
+    each step's source node, for the manifest); the manifest,
     written last, records the sha256 of every other file in ``outdir`` under ``files``, so
     ``read`` can tell a folder that mixes two compilations. Returns the paths."""
     words = [w for run in schedule(program) if isinstance(run, Image) for w in run.words]
@@ -108,7 +112,8 @@ def write(program: Program, outdir: Path, texts: Mapping[str, str] = MappingProx
             (outdir / name).write_text(text)
         files = {p.name: _sha256(p) for p in sorted(outdir.iterdir())
                  if p.is_file() and p.name != MANIFEST}
-        paths[2].write_text(json.dumps({**manifest(program), "files": files}, indent=1) + "\n")
+        paths[2].write_text(json.dumps({**manifest(program, nodes), "files": files},
+                                       indent=1) + "\n")
     except OSError as error:
         raise GlcError(f"cannot write: {error.strerror}", str(error.filename or outdir)) from None
     return paths + [outdir / name for name in texts]
@@ -155,6 +160,16 @@ def read(outdir: Path) -> Program:
     except (TypeError, ValueError) as error:
         raise GlcError(f"bad manifest: {error}", str(path)) from None
     return program
+
+
+def read_nodes(outdir: Path) -> dict[str, str]:
+    """Each step's source node as the manifest of ``outdir`` (already ``read``) records it;
+    empty for a folder an older glc wrote."""
+    try:
+        steps = json.loads((outdir / MANIFEST).read_text()).get("steps", [])
+        return {step["name"]: step["node"] for step in steps if "node" in step}
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+        return {}
 
 
 def _sha256(path: Path) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import disassemble
-from glc.isa.cycles import predict
+from glc.isa.cycles import predicted_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.fields import WORD_BYTES
 from glc.lower.program import HostStep, KernelStep, Program
@@ -62,7 +62,7 @@ class Image:
         if len(self.steps) == 1:
             return self.steps[0].kernel.predicted_cycles(config)
         if config not in self._cycles:
-            self._cycles[config] = predict(self.instructions, config).counters.cycles
+            self._cycles[config] = predicted_cycles(self.instructions, config)
         return self._cycles[config]
 
     def text(self) -> str:

@@ -25,7 +25,7 @@ from glc.cost.kernel import Estimate, estimate
 from glc.cost.limit import compute_ideal
 from glc.cost.tiles import NO_TABLE, TableCost
 from glc.hwconfig import HwConfig
-from glc.isa.cycles import predict
+from glc.isa.cycles import predicted_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_instructions
 from glc.lower.table import StoreTable
@@ -66,7 +66,7 @@ class Kernel:
         """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;
         memoised per configuration (the instructions do not change once built)."""
         if config not in self._cycles:
-            self._cycles[config] = predict(self.instructions, config).counters.cycles
+            self._cycles[config] = predicted_cycles(self.instructions, config)
         return self._cycles[config]
 
     def estimated_cycles(self, config: HwConfig) -> int:
