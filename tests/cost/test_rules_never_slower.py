@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glc.compiler import _compile, compile_program
+from glc.compiler import _compile, compile_program, cost_function
 from glc.egraph.runner import Limits
 from glc.hwconfig import load_config
 from glc.inputs import load
@@ -29,9 +29,9 @@ def compile_with(rules: str, limits: Limits, **kwargs):
 
 def test_a_stopped_search_keeps_the_default_rules_program():
     bundle = load(PROGRAMS / "cnn-int8")
-    alone = _compile(bundle, env=None, rules=select("all", 16), limits=TIGHT, cost=None,
-                     extractor="exact", extract_time_limit=10, config=CONFIG, progress=None,
-                     max_nodes=10**6, disabled=frozenset())
+    alone = _compile(bundle.program, bundle.env, select("all", 16), TIGHT,
+                     cost_function("cycles", CONFIG), "exact", 10, CONFIG, lambda stage: None,
+                     10**6, frozenset())
     default = compile_with(DEFAULT, TIGHT)
     assert figures(alone)[:2] > figures(default)[:2]  # the stopped search's own program is worse
     kept = compile_with("all", TIGHT)
