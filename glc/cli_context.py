@@ -16,6 +16,7 @@ import numpy as np
 
 from glc.compare import DEFAULT_ATOL, DEFAULT_RTOL, FloatTolerance
 from glc.errors import GlcError
+from glc.run import ENGINE_CHOICES
 
 
 class Context:
@@ -180,3 +181,21 @@ def add_shared_options(group: click.Group) -> None:
                          callback=_set_shared,
                          help="Print each stage's figures (also before the command)."),
         ]
+
+
+engine_option = click.option("--engine", type=click.Choice(ENGINE_CHOICES),
+                             help="Where the kernels run: rtl (Verilator, the default: it needs "
+                                  "c++, make and perl), isa (the ISA simulator), or auto (rtl "
+                                  "when it builds, else isa).")
+max_cycles_option = click.option("--max-cycles", type=click.IntRange(min=1),
+                                 help="RTL watchdog per kernel (default: 10x the prediction).")
+
+
+def announce_build(obj: Context, config) -> None:
+    """A cold Verilator build is a minute of silence otherwise: say so on the status line."""
+    from glc.sim.build import is_built
+    from glc.sim.run import design
+    from glc.sim.toolchain import missing
+
+    if not missing() and not is_built(design(config)):
+        obj.status(f"building the Verilator model of {config.name} (once; about a minute)…")
