@@ -92,6 +92,7 @@ class CompileResult:
     _names: Names | None = None
     cached: bool = False
     fallback: str = ""  # why the default rules' program was kept instead of this search's
+    searched: Report | None = None  # with a fallback: the search's own saturation report
 
     @property
     def names(self) -> Names:
@@ -127,7 +128,8 @@ class CompileResult:
         return {**self.report.to_json(), "extracted": print_dag(self.term),
                 "extractor": x.method, "extraction_cost": x.dag_cost, "optimal": x.optimal,
                 "extract_seconds": round(x.seconds, 6), **lowered,
-                **({"fallback": self.fallback} if self.fallback else {})}
+                **({"fallback": self.fallback, "search": self.searched.to_json()}
+                   if self.fallback else {})}
 
 
 def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None = None,
@@ -167,7 +169,7 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
             say("compile: read from the cache")  # -v: glc run's compile line says "cache hit"
             return CompileResult(program, env, None, None, stored.report, stored.extraction,
                                  stored.lowered, stored.names, cached=True,
-                                 fallback=stored.fallback)
+                                 fallback=stored.fallback, searched=stored.searched)
     with schedules(cache):
         result = _compile(program, env, rules, limits, cost, extractor, extract_time_limit,
                           config, say, max_nodes, disabled)
@@ -178,11 +180,12 @@ def compile_program(source: Bundle | Program, env: Mapping[str, Access] | None =
                                 extract_time_limit, config, say, max_nodes, disabled)
             if _speed(baseline) < _speed(result):
                 baseline.fallback = _kept(baseline, result, len(rules))
+                baseline.searched = result.report
                 result = baseline
     if name is not None:
         x = result.extraction
         stored = _Stored(result.report, replace(x, choice={}), result.lowered, result.names,
-                         result.fallback)
+                         result.fallback, result.searched)
         cache.put("compile", name, stored)
     return result
 
@@ -212,6 +215,7 @@ class _Stored:
     lowered: Lowered | None
     names: Names
     fallback: str = ""
+    searched: Report | None = None
 
 
 def _compile_key(program: Program, env: Mapping[str, Access], rules: Sequence[Rewrite],

@@ -38,6 +38,8 @@ def test_a_stopped_search_keeps_the_default_rules_program():
     assert figures(kept) == figures(default)
     assert kept.fallback.startswith("the default rules' program")
     assert "node limit" in kept.fallback and kept.figures()["fallback"] == kept.fallback
+    assert kept.figures()["search"]["stop_reason"] == "node limit"  # the search's own figures
+    assert kept.figures()["stop_reason"] == "saturated"  # the kept program's compile
     assert any(line.startswith("kept: ") for line in kept.stage_lines())
 
 

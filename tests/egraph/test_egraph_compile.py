@@ -56,7 +56,10 @@ def test_limits_are_passed_to_the_runner():
     assert figures["extractor"] == "greedy"
     small = json.loads(glc("compile", PROGRAMS[0].parent / "conv2d-nchw-int8", "--rules", "all",
                            "--node-limit", "200", "--json").output)
-    assert small["stop_reason"] == "node limit" and small["enodes"] > 200
+    # Stopped at 200 e-nodes the whole table finds a worse program than the default rules,
+    # whose program is kept (glc/compiler.py): the search's own figures are under "search".
+    search = small["search"] if "fallback" in small else small
+    assert search["stop_reason"] == "node limit" and search["enodes"] > 200
 
 
 def test_an_unknown_artefact_is_one_error_line(tmp_path):
