@@ -56,9 +56,9 @@ def _torchvision(name: str, **options) -> Callable:
     return build
 
 
-def _bert(seq: int) -> Callable:
-    """A 2-layer BERT encoder (hidden 64, 2 heads) over ``seq`` token embeddings (float input:
-    the embedding lookup of int64 ids is a separate refusal, ``bert-ids``)."""
+def _bert(seq: int, ids: bool = False) -> Callable:
+    """A 2-layer BERT encoder (hidden 64, 2 heads) over ``seq`` token embeddings (a float
+    input), or with ``ids`` from int64 token ids, its embedding lookup included."""
     def build(size):
         import torch
         import transformers
@@ -71,27 +71,9 @@ def _bert(seq: int) -> Callable:
                 self.bert = bert
 
             def forward(self, x):
-                return self.bert(inputs_embeds=x).last_hidden_state
-        return Encoder(), (1, seq, 64)
-    return build
-
-
-def _bert_ids(seq: int) -> Callable:
-    """The same BERT from int64 token ids (its embedding lookup included)."""
-    def build(size):
-        import torch
-        import transformers
-
-        bert = transformers.BertModel(_bert_config(), add_pooling_layer=False)
-
-        class Encoder(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.bert = bert
-
-            def forward(self, ids):
-                return self.bert(input_ids=ids).last_hidden_state
-        return Encoder(), (1, seq)
+                given = {"input_ids": x} if ids else {"inputs_embeds": x}
+                return self.bert(**given).last_hidden_state
+        return Encoder(), ((1, seq) if ids else (1, seq, 64))
     return build
 
 
@@ -172,7 +154,7 @@ ARCHITECTURES = {
     "mnasnet1_0": Architecture(_torchvision("mnasnet1_0"), TV, 32),
     "bert-128": Architecture(_bert(128), "transformers"),
     "bert-384": Architecture(_bert(384), "transformers"),
-    "bert-ids-128": Architecture(_bert_ids(128), "transformers"),
+    "bert-ids-128": Architecture(_bert(128, ids=True), "transformers"),
     "vit": Architecture(_vit, "transformers", 32, full=True),
     "kws-conv1d": Architecture(_keyword_spotter, "torch"),
     "gru": Architecture(_gru, "torch"),
