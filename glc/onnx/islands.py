@@ -34,6 +34,8 @@ ELEMENTWISE = frozenset({
     "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul",
     "Neg", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Softplus",
     "Softsign", "Sqrt", "Sub", "Tanh", "ThresholdedRelu"})
+# The readers of an island's float node that may belong to another island.
+SHARED = ELEMENTWISE | {"QuantizeLinear"}
 # QOperator's elementwise ops (com.microsoft) by the indices of their activations (each followed
 # by its scale and zero point); with all but one constant, an op is a function of one code.
 QLINEAR = {"QLinearSigmoid": (0,), "QLinearLeakyRelu": (0,), "QLinearAdd": (0, 3),
@@ -45,7 +47,8 @@ class Island:
     """The nodes from activations' codes to the codes of ``last``'s output: ``sources``, the
     tensors of codes read (each a DequantizeLinear's input, or a QOperator op's activation);
     ``nodes`` in graph order, the constants' producers and ``last`` included; ``inner``, the
-    float nodes only the island reads (the translator skips them)."""
+    float nodes only islands read (the translator skips them; another island may share
+    some)."""
 
     sources: list[str]
     nodes: list
@@ -68,7 +71,25 @@ def find(graph) -> dict[int, Island]:
             continue
         if island is not None:
             found[id(node)] = island
-    return found
+    return _shared(graph, found)
+
+
+def _shared(graph, found: dict[int, Island]) -> dict[int, Island]:
+    """The islands whose float nodes are read only by islands: a float op may be read by
+    several (MobileNetV3's HardSwish by its QuantizeLinear and by a Relu before another, each
+    island a table of the same codes, computing the op again), but a reader that is in no
+    island would read a value no island binds. Dropping an island may strand another's
+    reader, so the check runs until none is dropped."""
+    while True:
+        covered = {id(n) for island in found.values() for n in (*island.inner, island.last)}
+        stranded = [key for key, island in found.items()
+                    if any(id(reader) not in covered
+                           for node in island.inner for out in node.output
+                           for reader in graph.consumers.get(out, []))]
+        if not stranded:
+            return found
+        for key in stranded:
+            del found[key]
 
 
 def _constants(graph) -> set[str]:
@@ -124,7 +145,8 @@ def _qdq(graph, quantize, producer, constant: set[str]) -> Island | None:
     for node in inside:
         for out in node.output:
             readers = graph.consumers.get(out, [])
-            if out in graph.outputs or any(r not in inside and r is not quantize
+            # a reader outside may be another island's (kept if it is one: _shared)
+            if out in graph.outputs or any(r not in inside and r.op_type not in SHARED
                                            for r in readers):
                 return None
     if not _scalars(graph, cone, [*inside, quantize]):

@@ -170,6 +170,7 @@ class Translator:
         becomes one table lookup where it can (glc/onnx/islands.py)."""
         found = islands.find(self.graph)
         inner = {id(n) for island in found.values() for n in island.inner}
+        untabled: set[int] = set()  # shared float nodes already translated one by one
         for node in self.graph.nodes:
             if id(node) in self.absorbed or id(node) in inner:
                 continue
@@ -182,7 +183,8 @@ class Translator:
                 if tabled:
                     continue
                 for part in island.inner:  # no table: its nodes one by one, here
-                    if id(part) not in self.absorbed:
+                    if id(part) not in self.absorbed and id(part) not in untabled:
+                        untabled.add(id(part))
                         self._node(part)
                 if id(node) in self.absorbed:
                     continue
