@@ -2,8 +2,9 @@
 float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
 which no convolution precedes to fold it into), Mul and Add of an activation and a broadcast
 constant (DenseNet's Caffe2-style scale and shift) that onnxruntime does not fuse into its integer
-QLinearMul / QLinearAdd (glc/onnx/binary.py), LRN, a GlobalAveragePool of a float tensor and a
-ReduceMean over the spatial axes. Each is listed among the import's host ops."""
+QLinearMul / QLinearAdd (glc/onnx/binary.py), LRN, a GlobalAveragePool of a float tensor, a
+ReduceMean over the spatial axes and a Clip of a float tensor. Each is listed among the
+import's host ops."""
 
 from __future__ import annotations
 
@@ -164,6 +165,28 @@ def _global_average_pool(t, node, attrs) -> None:
     t.bind(node, Float(name, x.dims[:2] + (1,) * (len(x.dims) - 2)))
 
 
+def _clip(t, node, attrs) -> None:
+    """A Clip: a ReLU where it is one (glc/onnx/layers.py); else, on a float tensor (ReLU6
+    between a dynamically quantized MobileNetV2's products, whose activations are float),
+    onnxruntime's ``cwiseMax(lo).cwiseMin(hi)`` in float32 — exact, nothing rounds. A Clip
+    between a DequantizeLinear and a QuantizeLinear is an island's (glc/onnx/islands.py)."""
+    if layers.clips_at_zero(t, node):
+        layers.TABLE["Clip"](t, node, attrs)
+        return
+    x = t.as_float(node, 0)
+    expr = f"(access-tensor {x.name})"
+    for index, key, kind in ((1, "min", "elementwise-max"), (2, "max", "elementwise-min")):
+        bound = (t.constant(node, index) if len(node.input) > index and node.input[index]
+                 else attrs.get(key))  # opset 11 made the bounds inputs
+        if bound is None:
+            continue
+        c = t.b.tensor(f"{node.output[0]}_{key}",
+                       np.asarray(bound, np.float32).reshape((1,) * len(x.dims)))
+        expr = f"(compute {kind} (access-pair {expr} {broadcast(c, x.dims)}))"
+    t.host_step(node)
+    t.bind(node, Float(t.b.define(node.output[0], expr), x.dims))
+
+
 def _reduce_mean(t, node, attrs) -> None:
     """ReduceMean over every spatial axis of an (N, C, spatial...) tensor — torchvision's
     ``x.mean([2, 3])``, MnasNet's and ShuffleNetV2's global pool — on the host with the
@@ -204,5 +227,6 @@ TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that
     "LRN": _lrn,
     "GlobalAveragePool": _global_average_pool,
     "ReduceMean": _reduce_mean,
+    "Clip": _clip,
     "LayerNormalization": _layer_norm,
 }
