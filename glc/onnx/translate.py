@@ -196,6 +196,11 @@ class Translator:
             self._fold(node)
             return
         translate = TABLE.get(node.op_type)
+        if translate is None and node.op_type in islands.ELEMENTWISE:
+            # a float op of the float model input, of a graph output or read by a non-island
+            # has no table of codes (docs/onnx.md, "Tables")
+            raise self.error(node, f"a float {node.op_type} is supported only as a table between "
+                                   "a DequantizeLinear and QuantizeLinears")
         if translate is None:
             raise self.error(node, "this operator is not supported")
         self.b.comment(f"node {label(node)} ({node.op_type})")

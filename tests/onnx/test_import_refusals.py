@@ -39,7 +39,8 @@ def test_unsupported_op_names_node_and_op(tmp_path):
     rng = np.random.default_rng(0)
     nodes, inits = _conv_then(rng, [helper.make_node("Elu", ["y"], ["z"], name="elu1")])
     line = _refusal(tmp_path, float_model(nodes, [("x", [1, 3, 8, 8])], ("z", None), inits))
-    assert "node 'elu1' (Elu): this operator is not supported" in line
+    assert ("node 'elu1' (Elu): a float Elu is supported only as a table between a "
+            "DequantizeLinear and QuantizeLinears") in line
 
 
 def test_unsupported_attribute_names_it(tmp_path):
