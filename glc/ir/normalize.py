@@ -1,8 +1,8 @@
 """Normalisations that quantized networks keep on the host, with onnxruntime's CPU kernels'
 arithmetic (docs/language.md, "Float host operators"): ``lrn`` (AlexNet, ZFNet, Inception v1),
 ``layer-norm`` and ``softmax-linear`` (transformers), ``global-average-pool`` (a float pool a
-QOperator model keeps). Each computes in float32 in the kernel's
-order."""
+QOperator model keeps, a ReduceMean) and ``average-pool`` (a dynamically quantized model's).
+Each computes in float32 in the kernel's order."""
 
 from __future__ import annotations
 
@@ -129,6 +129,40 @@ def _packets(part: np.ndarray, head: int, pairs: int, skip: int) -> np.ndarray:
     for k in range(head + skip + 8, pairs, 8):
         acc += part[:, k:k + 4]
     return acc
+
+
+def infer_average_pool(w: Access, d: Access, order: int) -> Access:
+    """``(average-pool W D order)``: W float32 windows (the pooled dims, then the window's
+    (kh, kw)), D float32 divisors of W's shape dims; ``order`` 0 or 1."""
+    _float32(w)
+    if len(w.item) != 2:
+        raise ShapeError(f"needs windows of two item dims, got {w}", arg=0)
+    if d.dtype != "float32" or d.dims != w.shape:
+        raise ShapeError(f"needs float32 divisors of the windows' shape dims {fmt_dims(w.shape)},"
+                         f" got {fmt_dims(d.dims)} {d.dtype}", arg=1)
+    if order not in (0, 1):
+        raise ShapeError(f"needs an order of 0 or 1, got {order}", arg=2)
+    return Access(w.shape, (), "float32")
+
+
+def average_pool(w: np.ndarray, d: np.ndarray, order: int) -> np.ndarray:
+    """ONNX AveragePool of float32 windows as onnxruntime's x86 kernels sum each window: order
+    0 row by row, each row from its first element (MLAS's generic kernel, its NCHWc kernel,
+    onnxruntime's own pool); order 1 each column over the rows first, then the column sums
+    from the first (MLAS's MlasPool2DVectorKernel). Then divided by the divisor in float32."""
+    if order == 0:
+        flat = w.reshape(*d.shape, -1)
+        total = flat[..., 0].astype(np.float32)
+        for k in range(1, flat.shape[-1]):
+            total = total + flat[..., k]
+    else:
+        columns = w[..., 0, :].astype(np.float32)
+        for row in range(1, w.shape[-2]):
+            columns = columns + w[..., row, :]
+        total = columns[..., 0]
+        for column in range(1, w.shape[-1]):
+            total = total + columns[..., column]
+    return (total / d.astype(np.float32)).astype(np.float32)
 
 
 def infer_layer_norm(a: Access, scale: Access, bias: Access, eps) -> Access:

@@ -136,6 +136,29 @@ def test_a_float_clip_is_onnxruntimes(tmp_path, opset, bounds):
     np.testing.assert_array_equal(out, bundle.expected)
 
 
+def transition(channels: int, seed: int = 0):
+    """DenseNet's transition as quantize_dynamic leaves it: a 1×1 conv, ReLU, a float 2×2
+    AveragePool, then a conv reading it."""
+    rng = np.random.default_rng(seed)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["a"], ["r"]),
+             helper.make_node("AveragePool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p", "w2"], ["y"], kernel_shape=[3, 3], pads=[1] * 4)]
+    return float_model(nodes, [("x", [1, 4, 10, 12])], ("y", None),
+                       {"w1": weights(rng, channels, 4, 1, 1), "b1": rng.normal(0, 0.1, channels),
+                        "w2": weights(rng, 6, channels, 3, 3)})
+
+
+@pytest.mark.parametrize("channels", [16, 12], ids=["nchwc", "nchw"])
+def test_a_dynamically_quantized_transition_is_exact_on_the_isa(tmp_path, channels):
+    """The float AveragePool between the products: a host step in the order of onnxruntime's
+    kernel (NCHWc with 16 channels, MLAS's vectorized pool with 12), bit for bit."""
+    path = quantized_dynamically(transition(channels), tmp_path / "m.onnx")
+    result = import_model(path, tmp_path / "p")
+    assert "p (AveragePool)" in result.host_ops
+    exact_on_the_isa(load(result.folder))
+
+
 def spotter(seed: int = 0):
     """A Conv1d keyword spotter: strided, padded and dilated 1-d convs, ReLU, a global pool."""
     rng = np.random.default_rng(seed)

@@ -167,3 +167,28 @@ def test_a_reduce_mean_over_other_axes_is_refused_in_one_line(tmp_path, axes, di
                                        r"\(2, 3\) of an \(N, C, spatial...\) tensor is "
                                        r"supported, got axes \[.*\] of dims " + re.escape(dims)):
         import_model(path, tmp_path / "p")
+
+
+@pytest.mark.parametrize("channels", [12, 16])
+@pytest.mark.parametrize("include_pad", [0, 1], ids=["exclude-pad", "include-pad"])
+@pytest.mark.parametrize("pool", sorted(POOLS) + ["5x5-s3-ceil", "3x3-s3-pads"])
+def test_a_float_average_pool_is_onnxruntimes(tmp_path, pool, include_pad, channels):
+    """A float model's AveragePool, bit for bit, in each of onnxruntime's kernels: 16
+    channels its NCHWc pool, 12 MLAS's vectorized pool (a width stride up to 2: each window's
+    columns summed first, then the columns) or its generic one (stride 3: row by row), and
+    under ceil_mode with count_include_pad its own (row by row, the window's part inside the
+    padded image)."""
+    kernel, strides, pads, ceil = {**POOLS, "5x5-s3-ceil": ([5, 5], [3, 3], [2, 2, 2, 2], 1),
+                                   "3x3-s3-pads": ([3, 3], [3, 3], [1, 1, 1, 1], 0)}[pool]
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=kernel, strides=strides,
+                            pads=pads, ceil_mode=ceil, count_include_pad=include_pad)
+    model = float_model([node], [("x", [2, channels, 9, 10])], ("y", None), {})
+    onnx = pytest.importorskip("onnx")
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    result = import_model(path, tmp_path / "p")
+    assert result.host_ops == ["y (AveragePool)"]
+    bundle = load(result.folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    assert out.shape == bundle.expected.shape
+    np.testing.assert_array_equal(out, bundle.expected)
