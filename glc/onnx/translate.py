@@ -168,7 +168,7 @@ class Translator:
     def run(self) -> None:
         """Translate every node in graph order (the inputs declared first); a float island
         becomes one table lookup where it can (glc/onnx/islands.py)."""
-        found = islands.find(self.graph)
+        found = islands.find(self.graph, TABLE)
         inner = {id(n) for island in found.values() for n in island.inner}
         untabled: set[int] = set()  # shared float nodes already translated one by one
         for node in self.graph.nodes:
@@ -197,10 +197,10 @@ class Translator:
             return
         translate = TABLE.get(node.op_type)
         if translate is None and node.op_type in islands.ELEMENTWISE:
-            # a float op of the float model input, of a graph output or read by a non-island
-            # has no table of codes (docs/onnx.md, "Tables")
-            raise self.error(node, f"a float {node.op_type} is supported only as a table between "
-                                   "a DequantizeLinear and QuantizeLinears")
+            # a float op of the float model input (or of another float op's result) has
+            # no codes to make a table of (docs/onnx.md, "Tables")
+            raise self.error(node, f"a float {node.op_type} is supported only as a table of "
+                                   "quantized codes (of a DequantizeLinear's input)")
         if translate is None:
             raise self.error(node, "this operator is not supported")
         self.b.comment(f"node {label(node)} ({node.op_type})")
