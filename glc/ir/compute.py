@@ -130,7 +130,8 @@ def _elementwise(name: str, fn, float_only: bool = False) -> Kind:
 
 
 def _fold(name: str, fn, float_only: bool = False) -> Kind:
-    """elementwise-add/-mul/-div: fold over the first item axis (language contract)."""
+    """elementwise-add/-mul/-div/-max/-min: fold over the first item axis (language
+    contract)."""
 
     def infer(a: Access, kind: ComputeKind) -> Access:
         _needs_items(a, name)
@@ -197,6 +198,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _fold("elementwise-add", np.add),
     _fold("elementwise-mul", np.multiply),
     _fold("elementwise-div", np.divide, float_only=True),
+    # a float Clip's bounds (glc/onnx/floats.py): exact, as onnxruntime's cwiseMax/cwiseMin
+    _fold("elementwise-max", np.maximum, float_only=True),
+    _fold("elementwise-min", np.minimum, float_only=True),
     Kind("softmax", _infer_softmax, _eval_softmax, doc="softmax over the one item dim"),
     Kind("requantize", _infer_requantize, lambda x, a, out, kind: requantize(x, kind.param),
          has_param=True, doc="round, shift and saturate to int8"),

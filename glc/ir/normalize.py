@@ -1,8 +1,8 @@
 """Normalisations that quantized networks keep on the host, with onnxruntime's CPU kernels'
 arithmetic (docs/language.md, "Float host operators"): ``lrn`` (AlexNet, ZFNet, Inception v1),
 ``layer-norm`` and ``softmax-linear`` (transformers), ``global-average-pool`` (a float pool a
-QOperator model keeps). Each computes in float32 in the kernel's
-order."""
+QOperator model keeps, a ReduceMean) and ``average-pool`` (a dynamically quantized model's).
+Each computes in float32 in the kernel's order."""
 
 from __future__ import annotations
 
@@ -48,35 +48,121 @@ def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.
     return (x * np.power(scale, np.float32(-beta))).astype(np.float32)
 
 
-def infer_global_average_pool(a: Access, lanes: int) -> Access:
-    """``(global-average-pool A lanes)``: A float32 (N, C, spatial...), the mean over each map;
-    ``lanes`` 1 or 4."""
+# The summation orders of onnxruntime's x86 kernels that take a float mean over each map, by
+# ``global-average-pool``'s order argument: its NCHWc pool (1), MLAS's NCHW pool (4), and Eigen's
+# sum under ReduceMean (8: two 4-lane SSE packets).
+POOL_ORDERS = (1, 4, 8)
+
+
+def infer_global_average_pool(a: Access, order: int) -> Access:
+    """``(global-average-pool A order)``: A float32 (N, C, spatial...), the mean over each map;
+    ``order`` one of ``POOL_ORDERS``."""
     _float32(a)
     if len(a.dims) < 3:
         raise ShapeError(f"needs (N, C, spatial...) dims, got {fmt_dims(a.dims)}", arg=0)
-    if lanes not in (1, 4):
-        raise ShapeError(f"needs 1 or 4 lanes, got {lanes}", arg=1)
+    if order not in POOL_ORDERS:
+        raise ShapeError(f"needs an order of {', '.join(map(str, POOL_ORDERS))}, got {order}",
+                         arg=1)
     return Access(a.dims[:2] + (1,) * (len(a.dims) - 2), (), "float32")
 
 
-def global_average_pool(x: np.ndarray, lanes: int) -> np.ndarray:
-    """ONNX GlobalAveragePool as onnxruntime's two x86 kernels sum: with 1 lane (its NCHWc
-    kernel, a vector of channels added pixel by pixel) each map in memory order from 0; with 4
-    (MLAS's MlasPoolGlobalKernel over NCHW) four float32 lanes take the map's elements 4k+i, are
-    reduced as ``(l0 + l2) + (l1 + l3)`` (SSE's shuffles), and the tail is added in order. Then
-    the sum is divided by the map's size in float32."""
+def global_average_pool(x: np.ndarray, order: int) -> np.ndarray:
+    """The mean over each map of ``x`` (N, C, spatial...) as onnxruntime's x86 kernels sum:
+    order 1 (its NCHWc kernel, a vector of channels added pixel by pixel) each map in memory
+    order from 0; 4 (MLAS's MlasPoolGlobalKernel over NCHW) four float32 lanes take the map's
+    elements 4k+i, are reduced as ``(l0 + l2) + (l1 + l3)`` (SSE's shuffles), and the tail is
+    added in order; 8 Eigen's ``sum()`` (``_eigen_sum``). Then the sum is divided by the map's
+    size in float32."""
     n, c = x.shape[:2]
-    flat = x.reshape(n, c, -1).astype(np.float32)
-    size = flat.shape[2]
-    body = size // lanes * lanes
-    acc = np.zeros((n, c, lanes), np.float32)
-    for k in range(0, body, lanes):
-        acc += flat[:, :, k:k + lanes]
-    total = acc[:, :, 0] if lanes == 1 else \
-        (acc[:, :, 0] + acc[:, :, 2]) + (acc[:, :, 1] + acc[:, :, 3])
-    for k in range(body, size):
-        total += flat[:, :, k]
+    flat = x.reshape(n * c, -1).astype(np.float32)
+    size = flat.shape[1]
+    if order == 8:
+        total = _eigen_sum(flat)
+    else:
+        body = size // order * order
+        acc = np.zeros((n * c, order), np.float32)
+        for k in range(0, body, order):
+            acc += flat[:, k:k + order]
+        total = acc[:, 0] if order == 1 else (acc[:, 0] + acc[:, 2]) + (acc[:, 1] + acc[:, 3])
+        for k in range(body, size):
+            total += flat[:, k]
     return (total / np.float32(size)).reshape((n, c) + (1,) * (x.ndim - 2))
+
+
+def _eigen_sum(flat: np.ndarray) -> np.ndarray:
+    """Each row's float32 sum as Eigen's vectorized ``redux`` (compiled for SSE: packets of 4)
+    computes it for onnxruntime's ReduceMean over trailing axes (``ReduceAggregatorSum::
+    FastReduceKR``, one row per map): from the row's first 16-byte-aligned element, two packet
+    accumulators take alternate packets (an odd last packet joins the first), are added, and
+    reduced ``(l0 + l2) + (l1 + l3)``; then the elements before the aligned start and after
+    the last packet are added in order. The rows lie end to end in one buffer whose start is
+    aligned (onnxruntime's allocator aligns to 64 bytes), so row r's aligned start is element
+    ``(−r·size) mod 4``. Fewer than 4 elements from it: the row in order."""
+    rows, size = flat.shape
+    total = np.zeros(rows, np.float32)
+    for head in range(4):
+        picked = np.flatnonzero((-np.arange(rows) * size) % 4 == head)
+        part = flat[picked]
+        packets = max(size - head, 0) // 4
+        if packets == 0:
+            sums = part[:, 0].copy()
+            for k in range(1, size):
+                sums += part[:, k]
+        else:
+            pairs = head + packets // 2 * 8
+            acc = _packets(part, head, pairs, 0)
+            if packets > 1:
+                acc += _packets(part, head, pairs, 4)
+                if packets % 2:
+                    acc += part[:, pairs:pairs + 4]
+            sums = (acc[:, 0] + acc[:, 2]) + (acc[:, 1] + acc[:, 3])
+            for k in [*range(head), *range(head + packets * 4, size)]:
+                sums += part[:, k]
+        total[picked] = sums
+    return total
+
+
+def _packets(part: np.ndarray, head: int, pairs: int, skip: int) -> np.ndarray:
+    """One of Eigen's two packet accumulators: the packets at ``head + skip + 8k`` before
+    ``pairs`` (the end of the whole pairs), added in order from the first."""
+    acc = part[:, head + skip:head + skip + 4].copy()
+    for k in range(head + skip + 8, pairs, 8):
+        acc += part[:, k:k + 4]
+    return acc
+
+
+def infer_average_pool(w: Access, d: Access, order: int) -> Access:
+    """``(average-pool W D order)``: W float32 windows (the pooled dims, then the window's
+    (kh, kw)), D float32 divisors of W's shape dims; ``order`` 0 or 1."""
+    _float32(w)
+    if len(w.item) != 2:
+        raise ShapeError(f"needs windows of two item dims, got {w}", arg=0)
+    if d.dtype != "float32" or d.dims != w.shape:
+        raise ShapeError(f"needs float32 divisors of the windows' shape dims {fmt_dims(w.shape)},"
+                         f" got {fmt_dims(d.dims)} {d.dtype}", arg=1)
+    if order not in (0, 1):
+        raise ShapeError(f"needs an order of 0 or 1, got {order}", arg=2)
+    return Access(w.shape, (), "float32")
+
+
+def average_pool(w: np.ndarray, d: np.ndarray, order: int) -> np.ndarray:
+    """ONNX AveragePool of float32 windows as onnxruntime's x86 kernels sum each window: order
+    0 row by row, each row from its first element (MLAS's generic kernel, its NCHWc kernel,
+    onnxruntime's own pool); order 1 each column over the rows first, then the column sums
+    from the first (MLAS's MlasPool2DVectorKernel). Then divided by the divisor in float32."""
+    if order == 0:
+        flat = w.reshape(*d.shape, -1)
+        total = flat[..., 0].astype(np.float32)
+        for k in range(1, flat.shape[-1]):
+            total = total + flat[..., k]
+    else:
+        columns = w[..., 0, :].astype(np.float32)
+        for row in range(1, w.shape[-2]):
+            columns = columns + w[..., row, :]
+        total = columns[..., 0]
+        for column in range(1, w.shape[-1]):
+            total = total + columns[..., column]
+    return (total / d.astype(np.float32)).astype(np.float32)
 
 
 def infer_layer_norm(a: Access, scale: Access, bias: Access, eps) -> Access:

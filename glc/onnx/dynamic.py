@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glc.onnx.layers import conv_sum
+from glc.onnx.layers import conv_sum, depthwise_sum, dilated
 from glc.onnx.program import Float, broadcast, shape
 
 
@@ -71,9 +71,9 @@ def _operands(t, node) -> tuple[Codes, np.ndarray]:
     return x, t.int8_weights(node, w, np.float32(1), w_zero)[0]
 
 
-def _rescaled(t, node, s: str, reach: np.ndarray, x: Codes, dims: tuple[int, ...]) -> None:
-    """Binds ``node``'s output to ``s + (128 − zx)·reach`` (int32, dims ``dims``): ``128·reach``
-    is a constant, ``zx·reach`` the host step."""
+def _rescaled(t, node, s: str, reach: np.ndarray, x: Codes, dims: tuple[int, ...]) -> Integer:
+    """``s + (128 − zx)·reach`` (int32, dims ``dims``): ``128·reach`` is a constant,
+    ``zx·reach`` the host step."""
     hint = node.output[0]
     fixed = t.b.tensor(hint + "_fixed", (128 * reach).astype(np.int32))
     minus = t.b.tensor(hint + "_reach", (-reach).astype(np.int32))
@@ -83,7 +83,7 @@ def _rescaled(t, node, s: str, reach: np.ndarray, x: Codes, dims: tuple[int, ...
     t.host_step(node)
     name = t.b.define(hint, f"(compute elementwise-add (access-pair {summed} (compute "
                             f"elementwise-mul (access-pair {lifted} {broadcast(minus, dims)}))))")
-    t.bind(node, Integer(name, dims))
+    return Integer(name, dims)
 
 
 def _matmul_integer(t, node, attrs) -> None:
@@ -97,26 +97,53 @@ def _matmul_integer(t, node, attrs) -> None:
                                   f"(access (access-tensor {x.name}) 1) "
                                   f"(access (access-tensor {wt}) 1)))")
     reach = w.astype(np.int64).sum(axis=0).reshape(1, -1)
-    _rescaled(t, node, s, reach, x, (x.dims[0], w.shape[1]))
+    t.bind(node, _rescaled(t, node, s, reach, x, (x.dims[0], w.shape[1])))
 
 
 def _conv_integer(t, node, attrs) -> None:
+    """A 2-d ConvInteger (pads, strides, dilations as zero taps, groups; depthwise as a
+    windowed pair), or a 1-d one (a keyword spotter's Conv1d) as the 2-d convolution of a
+    one-pixel-high signal, as the static import does (glc/onnx/layers.py)."""
     x, w = _operands(t, node)
+    if w.ndim == 3 and len(x.dims) == 3:
+        n, c, length = x.dims
+        image = t.b.define(node.output[0] + "_2d", f"(access-reshape (access-tensor {x.name}) "
+                                                   f"(access-shape {shape((n, c, 1, length))} "
+                                                   "(shape)))")
+        lo, hi = attrs.get("pads", [0, 0])
+        flat = {**attrs, "pads": [0, lo, 0, hi], "strides": [1, *attrs.get("strides", [1])],
+                "dilations": [1, *attrs.get("dilations", [1])]}
+        y = _conv_integer_2d(t, node, flat, Codes(image, (n, c, 1, length), x.zero),
+                             w[:, :, None, :])
+        dims = (y.dims[0], y.dims[1], y.dims[3])
+        t.bind(node, Integer(t.b.define(node.output[0] + "_1d", f"(access-reshape (access-tensor "
+                                                                f"{y.name}) (access-shape "
+                                                                f"{shape(dims)} (shape)))"),
+                             dims))
+        return
     if w.ndim != 4 or len(x.dims) != 4:
-        raise t.error(node, "only 2-d convolutions are supported")
+        raise t.error(node, "only 1-d and 2-d convolutions are supported")
+    t.bind(node, _conv_integer_2d(t, node, attrs, x, w))
+
+
+def _conv_integer_2d(t, node, attrs, x: Codes, w: np.ndarray) -> Integer:
     if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
         raise t.error(node, "attribute auto_pad is not supported (give pads)")
-    if int(attrs.get("group", 1)) != 1 or list(attrs.get("dilations", [1, 1])) != [1, 1]:
-        raise t.error(node, "attributes group and dilations must be 1")
     pads = list(attrs.get("pads", [0, 0, 0, 0]))
     strides = list(attrs.get("strides", [1, 1]))
-    if len(pads) != 4 or len(strides) != 2 or min(strides) < 1 or min(pads) < 0:
-        raise t.error(node, f"attributes pads {pads} and strides {strides}: 4 pads of at least "
-                            "0 and 2 strides of at least 1 expected")
+    dilations = list(attrs.get("dilations", [1, 1]))
+    if len(pads) != 4 or len(strides) != 2 or len(dilations) != 2 or min(strides) < 1 or \
+            min(pads) < 0 or min(dilations) < 1:
+        raise t.error(node, f"attributes pads {pads}, strides {strides} and dilations "
+                            f"{dilations}: 4 pads of at least 0, 2 strides and 2 dilations of "
+                            "at least 1 expected")
+    groups = int(attrs.get("group", 1))
+    w = dilated(w, dilations)
     n, c, h, wd = x.dims
-    o, _, kh, kw = w.shape
-    if w.shape[1] != c:
-        raise t.error(node, f"weights of dims {w.shape} for an input of {c} channels")
+    o, cg, kh, kw = w.shape
+    if groups < 1 or c != cg * groups or o % groups:
+        raise t.error(node, f"weights of dims {w.shape} in {groups} groups for an input of {c} "
+                            "channels")
     oh = (h + pads[0] + pads[2] - kh) // strides[0] + 1
     ow = (wd + pads[1] + pads[3] - kw) // strides[1] + 1
     if oh < 1 or ow < 1:
@@ -125,8 +152,22 @@ def _conv_integer(t, node, attrs) -> None:
     padded = t.b.define(hint + "_pad", f"(access-pad-value (access-pad-value (access-tensor "
                                        f"{x.name}) 0 2 {pads[0]} {pads[2]}) 0 3 {pads[1]} "
                                        f"{pads[3]})")
-    s = conv_sum(t, hint, w, padded, strides)
-    # R: each filter's weights summed over the taps inside the image, per output pixel.
+    og = o // groups
+    if groups > 1 and cg == 1 and og == 1:
+        s = depthwise_sum(t, hint, padded, w, (kh, kw), strides, (n, o, oh, ow))
+    else:  # a product per group, their sums side by side
+        parts = [conv_sum(t, f"{hint}_g{g}" if groups > 1 else hint, w[g * og:(g + 1) * og],
+                          padded if groups == 1 else
+                          f"(access-slice (access-tensor {padded}) 1 {g * cg} {(g + 1) * cg})",
+                          strides) for g in range(groups)]
+        s = parts[0]
+        if groups > 1:
+            expr = f"(access-tensor {parts[0]})"
+            for part in parts[1:]:
+                expr = f"(access-concatenate {expr} (access-tensor {part}) 1)"
+            s = t.b.define(hint + "_acc", expr)
+    # R: each filter's weights summed over the taps inside the image, per output pixel (a
+    # filter reads its group's channels only, so the sum over its own input channels).
     inside = np.pad(np.ones((h, wd), np.int64), ((pads[0], pads[2]), (pads[1], pads[3])))
     taps = w.astype(np.int64).sum(axis=1)  # (O, kh, kw)
     reach = np.zeros((o, oh, ow), np.int64)
@@ -135,7 +176,7 @@ def _conv_integer(t, node, attrs) -> None:
             seen = inside[i:i + (oh - 1) * strides[0] + 1:strides[0],
                           j:j + (ow - 1) * strides[1] + 1:strides[1]]
             reach += taps[:, i, j, None, None] * seen
-    _rescaled(t, node, s, reach[None], x, (n, o, oh, ow))
+    return _rescaled(t, node, s, reach[None], x, (n, o, oh, ow))
 
 
 def _cast(t, node, attrs) -> None:

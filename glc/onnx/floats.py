@@ -2,13 +2,15 @@
 float32 host steps with onnxruntime's arithmetic: a standalone BatchNormalization (DenseNet's,
 which no convolution precedes to fold it into), Mul and Add of an activation and a broadcast
 constant (DenseNet's Caffe2-style scale and shift) that onnxruntime does not fuse into its integer
-QLinearMul / QLinearAdd (glc/onnx/binary.py), LRN, and a GlobalAveragePool of a float tensor. Each
-is listed among the import's host ops."""
+QLinearMul / QLinearAdd (glc/onnx/binary.py), LRN, a GlobalAveragePool of a float tensor, a
+ReduceMean over the spatial axes and a Clip of a float tensor. Each is listed among the
+import's host ops."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from glc.ir.types import fmt_dims
 from glc.onnx import binary, kernels, layers
 from glc.onnx.program import Constant, Float, broadcast, literal, shape
 
@@ -163,11 +165,68 @@ def _global_average_pool(t, node, attrs) -> None:
     t.bind(node, Float(name, x.dims[:2] + (1,) * (len(x.dims) - 2)))
 
 
+def _clip(t, node, attrs) -> None:
+    """A Clip: a ReLU where it is one (glc/onnx/layers.py); else, on a float tensor (ReLU6
+    between a dynamically quantized MobileNetV2's products, whose activations are float),
+    onnxruntime's ``cwiseMax(lo).cwiseMin(hi)`` in float32 — exact, nothing rounds. A Clip
+    between a DequantizeLinear and a QuantizeLinear is an island's (glc/onnx/islands.py)."""
+    if layers.clips_at_zero(t, node):
+        layers.TABLE["Clip"](t, node, attrs)
+        return
+    x = t.as_float(node, 0)
+    expr = f"(access-tensor {x.name})"
+    for index, key, kind in ((1, "min", "elementwise-max"), (2, "max", "elementwise-min")):
+        bound = (t.constant(node, index) if len(node.input) > index and node.input[index]
+                 else attrs.get(key))  # opset 11 made the bounds inputs
+        if bound is None:
+            continue
+        c = t.b.tensor(f"{node.output[0]}_{key}",
+                       np.asarray(bound, np.float32).reshape((1,) * len(x.dims)))
+        expr = f"(compute {kind} (access-pair {expr} {broadcast(c, x.dims)}))"
+    t.host_step(node)
+    t.bind(node, Float(t.b.define(node.output[0], expr), x.dims))
+
+
+def _reduce_mean(t, node, attrs) -> None:
+    """ReduceMean over every spatial axis of an (N, C, spatial...) tensor — torchvision's
+    ``x.mean([2, 3])``, MnasNet's and ShuffleNetV2's global pool — on the host with the
+    float32 arithmetic of onnxruntime's kernel: no optimizer of its fuses
+    DequantizeLinear → ReduceMean → QuantizeLinear into an integer op, so it runs ReduceMean
+    on the dequantized floats, summing each map by Eigen (``global-average-pool`` order 8,
+    docs/language.md), then divides by the map's size. A float sum of rounded products is not
+    the integer sum of the codes rescaled: the accelerator's integer pool would round
+    otherwise near a quantization step's tie."""
+    x = t.as_float(node, 0)
+    rank = len(x.dims)
+    if len(node.input) > 1 and node.input[1]:  # opset 18: the axes are an input
+        axes = [int(a) for a in np.ravel(t.constant(node, 1))]
+    else:
+        axes = [int(a) for a in attrs.get("axes", [])]
+    if not axes and attrs.get("noop_with_empty_axes", 0):
+        t.bind(node, x)
+        return
+    spatial = list(range(2, rank))
+    if rank < 3 or sorted(a % rank for a in axes or range(rank)) != spatial:
+        raise t.error(node, f"only a mean over every spatial axis ({', '.join(map(str, spatial))}"
+                            f") of an (N, C, spatial...) tensor is supported, got axes "
+                            f"{axes or 'all'} of dims {fmt_dims(x.dims)}")
+    t.host_step(node)
+    pooled = f"(global-average-pool (access-tensor {x.name}) 8)"
+    if attrs.get("keepdims", 1):
+        t.bind(node, Float(t.b.define(node.output[0], pooled), x.dims[:2] + (1,) * (rank - 2)))
+        return
+    dims = x.dims[:2]
+    t.bind(node, Float(t.b.define(node.output[0], f"(access-reshape {pooled} (access-shape "
+                                                  f"{shape(dims)} (shape)))"), dims))
+
+
 TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that one
     "Add": _add,
     "Mul": _mul,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
     "GlobalAveragePool": _global_average_pool,
+    "ReduceMean": _reduce_mean,
+    "Clip": _clip,
     "LayerNormalization": _layer_norm,
 }

@@ -17,6 +17,10 @@ island's result, GELU reads ``x`` and ``erf(x / √2) + 1`` — and is then a ta
 too: onnxruntime runs it on the 256 codes of that activation and, for each activation read, the
 codes its table gives (``Translator.codes`` records what each activation is a table of). Where
 the activations it reads are no tables of one, its nodes are translated one by one as before.
+
+An island read as float (no QuantizeLinear after it: a graph output, or a float MaxPool of a
+Tanh that the quantizer left last) is a float table: its 256 float32 results by onnxruntime,
+gathered by code on the host (``gather``) — exact where its op has no float host step.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ ELEMENTWISE = frozenset({
     "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Log", "Max", "Min", "Mish", "Mul",
     "Neg", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Softplus",
     "Softsign", "Sqrt", "Sub", "Tanh", "ThresholdedRelu"})
+# The readers of an island's float node that may belong to another island.
+SHARED = ELEMENTWISE | {"QuantizeLinear"}
 # QOperator's elementwise ops (com.microsoft) by the indices of their activations (each followed
 # by its scale and zero point); with all but one constant, an op is a function of one code.
 QLINEAR = {"QLinearSigmoid": (0,), "QLinearLeakyRelu": (0,), "QLinearAdd": (0, 3),
@@ -45,7 +51,8 @@ class Island:
     """The nodes from activations' codes to the codes of ``last``'s output: ``sources``, the
     tensors of codes read (each a DequantizeLinear's input, or a QOperator op's activation);
     ``nodes`` in graph order, the constants' producers and ``last`` included; ``inner``, the
-    float nodes only the island reads (the translator skips them)."""
+    float nodes only islands read (the translator skips them; another island may share
+    some)."""
 
     sources: list[str]
     nodes: list
@@ -53,9 +60,11 @@ class Island:
     inner: list
 
 
-def find(graph) -> dict[int, Island]:
-    """Every island of ``graph``, by the id of its last node (a QuantizeLinear, or a QOperator
-    unary op); the nodes before it in each are the translator's to skip."""
+def find(graph, translated=frozenset()) -> dict[int, Island]:
+    """Every island of ``graph``, by the id of its last node (a QuantizeLinear, a QOperator
+    unary op, or a float op read as float); the nodes before it in each are the translator's
+    to skip. ``translated``: the op types the import writes as float host steps of their own
+    (a float table is made only of a chain with an op that has none)."""
     producer = {out: node for node in graph.nodes for out in node.output}
     constant = _constants(graph)
     found: dict[int, Island] = {}
@@ -64,11 +73,37 @@ def find(graph) -> dict[int, Island]:
             island = _qlinear(graph, node, producer, constant)
         elif node.op_type == "QuantizeLinear":
             island = _qdq(graph, node, producer, constant)
+        elif _read_as_float(graph, node):
+            # a chain the import writes as float host steps (a Relu, a Mul by a constant)
+            # stays as it was; one with an op that has none (a Tanh: onnxruntime's
+            # polynomial) is a float table
+            island = _qdq(graph, node, producer, constant)
+            if island is not None and all(n.op_type in translated for n in island.inner
+                                          + [node]):
+                island = None
         else:
             continue
         if island is not None:
             found[id(node)] = island
-    return found
+    return _shared(graph, found)
+
+
+def _shared(graph, found: dict[int, Island]) -> dict[int, Island]:
+    """The islands whose float nodes are read only by islands: a float op may be read by
+    several (MobileNetV3's HardSwish by its QuantizeLinear and by a Relu before another, each
+    island a table of the same codes, computing the op again), but a reader that is in no
+    island would read a value no island binds. Dropping an island may strand another's
+    reader, so the check runs until none is dropped."""
+    while True:
+        covered = {id(n) for island in found.values() for n in (*island.inner, island.last)}
+        stranded = [key for key, island in found.items()
+                    if any(id(reader) not in covered
+                           for node in island.inner for out in node.output
+                           for reader in graph.consumers.get(out, []))]
+        if not stranded:
+            return found
+        for key in stranded:
+            del found[key]
 
 
 def _constants(graph) -> set[str]:
@@ -96,10 +131,12 @@ def _constant_cone(name: str, producer, constant: set[str], cone: list) -> bool:
     return True
 
 
-def _qdq(graph, quantize, producer, constant: set[str]) -> Island | None:
-    """The island ending in ``quantize``: elementwise float nodes back to one activation's
-    DequantizeLinear, each output read only inside the island."""
-    first = producer.get(quantize.input[0])
+def _qdq(graph, end, producer, constant: set[str]) -> Island | None:
+    """The island ending in ``end``: elementwise float nodes back to one activation's
+    DequantizeLinear, each output read only inside the island (or by another). ``end`` is a
+    QuantizeLinear, or the island's last float node, read as float (a float table)."""
+    quantize = end if end.op_type == "QuantizeLinear" else None
+    first = producer.get(end.input[0]) if quantize is not None else end
     if first is None or first.op_type not in ELEMENTWISE:
         return None
     inside, cone, sources, todo = [first], [], set(), [first]
@@ -121,19 +158,33 @@ def _qdq(graph, quantize, producer, constant: set[str]) -> Island | None:
                 return None
     if not sources:
         return None
-    for node in inside:
+    inner = [node for node in inside if node is not end]
+    for node in inner:
         for out in node.output:
             readers = graph.consumers.get(out, [])
-            if out in graph.outputs or any(r not in inside and r is not quantize
+            # a reader outside may be another island's (kept if it is one: _shared)
+            if out in graph.outputs or any(r not in inside and r.op_type not in SHARED
                                            for r in readers):
                 return None
-    if not _scalars(graph, cone, [*inside, quantize]):
+    if not _scalars(graph, cone, [*inside, *([quantize] if quantize else [])]):
         return None
     dequantizes = [producer[name] for name in sorted(sources)]
     order = {id(n): k for k, n in enumerate(graph.nodes)}
-    nodes = sorted([*dequantizes, *cone, *inside, quantize], key=lambda n: order[id(n)])
-    return Island([d.input[0] for d in dequantizes], nodes, quantize,
-                  sorted(inside, key=lambda n: order[id(n)]))
+    nodes = sorted({id(n): n for n in [*dequantizes, *cone, *inside, end]}.values(),
+                   key=lambda n: order[id(n)])
+    return Island([d.input[0] for d in dequantizes], nodes, end,
+                  sorted(inner, key=lambda n: order[id(n)]))
+
+
+def _read_as_float(graph, node) -> bool:
+    """Whether ``node`` may end a float table: an elementwise float op whose output is read as
+    float — a graph output, or by a node that is neither elementwise nor a QuantizeLinear (a
+    MaxPool of its floats)."""
+    if node.op_type not in ELEMENTWISE or node.domain not in ("", "ai.onnx"):
+        return False
+    out = node.output[0]
+    return out in graph.outputs or any(r.op_type not in SHARED
+                                       for r in graph.consumers.get(out, []))
 
 
 def _qlinear(graph, node, producer, constant: set[str]) -> Island | None:
@@ -180,9 +231,12 @@ def table(graph, island: Island, feeds: dict[str, np.ndarray], fuse: bool = True
     out = island.last.output[0]
     used = {i for n in island.nodes for i in n.input if i in graph.constants}
     last = island.last
-    out_zero = last.input[-1] if last.op_type != "QuantizeLinear" else \
-        (last.input[2] if len(last.input) > 2 else "")
-    out_type = graph.constants[out_zero].dtype if out_zero else np.dtype(np.uint8)
+    if last.op_type == "QuantizeLinear":
+        out_zero = last.input[2] if len(last.input) > 2 else ""
+    else:  # a QOperator op's output zero point comes last; a float table has none
+        out_zero = last.input[-1] if last.op_type in QLINEAR else None
+    out_type = graph.constants[out_zero].dtype if out_zero else \
+        np.dtype(np.float32 if out_zero is None else np.uint8)
     model = helper.make_model(
         helper.make_graph(
             island.nodes, "island",
@@ -198,7 +252,8 @@ def table(graph, island: Island, feeds: dict[str, np.ndarray], fuse: bool = True
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
-    return _as_int8(session.run(None, feeds)[0].reshape(TABLE_ENTRIES))
+    entries = session.run(None, feeds)[0].reshape(TABLE_ENTRIES)
+    return entries if out_type == np.float32 else _as_int8(entries)
 
 
 def _as_int8(codes: np.ndarray) -> np.ndarray:
@@ -218,12 +273,12 @@ IDENTITY = np.arange(-128, 128, dtype=np.int8)  # an activation as a table of it
 def translate(t, island: Island) -> bool:
     """Bind the island's last output to the ``table-lookup`` of the activation every source is
     a table of; False (nothing bound) where they are tables of no one activation."""
-    from glc.onnx.program import Dequantized, Quantized
+    from glc.onnx.program import Dequantized, Float, Quantized
 
     last = island.last
     read = []  # (source tensor, its activation, whether its codes are int8)
     for name in island.sources:
-        if last.op_type == "QuantizeLinear":  # the codes' DequantizeLinear says their type
+        if last.op_type not in QLINEAR:  # the codes' DequantizeLinear says their type
             dequantize = next(n for n in island.nodes if n.op_type == "DequantizeLinear"
                               and n.input[0] == name)
             value = t.values.get(dequantize.output[0])
@@ -247,10 +302,20 @@ def translate(t, island: Island) -> bool:
     binary = [n for n in island.nodes if n.op_type in ("Mul", "Add")]
     fuse = not binary or not all(n.output[0] in float_outputs(t, n) for n in binary)
     entries = table(t.graph, island, feeds, fuse)
+    name = last.output[0]
+    if last.op_type not in QLINEAR and last.op_type != "QuantizeLinear":
+        # read as float: the island's float32 values, a host gather of the entry of code k
+        # at k (a negative code from the end: docs/language.md, gather)
+        tensor = t.b.tensor(name + "_table", np.roll(entries, -TABLE_ENTRIES // 2))
+        t.b.comment(f"float island ({', '.join(n.op_type for n in island.nodes)}) as a "
+                    "float table")
+        t.host_step(last)
+        t.bind(last, Float(t.b.define(name, f"(gather (access-tensor {tensor}) "
+                                            f"(access-tensor {base.name}))"), base.dims))
+        return True
     out = len(last.input) - 2  # a QOperator op's output scale and zero point come last
     scale, zero = t.qparams(last, 1, 2) if last.op_type == "QuantizeLinear" else \
         t.qparams(last, out, out + 1)
-    name = last.output[0]
     tensor = t.b.tensor(name + "_table", entries)
     t.b.comment(f"float island ({', '.join(n.op_type for n in island.nodes)}) as a table")
     value = t.b.define(name, f"(table-lookup (access-tensor {base.name}) "

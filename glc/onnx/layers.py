@@ -47,11 +47,7 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
         return
     pads, strides, dilations, groups = _conv_attrs(t, node, attrs, w.shape)
     hint = node.output[0]
-    if dilations != [1, 1]:  # a dilated kernel is the kernel with zero taps between
-        dilated = np.zeros(w.shape[:2] + tuple((k - 1) * d + 1 for k, d in
-                                              zip(w.shape[2:], dilations, strict=True)), w.dtype)
-        dilated[:, :, ::dilations[0], ::dilations[1]] = w
-        w = dilated
+    w = dilated(w, dilations)
     o, cg, kh, kw = w.shape
     n, c, h, wd = x.dims
     if c != cg * groups or o % groups:
@@ -69,7 +65,7 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
     b = (bias if bias is not None else np.zeros(o, np.int64)).astype(np.int64) - correction
     m = np.broadcast_to(multiplier(x.scale, w_scale, y_scale), (o,))
     if cg == 1 and og == 1 and groups > 1:
-        acc = _depthwise(t, hint, padded, w, (kh, kw), strides, dims)
+        acc = depthwise_sum(t, hint, padded, w, (kh, kw), strides, dims)
         name = requantize_sum(t, hint, acc, dims, b.reshape(1, o, 1, 1), m.reshape(1, o, 1, 1),
                               y_zero)
     else:
@@ -93,6 +89,16 @@ def qconv(t, node, attrs, x: Quantized, w: np.ndarray, w_scale, bias, y_scale, y
                 expr = f"(access-concatenate {expr} (access-tensor {part}) 1)"
             name = t.b.define(hint, expr)
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
+
+
+def dilated(w: np.ndarray, dilations) -> np.ndarray:
+    """The OIHW filters ``w`` with ``dilations``: the kernel with zero taps between."""
+    if list(dilations) == [1, 1]:
+        return w
+    taps = np.zeros(w.shape[:2] + tuple((k - 1) * d + 1 for k, d in
+                                        zip(w.shape[2:], dilations, strict=True)), w.dtype)
+    taps[:, :, ::dilations[0], ::dilations[1]] = w
+    return taps
 
 
 def conv_sum(t, hint: str, w: np.ndarray, data: str, strides) -> str:
@@ -144,7 +150,7 @@ def _filters(t, hint: str, w: np.ndarray) -> str:
     return f"(access-transpose (access-tensor {hwio}) (list 3 2 0 1))"
 
 
-def _depthwise(t, hint, padded, w, kernel, strides, dims) -> str:
+def depthwise_sum(t, hint, padded, w, kernel, strides, dims) -> str:
     """One filter per channel: windows paired with the channel's taps, summed."""
     n, o, oh, ow = dims
     kh, kw = kernel
@@ -320,7 +326,7 @@ def redundant_relu(t, node):
     every pair: tests/onnx/test_import_add.py). Else None."""
     relu = t.graph.only_consumer(node.output[0])
     if relu is None or relu.op_type not in ("Relu", "Clip") or \
-            (relu.op_type == "Clip" and not _clips_at_zero(t, relu)):
+            (relu.op_type == "Clip" and not clips_at_zero(t, relu)):
         return None
     q = t.graph.only_consumer(relu.output[0])
     if q is None or q.op_type != "QuantizeLinear" or len(q.input) < 3 or not q.input[2]:
@@ -328,7 +334,7 @@ def redundant_relu(t, node):
     return relu if t.qparams(q, 1, 2)[1] == INT8[0] else None
 
 
-def _clips_at_zero(t, node) -> bool:
+def clips_at_zero(t, node) -> bool:
     """A Clip that is a ReLU: min 0 and no (or an infinite) max."""
     attrs = attributes(node)
     lo, hi = attrs.get("min"), attrs.get("max")
@@ -357,8 +363,7 @@ def _linear_add(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int
 
 
 def _relu(t, node, attrs) -> None:
-    if node.op_type == "Clip" and not _clips_at_zero(t, node):
-        raise t.error(node, "attributes min/max: only Clip(0, inf), a ReLU, is supported")
+    """A Relu, or a Clip that is one (any other Clip: glc/onnx/floats.py)."""
     f = t.as_float(node, 0)
     t.bind(node, Float(t.b.define(node.output[0], f"(compute relu (access-tensor {f.name}))"),
                        f.dims))

@@ -168,8 +168,9 @@ class Translator:
     def run(self) -> None:
         """Translate every node in graph order (the inputs declared first); a float island
         becomes one table lookup where it can (glc/onnx/islands.py)."""
-        found = islands.find(self.graph)
+        found = islands.find(self.graph, TABLE)
         inner = {id(n) for island in found.values() for n in island.inner}
+        untabled: set[int] = set()  # shared float nodes already translated one by one
         for node in self.graph.nodes:
             if id(node) in self.absorbed or id(node) in inner:
                 continue
@@ -182,7 +183,8 @@ class Translator:
                 if tabled:
                     continue
                 for part in island.inner:  # no table: its nodes one by one, here
-                    if id(part) not in self.absorbed:
+                    if id(part) not in self.absorbed and id(part) not in untabled:
+                        untabled.add(id(part))
                         self._node(part)
                 if id(node) in self.absorbed:
                     continue
@@ -194,6 +196,11 @@ class Translator:
             self._fold(node)
             return
         translate = TABLE.get(node.op_type)
+        if translate is None and node.op_type in islands.ELEMENTWISE:
+            # a float op of the float model input (or of another float op's result) has
+            # no codes to make a table of (docs/onnx.md, "Tables")
+            raise self.error(node, f"a float {node.op_type} is supported only as a table of "
+                                   "quantized codes (of a DequantizeLinear's input)")
         if translate is None:
             raise self.error(node, "this operator is not supported")
         self.b.comment(f"node {label(node)} ({node.op_type})")

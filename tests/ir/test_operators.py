@@ -24,6 +24,9 @@ ZEROS = {f"z{r}x{c}": np.zeros((r, c), np.float32) for r, c in ((3, 1), (4, 1), 
 RECURRENT = {**ZEROS, "z6": np.zeros(6, np.float32), "z8": np.zeros(8, np.float32),
              "s": np.zeros((2, 1, 1), np.float32), "one": np.ones((1, 1), np.float32)}
 ENV = {"x": X, "m": M, "n": N, "f": F, "t": T, **RECURRENT}
+# x's 2x2 windows at stride 2 over its last two dims, as float32
+POOLED = ("(access-windows (access (dequantize-linear (access-tensor x) 1.0 0) 1) (shape 2 2) "
+          "(shape 2 2))")
 
 
 def _layer_norm_row(xs, scale, bias):
@@ -127,6 +130,18 @@ CASES = [
     # x/2 over each row of 4: (48i + 16j + 6) / 8, exact in either summation order
     ("(global-average-pool (dequantize-linear (access-tensor x) 0.5 0) 4)", (2, 3, 1), (),
      "float32", ((48 * np.arange(2)[:, None] + 16 * np.arange(3) + 6) / 8).reshape(2, 3, 1)),
+    # |m|/2 and -|m|/2: the larger and the smaller of m/2 and -m/2
+    ("(compute elementwise-max (access-pair (dequantize-linear (access-tensor m) 0.5 0) "
+     "(compute negative (dequantize-linear (access-tensor m) 0.5 0))))", (2, 3), (), "float32",
+     np.abs(M).astype(np.float32) / 2),
+    ("(compute elementwise-min (access-pair (dequantize-linear (access-tensor m) 0.5 0) "
+     "(compute negative (dequantize-linear (access-tensor m) 0.5 0))))", (2, 3), (), "float32",
+     -np.abs(M).astype(np.float32) / 2),
+    # 2x2 windows of x: sums 48i + 10 and 48i + 18 over their maxima 12i + 5 and 12i + 7,
+    # integers exact in either order (row by row, 0; columns first, 1)
+    *[(f"(average-pool {POOLED} (compute reduce-max {POOLED}) "
+       f"{order})", (2, 1, 2), (), "float32",
+       np.array([[[10 / 5, 18 / 7]], [[58 / 17, 66 / 19]]], np.float32)) for order in (0, 1)],
     ("(access-pad (access m 1) min-padding 0 1 0)", (3,), (3,), "int8",
      np.array([[-128] * 3, [1, -2, 3], [4, 5, -6]], dtype=np.int8)),
     ("(access-pad (access f 0) min-padding 1 0 1)", (), (2, 4), "float64",

@@ -42,6 +42,11 @@ ISLANDS = {
     "gelu": _gelu,
     "silu-as-one-code": lambda x, y: [helper.make_node("Sigmoid", [x], ["s"]),
                                       helper.make_node("Mul", [x, "s"], [y])],
+    # the Tanh read by its QuantizeLinear and by a Relu before another: two islands sharing
+    # it (as a HardSwish in scripts/netgen.py's seed 4262, QOperator int8)
+    "tanh-shared": lambda x, y: [helper.make_node("Tanh", [x], ["h"]),
+                                 helper.make_node("Relu", ["h"], ["r"]),
+                                 helper.make_node("Add", ["r", "h"], [y])],
 }
 
 
@@ -61,7 +66,7 @@ def _model(island: str, seed: int = 0):
                        {k: v for k, v in constants.items() if k in used}, opset=14)
 
 
-FORMS = [("uint8", "QDQ"), ("int8", "QDQ"), ("uint8", "QOperator")]
+FORMS = [("uint8", "QDQ"), ("int8", "QDQ"), ("uint8", "QOperator"), ("int8", "QOperator")]
 
 
 @pytest.mark.parametrize("island", sorted(ISLANDS))
@@ -123,3 +128,27 @@ def test_tables_on_the_rtl_equal_onnxruntime(tmp_path, island):
     outcome = execute(lowered, bundle.arrays, "rtl")
     np.testing.assert_array_equal(outcome.result, bundle.expected)
     assert outcome.cycles == lowered.figures()["predicted_cycles"]
+
+
+def _read_as_float(seed: int = 0):
+    """conv → Tanh → MaxPool as the model's output: with its output last, the quantizer leaves
+    the MaxPool float and no QuantizeLinear reads the Tanh (scripts/netgen.py's seed 92)."""
+    rng = np.random.default_rng(seed)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Tanh", ["a"], ["t"]),
+             helper.make_node("MaxPool", ["t"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    return float_model(nodes, [("x", (1, C, 6, 6))], ("y", (1, C, 3, 3)),
+                       {"w1": weights(rng, C, C, 3, 3)}, opset=14)
+
+
+@pytest.mark.parametrize(("activations", "form"), FORMS)
+def test_an_island_read_as_float_is_a_float_table(tmp_path, activations, form):
+    """A Tanh of an activation's codes read as float: its 256 float32 values, computed by
+    onnxruntime, gathered by code on the host — exact, where it was refused."""
+    path = quantize(_read_as_float(), tmp_path / "m.onnx", activations=activations, form=form)
+    result = import_model(path, tmp_path / "p")
+    assert "t (Tanh)" in result.host_ops
+    assert "(gather " in result.program.read_text()
+    bundle = load(result.folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    np.testing.assert_array_equal(out, bundle.expected)

@@ -6,11 +6,14 @@ activations, on the ISA simulator."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import exact_on_the_isa, float_model, imported, quantize, weights
 from onnx import helper
 
+from glc.errors import GlcError
 from glc.inputs import load
 from glc.interp import interpret
 from glc.onnx.importer import import_model
@@ -84,3 +87,108 @@ def test_a_global_pool_after_a_float_relu_is_exact_on_the_isa(tmp_path, head, h,
     result = import_model(path, tmp_path / "p")
     assert any("(GlobalAveragePool)" in op for op in result.host_ops)
     exact_on_the_isa(load(result.folder))
+
+
+def reduce_mean(keepdims: int, opset: int, axes=(2, 3)):
+    """ReduceMean over ``axes``: an attribute before opset 18, an input from it."""
+    if opset < 18:
+        return helper.make_node("ReduceMean", ["r"], ["m"], axes=list(axes), keepdims=keepdims), {}
+    return (helper.make_node("ReduceMean", ["r", "axes"], ["m"], keepdims=keepdims),
+            {"axes": np.array(axes, np.int64)})
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize(("n", "channels"), [(1, 12), (2, 7)])
+@pytest.mark.parametrize(("h", "w"), MAPS)
+def test_a_float_reduce_mean_over_the_map_is_onnxruntimes_sum(tmp_path, h, w, n, channels,
+                                                              keepdims):
+    """``x.mean([2, 3])`` of a float model over maps whose float32 sums round, bit for bit:
+    Eigen's packets start at each map's first 16-byte-aligned element, which moves with the
+    map's place in the buffer (7 channels of an odd-sized map start at every offset)."""
+    node, inits = reduce_mean(keepdims, 17)
+    node.input[0] = "x"
+    node.output[0] = "y"
+    model = float_model([node], [("x", [n, channels, h, w])], ("y", None), inits, opset=17)
+    onnx = pytest.importorskip("onnx")
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    bundle = load(import_model(path, tmp_path / "p").folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    assert out.shape == bundle.expected.shape == ((n, channels, 1, 1) if keepdims
+                                                  else (n, channels))
+    np.testing.assert_array_equal(out, bundle.expected)
+
+
+def reduce_mean_head(rng, h: int, w: int, keepdims: int, opset: int):
+    """A conv, a Relu and torchvision's ``x.mean([2, 3])`` (MnasNet's and ShuffleNetV2's
+    head), then a linear layer."""
+    mean, inits = reduce_mean(keepdims, opset)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1] * 4),
+             helper.make_node("Relu", ["a"], ["r"]), mean]
+    if keepdims:
+        nodes.append(helper.make_node("Flatten", ["m"], ["f"]))
+    nodes.append(helper.make_node("Gemm", ["f" if keepdims else "m", "wg"], ["y"], transB=1))
+    inits.update({"w": weights(rng, 24, 3, 3, 3), "wg": weights(rng, 5, 24)})
+    return float_model(nodes, [("x", [1, 3, h, w])], ("y", None), inits, opset=opset)
+
+
+@pytest.mark.parametrize("options", FORMS + [dict(symmetric=True)],
+                         ids=FORM_IDS + ["int8-symmetric"])
+@pytest.mark.parametrize(("keepdims", "opset"), [(0, 17), (1, 13), (0, 18)])
+def test_a_quantized_reduce_mean_head_matches_onnxruntime(tmp_path, options, keepdims, opset):
+    """DequantizeLinear → ReduceMean → QuantizeLinear, as onnxruntime's quantizer writes the
+    head in every form: bit for bit through the interpreter, the mean a named host step."""
+    rng = np.random.default_rng(keepdims + opset)
+    model = reduce_mean_head(rng, 9, 11, keepdims, opset)
+    path = quantize(model, tmp_path / "m.onnx", **options)
+    result = import_model(path, tmp_path / "p")
+    assert any("(ReduceMean)" in op for op in result.host_ops)
+    bundle = load(result.folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    assert out.shape == bundle.expected.shape and np.array_equal(out, bundle.expected)
+
+
+def test_a_reduce_mean_head_is_exact_on_the_isa(tmp_path):
+    rng = np.random.default_rng(5)
+    path = quantize(reduce_mean_head(rng, 13, 17, 0, 17), tmp_path / "m.onnx",
+                    activations="uint8", per_channel=True)
+    exact_on_the_isa(load(import_model(path, tmp_path / "p").folder))
+
+
+@pytest.mark.parametrize(("axes", "dims"), [((1,), "(1,12,5,5)"), ((2,), "(1,12,5,5)"),
+                                            ((3, 2, 1), "(1,12,5,5)")])
+def test_a_reduce_mean_over_other_axes_is_refused_in_one_line(tmp_path, axes, dims):
+    node = helper.make_node("ReduceMean", ["x"], ["y"], axes=list(axes), keepdims=1)
+    model = float_model([node], [("x", [1, 12, 5, 5])], ("y", None), {}, opset=17)
+    onnx = pytest.importorskip("onnx")
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    with pytest.raises(GlcError, match=r"\(ReduceMean\): only a mean over every spatial axis "
+                                       r"\(2, 3\) of an \(N, C, spatial...\) tensor is "
+                                       r"supported, got axes \[.*\] of dims " + re.escape(dims)):
+        import_model(path, tmp_path / "p")
+
+
+@pytest.mark.parametrize("channels", [12, 16])
+@pytest.mark.parametrize("include_pad", [0, 1], ids=["exclude-pad", "include-pad"])
+@pytest.mark.parametrize("pool", sorted(POOLS) + ["5x5-s3-ceil", "3x3-s3-pads"])
+def test_a_float_average_pool_is_onnxruntimes(tmp_path, pool, include_pad, channels):
+    """A float model's AveragePool, bit for bit, in each of onnxruntime's kernels: 16
+    channels its NCHWc pool, 12 MLAS's vectorized pool (a width stride up to 2: each window's
+    columns summed first, then the columns) or its generic one (stride 3: row by row), and
+    under ceil_mode with count_include_pad its own (row by row, the window's part inside the
+    padded image)."""
+    kernel, strides, pads, ceil = {**POOLS, "5x5-s3-ceil": ([5, 5], [3, 3], [2, 2, 2, 2], 1),
+                                   "3x3-s3-pads": ([3, 3], [3, 3], [1, 1, 1, 1], 0)}[pool]
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=kernel, strides=strides,
+                            pads=pads, ceil_mode=ceil, count_include_pad=include_pad)
+    model = float_model([node], [("x", [2, channels, 9, 10])], ("y", None), {})
+    onnx = pytest.importorskip("onnx")
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    result = import_model(path, tmp_path / "p")
+    assert result.host_ops == ["y (AveragePool)"]
+    bundle = load(result.folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    assert out.shape == bundle.expected.shape
+    np.testing.assert_array_equal(out, bundle.expected)

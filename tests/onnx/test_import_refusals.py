@@ -37,9 +37,21 @@ def _refusal(tmp_path, model, quantized=True, args=()):
 
 def test_unsupported_op_names_node_and_op(tmp_path):
     rng = np.random.default_rng(0)
-    nodes, inits = _conv_then(rng, [helper.make_node("Elu", ["y"], ["z"], name="elu1")])
+    nodes, inits = _conv_then(rng, [helper.make_node("Hardmax", ["y"], ["z"], name="hm1")])
     line = _refusal(tmp_path, float_model(nodes, [("x", [1, 3, 8, 8])], ("z", None), inits))
-    assert "node 'elu1' (Elu): this operator is not supported" in line
+    assert "node 'hm1' (Hardmax): this operator is not supported" in line
+
+
+def test_a_float_op_of_the_float_input_names_why(tmp_path):
+    """A Tanh of the model's float input (scripts/netgen.py's seed 4260) has no codes to make
+    a table of."""
+    rng = np.random.default_rng(0)
+    nodes, inits = _conv_then(rng, [])
+    nodes[0].input[0] = "t"
+    nodes.insert(0, helper.make_node("Tanh", ["x"], ["t"], name="tanh1"))
+    line = _refusal(tmp_path, float_model(nodes, [("x", [1, 3, 8, 8])], ("y", None), inits))
+    assert ("node 'tanh1' (Tanh): a float Tanh is supported only as a table of quantized "
+            "codes (of a DequantizeLinear's input)") in line
 
 
 def test_unsupported_attribute_names_it(tmp_path):
