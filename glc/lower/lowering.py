@@ -1,17 +1,16 @@
 """The lowering: an extracted term → a Program (memory plan, kernels, host steps).
 
-Walks the term from its root. A systolic-array node with what it absorbs (glc/lower/fusion.py:
-an int32 bias, a relu and/or ``(requantize k)``, all applied by its STOREs) becomes an
-accelerator kernel run the way the schedule search picks (glc/lower/products.py,
-glc/lower/schedule.py), its operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or whose view the
-transfers cannot walk, is first materialised into DRAM by a host *copy*; one the search reads
-faster from another layout is repacked first (glc/lower/relayout.py). A fold the vector unit
-runs becomes a fold kernel (glc/lower/folds.py, glc/lower/fold.py), a depthwise product one
-kernel per N channels (glc/lower/depthwise.py), a concatenation of kernels' results copies into
-its slices (glc/lower/concat.py). Every other node is computed by a host step: the interpreter
-on the sub-term, with the kernels' results read from DRAM. The result is read back through its
-view (a transpose or reshape of a kernel's result costs nothing). Every tensor gets an address:
-the memory plan."""
+Walks the term from its root. A systolic-array node with what it absorbs (glc/lower/fusion.py: an
+int32 bias, a relu and/or ``(requantize k)``, all applied by its STOREs) becomes an accelerator
+kernel run the way the schedule search picks (glc/lower/products.py, glc/lower/schedule.py), its
+operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or whose view
+the transfers cannot walk, is first materialised into DRAM by a host *copy*; one the search reads
+faster from another layout is repacked first (glc/lower/relayout.py). A fold the vector unit runs
+becomes a fold kernel (glc/lower/folds.py, glc/lower/fold.py), a depthwise product one kernel per N
+channels (glc/lower/depthwise.py), a concatenation of kernels' results copies into its slices
+(glc/lower/concat.py). Every other node is computed by a host step: the interpreter on the sub-term,
+with the kernels' results read from DRAM. The result is read back through its view (a transpose or
+reshape of a kernel's result costs nothing). Every tensor gets an address: the memory plan."""
 
 from __future__ import annotations
 
