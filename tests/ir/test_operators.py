@@ -113,6 +113,8 @@ CASES = [
     ("(dynamic-zero-point (dequantize-linear (access-tensor m) 0.5 0))", (), (), "int32",
      np.array(139, np.int32)),
     ("(cast-float (access-tensor m))", (2, 3), (), "float32", M.astype(np.float32)),
+    ("(matmul-float (cast-float (access-tensor m)) (cast-float (access-tensor n)))", (2, 2), (),
+     "float32", M.astype(np.float32) @ N.astype(np.float32)),
     # zero weights: every gate σ(0) = 0.5 and tanh(0) = 0, so the state halves each step
     ("(gru (access-tensor s) (access-tensor z3x1) (access-tensor z3x1) (access-tensor z6) "
      "(access-tensor one) 0)", (2, 1, 1), (), "float32",
@@ -293,6 +295,9 @@ ERRORS = [
     ("(global-average-pool (access-tensor f) 4)", "needs a float32 tensor, got float64", 1, 22),
     ("(dynamic-quantize (access-tensor m))", "needs a float32 tensor, got int8", 1, 19),
     ("(cast-float (access-tensor f))", "needs an integer tensor, got float64", 1, 13),
+    ("(matmul-float (cast-float (access-tensor m)) (cast-float (access-tensor m)))",
+     "needs A's last dim equal to B's next to last", 1, 46),
+    ("(matmul-float (access-tensor f) (access-tensor f))", "needs a float32 tensor", 1, 15),
 ]
 
 
