@@ -229,12 +229,13 @@ def _gemm(t, node, attrs) -> None:
         return
     if attrs.get("alpha", 1.0) != 1.0 or attrs.get("beta", 1.0) != 1.0 or attrs.get("transA", 0):
         raise t.error(node, "attributes alpha, beta and transA must be 1, 1 and 0")
-    w = t.constant(node, 1)
+    w = t.constant(node, 1)  # the dequantized weights, as onnxruntime's DequantizeLinear
+    if attrs.get("transB", 0):
+        w = w.T
     hint = node.output[0]
-    w = Float(t.b.tensor(hint + "_wf", np.ascontiguousarray(w.T if attrs.get("transB", 0) else w)),
-              w.shape[::-1] if attrs.get("transB", 0) else w.shape)
     b = Float(t.b.tensor(hint + "_bf", bias.value), tuple(bias.value.shape))
-    float_product(t, node, t.as_float(node, 0), w, b)
+    float_product(t, node, t.as_float(node, 0),
+                  Float(t.b.tensor(hint + "_wf", np.ascontiguousarray(w)), w.shape), b)
 
 
 TABLE = {
