@@ -9,7 +9,8 @@ along n (stride 0) and W none along m; so at each batch index, X is the matrix A
 the matrix B_β (K × N) — a view each, advanced to the batch element's origin — and C_β = A_β·B_β
 is an ordinary product on the array. The kernels write their results one after the other in
 one buffer (β, M, N), or transposed (β, N, M) where the schedule search finds Cᵀ = Bᵀ·Aᵀ
-faster (the same orientation for every element: they are all one shape).
+faster (the same orientation for every element: they are all one shape) and the result is
+int8 or the program's own (an int32 one is read in order by the fold that requantizes it).
 """
 
 from __future__ import annotations
