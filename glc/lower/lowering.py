@@ -2,8 +2,8 @@
 
 Walks the term from its root. A systolic-array node with what it absorbs (glc/lower/fusion.py:
 an int32 bias, a relu and/or ``(requantize k)``, all applied by its STOREs) becomes an
-accelerator kernel run the way the schedule search picks (glc/lower/schedule.py), its operands
-views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or whose view the
+accelerator kernel run the way the schedule search picks (glc/lower/products.py,
+glc/lower/schedule.py), its operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine view, or whose view the
 transfers cannot walk, is first materialised into DRAM by a host *copy*; one the search reads
 faster from another layout is repacked first (glc/lower/relayout.py). A fold the vector unit
 runs becomes a fold kernel (glc/lower/folds.py, glc/lower/fold.py), a depthwise product one
@@ -19,32 +19,25 @@ import contextlib
 import sys
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import replace
 
 import numpy as np
 
-from glc.errors import DoesNotFit, GlcError
+from glc.errors import GlcError
 from glc.hwconfig import HwConfig
 from glc.ir.check import check
 from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
-from glc.lower import linear
 from glc.lower.batched import Batches
 from glc.lower.concat import Band, Concats
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
-from glc.lower.kernel import Kernel, build_kernel
 from glc.lower.names import renumber
-from glc.lower.program import Buffer, HostStep, KernelStep, Program, aligned
+from glc.lower.products import Products, Unfused
+from glc.lower.program import Buffer, HostStep, Program, aligned
 from glc.lower.relayout import Relayout
 from glc.lower.reorient import Reorient
-from glc.lower.schedule import Schedule, search
-from glc.lower.table import StoreTable
-from glc.lower.tiling import transposed
-from glc.lower.transfer import OperandUnexpressible, Target
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.rewrites.tensorise import refusal
-from glc.syntax.printer import print_term
 
 FRAMES_PER_KERNEL = 8  # Python frames one kernel nested in another's operand takes to lower
 
@@ -87,18 +80,13 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
         sys.setrecursionlimit(limit)
 
 
-class _Unfused(Exception):
-    """The bias or requantization of a fused node cannot be applied by its kernel's STOREs (a
-    bias that varies along both of C's dims: glc/lower/table.py)."""
-
-
 def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) -> int:
     """The cycle model's count for ``term`` lowered on ``config``, summed over its kernels: the
     hardware cost an extraction can compare candidate terms by (host steps cost 0 here)."""
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
+class _Lowerer(Products, Relayout, Batches, Folds, Concats, Reorient):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool,
                  disabled: frozenset[str] = frozenset(), kept: Collection[int] = ()):
         self.term, self.config, self.build = term, config, build
@@ -239,7 +227,7 @@ class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
                 self._allocate(node.value, self.env[node.value])
             return row_major(node.value, self.program.buffers[node.value].shape)
         if id(node) not in self.in_dram and (plan := self.rule.linear_plan(node)) is not None:
-            with contextlib.suppress(_Unfused):
+            with contextlib.suppress(Unfused):
                 self.in_dram[id(node)] = self._kernel(node, plan.systolic, plan.relu, None,
                                                       plan.bias, plan)
         if id(node) not in self.in_dram and (plan := self.rule.batched_plan(node)) is not None:
@@ -257,7 +245,7 @@ class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
                                          lambda t: result if t is systolic else None)
                     self.in_dram[id(node)] = result
                     return result
-                except _Unfused:  # the bias add stays on the host, over the product's kernel
+                except Unfused:  # the bias add stays on the host, over the product's kernel
                     add = node
                     while self.types[id(add.args[0])].name != "elementwise-add":
                         add = add.args[1]
@@ -288,171 +276,6 @@ class _Lowerer(Relayout, Batches, Folds, Concats, Reorient):
                        lambda t: value if t is base else self._materialise(t))
 
     # --- steps ------------------------------------------------------------------------------
-
-    def _kernel(self, node: Term, systolic: Term, relu: bool, shift: int | None,
-                bias: Term | None, plan: linear.LinearPlan | None = None) -> View:
-        """A kernel for the systolic node (its bias, relu and requantize — or with ``plan`` ONNX's
-        requantization — fused into the STORE); its result is the view returned: row-major, or
-        transposed when the kernel computes Cᵀ."""
-        targets = {}
-        for which, operand in zip("ab", systolic.args[2:], strict=True):
-            targets[which] = self._operand(operand, copy=False)
-        for which, term in (("bias", bias), ("m", plan and plan.multipliers)):
-            if term is None:
-                continue
-            if not self.rule.affine(term):
-                raise _Unfused
-            view = view_of(term, self.types, self._materialise)
-            if plan is not None:  # over the layer's dims: pulled back to the array's
-                view = linear.pulled_back(view, self.types[id(term)], plan.chain, self.types)
-            targets[which] = Target(view, self._to_dram(view.buffer).address, 4)
-        # Each orientation's table; only those whose STOREs can read the bias and multipliers.
-        tables = {False: None, True: None} if bias is None and plan is None else {
-            s: t for s in (False, True) if (t := self._table(targets, s, plan))}
-        if not tables:
-            raise _Unfused
-        if id(node) in self.forced:  # a reoriented producer (glc/lower/reorient.py)
-            tables = {s: t for s, t in tables.items() if s == self.forced[id(node)]}
-            if not tables:
-                raise GlcError("the other orientation cannot apply this kernel's table")
-        raw = shift is None and plan is None
-        dims = self.types[id(systolic)].dims
-        placed = self.placed.get(id(node))
-        if placed is not None:  # the orientation whose stored matrix is the band's shape
-            tables = {s: t for s, t in tables.items() if (dims[::-1] if s else dims) ==
-                      placed.shape}
-            if not tables or raw:
-                raise GlcError("this kernel cannot store its result into the band")
-        while True:
-            self._check_fits(targets, dims, raw)
-            try:
-                chosen = search(targets, dims, raw, relu, shift or 0, self.top, self.config,
-                                tables)
-                break
-            except (OperandUnexpressible, GlcError) as error:
-                if not isinstance(error, OperandUnexpressible) or error.which == "c" or \
-                        self._is_row_major(targets[error.which]):
-                    raise error if isinstance(error, GlcError) else \
-                        GlcError(f"cannot lower {print_term(systolic)[:60]}…: {error}") from None
-                operand = systolic.args[2 if error.which == "a" else 3]
-                targets[error.which] = self._operand(operand, copy=True)
-        chosen, targets = self._relayout(systolic, targets, chosen, dims, raw, relu, shift or 0,
-                                         tables)
-        if placed is not None:
-            # Searched again with the band as C (or Cᵀ), its rows the band's width apart: a
-            # schedule walks B's columns and C's in one order (glc/lower/tiling.py
-            # ``column_orders``), so its C cannot be swapped for the band after the search
-            # (a 3×3 conv over NHWC pixels walked in 4×4 patches wrote them as rows of 16).
-            address = self.program.buffers[placed.buffer].address + placed.first
-            chosen = search(targets, dims, raw, relu, shift or 0, address, self.config,
-                            {chosen.swap: tables[chosen.swap]}, c_stride=placed.width)
-        try:
-            kernel = self._built(node, chosen, raw, relu, shift, tables[chosen.swap])
-        except (OperandUnexpressible, GlcError):
-            if plan is None and bias is None:
-                raise
-            raise _Unfused from None
-        result = self._stored(systolic, [kernel], targets, chosen.swap, raw, plan, placed)
-        if placed is None:
-            self.oriented[result.buffer] = (id(node), chosen.swap)
-        return result
-
-    def _built(self, node: Term, chosen: Schedule, raw: bool, relu: bool, shift: int | None,
-               table: StoreTable | None) -> Kernel:
-        """The kernel of a schedule; costing: the analytic figure, no instructions."""
-        if self.build:
-            kernel = build_kernel(self._label(node), chosen.a, chosen.b, chosen.c, raw, relu,
-                                  shift or 0, self.config, chosen.order, chosen.k_inner,
-                                  chosen.block_rows, table, chosen.flat, chosen.group,
-                                  chosen.split, chosen.spread)
-        else:
-            a = chosen.a
-            m = a.view.dims[0] if len(a.view.groups) == 2 else 1
-            kernel = Kernel(self._label(node), m, *chosen.b.view.dims, raw, relu, shift or 0,
-                            [], table is not None and table.bias is not None)
-        kernel.estimated = chosen.cycles
-        return kernel
-
-    def _stored(self, systolic: Term, kernels: list[Kernel], targets: dict[str, Target],
-                swap: bool, raw: bool, plan: linear.LinearPlan | None,
-                placed: Band | None = None) -> View:
-        """The steps of the kernels computing the systolic node into one fresh result, C or with
-        ``swap`` Cᵀ, or (``placed``) C into a band of another buffer; the node's value (with
-        ``plan``, the layer's view)."""
-        dims = self.types[id(systolic)].dims
-        inputs = sorted({t.view.buffer for t in targets.values()})
-        if placed is not None:
-            (kernel,) = kernels
-            self.program.steps.append(KernelStep(placed.step, kernel, inputs, placed.buffer))
-            stored = placed.view()
-        else:
-            out = self._allocate(self._fresh("kernel"), Access(
-                dims[::-1] if swap else dims, (), "int32" if raw else "int8"), dram=True)
-            for index, kernel in enumerate(kernels):
-                name = out if len(kernels) == 1 else f"{out}.{index}"
-                self.program.steps.append(KernelStep(name, kernel, inputs, out))
-            stored = row_major(out, self.program.buffers[out].shape)
-        result = transposed(stored) if swap else stored
-        if plan is not None and plan.chain is not None:  # the layer's view of the result
-            result = view_of(plan.chain, self.types, lambda t: result if t is systolic else None)
-        return result
-
-    def _table(self, targets: dict[str, Target], swap: bool,
-               plan: linear.LinearPlan | None) -> StoreTable | None:
-        """The kernel's table of biases and multipliers (glc/lower/table.py), oriented like C;
-        None if its STOREs cannot read them in that orientation."""
-        def oriented(which: str) -> Target | None:
-            target = targets.get(which)
-            if target is None or not swap:
-                return target
-            return replace(target, view=transposed(target.view))
-
-        found = StoreTable(oriented("m"), plan.zero if plan is not None else 0, oriented("bias"))
-        try:
-            found.check()
-        except OperandUnexpressible:
-            return None
-        return found
-
-    def _label(self, node: Term) -> str:
-        """The node as Glenside text for the assembly's comments, the tensors already in DRAM
-        (earlier kernels' and host steps' results) by their buffer names."""
-        def named(t: Term) -> Term | None:
-            if t is not node and id(t) in self.in_dram:
-                return leaf("symbol", self.in_dram[id(t)].buffer)
-            return None
-
-        return print_term(rebuild(node, named))
-
-    def _check_fits(self, targets: dict[str, Target], dims: tuple[int, ...], raw: bool) -> None:
-        """Before scheduling: everything a kernel touches must lie in DRAM."""
-        ends = {}
-        for target in targets.values():
-            buffer = self.program.buffers[target.view.buffer]
-            ends[buffer.name] = buffer.address + buffer.nbytes
-        ends["its result"] = self.top + int(np.prod(dims)) * (4 if raw else 1)
-        name, end = max(ends.items(), key=lambda item: item[1])
-        if end > self.config.dram_bytes:
-            raise DoesNotFit(f"the accelerator's tensors need {end} bytes of DRAM ({name} ends "
-                           f"there); {self.config.name} has {self.config.dram_bytes}")
-
-    def _is_row_major(self, target: Target) -> bool:
-        buffer = self.program.buffers[target.view.buffer]
-        return target.view == row_major(buffer.name, buffer.shape)
-
-    def _operand(self, operand: Term, copy: bool) -> Target:
-        """A kernel operand as a DRAM target: its view, or a host copy of its value."""
-        view = None
-        if not copy and self.rule.affine(operand):
-            # Over a kernel's result stored transposed it may be none: copied instead.
-            with contextlib.suppress(NotAffine):
-                view = view_of(operand, self.types, self._materialise)
-        if view is None or not self._reaches(view):
-            view = row_major(self._host(operand, copy=True), self.types[id(operand)].dims)
-        buffer = self._to_dram(view.buffer)
-        if buffer.dtype != "int8":
-            raise GlcError(f"a systolic operand is {buffer.dtype} in DRAM, not int8")
-        return Target(view, buffer.address, 1)
 
     def _host(self, node: Term, copy: bool = False) -> str:
         """A host step computing ``node`` from the DRAM values of its kernel and input leaves;

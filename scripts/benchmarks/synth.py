@@ -1,11 +1,6 @@
 """The accelerator core through Yosys and nextpnr-ecp5 on a Lattice LFE5U-85F (glc synth):
-resources, Fmax, tool times and the throughput they give.
-
-`GOPS` = 2·N²·Fmax·efficiency, with the efficiency the cycle model predicts for the int8
-256×256×256 GEMM (`gemm256-int8`, the isa section's schedule) on that configuration: the RTL
-matches the model's cycles exactly. `layers GOPS` is the layer suite's (scripts/layer_suite.py)
-throughput on the configuration: 2·Σ MACs·Fmax / Σ predicted cycles over its rows, each compiled
-for that configuration (a layer too large for its memories is left out and counted). Every
+resources, Fmax and tool times. What the recorded Fmax gives in GOPS and images per second (the
+GEMM, the layer suite, ResNet-50 and MobileNetV2) is the throughput section's. Every
 configuration with a recorded baseline (hw/baselines/synth.json) is checked against it: the
 section fails when a design no longer fits, no longer routes or its Fmax — the best of
 placement seeds 1, 2 and 3, as many at a time as there are cores — falls more than 5 % below
@@ -19,12 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from benchmarks import layers
-from benchmarks.isa import schedule
 from glc.errors import GlcError
 from glc.hwconfig import load_config
-from glc.isa.asm import assemble
-from glc.isa.cycles import predict
 from glc.synth.baseline import SEEDS, check_baseline, load_baseline, record
 from glc.synth.flow import synthesize
 
@@ -50,23 +41,16 @@ def run() -> list[dict]:
             if name in baseline:
                 problems.append(f"{name}: {error}")
             continue
-        text, _, ideal = schedule("gemm", (256, 256, 256), "int8", config)
-        cycles = predict(assemble(text, config).instructions(), config).counters.cycles
-        efficiency = ideal / cycles
-        n = config.array_size
         fmax = report.fmax_mhz or 0.0
         rows.append({
             "config": name,
-            "N": n,
+            "N": config.array_size,
             **{label: f"{report.used[key]} / {report.available[key]}"
                for key, label in LABELS.items()},
             "Fmax MHz": fmax,
             "Fmax by seed": " / ".join(str(f) for f in report.fmax_by_seed.values()),
             "synth s": report.synth_seconds,
             "P&R s": report.pnr_seconds,
-            "gemm256-int8 efficiency": round(efficiency, 3),
-            "GOPS": round(2 * n * n * fmax * efficiency / 1000, 2),
-            **layer_throughput(name, fmax),
             "log warnings": len(report.warnings),
         })
         if name in baseline:
@@ -79,15 +63,3 @@ def run() -> list[dict]:
         sys.exit(1)
     return rows
 
-
-def layer_throughput(config_name: str, fmax_mhz: float) -> dict:
-    """The layer suite on ``config_name`` (cycle model): MACs per cycle against the array's N²,
-    the GOPS at ``fmax_mhz``, and how many rows do not fit its memories."""
-    n = load_config(config_name).array_size
-    found = layers.measure_all(config_name, unfit_ok=True)
-    fitting = [row for row in found if row is not None]
-    cycles = sum(row["predicted"] for row in fitting)
-    per_cycle = sum(row["MACs"] for row in fitting) / cycles if cycles else 0.0
-    return {"layers MACs/cycle/N²": round(per_cycle / (n * n), 3),
-            "layers GOPS": round(2 * per_cycle * fmax_mhz / 1000, 2),
-            "layers left out": len(found) - len(fitting)}
