@@ -64,6 +64,12 @@ def _bert(seq: int, ids: bool = False) -> Callable:
         import transformers
 
         bert = transformers.BertModel(_bert_config(), add_pooling_layer=False)
+        # transformers initialises every Linear's bias to zero, and PyTorch's exporter then
+        # shares one zero initializer among the layers; a trained model's biases differ
+        with torch.no_grad():
+            for module in bert.modules():
+                if isinstance(module, torch.nn.Linear):
+                    module.bias.normal_(0.0, 0.1)
 
         class Encoder(torch.nn.Module):
             def __init__(self):
@@ -152,6 +158,7 @@ ARCHITECTURES = {
     "regnet_x_400mf": Architecture(_torchvision("regnet_x_400mf"), TV, 32),
     "densenet121": Architecture(_torchvision("densenet121"), TV, 32),
     "mnasnet1_0": Architecture(_torchvision("mnasnet1_0"), TV, 32),
+    "bert-64": Architecture(_bert(64), "transformers"),
     "bert-128": Architecture(_bert(128), "transformers"),
     "bert-384": Architecture(_bert(384), "transformers"),
     "bert-ids-128": Architecture(_bert(128, ids=True), "transformers"),

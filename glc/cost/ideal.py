@@ -36,11 +36,18 @@ VIEWS = ("access", "access-transpose", "access-reshape", "access-flatten", "acce
          "access-insert-axis")
 
 
-def term_ideal(term: Term, env: Mapping[str, Access], config: HwConfig) -> int:
-    """The compute ideal of the work in ``term`` (typed with the input types ``env``)."""
+def term_ideal(term: Term, env: Mapping[str, Access], config: HwConfig,
+               counted: set[Term] | None = None) -> int:
+    """The compute ideal of the work in ``term`` (typed with the input types ``env``); with
+    ``counted``, the nodes in it (equal sub-terms, of other terms) are left out and ``term``'s
+    are added to it."""
     types = check(term, env)
     total = 0
     for node in walk(term):
+        if counted is not None:
+            if node in counted:
+                continue
+            counted.add(node)
         if node.op in PRODUCTS:
             a, w = types[id(node.args[2])], types[id(node.args[3])]
             k, o = w.item
@@ -98,10 +105,13 @@ def program_ideal(source: Term, env: Mapping[str, Access], program) -> int:
     ``program`` (a lowered Program of it) leaves to host steps."""
     config = program.config
     host = 0
+    # Host steps may each hold a chain of float steps they share (a dynamic quantization's
+    # codes and zero point both over one LayerNormalization): each node is taken off once.
+    counted: set[Term] = set()
     for step in program.host_steps:
         if step.copy:
             continue
         inputs = {symbol: Access(view.dims, (), program.buffers[view.buffer].dtype)
                   for symbol, view in step.views.items()}
-        host += term_ideal(step.term, inputs, config)
+        host += term_ideal(step.term, inputs, config, counted)
     return max(0, term_ideal(source, env, config) - host)

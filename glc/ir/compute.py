@@ -186,6 +186,12 @@ def _relu(x):
     return np.maximum(x, np.zeros((), x.dtype))
 
 
+# The error function in double (math.erf, within an ulp of double), rounded to the tensor's
+# dtype: a float32 result correctly rounded but for a hair's breadth of ties. onnxruntime's Erf
+# (MLAS's polynomial, or its Gelu's) is another float32 function: within a few ulps of this.
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("dot-product", _infer_dot, _eval_dot,
          doc="item [t, r...]: product of the t members, summed over r"),
@@ -195,6 +201,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _elementwise("relu", _relu),
     _elementwise("sqrt", np.sqrt, float_only=True),
     _elementwise("negative", np.negative),
+    _elementwise("erf", _erf, float_only=True),
     _fold("elementwise-add", np.add),
     _fold("elementwise-mul", np.multiply),
     _fold("elementwise-div", np.divide, float_only=True),

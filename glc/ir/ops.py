@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
-from glc.ir import dynamic, gather, normalize, recurrent
+from glc.ir import dynamic, gather, normalize, recurrent, sgemm
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -382,6 +382,9 @@ OPS: dict[str, Op] = {op.name: op for op in (
        "ONNX DynamicQuantizeLinear's uint8 zero point of float32 A, as int32 (one value)"),
     Op("cast-float", ("access",), dynamic.infer_cast, lambda out, x: x.astype(np.float32),
        "ONNX Cast of an integer tensor to float32"),
+    Op("matmul-float", ("access", "access"), sgemm.infer_matmul_float,
+       lambda out, a, b: sgemm.matmul_float(a, b),
+       "A @ B of float32 tensors, batch dims broadcast (onnxruntime's MLAS SGEMM order)"),
     Op("layer-norm", ("access", "access", "access", "number"), normalize.infer_layer_norm,
        lambda out, x, scale, bias, eps: normalize.layer_norm(x, scale, bias, eps),
        "ONNX LayerNormalization over the last dim (onnxruntime's kernel)"),

@@ -17,8 +17,9 @@ import numpy as np
 
 from glc.ir.quantized import INT8
 from glc.onnx import layers
+from glc.onnx.fusions import float_outputs
 from glc.onnx.layers import bind_absorbed, qdense
-from glc.onnx.program import Constant, Dequantized, Quantized, broadcast, literal, shape
+from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier
 
 
@@ -131,10 +132,35 @@ def qmatmul(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int) ->
     t.bind(node, Quantized(name, dims, y_scale, y_zero))
 
 
+def float_product(t, node, a: Float, b: Float, bias: Float | None = None) -> None:
+    """onnxruntime's float MatMul (or Gemm, with ``bias``) of ``a`` (…, M, K) and ``b``
+    (…, K, N): MLAS's SGEMM, ``matmul-float`` (docs/language.md), a host step. A Gemm's bias
+    is added after the sum, where MLAS starts from it: the same float32 result while K is one
+    of MLAS's slices (glc/ir/sgemm.py) or the bias is zero."""
+    if len(a.dims) < 2 or len(b.dims) < 2 or a.dims[-1] != b.dims[-2]:
+        raise t.error(node, f"only a product of matrices (or of batches of matrices) is "
+                            f"supported, got dims {a.dims} and {b.dims}")
+    try:
+        batch = np.broadcast_shapes(a.dims[:-2], b.dims[:-2])
+    except ValueError:
+        raise t.error(node, f"the batch dims of {a.dims} and {b.dims} do not broadcast") \
+            from None
+    dims = tuple(batch) + (a.dims[-2], b.dims[-1])
+    t.host_step(node)
+    expr = f"(matmul-float (access-tensor {a.name}) (access-tensor {b.name}))"
+    if bias is not None:
+        lifted = (1,) * (len(dims) - len(bias.dims)) + bias.dims
+        row = t.b.define(bias.name + "_row", f"(access-reshape (access-tensor {bias.name}) "
+                                             f"(access-shape {shape(lifted)} (shape)))")
+        expr = f"(compute elementwise-add (access-pair {expr} {broadcast(row, dims)}))"
+    t.bind(node, Float(t.b.define(node.output[0], expr), dims))
+
+
 def _matmul(t, node, attrs) -> None:
     out = t.requantized_output(node)
-    if out is None:
-        raise t.error(node, "a float MatMul is not supported (its output must be quantized)")
+    if out is None:  # a float product (a dynamically quantized attention's Q·Kᵀ, P·V)
+        float_product(t, node, t.as_float(node, 0), t.as_float(node, 1))
+        return
     if isinstance(t.value(node, 1), Constant):
         w, w_scale = t.weights(node, 1)
         qdense(t, node, t.quantized(node, 0), w, w_scale, None, *out)
@@ -189,7 +215,31 @@ def _softmax(t, node, attrs) -> None:
     bind_absorbed(t, node)
 
 
+def _gemm(t, node, attrs) -> None:
+    """A QDQ Gemm whose bias is no int32 quantized bias is what onnxruntime leaves float: the
+    quantizer writes a bias initializer that PyTorch's export shares with an Add (all of
+    transformers' zero biases are one initializer) as a uint8 activation, and onnxruntime's
+    QDQ fusion then keeps DequantizeLinear → Gemm → QuantizeLinear. Its float Gemm is
+    ``matmul-float`` of the dequantized operands plus the dequantized bias; any other Gemm is
+    glc/onnx/layers.py's."""
+    bias = t.value(node, 2)
+    if not isinstance(bias, Constant) or bias.quantized is None or \
+            bias.quantized[0].dtype == np.int32 or node.output[0] not in float_outputs(t, node):
+        layers.TABLE["Gemm"](t, node, attrs)
+        return
+    if attrs.get("alpha", 1.0) != 1.0 or attrs.get("beta", 1.0) != 1.0 or attrs.get("transA", 0):
+        raise t.error(node, "attributes alpha, beta and transA must be 1, 1 and 0")
+    w = t.constant(node, 1)  # the dequantized weights, as onnxruntime's DequantizeLinear
+    if attrs.get("transB", 0):
+        w = w.T
+    hint = node.output[0]
+    b = Float(t.b.tensor(hint + "_bf", bias.value), tuple(bias.value.shape))
+    float_product(t, node, t.as_float(node, 0),
+                  Float(t.b.tensor(hint + "_wf", np.ascontiguousarray(w)), w.shape), b)
+
+
 TABLE = {
+    "Gemm": _gemm,
     "MatMul": _matmul,
     "QLinearMatMul": _qlinear_matmul,
     "QLinearSoftmax": _qlinear_softmax,

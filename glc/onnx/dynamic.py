@@ -87,17 +87,21 @@ def _rescaled(t, node, s: str, reach: np.ndarray, x: Codes, dims: tuple[int, ...
 
 
 def _matmul_integer(t, node, attrs) -> None:
+    """A matrix, or a batch of them over leading dims (a transformer's (batch, tokens,
+    hidden)), times a constant matrix: one product whose rows are every leading index, as
+    glc/onnx/attention.py writes a MatMul by a matrix."""
     x, w = _operands(t, node)
-    if len(x.dims) != 2 or w.ndim != 2 or x.dims[1] != w.shape[0]:
-        raise t.error(node, f"only a matrix times a constant matrix is supported, got dims "
-                            f"{x.dims} and {w.shape}")
+    if len(x.dims) < 2 or w.ndim != 2 or x.dims[-1] != w.shape[0]:
+        raise t.error(node, f"only a matrix (or a batch of them) times a constant matrix is "
+                            f"supported, got dims {x.dims} and {w.shape}")
     hint = node.output[0]
+    rows = len(x.dims) - 1
     wt = t.b.tensor(hint + "_w", np.ascontiguousarray(w.T))
     s = t.b.define(hint + "_acc", f"(compute dot-product (access-cartesian-product "
-                                  f"(access (access-tensor {x.name}) 1) "
+                                  f"(access (access-tensor {x.name}) {rows}) "
                                   f"(access (access-tensor {wt}) 1)))")
-    reach = w.astype(np.int64).sum(axis=0).reshape(1, -1)
-    t.bind(node, _rescaled(t, node, s, reach, x, (x.dims[0], w.shape[1])))
+    reach = w.astype(np.int64).sum(axis=0).reshape((1,) * rows + (-1,))
+    t.bind(node, _rescaled(t, node, s, reach, x, x.dims[:-1] + (w.shape[1],)))
 
 
 def _conv_integer(t, node, attrs) -> None:

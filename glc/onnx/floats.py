@@ -80,6 +80,21 @@ def _mul(t, node, attrs) -> None:
     _of_activations(t, node, "elementwise-mul")
 
 
+def _div(t, node, attrs) -> None:
+    """A float Div (a dynamically quantized GELU's x / √2): float32, one rounding."""
+    if not _with_constant(t, node, "elementwise-div"):
+        _of_activations(t, node, "elementwise-div")
+
+
+def _erf(t, node, attrs) -> None:
+    """A float Erf outside a float island (a dynamically quantized GELU): ``(compute erf)``,
+    the error function rounded to float32 — not onnxruntime's MLAS polynomial bit for bit."""
+    x = t.as_float(node, 0)
+    t.host_step(node)
+    t.bind(node, Float(t.b.define(node.output[0], f"(compute erf (access-tensor {x.name}))"),
+                       x.dims))
+
+
 def _of_activations(t, node, compute: str) -> None:
     """``x op y`` in float32 of two float tensors broadcast to one dims (numpy's rule), in the
     node's order (a float product commutes, rounded once)."""
@@ -223,6 +238,8 @@ def _reduce_mean(t, node, attrs) -> None:
 TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that one
     "Add": _add,
     "Mul": _mul,
+    "Div": _div,
+    "Erf": _erf,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
     "GlobalAveragePool": _global_average_pool,

@@ -2,7 +2,8 @@
 Mul/Add → QuantizeLinear into QLinearMul/QLinearAdd depends on its transformers' view of the
 whole graph — with int8 activations an SE block's gate stays a float Mul while a product of two
 convs is fused (tests/onnx/test_import_products.py), and a residual Add that reads the model's
-input quantization stays float in a BERT layer quantized symmetric (tests/onnx/test_attention.py)
+input quantization stays float in a BERT layer quantized symmetric (tests/onnx/test_attention.py),
+a Gemm whose bias the quantizer wrote as an activation stays a float Gemm (glc/onnx/attention.py)
 — so the import asks its optimized graph (the reference run's: CPU provider, default
 optimizations) rather than guess."""
 
@@ -15,8 +16,9 @@ from pathlib import Path
 
 
 def float_outputs(t, node) -> frozenset[str]:
-    """The outputs of the Mul and Add nodes onnxruntime's optimized graph of ``t``'s model still
-    computes in float; a one-line error at ``node`` where onnxruntime cannot say."""
+    """The outputs of the Mul, Add, MatMul and Gemm nodes onnxruntime's optimized graph of
+    ``t``'s model still computes in float; a one-line error at ``node`` where onnxruntime
+    cannot say."""
     path = t.graph.path
     try:
         stat = os.stat(path)
@@ -37,4 +39,5 @@ def _optimized(path: str, mtime: int, size: int) -> frozenset[str]:
         options.log_severity_level = 3  # not the warning that the file is CPU-specific
         ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         graph = onnx.load(options.optimized_model_filepath).graph
-    return frozenset(n.output[0] for n in graph.node if n.op_type in ("Mul", "Add"))
+    return frozenset(n.output[0] for n in graph.node
+                     if n.op_type in ("Mul", "Add", "MatMul", "Gemm"))

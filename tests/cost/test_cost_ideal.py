@@ -86,3 +86,27 @@ def test_work_left_to_a_host_step_is_taken_off_as_the_source_counted_it():
     result = _compile(program, env, DEFAULT, config)
     assert len(result.lowered.host_steps) == 1
     assert result.figures()["ideal_cycles"] == 256 * 4 * 16 // 16 + 256 * 16 * 4 // 16
+
+
+def test_a_float_chain_two_host_steps_share_is_taken_off_once():
+    # A dynamic quantization's codes and zero point are two host steps over one float sum;
+    # taken off once per step, the sum's work took a BERT's ideal to 0.
+    text = """(input f (shape 64 16) float32)
+(input c (shape 64 16) float32)
+(input w (shape 16 16) int8)
+(define g (compute elementwise-add (access-pair (access-tensor f) (access-tensor c))))
+(define p (compute dot-product (access-cartesian-product
+  (access (access-tensor (dynamic-quantize (access-tensor g))) 1)
+  (access (access-transpose (access-tensor w) (list 1 0)) 1))))
+(compute elementwise-add (access-pair p (access-broadcast (access-reshape
+  (access-tensor (dynamic-zero-point (access-tensor g))) (access-shape (shape 1 1) (shape)))
+  (access-shape (shape 64 16) (shape)))))
+"""
+    config = load_config("n4")
+    program = parse_program(text)
+    env = {name: Access(decl.dims, (), decl.dtype) for name, decl in program.inputs.items()}
+    result = _compile(program, env, DEFAULT, config)
+    shared = [s for s in result.lowered.host_steps if "elementwise-add" in str(s.term)
+              and "dynamic" in str(s.term)]
+    assert len(shared) >= 2  # both host steps hold the float sum
+    assert result.figures()["ideal_cycles"] == 64 * 16 * 16 // 16

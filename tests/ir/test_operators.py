@@ -116,6 +116,8 @@ CASES = [
     ("(dynamic-zero-point (dequantize-linear (access-tensor m) 0.5 0))", (), (), "int32",
      np.array(139, np.int32)),
     ("(cast-float (access-tensor m))", (2, 3), (), "float32", M.astype(np.float32)),
+    ("(matmul-float (cast-float (access-tensor m)) (cast-float (access-tensor n)))", (2, 2), (),
+     "float32", M.astype(np.float32) @ N.astype(np.float32)),
     # zero weights: every gate σ(0) = 0.5 and tanh(0) = 0, so the state halves each step
     ("(gru (access-tensor s) (access-tensor z3x1) (access-tensor z3x1) (access-tensor z6) "
      "(access-tensor one) 0)", (2, 1, 1), (), "float32",
@@ -174,6 +176,8 @@ CASES = [
      np.array([[1, 0, 3], [4, 5, 0]], dtype=np.int8)),
     ("(compute sqrt (access f 1))", (2,), (3,), "float64", np.array([[1.0, 2, 3], [4, 5, 6]])),
     ("(compute negative (access m 1))", (2,), (3,), "int8", -M),
+    ("(compute erf (access f 1))", (2,), (3,), "float64",
+     np.array([[math.erf(v) for v in row] for row in F])),
     ("(compute elementwise-add (access m 0))", (), (3,), "int32",
      np.array([5, 3, -3], dtype=np.int32)),
     ("(compute elementwise-mul (access m 0))", (), (3,), "int32",
@@ -293,6 +297,7 @@ ERRORS = [
     ("(compute dot-product (access x 3))", "dot-product needs at least 1 item dim", 1, 22),
     ("(compute softmax (access x 1))", "softmax needs exactly 1 item dim", 1, 18),
     ("(compute sqrt (access m 1))", "sqrt needs a float dtype, got int8", 1, 15),
+    ("(compute erf (access m 1))", "erf needs a float dtype, got int8", 1, 14),
     ("(compute (requantize 3) (access f 1))", "needs an integer dtype, got float64", 1, 25),
     ("(compute elementwise-add (access m 2))", "needs at least 1 item dim", 1, 26),
     ("(systolic-array 3 3 (access m 1) (access n 0))", "weights of exactly (3,3), got (3,2)",
@@ -308,6 +313,9 @@ ERRORS = [
     ("(global-average-pool (access-tensor f) 4)", "needs a float32 tensor, got float64", 1, 22),
     ("(dynamic-quantize (access-tensor m))", "needs a float32 tensor, got int8", 1, 19),
     ("(cast-float (access-tensor f))", "needs an integer tensor, got float64", 1, 13),
+    ("(matmul-float (cast-float (access-tensor m)) (cast-float (access-tensor m)))",
+     "needs A's last dim equal to B's next to last", 1, 46),
+    ("(matmul-float (access-tensor f) (access-tensor f))", "needs a float32 tensor", 1, 15),
 ]
 
 
