@@ -48,20 +48,21 @@ async def run_to_done(dut):
     # unit did last (busy, waiting for a token or for DRAM): timers, no per-cycle Python.
     window = min(WINDOW, max_cycles // 2)
     limit = Timer(PERIOD_NS * (window + 16 * RESET_CYCLES + 64), unit="ns")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     before = None
     await First(RisingEdge(dut.done), Timer(PERIOD_NS * (max_cycles - window), unit="ns"))
     fired = None
     if not int(dut.done.value):
         before = _counters(dut)
         fired = await First(RisingEdge(dut.done), limit)
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     hung = fired is limit
     result = {
         "done": int(dut.done.value),
         "timed_out": bool(int(dut.timed_out.value)) or hung,
         "rtl_hung": hung,
         "run_seconds": seconds,
+        "run_cpu_seconds": cpu_seconds,
         "error": int(dut.error.value),
         "error_pc": int(dut.error_pc.value),
         "counters": _counters(dut),
