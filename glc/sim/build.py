@@ -3,9 +3,10 @@
 cocotb's stock Verilator runner always passes ``--public-flat-rw``, which makes every signal
 VPI-visible and the model about five times slower (toolchain.md). ``FastVerilator`` exposes only
 the top level's ports (``--public-depth 1``) and optimises; every testbench here therefore talks to
-the design through top-level ports alone. A build lives in a directory named by a hash of
-everything that affects it, so an unchanged design is never rebuilt, and waves (VCD or FST) get
-their own directory.
+the design through top-level ports alone. The bare runner's build (``Design.runner == "bare"``)
+is verilated directly with the C++ main of bare_main.cpp: no VPI, no Python in the process. A
+build lives in a directory named by a hash of everything that affects it, so an unchanged design
+is never rebuilt, and waves (VCD or FST), runners and thread counts get their own directories.
 """
 
 from __future__ import annotations
