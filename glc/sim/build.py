@@ -36,6 +36,9 @@ FAST_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-assert")
 WAVE_FLAGS = {"vcd": ("--trace-structs",), "fst": ("--trace-fst", "--trace-structs")}
 STAMP = "glc-build.json"
 RUNNERS = ("cocotb", "bare")
+# sim_top's clock in the RTL under cocotb: measured 1.2-1.4x fewer CPU seconds a cycle than
+# cocotb's own clock (docs/benchmarks.md, "simspeed").
+RTL_CLOCK_FLAGS = ("+define+GLC_RTL_CLOCK", "--timing")
 # The bare runner's C++ main (it reads sim_top's ports, so it only drives sim_top).
 BARE_MAIN = Path(__file__).with_name("bare_main.cpp")
 
@@ -91,9 +94,11 @@ class Design:
             raise GlcError(f"threads must be at least 1, not {self.threads}")
 
     def flags(self) -> list[str]:
-        """Verilator flags beyond the runner's own."""
+        """Verilator flags beyond the runner's own; sim_top under cocotb generates its own
+        clock (hw/sim_top.sv, GLC_RTL_CLOCK), which needs Verilator's timing."""
         threads = ("--threads", str(self.threads)) if self.threads > 1 else ()
-        return [*FAST_FLAGS, *WAVE_FLAGS.get(self.waves, ()), *threads]
+        clock = RTL_CLOCK_FLAGS if self.runner == "cocotb" and self.top == "sim_top" else ()
+        return [*FAST_FLAGS, *WAVE_FLAGS.get(self.waves, ()), *threads, *clock]
 
     def key(self) -> str:
         """A hash of everything that changes the built model."""
