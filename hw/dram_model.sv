@@ -26,6 +26,7 @@ module dram_model #(
 );
     localparam int PAGE_BITS = 12;   // 4 KiB pages: the granule of the sparse load and dump
     localparam longint PAGES = (BYTES + (64'd1 << PAGE_BITS) - 1) >> PAGE_BITS;
+    localparam int unsigned BYTES_U = 32'(BYTES), PAGES_U = 32'(PAGES);
     localparam int ADDR_W = BYTES > 1 ? $clog2(BYTES) : 1;
     localparam int PAGE_W = PAGES > 1 ? $clog2(PAGES) : 1;
     if (BYTES < 1 || BYTES > (64'd1 << 30)) begin : g_bad_bytes
@@ -38,8 +39,11 @@ module dram_model #(
 
     initial begin
         string path_in;
-        for (longint i = 0; i < BYTES; i++) mem[ADDR_W'(i)] = '0;
-        for (longint p = 0; p < PAGES; p++) dirty[PAGE_W'(p)] = 1'b0;
+        // Unsigned 32-bit indices (BYTES <= 2^30): Verilator compiles a signed loop bound into
+        // calls of its sign-extending compare helpers, which made this loop of 2^26 steps (n16)
+        // most of a run's start-up.
+        for (int unsigned i = 0; i < BYTES_U; i++) mem[ADDR_W'(i)] = '0;
+        for (int unsigned p = 0; p < PAGES_U; p++) dirty[PAGE_W'(p)] = 1'b0;
         if ($value$plusargs("dram_in=%s", path_in)) $readmemh(path_in, mem);
         if (!$value$plusargs("dram_out=%s", path_out)) path_out = "";
     end
@@ -69,10 +73,11 @@ module dram_model #(
     task automatic write_dirty_pages();
         int fd;
         fd = $fopen(path_out, "w");
-        for (longint p = 0; p < PAGES; p++) begin
+        for (int unsigned p = 0; p < PAGES_U; p++) begin
             if (dirty[PAGE_W'(p)]) begin
                 $fwrite(fd, "@%0h\n", p << PAGE_BITS);
-                for (longint i = p << PAGE_BITS; i < ((p + 1) << PAGE_BITS) && i < BYTES; i++) begin
+                for (int unsigned i = p << PAGE_BITS; i < ((p + 1) << PAGE_BITS) && i < BYTES_U;
+                     i++) begin
                     $fwrite(fd, "%h\n", mem[ADDR_W'(i)]);
                 end
             end

@@ -6,7 +6,8 @@
 // from reset), the pages it wrote are dumped to +dram_out=PATH just before `done` rises, and a
 // cycle watchdog (`max_cycles`, 0 = none) stops a program that never finishes and raises
 // `timed_out`.
-// This shell holds nothing but the ports: every signal declared here is public, and Verilator
+// Under cocotb the clock is generated here and `clk` is an output (GLC_RTL_CLOCK); the bare runner
+// (glc/sim/bare_main.cpp) drives it as an input. This shell holds nothing but the ports: every signal declared here is public, and Verilator
 // re-evaluates all logic fed by a public signal on every eval (the VPI may have written it), so
 // the system lives one level down where its nets stay private.
 module sim_top #(
@@ -35,7 +36,11 @@ module sim_top #(
     // 1: MATMUL's `split` (two array halves, accumulator banks of even and odd rows)
     parameter int COLUMN_SPLIT = 1
 ) (
+`ifdef GLC_RTL_CLOCK
+    output logic        clk,
+`else
     input  logic        clk,
+`endif
     input  logic        rst,
     input  logic [31:0] max_cycles,
     input  logic [31:0] program_base,
@@ -56,6 +61,14 @@ module sim_top #(
     output logic [31:0] ctr_stall_dram_store,
     output logic [31:0] ctr_macs
 );
+`ifdef GLC_RTL_CLOCK
+    // The cocotb build's clock (glc/sim/build.py defines GLC_RTL_CLOCK and adds --timing): a
+    // clock driven by cocotb costs a VPI timer callback and a vpi_put_value every half period,
+    // about half of its per-cycle overhead (docs/benchmarks.md, "simspeed"); generated here it
+    // costs Verilator's own timing wheel. Period 2 ns, as glc/sim/harness.py's PERIOD_NS.
+    initial clk = 1'b1;
+    always #1ns clk = ~clk;
+`endif
     sim_system #(
         .ARRAY_SIZE(ARRAY_SIZE),
         .SCRATCHPAD_ROWS(SCRATCHPAD_ROWS),

@@ -3,9 +3,10 @@
 cocotb's stock Verilator runner always passes ``--public-flat-rw``, which makes every signal
 VPI-visible and the model about five times slower (toolchain.md). ``FastVerilator`` exposes only
 the top level's ports (``--public-depth 1``) and optimises; every testbench here therefore talks to
-the design through top-level ports alone. A build lives in a directory named by a hash of
-everything that affects it, so an unchanged design is never rebuilt, and waves (VCD or FST) get
-their own directory.
+the design through top-level ports alone. The bare runner's build (``Design.runner == "bare"``)
+is verilated directly with the C++ main of bare_main.cpp: no VPI, no Python in the process. A
+build lives in a directory named by a hash of everything that affects it, so an unchanged design
+is never rebuilt, and waves (VCD or FST), runners and thread counts get their own directories.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ FAST_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-assert")
 # Waves: VCD needs nothing more; the wheel's FST writer needs the lz4 headers (liblz4-dev).
 WAVE_FLAGS = {"vcd": ("--trace-structs",), "fst": ("--trace-fst", "--trace-structs")}
 STAMP = "glc-build.json"
+RUNNERS = ("cocotb", "bare")
+# sim_top's clock in the RTL under cocotb: measured 1.2-1.4x fewer CPU seconds a cycle than
+# cocotb's own clock (docs/benchmarks.md, "simspeed").
+RTL_CLOCK_FLAGS = ("+define+GLC_RTL_CLOCK", "--timing")
+# The bare runner's C++ main (it reads sim_top's ports, so it only drives sim_top).
+BARE_MAIN = Path(__file__).with_name("bare_main.cpp")
 
 
 def fast_verilator():
@@ -65,34 +72,50 @@ def design_sources() -> list[Path]:
 
 @dataclass(frozen=True)
 class Design:
-    """One elaboration of the RTL: a top module, its parameters, and the wave format recorded
+    """One elaboration of the RTL: a top module, its parameters, the wave format recorded
     ("" for none, "vcd" or "fst"; the simulator then writes dump.vcd / dump.fst in its run
-    directory)."""
+    directory), what clocks it (``cocotb``, the testbench's runner; ``bare``, the C++ main of
+    bare_main.cpp, only for sim_top) and the model's threads (Verilator ``--threads``)."""
 
     top: str
     parameters: Mapping[str, int | str] = field(default_factory=dict)
     waves: str = ""
+    runner: str = "cocotb"
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if self.waves not in ("", *WAVE_FLAGS):
             raise GlcError(f"unknown wave format {self.waves!r} (vcd or fst)")
+        if self.runner not in RUNNERS:
+            raise GlcError(f"unknown runner {self.runner!r} ({' or '.join(RUNNERS)})")
+        if self.runner == "bare" and self.waves:
+            raise GlcError("the bare runner records no waves: use the cocotb runner")
+        if self.threads < 1:
+            raise GlcError(f"threads must be at least 1, not {self.threads}")
 
     def flags(self) -> list[str]:
-        """Verilator flags beyond the runner's own."""
-        return [*FAST_FLAGS, *WAVE_FLAGS.get(self.waves, ())]
+        """Verilator flags beyond the runner's own; sim_top under cocotb generates its own
+        clock (hw/sim_top.sv, GLC_RTL_CLOCK), which needs Verilator's timing."""
+        threads = ("--threads", str(self.threads)) if self.threads > 1 else ()
+        clock = RTL_CLOCK_FLAGS if self.runner == "cocotb" and self.top == "sim_top" else ()
+        return [*FAST_FLAGS, *WAVE_FLAGS.get(self.waves, ()), *threads, *clock]
 
     def key(self) -> str:
         """A hash of everything that changes the built model."""
         digest = hashlib.sha256()
         digest.update(json.dumps([self.top, sorted(self.parameters.items()), self.flags(),
-                                  MAKEFLAGS, str(verilator_root())]).encode())
-        for path in design_sources():
+                                  self.runner, MAKEFLAGS, str(verilator_root())]).encode())
+        for path in design_sources() + ([BARE_MAIN] if self.runner == "bare" else []):
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()[:16]
 
     def build_dir(self) -> Path:
         """This design's cached build directory."""
         kind = f"waves-{self.waves}" if self.waves else "fast"
+        if self.runner == "bare":
+            kind = "bare"
+        if self.threads > 1:
+            kind += f"-t{self.threads}"
         return build_root() / f"{self.top}-{kind}-{self.key()}"
 
 
@@ -124,13 +147,16 @@ def build(design: Design) -> Path:
     with _locked(directory.with_suffix(".lock")):
         if (directory / STAMP).exists():
             return directory
-        runner = fast_verilator()
         log = directory.with_suffix(".log")
         directory.mkdir(parents=True, exist_ok=True)
         try:
-            runner.build(sources=design_sources(), hdl_toplevel=design.top,
-                         parameters=dict(design.parameters), build_args=design.flags(),
-                         build_dir=directory, waves=bool(design.waves), log_file=log)
+            if design.runner == "bare":
+                _build_bare(design, directory, log)
+            else:
+                fast_verilator().build(
+                    sources=design_sources(), hdl_toplevel=design.top,
+                    parameters=dict(design.parameters), build_args=design.flags(),
+                    build_dir=directory, waves=bool(design.waves), log_file=log)
         except RuntimeError as error:
             text = log.read_text(errors="replace")
             tail = "\n".join(text.splitlines()[-15:])
@@ -146,9 +172,27 @@ def build(design: Design) -> Path:
     return directory
 
 
+def _build_bare(design: Design, directory: Path, log: Path) -> None:
+    """Verilate ``design`` with the bare runner's main and compile it (no VPI, nothing public
+    but the top's ports, which Verilator's C++ model always exposes); RuntimeError on failure,
+    the output in ``log``."""
+    verilate = [str(verilator_root() / "bin" / "verilator"), "--cc", "--exe", "--build",
+                "-j", str(os.cpu_count() or 1), "-Mdir", str(directory),
+                "--top-module", design.top, "--prefix", "Vtop", "-o", design.top,
+                *design.flags(),
+                *(f"-G{name}={value}" for name, value in design.parameters.items()),
+                str(BARE_MAIN), *(str(path) for path in design_sources())]
+    with open(log, "w") as handle:
+        done = subprocess.run(verilate, stdout=handle, stderr=subprocess.STDOUT, check=False,
+                              env=configure_environment(dict(os.environ)))
+    if done.returncode:
+        raise RuntimeError(f"verilator exited with status {done.returncode}")
+
+
 def _identity(design: Design) -> dict:
     """What a build is a build *of*; the sources' contents are what changes between versions."""
-    return {"top": design.top, "parameters": dict(design.parameters), "flags": design.flags()}
+    return {"top": design.top, "parameters": dict(design.parameters), "flags": design.flags(),
+            "runner": design.runner}
 
 
 def _prune_superseded(design: Design, current: Path) -> None:
@@ -221,6 +265,22 @@ def run_cocotb(design: Design, test_module: str, *, run_dir: Path,
     if failed or not total:
         raise SimulationFailed(f"{failed} of {total} cocotb tests failed in {test_module}; "
                                f"see {log}\n{_failure_lines(log)}")
+    return run_dir
+
+
+def run_bare(design: Design, *, run_dir: Path, plusargs: list[str]) -> Path:
+    """Run the bare runner's (cached) build of ``design`` in ``run_dir`` with ``plusargs``
+    (bare_main.cpp reads them); SimulationFailed naming the log if it fails; returns
+    ``run_dir``."""
+    directory = build(design)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = run_dir / "sim.log"
+    with open(log, "w") as handle:
+        done = subprocess.run([str(directory / design.top), *plusargs], cwd=run_dir,
+                              stdout=handle, stderr=subprocess.STDOUT, check=False)
+    if done.returncode:
+        raise SimulationFailed(f"the bare runner of {design.top} exited with status "
+                               f"{done.returncode}; see {log}\n{_failure_lines(log)}")
     return run_dir
 
 

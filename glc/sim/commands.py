@@ -15,6 +15,7 @@ from glc.isa import simulator
 from glc.isa.asm import assemble
 from glc.isa.encoding import read_image
 from glc.outdir import check_file_target, writing
+from glc.sim.build import RUNNERS
 from glc.sim.run import run_program
 
 # docs/isa.md: the RTL's cycles are held to the cycle model within this fraction.
@@ -38,13 +39,18 @@ CYCLE_TOLERANCE = 0.05
               help="Leave the run's files (hex images, simulator log, waves) in this directory.")
 @click.option("--check", is_flag=True,
               help="Also run the ISA simulator: DRAM must be bit-identical, cycles within 5 %.")
+@click.option("--runner", type=click.Choice(RUNNERS), default="cocotb", show_default=True,
+              help="What clocks the model: the cocotb testbench, or the bare C++ main (the same "
+                   "machine; a faster start-up and cycle, no waves).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the figures.")
 def rtl(program: Path, config_name: str, dram_path: Path | None, output: Path | None,
-        max_cycles: int, waves: str | None, keep: Path | None, check: bool,
+        max_cycles: int, waves: str | None, keep: Path | None, check: bool, runner: str,
         as_json: bool) -> None:
     """Run PROGRAM (.s assembly, .hex or .bin image) on the RTL and print its counters."""
     if waves and keep is None:
         raise GlcError("--waves needs --keep DIR to write the waves into")
+    if waves and runner == "bare":
+        raise GlcError("--waves needs the cocotb runner (the bare runner records no waves)")
     config = load_config(config_name)
     words = _words(program, config)
     if output is not None:  # before the run: a bad path must not cost a whole RTL run
@@ -59,7 +65,7 @@ def rtl(program: Path, config_name: str, dram_path: Path | None, output: Path | 
                            str(dram_path))
         dram[:data.size] = data
     result = run_program(config, words, dram, max_cycles=max_cycles, waves=waves or "",
-                         keep=keep)
+                         keep=keep, runner=runner)
     result.raise_for_status(str(program))
     figures = {**result.counters.as_dict(),
                "simulated_cycles_per_second": round(result.cycles / result.run_seconds)}

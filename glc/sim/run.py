@@ -24,10 +24,14 @@ from glc.isa.encoding import DecodeError, decode
 from glc.isa.fields import UNITS
 from glc.isa.simulator import place_image, program_base
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.sim.build import Design, build, build_root, run_cocotb
+from glc.sim.build import Design, build, build_root, run_bare, run_cocotb
 
 TOP = "sim_top"
 HARNESS = "glc.sim.harness"
+# The harness asserts nothing: without pytest's assertion rewriting, which cocotb applies to every
+# module the simulator imports (glc's included, parsed from source), its start-up was measured
+# ~1 s of CPU time shorter (3.1 -> 2.0 s for n16's GEMM; docs/benchmarks.md, "simspeed").
+HARNESS_ENV = {"COCOTB_REWRITE_ASSERTION_FILES": ""}
 _HEX_BYTES = np.array([f"{b:02x}\n".encode() for b in range(256)])
 
 
@@ -43,6 +47,7 @@ class SimResult:
     counters: Counters = field(default_factory=Counters)
     seconds: float = 0.0  # wall-clock time of the simulator process (start-up and files included)
     run_seconds: float = 0.0  # wall-clock time from reset to done: the model's own speed
+    run_cpu_seconds: float = 0.0  # the simulator process's CPU time over the same span
     stuck: str = ""  # a watchdog stop: what each unit did last, and where the model is then
     trace: str | None = None  # hw/unit_trace.sv's record, when asked for (glc/trace.py reads it)
 
@@ -61,14 +66,17 @@ class SimResult:
             raise MachineError(self.error, self.error_pc, "reported by the RTL", where=where)
 
 
-def design(config: HwConfig, *, waves: str = "") -> Design:
-    """The simulation top built for ``config`` (its keys are the Verilog parameters)."""
-    return Design(TOP, config.verilog_parameters(), waves=waves)
+def design(config: HwConfig, *, waves: str = "", runner: str = "cocotb",
+           threads: int = 1) -> Design:
+    """The simulation top built for ``config`` (its keys are the Verilog parameters), clocked
+    by ``runner`` (glc/sim/build.py, RUNNERS) with a model of ``threads`` threads."""
+    return Design(TOP, config.verilog_parameters(), waves=waves, runner=runner, threads=threads)
 
 
 def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
                 base: int | None = None, max_cycles: int = 10_000_000, waves: str = "",
-                keep: Path | None = None, trace: bool = False) -> SimResult:
+                keep: Path | None = None, trace: bool = False, runner: str = "cocotb",
+                threads: int = 1) -> SimResult:
     """Run the instruction words ``image`` with DRAM initialised from ``dram`` (missing bytes
     are zero) until it is done, fails, or ``max_cycles`` pass.
 
@@ -78,7 +86,9 @@ def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
     ``waves`` ("vcd" or "fst") records every signal from a separate build; give ``keep``, the
     directory to leave the run's files in (hex images, log, dump.vcd / dump.fst), or they go to
     a temporary directory that is removed. ``trace``: also record each unit's activity
-    (hw/unit_trace.sv) into the result's ``trace``.
+    (hw/unit_trace.sv) into the result's ``trace``. ``runner``: the cocotb testbench
+    (glc/sim/harness.py) or the bare C++ main (glc/sim/bare_main.cpp), the same machine;
+    ``threads``: the Verilator model's threads.
     """
     given = np.frombuffer(bytes(dram), dtype=np.uint8) if not isinstance(dram, np.ndarray) \
         else dram.astype(np.uint8, copy=False)
@@ -90,7 +100,7 @@ def run_program(config: HwConfig, image: list[int], dram: bytes | np.ndarray, *,
     copy_pages(data, given)
     base = program_base(config, len(image)) if base is None else base
     place_image(data, image, base)
-    chosen = design(config, waves=waves)
+    chosen = design(config, waves=waves, runner=runner, threads=threads)
     build(chosen)
     (build_root() / "runs").mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=build_root() / "runs") as scratch:
@@ -106,12 +116,18 @@ def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
     dram_in.write_bytes(sparse_hex(data))
     dram_out.unlink(missing_ok=True)
     recorded.unlink(missing_ok=True)
+    plusargs = [f"+dram_in={dram_in}", f"+dram_out={dram_out}",
+                *([f"+trace={recorded}"] if trace else [])]
     start = time.perf_counter()
-    run_cocotb(chosen, HARNESS, run_dir=folder,
-               env={"GLC_MAX_CYCLES": str(max_cycles), "GLC_RESULT": str(result),
-                    "GLC_PROGRAM_BASE": str(base)},
-               plusargs=[f"+dram_in={dram_in}", f"+dram_out={dram_out}",
-                         *([f"+trace={recorded}"] if trace else [])])
+    if chosen.runner == "bare":
+        run_bare(chosen, run_dir=folder,
+                 plusargs=[*plusargs, f"+max_cycles={max_cycles}", f"+program_base={base}",
+                           f"+result={result}"])
+    else:
+        run_cocotb(chosen, HARNESS, run_dir=folder,
+                   env={"GLC_MAX_CYCLES": str(max_cycles), "GLC_RESULT": str(result),
+                        "GLC_PROGRAM_BASE": str(base), **HARNESS_ENV},
+                   plusargs=plusargs)
     seconds = time.perf_counter() - start
     status = json.loads(result.read_text())
     if status["rtl_hung"]:
@@ -127,7 +143,8 @@ def _simulate(chosen: Design, folder: Path, data: np.ndarray, base: int,
     return SimResult(dram=final, error=ErrorCode(status["error"]), error_pc=status["error_pc"],
                      timed_out=status["timed_out"], max_cycles=max_cycles,
                      counters=counters, seconds=seconds,
-                     run_seconds=status["run_seconds"], stuck=stuck,
+                     run_seconds=status["run_seconds"],
+                     run_cpu_seconds=status["run_cpu_seconds"], stuck=stuck,
                      trace=recorded.read_text() if trace else None)
 
 

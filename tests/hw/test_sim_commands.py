@@ -5,6 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.isa.cases import PROGRAMS
 from glc.isa.status import ErrorCode, MachineError
@@ -13,16 +14,25 @@ from glc.sim.commands import rtl
 pytestmark = pytest.mark.rtl  # needs Verilator's toolchain: skipped where it is absent
 
 
-def test_rtl_command_runs_a_program_and_checks_it_against_the_model(tmp_path):
+@pytest.mark.parametrize("runner", ["cocotb", "bare"])
+def test_rtl_command_runs_a_program_and_checks_it_against_the_model(tmp_path, runner):
     out = tmp_path / "dram.bin"
     result = CliRunner().invoke(rtl, [str(PROGRAMS / "matmul_tiled.s"), "--config", "n4",
-                                      "--check", "--json", "-o", str(out)])
+                                      "--check", "--json", "-o", str(out), "--runner", runner])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     assert figures["match"] is True
     assert figures["cycles"] == figures["predicted_cycles"]
     assert figures["macs"] == 16 * figures["busy_exec"]
     assert out.stat().st_size == load_config("n4").dram_bytes  # the whole DRAM is dumped
+
+
+def test_rtl_command_refuses_waves_from_the_bare_runner(tmp_path):
+    result = CliRunner().invoke(rtl, [str(PROGRAMS / "matmul_tiled.s"), "--config", "n4",
+                                      "--runner", "bare", "--waves", "vcd", "--keep",
+                                      str(tmp_path)])
+    assert isinstance(result.exception, GlcError)
+    assert "--waves needs the cocotb runner" in str(result.exception)
 
 
 def test_rtl_command_reports_the_machine_error(tmp_path):
