@@ -6,8 +6,10 @@
 // with op add (wrapping), max (signed) or mul (wrapping); S is the scratchpad (int8,
 // sign-extended) or, with src_acc, the accumulator. `lin` folds int8 rows in float32 instead,
 // starting from `fixed`, one fused multiply-add per row by its `scale`, and writes the result's
-// int8 conversion, in a pipeline of five stages a row: the exact product (here), the rounded sum
-// (hw/vector_linear.sv, three stages), the int8 (hw/vector_round.sv). A group's next row needs
+// int8 conversion, in a pipeline of six stages a row (ISA revision 3.2: the product's operands
+// and the int8's rounding registered, so every multiplier has a register before and after it):
+// the product's operands and the exact product (here), the rounded sum (hw/vector_linear.sv,
+// three stages), the int8 (hw/vector_round.sv, two). A group's next row needs
 // this one's sum, so lin reads its outputs in blocks (of LIN_WAYS outputs when a row takes a
 // cycle): the block's first rows, then its second rows, each at least LIN_WAYS cycles after its
 // first (a short last block waits the difference). It computes LANES of the N lanes a cycle, so
@@ -261,16 +263,23 @@ module vector_unit #(
         assign src = {src_q, rd_data[0][L-1:0]};
         assign old = old_q;
     end
-    // lin stage 1, as each row arrives: |s + offset| times the scale's mantissa (exact, 33
-    // bits), its sign and exponent; stages 2-4 add it to `fixed` (a group's first row) or to the
-    // fold so far (at least LIN_WAYS cycles earlier: in lin_*_q as it enters stage 2); stage 5
-    // converts the group's last sum to int8. s<k>_* go with the row in stage k+1, each for one
-    // slice of the lanes (s<k>_pass_q); the slices of an output's last row reach stage 5 one
-    // after another, collected in out_q, and the last one writes the row.
+    // lin stage 0, as each row arrives: |s + offset| and the scale, registered; stage 1 their
+    // product (exact, 33 bits, a multiplier between registers), its sign and exponent; stages
+    // 2-4 add it to `fixed` (a group's first row) or to the fold so far (at least LIN_WAYS
+    // cycles earlier: in lin_*_q as it enters stage 2); stages 5-6 convert the group's last sum
+    // to int8. s<k>_* go with the row in stage k+1, each for one slice of the lanes
+    // (s<k>_pass_q); the slices of an output's last row leave stage 6 one after another,
+    // collected in out_q, and the last one writes the row.
+    logic               s0_valid_q, s0_first_q, s0_end_q;
+    logic [15:0]        s0_dst_q;
+    logic [PASS_W-1:0]  s0_pass_q;
+    logic [L-1:0]       s0_neg_q, s0_zero_q;
+    logic [L-1:0][9:0]  s0_mag_q;
+    logic [30:0]        s0_scale_q;  // its magnitude: the sign is in s0_neg_q
     logic               s1_valid_q, s1_first_q, s1_end_q, s2_valid_q, s2_end_q, s3_valid_q,
-                        s3_end_q, s4_end_q;
-    logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q;
-    logic [PASS_W-1:0]  s1_pass_q, s2_pass_q, s3_pass_q, s4_pass_q;
+                        s3_end_q, s4_end_q, s5_end_q;
+    logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q, s5_dst_q;
+    logic [PASS_W-1:0]  s1_pass_q, s2_pass_q, s3_pass_q, s4_pass_q, s5_pass_q;
     logic [L-1:0]       s1_neg_q, s1_zero_q;
     logic [L-1:0][32:0] s1_product_q;
     logic signed [11:0] s1_exp_q;
@@ -282,11 +291,24 @@ module vector_unit #(
     logic [31:0]        scale;
     assign scale = fold_first_q ? dp_scale0_q : dp_scale1_q;
     always_ff @(posedge clk) begin
-        s1_valid_q <= !rst && fold_valid_q && dp_op_q == VECTOR_OP_W'(VOP_LIN);
-        s1_first_q <= fold_first_q;
-        s1_end_q   <= fold_end_q;
-        s1_dst_q   <= fold_dst_q;
-        s1_pass_q  <= fold_pass_q;
+        s0_valid_q <= !rst && fold_valid_q && dp_op_q == VECTOR_OP_W'(VOP_LIN);
+        s0_first_q <= fold_first_q;
+        s0_end_q   <= fold_end_q;
+        s0_dst_q   <= fold_dst_q;
+        s0_pass_q  <= fold_pass_q;
+        s0_scale_q <= scale[30:0];
+        for (int l = 0; l < L; l++) begin
+            logic signed [9:0] x;
+            x = 10'(signed'(sp_lanes[l])) + 10'(dp_offset_q);
+            s0_neg_q[l]  <= x[9] ^ scale[31];
+            s0_zero_q[l] <= x == '0 || scale[30:0] == '0;  // the product is 0
+            s0_mag_q[l]  <= x[9] ? 10'(-x) : x;
+        end
+        s1_valid_q <= !rst && s0_valid_q;
+        s1_first_q <= s0_first_q;
+        s1_end_q   <= s0_end_q;
+        s1_dst_q   <= s0_dst_q;
+        s1_pass_q  <= s0_pass_q;
         s2_valid_q <= !rst && s1_valid_q;
         s2_end_q   <= s1_end_q;
         s2_dst_q   <= s1_dst_q;
@@ -298,14 +320,16 @@ module vector_unit #(
         s4_end_q   <= !rst && s3_valid_q && s3_end_q;
         s4_dst_q   <= s3_dst_q;
         s4_pass_q  <= s3_pass_q;
-        s1_exp_q   <= (scale[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(scale[30:23]))) - 12'sd150;
-        for (int l = 0; l < L; l++) begin
-            logic signed [9:0] x;
-            x = 10'(signed'(sp_lanes[l])) + 10'(dp_offset_q);
-            s1_neg_q[l]     <= x[9] ^ scale[31];
-            s1_zero_q[l]    <= x == '0 || scale[30:0] == '0;  // the product is 0
-            s1_product_q[l] <= 33'(x[9] ? 10'(-x) : x) * 33'({scale[30:23] != 8'd0, scale[22:0]});
-        end
+        s5_end_q   <= !rst && s4_end_q;
+        s5_dst_q   <= s4_dst_q;
+        s5_pass_q  <= s4_pass_q;
+        s1_exp_q   <= (s0_scale_q[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(s0_scale_q[30:23])))
+                    - 12'sd150;
+        s1_neg_q   <= s0_neg_q;
+        s1_zero_q  <= s0_zero_q;
+        for (int l = 0; l < L; l++)
+            s1_product_q[l] <= 33'(s0_mag_q[l])
+                             * 33'({s0_scale_q[30:23] != 8'd0, s0_scale_q[22:0]});
     end
     // The fold so far of stage 1's slice (the addend) and of stage 5's (the sum to convert).
     always_comb begin
@@ -342,6 +366,7 @@ module vector_unit #(
             .r_zero  (r_zero[l])
         );
         vector_round u_round (
+            .clk    (clk),
             .r_neg  (q_neg[l]),
             .r_mant (q_mant[l]),
             .r_exp  (signed'(q_exp[l])),
@@ -416,7 +441,7 @@ module vector_unit #(
             for (int n = 0; n < N; n++)
                 acc_data[n] = n / L == PASSES - 1 ? folded[n % L] : fold_q[n];
         end
-        if (s4_end_q) for (int n = 0; n < N; n++)
+        if (s5_end_q) for (int n = 0; n < N; n++)
             acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
         if (lut_valid_q[1]) for (int n = 0; n < N; n++)
             acc_data[n] = 32'(signed'(lut_out_q[n]));
@@ -424,9 +449,9 @@ module vector_unit #(
     // An output row is written at its last slice.
     assign acc_we  = fold_valid_q && fold_end_q && 32'(fold_pass_q) == PASSES - 1
                      && dp_op_q < VECTOR_OP_W'(VOP_LIN)
-                  || s4_end_q && 32'(s4_pass_q) == PASSES - 1
+                  || s5_end_q && 32'(s5_pass_q) == PASSES - 1
                   || lut_valid_q[1];
-    assign acc_row = s4_end_q ? s4_dst_q : lut_valid_q[1] ? lut_dst_q[1] : fold_dst_q;
+    assign acc_row = s5_end_q ? s5_dst_q : lut_valid_q[1] ? lut_dst_q[1] : fold_dst_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -509,7 +534,7 @@ module vector_unit #(
                 lin_exp_q[n]  <= r_exp[n % L];
                 lin_zero_q[n] <= r_zero[n % L];
             end
-            if (s4_end_q && 32'(s4_pass_q) == n / L) out_q[n] <= r_int8[n % L];
+            if (s5_end_q && 32'(s5_pass_q) == n / L) out_q[n] <= r_int8[n % L];
         end
         if (issue && is_sync) push_pc <= head_pc;
         else if (finishing) push_pc <= pc_q;

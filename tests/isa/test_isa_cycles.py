@@ -203,15 +203,17 @@ def test_a_vector_instruction_takes_a_cycle_per_source_row():
 
 
 @pytest.mark.parametrize(("lanes", "count", "complete"), [
+    # (revision 3.2: E = t + 7 + rows·S + w, the product's operands registered and the int8
+    # conversion in two stages)
     # S = 1: blocks of 3; 5 outputs = a block of 3 and one of 2, whose row 1 waits 3 − 2 = 1:
-    # E = t + 5 + 10 + 1, t = 2
-    (4, 5, 18),
+    # E = t + 7 + 10 + 1, t = 2
+    (4, 5, 20),
     # S = 2: blocks of 2; 5 outputs end in a block of 1, whose row 1 waits 3 − 2 = 1 cycle:
-    # E = 2 + 5 + 20 + 1
-    (2, 5, 28),
-    (2, 4, 2 + 5 + 16),
+    # E = 2 + 7 + 20 + 1
+    (2, 5, 30),
+    (2, 4, 2 + 7 + 16),
     # S = 4: blocks of 1, a row's next 4 cycles after it: no wait
-    (1, 5, 2 + 5 + 40),
+    (1, 5, 2 + 7 + 40),
 ])
 def test_lin_reads_in_blocks_of_a_narrow_vector_units_passes(lanes, count, complete):
     config = dataclasses.replace(N4, vector_lanes=lanes)
