@@ -83,17 +83,23 @@ def _product(a: Quantized, b: Quantized, bt: str, dims: tuple[int, ...]) -> str:
     return f"(compute dot-product (access-pair {pair[0]} {pair[1]}))"
 
 
-def qmatmul(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int) -> None:
-    """``node``'s product of the int8 tensors ``a`` (…, M, K) and ``b`` (…, K, N), their
-    leading (batch) dims broadcast as numpy's matmul does, requantized."""
+def _batch(t, node, a, b) -> tuple[int, ...]:
+    """The batch dims of ``a`` (…, M, K) times ``b`` (…, K, N): their leading dims broadcast as
+    numpy's matmul does; a one-line error where the operands are no such pair."""
     if len(a.dims) < 2 or len(b.dims) < 2 or a.dims[-1] != b.dims[-2]:
         raise t.error(node, f"only a product of matrices (or of batches of matrices) is "
                             f"supported, got dims {a.dims} and {b.dims}")
     try:
-        batch = np.broadcast_shapes(a.dims[:-2], b.dims[:-2])
+        return tuple(np.broadcast_shapes(a.dims[:-2], b.dims[:-2]))
     except ValueError:
         raise t.error(node, f"the batch dims of {a.dims} and {b.dims} do not broadcast") \
             from None
+
+
+def qmatmul(t, node, a: Quantized, b: Quantized, y_scale: float, y_zero: int) -> None:
+    """``node``'s product of the int8 tensors ``a`` (…, M, K) and ``b`` (…, K, N), their
+    leading (batch) dims broadcast as numpy's matmul does, requantized."""
+    batch = _batch(t, node, a, b)
     m, k, n = a.dims[-2], a.dims[-1], b.dims[-1]
     dims = tuple(batch) + (m, n)
     rank = len(dims)
@@ -137,14 +143,7 @@ def float_product(t, node, a: Float, b: Float, bias: Float | None = None) -> Non
     (…, K, N): MLAS's SGEMM, ``matmul-float`` (docs/language.md), a host step. A Gemm's bias
     is added after the sum, where MLAS starts from it: the same float32 result while K is one
     of MLAS's slices (glc/ir/sgemm.py) or the bias is zero."""
-    if len(a.dims) < 2 or len(b.dims) < 2 or a.dims[-1] != b.dims[-2]:
-        raise t.error(node, f"only a product of matrices (or of batches of matrices) is "
-                            f"supported, got dims {a.dims} and {b.dims}")
-    try:
-        batch = np.broadcast_shapes(a.dims[:-2], b.dims[:-2])
-    except ValueError:
-        raise t.error(node, f"the batch dims of {a.dims} and {b.dims} do not broadcast") \
-            from None
+    batch = _batch(t, node, a, b)
     dims = tuple(batch) + (a.dims[-2], b.dims[-1])
     t.host_step(node)
     expr = f"(matmul-float (access-tensor {a.name}) (access-tensor {b.name}))"

@@ -43,6 +43,17 @@ def imported(model, tmp_path: Path, **options):
     return out, bundle.expected
 
 
+def imported_float(model, tmp_path: Path):
+    """``model`` saved as it is (a float model, not quantized) and imported; returns the import,
+    the interpreter's result and onnxruntime's output."""
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    result = import_model(path, tmp_path / "p")
+    bundle = load(result.folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    return result, out, bundle.expected
+
+
 def weights(rng, *dims):
     """He-normal float32 weights."""
     return rng.normal(0, np.sqrt(2 / np.prod(dims[1:])), dims).astype(np.float32)

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import exact_on_the_isa, float_model, weights
+from conftest import exact_on_the_isa, float_model, imported_float, weights
 
 from glc.errors import GlcError
 from glc.inputs import load
-from glc.interp import interpret
 from glc.onnx.importer import import_model
 
 onnx = pytest.importorskip("onnx")
@@ -127,13 +126,9 @@ def test_a_float_clip_is_onnxruntimes(tmp_path, opset, bounds):
     model = float_model([node], [("x", [2, 3, 5])], ("y", None),
                         {"lo": np.array(-0.5, np.float32), "hi": np.array(0.25, np.float32)}
                         if opset >= 11 else {}, opset=opset)
-    path = tmp_path / "m.onnx"
-    onnx.save(model, path)
-    result = import_model(path, tmp_path / "p")
+    result, out, expected = imported_float(model, tmp_path)
     assert result.host_ops == ["y (Clip)"]
-    bundle = load(result.folder)
-    out, _ = interpret(bundle.program.body, bundle.arrays)
-    np.testing.assert_array_equal(out, bundle.expected)
+    np.testing.assert_array_equal(out, expected)
 
 
 def transition(channels: int, seed: int = 0):

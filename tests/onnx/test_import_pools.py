@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import exact_on_the_isa, float_model, imported, quantize, weights
+from conftest import exact_on_the_isa, float_model, imported, imported_float, quantize, weights
 from onnx import helper
 
 from glc.errors import GlcError
@@ -183,12 +183,7 @@ def test_a_float_average_pool_is_onnxruntimes(tmp_path, pool, include_pad, chann
     node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=kernel, strides=strides,
                             pads=pads, ceil_mode=ceil, count_include_pad=include_pad)
     model = float_model([node], [("x", [2, channels, 9, 10])], ("y", None), {})
-    onnx = pytest.importorskip("onnx")
-    path = tmp_path / "m.onnx"
-    onnx.save(model, path)
-    result = import_model(path, tmp_path / "p")
+    result, out, expected = imported_float(model, tmp_path)
     assert result.host_ops == ["y (AveragePool)"]
-    bundle = load(result.folder)
-    out, _ = interpret(bundle.program.body, bundle.arrays)
-    assert out.shape == bundle.expected.shape
-    np.testing.assert_array_equal(out, bundle.expected)
+    assert out.shape == expected.shape
+    np.testing.assert_array_equal(out, expected)
