@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from glc.onnx.kernels import session_options
+
 MAX_CHANNELS = 32
 KERNELS = (1, 3, 5, 7)
 # What the coverage test asks of a sample: every feature of the graph and of the quantization.
@@ -66,9 +68,7 @@ class Network:
         import onnxruntime as ort
 
         with tempfile.TemporaryDirectory() as tmp:
-            options = ort.SessionOptions()
-            options.optimized_model_filepath = str(Path(tmp) / "optimized.onnx")
-            options.log_severity_level = 3  # not the warning that the file is CPU-specific
+            options = session_options(Path(tmp) / "optimized.onnx")
             ort.InferenceSession(self.model, options, providers=["CPUExecutionProvider"])
             graph = onnx.load(options.optimized_model_filepath).graph
         return sum(node.op_type in ("Conv", "Gemm", "MatMul") for node in graph.node)

@@ -14,6 +14,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from glc.onnx import kernels
+
 
 def float_outputs(t, node) -> frozenset[str]:
     """The outputs of the Mul, Add, MatMul and Gemm nodes onnxruntime's optimized graph of
@@ -34,9 +36,7 @@ def _optimized(path: str, mtime: int, size: int) -> frozenset[str]:
     import onnxruntime as ort
 
     with tempfile.TemporaryDirectory() as folder:
-        options = ort.SessionOptions()
-        options.optimized_model_filepath = str(Path(folder) / "optimized.onnx")
-        options.log_severity_level = 3  # not the warning that the file is CPU-specific
+        options = kernels.session_options(Path(folder) / "optimized.onnx")
         ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         graph = onnx.load(options.optimized_model_filepath).graph
     return frozenset(n.output[0] for n in graph.node

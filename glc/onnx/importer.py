@@ -14,6 +14,7 @@ from glc.errors import GlcError, Span, printable
 from glc.inputs import EXPECTED, symbols_of
 from glc.ir.check import check
 from glc.ir.types import Access, is_int
+from glc.onnx import kernels
 from glc.onnx.embeddings import id_bound
 from glc.onnx.graph import read_graph
 from glc.onnx.program import Builder, Dequantized, Float, Quantized
@@ -93,14 +94,14 @@ def _result(graph, translator: Translator) -> str:
 
 
 def onnxruntime_output(model: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    """The model's output on ``feeds`` by onnxruntime's CPU provider, default optimizations; a
-    GlcError naming the model with onnxruntime's reason if it cannot load or run it."""
+    """The model's output on ``feeds`` by onnxruntime's CPU provider, default optimizations,
+    exact integer products (kernels.session_options); a GlcError naming the model with
+    onnxruntime's reason if it cannot load or run it."""
     import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.log_severity_level = 4  # its reasons are the error; nothing else on stderr
     try:
-        session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(model), kernels.session_options(),
+                                       providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime's exception types derive from Exception only
         raise GlcError(f"onnxruntime cannot load the model: {_reason(error)}", str(model)) from None
     run = ort.RunOptions()

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.ir.quantized import TABLE_ENTRIES
+from glc.onnx import kernels
 from glc.onnx.fusions import float_outputs
 
 # Float ops that act elementwise on their varying input, the rest of their inputs constants.
@@ -247,10 +248,7 @@ def table(graph, island: Island, feeds: dict[str, np.ndarray], fuse: bool = True
             [numpy_helper.from_array(graph.constants[name], name) for name in sorted(used)]),
         opset_imports=graph.opsets)
     model.ir_version = graph.ir_version
-    options = ort.SessionOptions()
-    if not fuse:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(model.SerializeToString(), options,
+    session = ort.InferenceSession(model.SerializeToString(), kernels.session_options(fuse=fuse),
                                    providers=["CPUExecutionProvider"])
     entries = session.run(None, feeds)[0].reshape(TABLE_ENTRIES)
     return entries if out_type == np.float32 else _as_int8(entries)
