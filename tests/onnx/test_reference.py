@@ -15,7 +15,7 @@ from tests.onnx.conftest import TensorProto, helper, numpy_helper
 
 def test_an_overflowing_uint8_by_int8_product_is_the_exact_int32_sum(tmp_path):
     rng = np.random.default_rng(7)
-    a = rng.integers(192, 256, (4, 64), dtype=np.uint8)  # every pair of products past int16
+    a = rng.integers(192, 256, (4, 64), dtype=np.uint8)  # same-sign pairs past int16
     b = rng.integers(100, 128, (64, 8), dtype=np.int8) * np.where(rng.random((64, 8)) < 0.2, -1, 1)
     b = b.astype(np.int8)
     graph = helper.make_graph(
