@@ -23,9 +23,11 @@ def fused(t, node) -> bool:
     Its QDQ selector fuses when the DequantizeLinear inputs and the one QuantizeLinear reader
     (through a Relu the quantization makes redundant, which it drops) have one type, after its
     x86 QDQS8ToU8Transformer has turned the int8 QuantizeLinear/DequantizeLinear pairs of the
-    activations into uint8. That leaves a constant's int8 DequantizeLinear as it is, so a model
-    with int8 activations keeps its Mul and Add by constants float (measured; a uint8 constant
-    is fused in either model), and the fused kernel adds and multiplies uint8 values."""
+    activations into uint8, so the fused kernel adds and multiplies uint8 values. Whether a
+    constant's int8 DequantizeLinear becomes uint8 too depends on the host: with exact products
+    (glc/onnx/kernels.py) on x86 without VNNI its weight transformer converts it and the node
+    fuses; elsewhere it stays float. So this asks onnxruntime's optimized graph (fusions.py);
+    an int8 constant's integers, carried as int8, are the uint8 ones less 128 either way."""
     values = [t.value(node, i) for i in range(len(node.input))]
     if len(values) != 2 or not any(isinstance(v, Dequantized) for v in values):
         return False
@@ -38,8 +40,8 @@ def fused(t, node) -> bool:
     last = relu or node
     reader = t.graph.only_consumer(last.output[0])
     if reader is None or reader.op_type != "QuantizeLinear" or len(reader.input) < 3 or \
-            not reader.input[2] or x.offset != t.offset(reader, 2) or q.dtype != np.uint8 or \
-            np.size(scale) != 1 or np.size(zero) != 1:
+            not reader.input[2] or x.offset != t.offset(reader, 2) or \
+            np.size(scale) != 1 or np.size(zero) != 1 or node.output[0] in float_outputs(t, node):
         return False
     y_scale, y_zero = t.requantized_output(last)
     _write(t, node, k, x.of, q, float(scale_of(scale).reshape(())), zero, y_scale, y_zero, 128)
