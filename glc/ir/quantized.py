@@ -18,6 +18,7 @@ import functools
 import numpy as np
 
 from glc.errors import ShapeError
+from glc.ir.float32 import fma32
 from glc.ir.types import Access, fmt_dims, is_int
 
 INT8 = (-128, 127)
@@ -174,7 +175,7 @@ def add_linear_constants(sa: float, za: int, sb: float, zb: int, sc: float, zc: 
     """QLinearAdd's float32 ``ra``, ``rb`` and ``F`` (see ``add_linear``)."""
     f = np.float32
     ra, rb = f(f(sa) / f(sc)), f(f(sb) / f(sc))
-    fixed = f(f(zc + offset) - _fma32(np.array([za + offset], f), ra, rb * f(zb + offset))[0])
+    fixed = f(f(zc + offset) - fma32(np.array([za + offset], f), ra, rb * f(zb + offset))[0])
     return ra, rb, fixed
 
 
@@ -223,30 +224,11 @@ def linear_fold(rows: list[np.ndarray], offset: int, fixed: np.float32,
     f = np.float32
     value = np.full(np.shape(rows[0]), fixed, f)
     for row, scale in zip(rows, scales, strict=True):
-        value = _fma32(row.astype(np.int32) + offset, f(scale), value)
+        value = fma32(row.astype(np.int32) + offset, f(scale), value)
     with np.errstate(invalid="ignore"):
         fits = np.abs(value) < f(2 ** 31)
         rounded = np.where(fits, np.rint(np.where(fits, value, 0)), -2.0 ** 31).astype(np.int64)
     return (np.clip(rounded, INT8[0] + offset, INT8[1] + offset) - offset).astype(np.int8)
-
-
-def _fma32(x: np.ndarray, y: np.float32, z: np.ndarray) -> np.ndarray:
-    """``x · y + z`` rounded once to float32, for integers |x| < 2^9 and float32 y and z: the
-    product is exact in float64, the sum's float64 rounding error exact by TwoSum (Knuth), and
-    the one case where rounding the float64 sum to float32 is not rounding the exact sum — the
-    float64 sum on a float32 midpoint — is decided by the error's sign."""
-    product = x.astype(np.float64) * np.float64(y)
-    addend = np.asarray(z, np.float64)
-    total = product + addend
-    virtual = total - product
-    error = (product - (total - virtual)) + (addend - virtual)
-    near = total.astype(np.float32)
-    side = np.where(near.astype(np.float64) <= total, np.float32(np.inf), np.float32(-np.inf))
-    other = np.nextafter(near, side.astype(np.float32))
-    midpoint = (near.astype(np.float64) + other.astype(np.float64)) / 2
-    tie = (total == midpoint) & (error != 0)
-    toward = np.where(error > 0, np.maximum(near, other), np.minimum(near, other))
-    return np.where(tie, toward, near).astype(np.float32)
 
 
 def infer_pad_value(a: Access, v: int | float, k: int, before: int, after: int) -> Access:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from glc.errors import ShapeError
+from glc.ir.float32 import fma32
 from glc.ir.types import Access, fmt_dims
 
 STRIDE_N = 128  # MLAS_SGEMM_STRIDEN
@@ -57,22 +58,6 @@ def stride_k(n: int, k: int) -> int:
         while stride_n > 16 and stride_n // 2 >= n:
             stride_n, stride_k = stride_n // 2, stride_k * 2
     return stride_k
-
-
-def fma32(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """``x·y + z`` of float32 arrays rounded once to float32."""
-    p = x.astype(np.float64) * y.astype(np.float64)  # exact: 24 + 24 bits
-    zz = z.astype(np.float64)
-    s = p + zz
-    back = s - p  # TwoSum: p + zz = s + err exactly
-    err = (p - (s - back)) + (zz - back)
-    r = s.astype(np.float32)
-    lo = r.astype(np.float64)
-    toward = np.nextafter(r, np.where(s > lo, np.inf, -np.inf).astype(np.float32))
-    half = (toward.astype(np.float64) - lo) / 2
-    tie = (err != 0) & (s != lo) & (s - lo == half)
-    # s is a float32 midpoint and the exact sum lies past it on err's side: round that way
-    return np.where(tie, np.where((err > 0) == (toward > r), toward, r), r).astype(np.float32)
 
 
 def matmul_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 
 from glc.ir.types import fmt_dims
 from glc.onnx import binary, kernels, layers
+from glc.onnx.fusions import fused_node
 from glc.onnx.program import Constant, Float, broadcast, literal, shape
 
 
@@ -154,7 +155,18 @@ def _layer_norm(t, node, attrs) -> None:
     hint = node.output[0]
     sn, bn = t.b.tensor(hint + "_scale", scale), t.b.tensor(hint + "_shift", bias)
     t.host_step(node)
-    name = t.b.define(hint, f"(layer-norm (access-tensor {x.name}) (access-tensor {sn}) "
+    # onnxruntime fuses a LayerNormalization after a residual Add into SkipLayerNormalization,
+    # whose kernel sums otherwise (Welford); the Add is the same float32 sum either way, but a
+    # bias it also absorbs would be added after the residual, not before.
+    fused = fused_node(t, node)
+    op = "layer-norm"
+    if fused is not None and fused[0] == "SkipLayerNormalization":
+        if len(fused[1]) > 4 and fused[1][4]:
+            raise t.error(node, "onnxruntime fuses this LayerNormalization with the residual Add "
+                                "and a bias Add before it (SkipLayerNormalization with a bias), "
+                                "which adds them in another order: not supported")
+        op = "layer-norm-welford"
+    name = t.b.define(hint, f"({op} (access-tensor {x.name}) (access-tensor {sn}) "
                             f"(access-tensor {bn}) {literal(attrs.get('epsilon', 1e-5))})")
     t.bind(node, Float(name, x.dims))
 

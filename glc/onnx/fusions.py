@@ -21,17 +21,31 @@ def float_outputs(t, node) -> frozenset[str]:
     """The outputs of the Mul, Add, MatMul and Gemm nodes onnxruntime's optimized graph of
     ``t``'s model still computes in float; a one-line error at ``node`` where onnxruntime
     cannot say."""
+    return frozenset(out for out, (op, _) in _ops(t, node).items()
+                     if op in ("Mul", "Add", "MatMul", "Gemm"))
+
+
+def fused_node(t, node) -> tuple[str, tuple[str, ...]] | None:
+    """The op and inputs of the node that computes ``node``'s output in onnxruntime's
+    optimized graph (a fusion's, where one absorbed it: SkipLayerNormalization for a
+    LayerNormalization after a residual Add), or None where no node there writes it."""
+    return _ops(t, node).get(node.output[0])
+
+
+def _ops(t, node) -> dict[str, tuple[str, tuple[str, ...]]]:
     path = t.graph.path
     try:
         stat = os.stat(path)
         return _optimized(path, stat.st_mtime_ns, stat.st_size)
     except Exception as error:  # onnxruntime's own errors are of many kinds
-        raise t.error(node, f"onnxruntime cannot say whether it fuses this {node.op_type}: "
+        raise t.error(node, f"onnxruntime cannot say how it runs this {node.op_type}: "
                             f"{str(error).splitlines()[0] if str(error) else error!r}") from None
 
 
 @functools.lru_cache(maxsize=4)
-def _optimized(path: str, mtime: int, size: int) -> frozenset[str]:
+def _optimized(path: str, mtime: int, size: int) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each output of onnxruntime's optimized graph of the model: the op that writes it and
+    that op's inputs."""
     import onnx
     import onnxruntime as ort
 
@@ -39,5 +53,4 @@ def _optimized(path: str, mtime: int, size: int) -> frozenset[str]:
         options = kernels.session_options(Path(folder) / "optimized.onnx")
         ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         graph = onnx.load(options.optimized_model_filepath).graph
-    return frozenset(n.output[0] for n in graph.node
-                     if n.op_type in ("Mul", "Add", "MatMul", "Gemm"))
+    return {out: (n.op_type, tuple(n.input)) for n in graph.node for out in n.output if out}

@@ -30,13 +30,16 @@ POOLED = ("(access-windows (access (dequantize-linear (access-tensor x) 1.0 0) 1
 
 
 def _layer_norm_row(xs, scale, bias):
-    """LayerNormalization of one row, each float32 operation rounded in turn."""
+    """LayerNormalization of a row shorter than 8 as onnxruntime's scalar loop computes it:
+    Welford's running mean and sum of squared deviations, each float32 operation rounded in
+    turn (eps 0)."""
     f = np.float32
-    total = squares = f(0)
-    for x in xs:
-        total, squares = f(total + f(x)), f(squares + f(x) * f(x))
-    mean = f(total / f(len(xs)))
-    d = f(np.sqrt(f(f(squares / f(len(xs))) - f(mean * mean))))
+    mean = m2 = f(0)
+    for k, x in enumerate(xs):
+        delta = f(f(x) - mean)
+        mean = f(mean + f(delta / f(k + 1)))
+        m2 = f(m2 + f(delta * f(f(x) - mean)))
+    d = f(np.sqrt(f(m2 / f(len(xs)))))
     return [f(f(f(f(x) - mean) / d) * f(s)) + f(b) for x, s, b in zip(xs, scale, bias,
                                                                           strict=True)]
 
@@ -87,6 +90,13 @@ CASES = [
     # each row of m normalised, scaled by the column maxima, shifted by half of them
     ("(layer-norm (dequantize-linear (access-tensor m) 1.0 0) (dequantize-linear (compute "
      "reduce-max (access (access-transpose (access-tensor m) (list 1 0)) 1)) 1.0 0) "
+     "(dequantize-linear (compute reduce-max (access (access-transpose (access-tensor m) "
+     "(list 1 0)) 1)) 0.5 0) 0.0)", (2, 3), (), "float32",
+     np.array([_layer_norm_row(r, [4, 5, 3], [2, 2.5, 1.5]) for r in M.tolist()],
+              dtype=np.float32)),
+    # SkipLayerNormalization's kernel, Welford's at every length (rows of 3 here: the same)
+    ("(layer-norm-welford (dequantize-linear (access-tensor m) 1.0 0) (dequantize-linear "
+     "(compute reduce-max (access (access-transpose (access-tensor m) (list 1 0)) 1)) 1.0 0) "
      "(dequantize-linear (compute reduce-max (access (access-transpose (access-tensor m) "
      "(list 1 0)) 1)) 0.5 0) 0.0)", (2, 3), (), "float32",
      np.array([_layer_norm_row(r, [4, 5, 3], [2, 2.5, 1.5]) for r in M.tolist()],

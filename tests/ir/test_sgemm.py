@@ -9,7 +9,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from glc.ir.sgemm import fma32, matmul_float, stride_k
+from glc.ir.float32 import fma32
+from glc.ir.sgemm import matmul_float, stride_k
 
 
 def _exact_fma(x: float, y: float, z: float) -> np.float32:

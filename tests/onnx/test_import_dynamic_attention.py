@@ -100,3 +100,37 @@ def test_a_dynamically_quantized_gelu_mlp_is_exact_on_the_isa(tmp_path, tokens, 
     result = import_model(path, tmp_path / "p", seed=seed)
     assert any(op.endswith("(Erf)") for op in result.host_ops)
     exact_on_the_isa(load(result.folder))
+
+
+def residual_norm(tokens: int, width: int = 32, seed: int = 0):
+    """x · W + b, plus x (the residual), then LayerNormalization: the end of BERT's sublayers,
+    which onnxruntime fuses into SkipLayerNormalization."""
+    rng = np.random.default_rng(seed)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h0"]),
+        helper.make_node("Add", ["h0", "b"], ["h"]),
+        helper.make_node("Add", ["h", "x"], ["r"]),
+        helper.make_node("LayerNormalization", ["r", "g", "s"], ["y"], axis=-1, epsilon=1e-12),
+    ]
+    initializers = {"w": weights(rng, width, width), "b": rng.normal(0, 0.1, width),
+                    "g": rng.normal(1, 0.2, width), "s": rng.normal(0, 0.2, width)}
+    return float_model(nodes, [("x", [1, tokens, width])], ("y", None), initializers,
+                       opset=17)
+
+
+@pytest.mark.parametrize(("tokens", "width", "seed"), [(8, 32, 0), (64, 64, 1), (16, 30, 2)])
+def test_a_residual_layer_norm_onnxruntime_fuses_is_exact_on_the_isa(tmp_path, tokens, width,
+                                                                      seed):
+    """Its SkipLayerNormalization sums with Welford's running mean, not the LayerNormalization
+    kernel's float64 mean: the import writes ``layer-norm-welford`` there, bit for bit."""
+    import onnxruntime as ort
+
+    from glc.onnx.kernels import session_options
+
+    path = quantized_dynamically(residual_norm(tokens, width, seed), tmp_path / "m.onnx")
+    optimized = tmp_path / "optimized.onnx"
+    ort.InferenceSession(str(path), session_options(optimized), providers=["CPUExecutionProvider"])
+    assert "SkipLayerNormalization" in {n.op_type for n in onnx.load(optimized).graph.node}
+    result = import_model(path, tmp_path / "p", seed=seed)
+    assert "(layer-norm-welford " in (result.folder / "m.gls").read_text()
+    exact_on_the_isa(load(result.folder))
