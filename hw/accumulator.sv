@@ -3,15 +3,18 @@
 // LOAD writes bias rows; STORE reads rows; the vector unit reads source rows and its output
 // rows' old values (through VECTOR_READS ports: two, or one they take turns on when its rows
 // take several cycles, hw/vector_unit.sv) and writes its output rows (ISA v2 B). Every read
-// port is synchronous (multiport_ram): a unit gives the row it needs in the next cycle, so
-// MATMUL names the row it writes one cycle ahead. Zero at start. Writes of different units to
+// port is registered (multiport_ram, ISA revision 3.1): the row given in cycle c arrives in
+// c+2, so MATMUL names the row it writes two cycles ahead. The LOAD's writes are registered on
+// their way in (a cycle later than the LOAD gives them: its walker's address no longer meets
+// the live-value table's write decode in one cycle), which the read's forwarding hides from
+// every reader that issues at the LOAD's completion. Zero at start. Writes of different units to
 // one row in one cycle would be an unordered race, which the tokens exclude. With SHARED the
 // vector unit's writes go through the LOAD's write port and its first read port is the STORE's
 // (docs/isa.md, "Accumulator ports": their users take turns), so the memory has a write port
 // and a read port fewer: ecp5n8's 2 x 2 banks where the vector unit's own ports made 3 x 3.
 // With COLUMN_SPLIT the memory is two of them, the even rows and the odd rows (row >> 1 within
 // its bank): every port goes to the bank of its row's low bit, a read's data chosen by that bit
-// a cycle later, and a split MATMUL's two rows, of opposite parity (docs/isa.md, MATMUL
+// two cycles later, and a split MATMUL's two rows, of opposite parity (docs/isa.md, MATMUL
 // `split`), take the MATMUL write port and old-row read port of one bank each: the same
 // storage as one memory, no port added.
 module accumulator #(
@@ -27,7 +30,8 @@ module accumulator #(
     parameter int COLUMN_SPLIT = 1
 ) (
     input  logic               clk,
-    // MATMUL port: write, or accumulate into, one row; `mm_next_row` is the row written next
+    // MATMUL port: write, or accumulate into, one row; `mm_next_row` is the row written two
+    // cycles later (its old value is read then)
     input  logic               mm_we,
     input  logic               mm_accumulate,
     input  logic [15:0]        mm_row,
@@ -42,14 +46,14 @@ module accumulator #(
     input  logic [15:0]        mm_next_row2,
     input  logic [N-1:0][31:0] mm_data2,
     /* verilator lint_on UNUSEDSIGNAL */
-    // LOAD port (bias)
+    // LOAD port (bias), registered here
     input  logic               ld_we,
     input  logic [15:0]        ld_row,
     input  logic [N-1:0][31:0] ld_data,
-    // STORE port: the row given now arrives in the next cycle
+    // STORE port: the row given now arrives two cycles later
     input  logic [15:0]        st_row,
     output logic [N-1:0][31:0] st_data,
-    // vector unit ports: the rows given now arrive in the next cycle; the output row's write;
+    // vector unit ports: the rows given now arrive two cycles later; the output row's write;
     // with SHARED, whether the read port is its (a VECTOR that reads ACC, issuing or in progress)
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic               vu_turn,
@@ -61,6 +65,15 @@ module accumulator #(
     input  logic [N-1:0][31:0] vu_data
 );
     logic [N-1:0][31:0] mm_old, mm_sum;
+    // The LOAD's write, a cycle after the LOAD gives it (above).
+    logic               ld_we_q;
+    logic [15:0]        ld_row_q;
+    logic [N-1:0][31:0] ld_data_q;
+    always_ff @(posedge clk) begin
+        ld_we_q   <= ld_we;
+        ld_row_q  <= ld_row;
+        ld_data_q <= ld_data;
+    end
     for (genvar n = 0; n < N; n++) begin : g_add
         assign mm_sum[n] = mm_data[n] + (mm_accumulate ? mm_old[n] : 32'd0);
     end
@@ -76,13 +89,13 @@ module accumulator #(
     logic [READS-1:0][15:0] r_row;
     logic [READS-1:0][32*N-1:0] r_data;
     if (SHARED != 0) begin : g_shared_write
-        assign we     = {ld_we || vu_we, mm_we};
-        assign w_row  = {ld_we ? ld_row : vu_row, mm_row};
-        assign w_data = {ld_we ? ld_data : vu_data, mm_sum};
+        assign we     = {ld_we_q || vu_we, mm_we};
+        assign w_row  = {ld_we_q ? ld_row_q : vu_row, mm_row};
+        assign w_data = {ld_we_q ? ld_data_q : vu_data, mm_sum};
     end else begin : g_own_write
-        assign we     = {vu_we, ld_we, mm_we};
-        assign w_row  = {vu_row, ld_row, mm_row};
-        assign w_data = {vu_data, ld_data, mm_sum};
+        assign we     = {vu_we, ld_we_q, mm_we};
+        assign w_row  = {vu_row, ld_row_q, mm_row};
+        assign w_data = {vu_data, ld_data_q, mm_sum};
     end
     assign r_row[0] = mm_next_row;
     assign r_row[1] = SHARED != 0 && vu_turn ? vu_rd_row[0] : st_row;
@@ -104,7 +117,7 @@ module accumulator #(
     logic [1:0][WRITES-1:0][32*N-1:0] b_w_data;
     logic [1:0][READS-1:0][15:0] b_r_row;
     logic [1:0][READS-1:0][32*N-1:0] bank_data;
-    logic [READS-1:0] odd_q;  // the low bit of the row each read port gave, for its data
+    logic [READS-1:0] odd_q, odd2_q;  // the low bit of the row each read port gave, for its data
     /* verilator lint_on UNUSEDSIGNAL */
     for (genvar n = 0; n < N; n++) begin : g_add2
         assign mm_sum2[n] = mm_data2[n] + (mm_accumulate ? mm_old2[n] : 32'd0);
@@ -115,6 +128,7 @@ module accumulator #(
         end
         always_ff @(posedge clk) begin
             for (int r = 0; r < READS; r++) odd_q[r] <= r_row[r][0];
+            odd2_q <= odd_q;
         end
         // Bank b holds the rows whose low bit is b, at index row >> 1.
         always_comb begin
@@ -141,11 +155,11 @@ module accumulator #(
             );
         end
         for (genvar r = 0; r < READS; r++) begin : g_read
-            assign r_data[r] = bank_data[odd_q[r]][r];
+            assign r_data[r] = bank_data[odd2_q[r]][r];
         end
-        assign mm_old2 = bank_data[!odd_q[0]][0];
+        assign mm_old2 = bank_data[!odd2_q[0]][0];
     end else begin : g_one_bank
-        assign {mm_old2, b_we, b_w_row, b_w_data, b_r_row, bank_data, odd_q} = '0;
+        assign {mm_old2, b_we, b_w_row, b_w_data, b_r_row, bank_data, odd_q, odd2_q} = '0;
         multiport_ram #(.ROWS(ROWS), .WIDTH(32 * N), .WRITES(WRITES), .READS(READS)) u_mem (
             .clk, .we, .w_row, .w_data, .r_row, .r_data
         );

@@ -5,11 +5,12 @@
 // row carries the swap bit when a PRELOAD issued since the last MATMUL; row i's result is due in the
 // accumulator at the end of t+i+2N-1 (E = t+rows+2N-1). A MATMUL may issue as soon as the
 // previous one's rows have all entered, so matmuls stream back to back.
-// The scratchpad reads synchronously: the row addressed in t+i arrives in t+i+1, so the array
-// and the shadow-weight writes run one cycle behind the addresses, and a result row reaches the
-// accumulator at the end of t+i+2N. Tokens are pushed and `in_progress` ends on the ISA's
-// timing, from the array's tag one stage earlier: an instruction issuing at E reads the
-// accumulator from E+1 on, after that write (docs/isa.md, "Timing").
+// The scratchpad's reads are registered (ISA revision 3.1): the row addressed in t+i arrives in
+// t+i+2, so the array and the shadow-weight writes run two cycles behind the addresses, and a
+// result row reaches the accumulator at the end of t+i+2N+1. Tokens are pushed and
+// `in_progress` ends on the ISA's timing, from the array's tag two stages earlier (where the
+// accumulate's old row is addressed): an instruction issuing at E reads the accumulator's rows
+// as of the end of E+1 at the earliest, after that write (docs/isa.md, "Timing").
 // A split MATMUL (COLUMN_SPLIT, ISA revision 2.9) writes two rows per streamed row in that same
 // cycle: the array's upper half's sums to acc+i (port A), its lower half's to acc2+i (port B),
 // rows of opposite parity, so of the accumulator's two banks (hw/accumulator.sv).
@@ -59,11 +60,11 @@ module exec_unit #(
     output logic               acc_we,
     output logic               acc_accumulate,
     output logic [15:0]        acc_row,
-    output logic [15:0]        acc_next_row,  // the row written in the next cycle
+    output logic [15:0]        acc_next_row,  // the row written two cycles later
     output logic [N-1:0][31:0] acc_data,
     output logic               acc_we2,
     output logic [15:0]        acc_row2,
-    output logic [15:0]        acc_next_row2, // port B's row in the next cycle, if split
+    output logic [15:0]        acc_next_row2, // port B's row two cycles later, if split
     output logic [N-1:0][31:0] acc_data2,
     // status for the counters and the deadlock rule
     output logic               in_progress,
@@ -165,20 +166,26 @@ module exec_unit #(
     assign pl_issue = issue && is_preload;
     assign sp_b_row = pl_issue ? pl_row : preload_base_q + 16'(preload_k_q);
 
-    // The row and the shadow-weight write wait one cycle for the scratchpad's data.
-    logic feed_q, swap_q, w_we_q;
-    logic [W_ROW_W-1:0] w_row_q;
-    tag_t feed_tag_q;
+    // The row and the shadow-weight write wait two cycles for the scratchpad's data (`_r`,
+    // then `_q`).
+    logic feed_r, swap_r, w_we_r, feed_q, swap_q, w_we_q;
+    logic [W_ROW_W-1:0] w_row_r, w_row_q;
+    tag_t feed_tag_r, feed_tag_q;
     always_ff @(posedge clk) begin
-        feed_q     <= !rst && feed;
-        swap_q     <= mm_issue && swaps;
-        feed_tag_q <= feed_tag;
-        w_we_q     <= !rst && (pl_issue || preload_active_q);
-        w_row_q    <= W_ROW_W'(pl_issue ? '0 : preload_k_q);
+        feed_r     <= !rst && feed;
+        swap_r     <= mm_issue && swaps;
+        feed_tag_r <= feed_tag;
+        w_we_r     <= !rst && (pl_issue || preload_active_q);
+        w_row_r    <= W_ROW_W'(pl_issue ? '0 : preload_k_q);
+        feed_q     <= !rst && feed_r;
+        swap_q     <= swap_r;
+        feed_tag_q <= feed_tag_r;
+        w_we_q     <= !rst && w_we_r;
+        w_row_q    <= w_row_r;
     end
 
     // `done_*`: the row whose result is due in the accumulator this cycle (the ISA's timing);
-    // it is written one cycle later (`out_*`).
+    // it is written two cycles later (`out_*`).
     logic done_valid, out_valid;
     logic [N-1:0][31:0] out_data, out_upper;
     // Each stage reads its part of the tag: the ISA's stage the tokens, the write its row.

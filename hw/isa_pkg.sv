@@ -51,7 +51,7 @@ package isa_pkg;
     // the cycles its writes come after the other ops', the outputs of a block.
     localparam int LIN_GROUP = 2;
     localparam int LIN_MAX_EXPONENT = 190;
-    localparam int LIN_LATENCY = 4;
+    localparam int LIN_LATENCY = 6;
     localparam int LIN_WAYS = 3;
     // VECTOR table and lut: entries of a column's table; the cycles lut's
     // writes come after the other ops' (its registered read).

@@ -2,11 +2,12 @@
 // the pieces an FPGA's block RAM provides: one bank with one write and one synchronous read port
 // per (write port, read port) pair, and a live-value table (which write port wrote each row
 // last, in flip-flops) choosing between the banks (LaForest and Steffan, "Efficient
-// multi-ported memories for FPGAs", FPGA 2010). Every read port is write-first: the row
-// addressed in cycle c is delivered in c+1 with every write up to the end of c applied, exactly
-// what a combinational read of that row in c+1 would return, so a unit that knows its row one
-// cycle ahead keeps the timing of a combinational memory (docs/isa.md, "Notes for the RTL").
-// Two ports writing one row in one cycle is an unordered race (the tokens exclude it); the
+// multi-ported memories for FPGAs", FPGA 2010). Every read is registered twice, as an ECP5
+// DP16KD reads with its output register (0.94 ns clock-to-out instead of 5.6 ns, ISA revision
+// 3.1): the row addressed in cycle c is delivered in c+2 with every write up to the end of c+1
+// applied, exactly what a combinational read of that row in c+2 would return (the writes of
+// c and c+1, which the bank's read missed, forwarded past its output register). Two ports
+// writing one row in one cycle is an unordered race (the tokens exclude it); the
 // highest-numbered port wins. Zero at start.
 module multiport_ram #(
     // rows
@@ -22,7 +23,7 @@ module multiport_ram #(
     input  logic [WRITES-1:0]             we,
     input  logic [WRITES-1:0][15:0]       w_row,
     input  logic [WRITES-1:0][WIDTH-1:0]  w_data,
-    input  logic [READS-1:0][15:0]        r_row,    // read in the next cycle
+    input  logic [READS-1:0][15:0]        r_row,    // delivered two cycles later
     output logic [READS-1:0][WIDTH-1:0]   r_data
 );
     localparam int IDX_W = ROWS > 1 ? $clog2(ROWS) : 1;
@@ -37,20 +38,31 @@ module multiport_ram #(
         assign write[w] = we[w] && 32'(w_row[w]) < ROWS;
     end
 
-    // Per (write port, read port): whether this cycle's write hits the row read now, for the
-    // write-first bypass in the next cycle (compared here, so the read path starts at a flop).
-    logic [WRITES-1:0][WIDTH-1:0] w_data_q;
-    logic [WRITES-1:0][READS-1:0] hit_q;
+    // Per (write port, read port), for the forwards in c+2: whether the write of c hits the row
+    // addressed in c (hit_q, then hit2_q) and whether the write of c+1 hits it (near_q: against
+    // the row registered, r_row_q), each compared a cycle ahead so the read path starts at flops.
+    logic [READS-1:0][15:0] r_row_q;
+    logic [WRITES-1:0][WIDTH-1:0] w_data_q, w_data2_q;
+    logic [WRITES-1:0][READS-1:0] hit_q, hit2_q, near, near_q;
+    always_comb begin
+        for (int w = 0; w < WRITES; w++)
+            for (int r = 0; r < READS; r++) near[w][r] = write[w] && w_row[w] == r_row_q[r];
+    end
     always_ff @(posedge clk) begin
-        w_data_q <= w_data;
+        r_row_q   <= r_row;
+        w_data_q  <= w_data;
+        w_data2_q <= w_data_q;
+        hit2_q    <= hit_q;
+        near_q    <= near;
         for (int w = 0; w < WRITES; w++)
             for (int r = 0; r < READS; r++)
                 hit_q[w][r] <= write[w] && w_row[w] == r_row[r];
     end
 
-    // Live-value table, read synchronously like the banks: the port that wrote the row read
-    // now last, this cycle's writes included (the highest-numbered port wins, as in the table),
-    // so each read port's bank select is a flop.
+    // Live-value table, read synchronously like the banks and registered again beside their
+    // output registers: the port that wrote the row read now last, the writes of the two
+    // cycles since its address included (the highest-numbered port wins, as in the table), so
+    // each read port's bank select is a flop.
     logic [READS-1:0][SEL_W-1:0] live;
     if (WRITES > 1) begin : g_lvt
         logic [SEL_W-1:0] lvt [ROWS];
@@ -63,13 +75,19 @@ module multiport_ram #(
             end
         end
         for (genvar r = 0; r < READS; r++) begin : g_live
-            logic [SEL_W-1:0] next;
+            logic [SEL_W-1:0] next, live_q, later;
             always_comb begin
                 next = lvt[IDX_W'(r_row[r])];
                 for (int w = 0; w < WRITES; w++)
                     if (write[w] && w_row[w] == r_row[r]) next = SEL_W'(w);
+                later = live_q;
+                for (int w = 0; w < WRITES; w++)
+                    if (near[w][r]) later = SEL_W'(w);
             end
-            always_ff @(posedge clk) live[r] <= next;
+            always_ff @(posedge clk) begin
+                live_q  <= next;
+                live[r] <= later;
+            end
         end
     end else begin : g_one_writer
         assign live = '0;
@@ -79,18 +97,21 @@ module multiport_ram #(
     for (genvar w = 0; w < WRITES; w++) begin : g_wport
         for (genvar r = 0; r < READS; r++) begin : g_bank
             logic [WIDTH-1:0] mem [ROWS];
-            logic [WIDTH-1:0] q;
+            logic [WIDTH-1:0] q, q2;
             // Simulation only: an FPGA's block RAM is zero after configuration, and synthesis
             // would unroll this loop row by row.
 `ifndef SYNTHESIS
             initial for (int i = 0; i < ROWS; i++) mem[i] = '0;
 `endif
+            // q2: the block RAM's output register, nothing between it and q.
             always_ff @(posedge clk) begin
                 if (write[w]) mem[IDX_W'(w_row[w])] <= w_data[w];
-                q <= mem[IDX_W'(r_row[r])];
+                q  <= mem[IDX_W'(r_row[r])];
+                q2 <= q;
             end
-            // The bank read the row before this edge's write: forward that write.
-            assign value[w][r] = hit_q[w][r] ? w_data_q[w] : q;
+            // The bank read the row before the edges of c and c+1: forward those writes, the
+            // later first.
+            assign value[w][r] = near_q[w][r] ? w_data_q[w] : hit2_q[w][r] ? w_data2_q[w] : q2;
         end
     end
 

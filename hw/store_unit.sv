@@ -2,12 +2,15 @@
 // STORE issuing in cycle t spends t on set-up and then one DRAM beat per cycle, reading each
 // local accumulator row, converting its elements (ReLU, requantize to int8 or raw int32) and
 // writing the elements that are inside the bounds (out-of-bounds runs, or with `xrun` elements,
-// crop an edge tile and write nothing). It completes, and pushes its token, in E = t + 1 + beats; SYNC completes in t + 1.
+// crop an edge tile and write nothing). The accumulator's reads are registered (ISA revision
+// 3.1: the row addressed in c arrives in c+2), so each beat is written a cycle after its walker
+// step, which addresses the next beat's row: the beats take t+2 … t+1+beats, and the STORE
+// completes, and pushes its token, in E = t + 2 + beats; SYNC completes in t + 1.
 // A `linear` STORE (ONNX's requantization) first reads its multipliers' ACC row `qrow`, a
 // `bias` STORE its biases' row `brow` (ISA 2.5), both in that order: each row is addressed one
-// cycle and latched the next while the following one (the other table row, or the first local
-// row) is addressed, so the beats start one cycle later per table row, E = t + 1 + linear +
-// bias + beats, holding the DRAM port throughout. Where the vector unit shares the
+// cycle and latched two cycles later while the following ones (the other table row, the first
+// local row) are addressed, so the beats start one cycle later per table row, E = t + 2 +
+// linear + bias + beats, holding the DRAM port throughout. Where the vector unit shares the
 // accumulator's read port, a STORE issues only while no VECTOR that reads ACC is in progress,
 // and holds the port (acc_turn) until it completes.
 // The package is imported at file scope: Yosys's SystemVerilog front end reads no import in a
@@ -91,10 +94,19 @@ module store_unit #(
     logic [9:0] walk_bytes, walk_offset;
     logic [7:0] walk_lo, walk_hi;
     logic [15:0] walk_row, walk_column;
+    // The walker's step, a cycle later: the beat it writes, when its row's data has arrived.
+    logic beat_active_q, beat_last_q, beat_row_last_q, beat_error_q;
+    logic [31:0] beat_addr_q;
+    logic [9:0] beat_bytes_q, beat_offset_q;
+    logic [7:0] beat_lo_q, beat_hi_q;
+    logic [15:0] beat_column_q;
+    logic [31:0] walk_addr;
+    // Set-up cycles a cycle later, when the table row each addressed arrives.
+    logic latch_q, latch_mult_q;
 
     assign is_store  = head_valid && head_word[OPCODE_W-1:0] == OP_STORE;
     assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
-    assign free      = !walk_active && !setup_q && !stop;
+    assign free      = !walk_active && !beat_active_q && !setup_q && !stop;
     assign is_linear = head_word[STORE_LINEAR_LSB];
     assign is_bias   = head_word[STORE_BIAS_LSB];
     // The local rows and table rows must fit, checked when the instruction would issue.
@@ -111,7 +123,7 @@ module store_unit #(
                     && (is_sync || (is_store && port_free && !vector_turn && rows_fit));
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
     assign pop_vec   = issue && head_word[FLAG_POP_VEC];
-    assign holds_port = walk_active || setup_q;
+    assign holds_port = walk_active || beat_active_q || setup_q;
     assign acc_turn  = issue && is_store || holds_port;
     assign push_prev = push_q;
     assign push_vec  = push_vec_r;
@@ -123,7 +135,7 @@ module store_unit #(
         .word       (setup_q ? word_q : head_word),
         .wide       (setup_q ? raw_q : head_word[STORE_RAW_LSB]),
         .active     (walk_active),
-        .beat_addr  (dram_addr),
+        .beat_addr  (walk_addr),
         .run_bytes  (walk_bytes),
         .beat_offset(walk_offset),
         .elem_lo    (walk_lo),
@@ -138,8 +150,8 @@ module store_unit #(
         .last       (walk_last)
     );
 
-    // The accumulator reads synchronously: address the row of the next beat (the first row
-    // while issuing, the next row after a row's last beat), which arrives with that beat.
+    // Address the row of the walker's next step (the first row while issuing, the next row
+    // after a row's last step): it arrives two cycles later, with that step's beat.
     // A `linear` or `bias` STORE reads its table rows first, its first row in the last set-up
     // cycle.
     always_comb begin
@@ -183,34 +195,49 @@ module store_unit #(
         dram_wstrb = '0;
         dram_wdata = '0;
         // Skipped while idle: the simulator then spends no time on this unit.
-        if (walk_active) for (int i = 0; i < PORT_BYTES; i++) begin
-            at = 32'(walk_offset) + i;
+        if (beat_active_q) for (int i = 0; i < PORT_BYTES; i++) begin
+            at = 32'(beat_offset_q) + i;
             // Element `index` of the run is column `element` of the row; only in-bounds
             // elements are written (ISA v2 A1, `xrun`).
             index = raw_q ? at >> 2 : at;
-            element = 32'(walk_column) + index;
-            dram_wstrb[i] = !dram_error && at < 32'(walk_bytes)
-                         && index >= 32'(walk_lo) && index < 32'(walk_hi);
+            element = 32'(beat_column_q) + index;
+            dram_wstrb[i] = !beat_error_q && at < 32'(beat_bytes_q)
+                         && index >= 32'(beat_lo_q) && index < 32'(beat_hi_q);
             if (element >= N) dram_wdata[i] = '0;
             else if (raw_q) dram_wdata[i] = raw[element[$clog2(N)-1:0]][8 * at[1:0] +: 8];
             else dram_wdata[i] = narrow[element[$clog2(N)-1:0]];
         end
     end
 
+    assign dram_addr = beat_addr_q;
     always_ff @(posedge clk) begin
+        beat_addr_q     <= walk_addr;
+        beat_last_q     <= walk_last;
+        beat_row_last_q <= walk_row_last;
+        beat_error_q    <= dram_error;
+        beat_bytes_q    <= walk_bytes;
+        beat_offset_q   <= walk_offset;
+        beat_lo_q       <= walk_lo;
+        beat_hi_q       <= walk_hi;
+        beat_column_q   <= walk_column;
+        latch_mult_q    <= reading_mult_q;
         if (rst) begin
-            push_q     <= 1'b0;
-            push_vec_r <= 1'b0;
-            setup_q    <= 1'b0;
+            push_q        <= 1'b0;
+            push_vec_r    <= 1'b0;
+            setup_q       <= 1'b0;
+            beat_active_q <= 1'b0;
+            latch_q       <= 1'b0;
         end else begin
+            beat_active_q <= walk_active;
+            latch_q       <= setup_q;
             setup_q    <= issue && is_store && (is_linear || is_bias) || setup_q && !last_setup;
             push_q     <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
-                       || (walk_active && walk_last && push_prev_q);
+                       || (beat_active_q && beat_last_q && push_prev_q);
             push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC])
-                       || (walk_active && walk_last && push_vec_q);
+                       || (beat_active_q && beat_last_q && push_vec_q);
         end
         if (issue && is_sync) push_pc <= head_pc;
-        else if (walk_active && walk_last) push_pc <= pc_q;
+        else if (beat_active_q && beat_last_q) push_pc <= pc_q;
         if (issue && is_store) begin
             raw_q       <= head_word[STORE_RAW_LSB];
             relu_q      <= head_word[STORE_RELU_LSB];
@@ -226,15 +253,15 @@ module store_unit #(
             push_prev_q <= head_word[FLAG_PUSH_PREV];
             push_vec_q  <= head_word[FLAG_PUSH_VEC];
         end
-        if (setup_q && reading_mult_q) multiplier_q <= acc_data;
-        if (setup_q && !reading_mult_q) bias_row_q <= acc_data;
+        if (latch_q && latch_mult_q) multiplier_q <= acc_data;
+        if (latch_q && !latch_mult_q) bias_row_q <= acc_data;
         if (setup_q) reading_mult_q <= 1'b0;
         if (issue && is_store) qindex_q <= '0;
-        else if (walk_active && walk_row_last)
+        else if (beat_active_q && beat_row_last_q)
             qindex_q <= 32'(qindex_q) == N - 1 ? '0 : qindex_q + $clog2(N)'(1);
     end
 
-    assign busy        = issue || walk_active || setup_q;
+    assign busy        = issue || walk_active || beat_active_q || setup_q;
     // A token stall takes precedence over a DRAM stall (docs/isa.md, "Counters").
     assign stall_token = head_valid && free && !tokens_ok;
     assign stall_dram  = is_store && free && tokens_ok && !port_free;

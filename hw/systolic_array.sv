@@ -39,7 +39,8 @@ module systolic_array #(
     input  logic                       w_we,
     input  logic [$clog2(N+1)-1:0]     w_row,
     input  logic [N-1:0][IN_W-1:0]     w_data,
-    // the valid bit and tag of the row that leaves in the next cycle
+    // the valid bit and tag of the row that leaves two cycles later (the accumulator's
+    // registered read of its old row is addressed then)
     output logic                       next_valid,
     output logic [TAG_W-1:0]           next_tag,
     // y = x·W, LATENCY cycles after x
@@ -193,8 +194,8 @@ module systolic_array #(
             tag_q[k]   <= tag_q[k-1];
         end
     end
-    assign next_valid = valid_q[LATENCY-1];
-    assign next_tag   = tag_q[LATENCY-1];
+    assign next_valid = valid_q[LATENCY-2];
+    assign next_tag   = tag_q[LATENCY-2];
     assign out_valid  = valid_q[LATENCY];
     assign out_tag    = tag_q[LATENCY];
 endmodule

@@ -1,9 +1,13 @@
-// The int8 a VECTOR `lin` fold writes (docs/isa.md, VECTOR), its last pipeline stage: from the
-// fold's last float32 r = ±mant · 2^exp (normalised: mant ≥ 2^23 unless 0),
+// The int8 a VECTOR `lin` fold writes (docs/isa.md, VECTOR), its last two pipeline stages: from
+// the fold's last float32 r = ±mant · 2^exp (normalised: mant ≥ 2^23 unless 0),
 // `clamp(rint(r), -128 + offset, 127 + offset) - offset`, rint half to even, an r of 2^31 or more
 // in magnitude reading as INT_MIN (onnxruntime's cvtps2dq), so the low bound. |r| ≥ 2^16 lies
 // past any bound, so the rounding shift never exceeds 25 bits (glc/isa/vector_linear.py, to_int8).
+// Two stages (ISA revision 3.2; one before, 29 logic levels from the pass select to the
+// accumulator's write data): the rounding to an integer, registered; then the offset and the
+// saturation. The int8 of the r given in cycle x is on q in x+1.
 module vector_round (
+    input  logic               clk,
     input  logic               r_neg,
     input  logic        [23:0] r_mant,
     input  logic signed [11:0] r_exp,
@@ -13,10 +17,11 @@ module vector_round (
     // Rounded from the round bit and the sticky OR below it (no comparison of the remainder),
     // then `clamp(v, -128 + offset, 127 + offset) - offset` as `saturate(v - offset)` to int8:
     // both signs' differences formed side by side, one carry chain each, the saturation from
-    // the top bits. Two carry chains in series, not six.
-    logic [16:0]        kept, whole;  // r_mant >> shift, shift ≥ 8 where it is used
+    // the top bits.
+    logic [16:0]        kept, whole, whole_q;  // r_mant >> shift, shift ≥ 8 where it is used
     logic [4:0]         shift;
-    logic               round_bit, sticky;
+    logic               round_bit, sticky, int_min, int_min_q, neg_q;
+    logic signed [8:0]  offset_q;
     logic signed [18:0] up, down, value;  // whole - offset, -whole - offset
     always_comb begin
         shift     = 5'(-r_exp);
@@ -26,10 +31,19 @@ module vector_round (
         if (r_mant == '0 || r_exp < -12'sd24) whole = '0;  // r_mant < 2^24: below one half
         else if (r_exp >= -12'sd7) whole = 17'h10000;
         else whole = kept + 17'(round_bit && (sticky || kept[0]));
-        up    = $signed({2'b00, whole}) - 19'(offset);
-        down  = -$signed({2'b00, whole}) - 19'(offset);
-        value = r_neg ? down : up;
-        if (r_mant != '0 && r_exp >= 12'sd8) q = -8'sd128;  // INT_MIN: the low bound
+        int_min = r_mant != '0 && r_exp >= 12'sd8;  // INT_MIN: the low bound
+    end
+    always_ff @(posedge clk) begin
+        whole_q   <= whole;
+        int_min_q <= int_min;
+        neg_q     <= r_neg;
+        offset_q  <= offset;
+    end
+    always_comb begin
+        up    = $signed({2'b00, whole_q}) - 19'(offset_q);
+        down  = -$signed({2'b00, whole_q}) - 19'(offset_q);
+        value = neg_q ? down : up;
+        if (int_min_q) q = -8'sd128;
         else if (value[18:7] != '0 && value[18:7] != '1) q = value[18] ? -8'sd128 : 8'sd127;
         else q = value[7:0];
     end

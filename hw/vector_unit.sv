@@ -6,8 +6,10 @@
 // with op add (wrapping), max (signed) or mul (wrapping); S is the scratchpad (int8,
 // sign-extended) or, with src_acc, the accumulator. `lin` folds int8 rows in float32 instead,
 // starting from `fixed`, one fused multiply-add per row by its `scale`, and writes the result's
-// int8 conversion, in a pipeline of five stages a row: the exact product (here), the rounded sum
-// (hw/vector_linear.sv, three stages), the int8 (hw/vector_round.sv). A group's next row needs
+// int8 conversion, in a pipeline of six stages a row (ISA revision 3.2: the product's operands
+// and the int8's rounding registered, so every multiplier has a register before and after it):
+// the product's operands and the exact product (here), the rounded sum (hw/vector_linear.sv,
+// three stages), the int8 (hw/vector_round.sv, two). A group's next row needs
 // this one's sum, so lin reads its outputs in blocks (of LIN_WAYS outputs when a row takes a
 // cycle): the block's first rows, then its second rows, each at least LIN_WAYS cycles after its
 // first (a short last block waits the difference). It computes LANES of the N lanes a cycle, so
@@ -16,10 +18,14 @@
 // block holds LIN_BLOCK = ⌈LIN_WAYS / PASSES⌉ outputs.
 // Issuing at t it addresses one source row per PASSES cycles in t+1 … t+count·group·PASSES (lin:
 // and its waits); E = t + 1 + count·group·PASSES (lin: plus the waits, and LIN_LATENCY cycles
-// later, its writes, completion and pushes alike). The memories read synchronously, so
-// the folding runs one cycle behind the addresses: output i is written at the end of the cycle
-// after its group's last row (its last one at the end of E, before anything issuing at E reads
-// the accumulator in E+1), and a later output still sees an earlier one. SYNC
+// later, its completion and pushes). The memories' reads are registered (ISA revision 3.1:
+// the row addressed in c arrives in c+2), so the folding runs two cycles behind the addresses
+// (a stage `pre_*` carries each row's control to `fold_*`): output i is written at the end of
+// the second cycle after its group's last row, its last one (lin and lut: their pipeline's
+// last write) at the end of E+1, which anything issuing at E reads with its registered reads
+// from E+2, and a later output still sees an earlier one. The data path reads the
+// instruction's fields from copies a cycle behind the issue's (dp_*), so the next instruction
+// issuing at E leaves them to the last row folded in E+1. SYNC
 // completes in t + 1. `table` writes source rows into the unit's tables (one per column) and
 // `lut` maps each int8 element of a source row through its column's table, its writes and
 // completion LUT_LATENCY cycles after the folds' (the tables' registered read, below).
@@ -143,6 +149,26 @@ module vector_unit #(
     logic [N-1:0][23:0]  lin_mant_q;
     logic [N-1:0][11:0]  lin_exp_q;
     logic                push_prev_r, push_next_r;
+    // The data path's copies of the fields, a cycle behind (above).
+    logic [VECTOR_OP_W-1:0] dp_op_q;
+    logic                dp_src_acc_q, dp_accumulate_q;
+    logic signed [8:0]   dp_offset_q;
+    logic [31:0]         dp_scale0_q, dp_scale1_q;
+    logic                dp_fixed_neg_q, dp_fixed_zero_q;
+    logic [23:0]         dp_fixed_mant_q;
+    logic signed [11:0]  dp_fixed_exp_q;
+    always_ff @(posedge clk) begin
+        dp_op_q         <= op_q;
+        dp_src_acc_q    <= src_acc_q;
+        dp_accumulate_q <= accumulate_q;
+        dp_offset_q     <= offset_q;
+        dp_scale0_q     <= scale0_q;
+        dp_scale1_q     <= scale1_q;
+        dp_fixed_neg_q  <= fixed_neg_q;
+        dp_fixed_zero_q <= fixed_zero_q;
+        dp_fixed_mant_q <= fixed_mant_q;
+        dp_fixed_exp_q  <= fixed_exp_q;
+    end
 
     // Range checks at issue (the fields are unsigned, so the last output's last row is the
     // highest source row; transfer_rows computed it when the word was queued).
@@ -201,8 +227,11 @@ module vector_unit #(
         bubble = lin && 32'(b) * PASSES < LIN_WAYS ? 2'(LIN_WAYS - 32'(b) * PASSES) : 2'd0;
     endfunction
 
-    // One cycle later, when they arrive: the source row folded into the group so far; at the
-    // group's end, into ACC.
+    // Two cycles later, when they arrive: the source row folded into the group so far; at the
+    // group's end, into ACC. pre_*: the cycle between.
+    logic               pre_valid_q, pre_first_q, pre_end_q;
+    logic [15:0]        pre_dst_q;
+    logic [PASS_W-1:0]  pre_pass_q;
     logic               fold_valid_q, fold_first_q, fold_end_q;
     logic [15:0]        fold_dst_q;
     logic [PASS_W-1:0]  fold_pass_q;
@@ -217,7 +246,7 @@ module vector_unit #(
         assign old    = rd_data[1];
     end else begin : g_one_read
         // Flat vectors: Yosys does not read packed arrays of arrays declared in a generate block.
-        logic                    prefetch, old_next_q;
+        logic                    prefetch, old_next_r, old_next_q;
         logic [32*(N-L)-1:0]     src_q;  // lanes L … N-1: the passes after the first
         logic [32*N-1:0]         old_q;
         // The next output's old row, in the cycle before its first row: int ops with
@@ -226,23 +255,31 @@ module vector_unit #(
                         || reading && pass_end && group_end && !last && accumulate_q;
         assign rd_row[0] = !prefetch ? 16'(row_q) : active_q ? out_row + 16'd1 : f_dst;
         always_ff @(posedge clk) begin
-            old_next_q <= prefetch;
+            old_next_r <= prefetch;
+            old_next_q <= old_next_r;
             if (old_next_q) old_q <= rd_data[0];
             if (fold_valid_q && fold_pass_q == '0) src_q <= rd_data[0][N-1:L];
         end
         assign src = {src_q, rd_data[0][L-1:0]};
         assign old = old_q;
     end
-    // lin stage 1, as each row arrives: |s + offset| times the scale's mantissa (exact, 33
-    // bits), its sign and exponent; stages 2-4 add it to `fixed` (a group's first row) or to the
-    // fold so far (at least LIN_WAYS cycles earlier: in lin_*_q as it enters stage 2); stage 5
-    // converts the group's last sum to int8. s<k>_* go with the row in stage k+1, each for one
-    // slice of the lanes (s<k>_pass_q); the slices of an output's last row reach stage 5 one
-    // after another, collected in out_q, and the last one writes the row.
+    // lin stage 0, as each row arrives: |s + offset| and the scale, registered; stage 1 their
+    // product (exact, 33 bits, a multiplier between registers), its sign and exponent; stages
+    // 2-4 add it to `fixed` (a group's first row) or to the fold so far (at least LIN_WAYS
+    // cycles earlier: in lin_*_q as it enters stage 2); stages 5-6 convert the group's last sum
+    // to int8. s<k>_* go with the row in stage k+1, each for one slice of the lanes
+    // (s<k>_pass_q); the slices of an output's last row leave stage 6 one after another,
+    // collected in out_q, and the last one writes the row.
+    logic               s0_valid_q, s0_first_q, s0_end_q;
+    logic [15:0]        s0_dst_q;
+    logic [PASS_W-1:0]  s0_pass_q;
+    logic [L-1:0]       s0_neg_q, s0_zero_q;
+    logic [L-1:0][9:0]  s0_mag_q;
+    logic [30:0]        s0_scale_q;  // its magnitude: the sign is in s0_neg_q
     logic               s1_valid_q, s1_first_q, s1_end_q, s2_valid_q, s2_end_q, s3_valid_q,
-                        s3_end_q, s4_end_q;
-    logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q;
-    logic [PASS_W-1:0]  s1_pass_q, s2_pass_q, s3_pass_q, s4_pass_q;
+                        s3_end_q, s4_end_q, s5_end_q;
+    logic [15:0]        s1_dst_q, s2_dst_q, s3_dst_q, s4_dst_q, s5_dst_q;
+    logic [PASS_W-1:0]  s1_pass_q, s2_pass_q, s3_pass_q, s4_pass_q, s5_pass_q;
     logic [L-1:0]       s1_neg_q, s1_zero_q;
     logic [L-1:0][32:0] s1_product_q;
     logic signed [11:0] s1_exp_q;
@@ -252,13 +289,26 @@ module vector_unit #(
     logic [L-1:0][7:0]  r_int8;
     logic [N-1:0][7:0]  out_q;
     logic [31:0]        scale;
-    assign scale = fold_first_q ? scale0_q : scale1_q;
+    assign scale = fold_first_q ? dp_scale0_q : dp_scale1_q;
     always_ff @(posedge clk) begin
-        s1_valid_q <= !rst && fold_valid_q && op_q == VECTOR_OP_W'(VOP_LIN);
-        s1_first_q <= fold_first_q;
-        s1_end_q   <= fold_end_q;
-        s1_dst_q   <= fold_dst_q;
-        s1_pass_q  <= fold_pass_q;
+        s0_valid_q <= !rst && fold_valid_q && dp_op_q == VECTOR_OP_W'(VOP_LIN);
+        s0_first_q <= fold_first_q;
+        s0_end_q   <= fold_end_q;
+        s0_dst_q   <= fold_dst_q;
+        s0_pass_q  <= fold_pass_q;
+        s0_scale_q <= scale[30:0];
+        for (int l = 0; l < L; l++) begin
+            logic signed [9:0] x;
+            x = 10'(signed'(sp_lanes[l])) + 10'(dp_offset_q);
+            s0_neg_q[l]  <= x[9] ^ scale[31];
+            s0_zero_q[l] <= x == '0 || scale[30:0] == '0;  // the product is 0
+            s0_mag_q[l]  <= x[9] ? 10'(-x) : x;
+        end
+        s1_valid_q <= !rst && s0_valid_q;
+        s1_first_q <= s0_first_q;
+        s1_end_q   <= s0_end_q;
+        s1_dst_q   <= s0_dst_q;
+        s1_pass_q  <= s0_pass_q;
         s2_valid_q <= !rst && s1_valid_q;
         s2_end_q   <= s1_end_q;
         s2_dst_q   <= s1_dst_q;
@@ -270,14 +320,16 @@ module vector_unit #(
         s4_end_q   <= !rst && s3_valid_q && s3_end_q;
         s4_dst_q   <= s3_dst_q;
         s4_pass_q  <= s3_pass_q;
-        s1_exp_q   <= (scale[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(scale[30:23]))) - 12'sd150;
-        for (int l = 0; l < L; l++) begin
-            logic signed [9:0] x;
-            x = 10'(signed'(sp_lanes[l])) + 10'(offset_q);
-            s1_neg_q[l]     <= x[9] ^ scale[31];
-            s1_zero_q[l]    <= x == '0 || scale[30:0] == '0;  // the product is 0
-            s1_product_q[l] <= 33'(x[9] ? 10'(-x) : x) * 33'({scale[30:23] != 8'd0, scale[22:0]});
-        end
+        s5_end_q   <= !rst && s4_end_q;
+        s5_dst_q   <= s4_dst_q;
+        s5_pass_q  <= s4_pass_q;
+        s1_exp_q   <= (s0_scale_q[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(s0_scale_q[30:23])))
+                    - 12'sd150;
+        s1_neg_q   <= s0_neg_q;
+        s1_zero_q  <= s0_zero_q;
+        for (int l = 0; l < L; l++)
+            s1_product_q[l] <= 33'(s0_mag_q[l])
+                             * 33'({s0_scale_q[30:23] != 8'd0, s0_scale_q[22:0]});
     end
     // The fold so far of stage 1's slice (the addend) and of stage 5's (the sum to convert).
     always_comb begin
@@ -304,20 +356,21 @@ module vector_unit #(
             .product (s1_product_q[l]),
             .p_exp   (s1_exp_q),
             .p_zero  (s1_zero_q[l]),
-            .a_neg   (s1_first_q ? fixed_neg_q : a_neg[l]),
-            .a_mant  (s1_first_q ? fixed_mant_q : a_mant[l]),
-            .a_exp   (s1_first_q ? fixed_exp_q : signed'(a_exp[l])),
-            .a_zero  (s1_first_q ? fixed_zero_q : a_zero[l]),
+            .a_neg   (s1_first_q ? dp_fixed_neg_q : a_neg[l]),
+            .a_mant  (s1_first_q ? dp_fixed_mant_q : a_mant[l]),
+            .a_exp   (s1_first_q ? dp_fixed_exp_q : signed'(a_exp[l])),
+            .a_zero  (s1_first_q ? dp_fixed_zero_q : a_zero[l]),
             .r_neg   (r_neg[l]),
             .r_mant  (r_mant[l]),
             .r_exp   (r_exp[l]),
             .r_zero  (r_zero[l])
         );
         vector_round u_round (
+            .clk    (clk),
             .r_neg  (q_neg[l]),
             .r_mant (q_mant[l]),
             .r_exp  (signed'(q_exp[l])),
-            .offset (offset_q),
+            .offset (dp_offset_q),
             .q      (r_int8[l])
         );
     end
@@ -332,13 +385,14 @@ module vector_unit #(
     logic [1:0][15:0]   lut_dst_q;
     logic [N-1:0][7:0]  lut_read_q, lut_out_q;
     assign row_done = fold_valid_q && 32'(fold_pass_q) == PASSES - 1;
-    assign lut_read = row_done && op_q == VECTOR_OP_W'(VOP_LUT);
+    assign lut_read = row_done && dp_op_q == VECTOR_OP_W'(VOP_LUT);
     for (genvar n = 0; n < N; n++) begin : g_table
         logic [7:0] entries [TABLE_ENTRIES];
         // Power-up contents (the FPGA's configured block RAM); reset leaves the tables alone.
         initial for (int k = 0; k < TABLE_ENTRIES; k++) entries[k] = '0;
         always_ff @(posedge clk) begin
-            if (row_done && op_q == VECTOR_OP_W'(VOP_TABLE)) entries[fold_dst_q[7:0]] <= sp_data[n];
+            if (row_done && dp_op_q == VECTOR_OP_W'(VOP_TABLE))
+                entries[fold_dst_q[7:0]] <= sp_data[n];
             if (lut_read) lut_read_q[n] <= entries[{~sp_data[n][7], sp_data[n][6:0]}];
             lut_out_q[n] <= lut_read_q[n];
         end
@@ -349,11 +403,16 @@ module vector_unit #(
     end
 
     always_ff @(posedge clk) begin
-        fold_valid_q <= !rst && reading;
-        fold_first_q <= j_q == '0;
-        fold_end_q   <= group_end;
-        fold_dst_q   <= out_row;
-        fold_pass_q  <= pass_q;
+        pre_valid_q  <= !rst && reading;
+        pre_first_q  <= j_q == '0;
+        pre_end_q    <= group_end;
+        pre_dst_q    <= out_row;
+        pre_pass_q   <= pass_q;
+        fold_valid_q <= !rst && pre_valid_q;
+        fold_first_q <= pre_first_q;
+        fold_end_q   <= pre_end_q;
+        fold_dst_q   <= pre_dst_q;
+        fold_pass_q  <= pre_pass_q;
     end
     always_comb begin
         value = '0;
@@ -370,27 +429,29 @@ module vector_unit #(
                     // two in a row. The output row is read alike in every cycle of its group
                     // (only the group's end writes ACC, and to a row no other group of this
                     // VECTOR writes).
-                    value[l]  = src_acc_q ? src[p * L + l] : 32'(signed'(sp_data[p * L + l]));
-                    folded[l] = fold_first_q ? (accumulate_q ? combine(op_q, old[p * L + l],
-                                                                       value[l])
-                                                             : value[l])
-                                             : combine(op_q, fold_q[p * L + l], value[l]);
+                    value[l]  = dp_src_acc_q ? src[p * L + l]
+                                             : 32'(signed'(sp_data[p * L + l]));
+                    folded[l] = fold_first_q ? (dp_accumulate_q ? combine(dp_op_q,
+                                                                          old[p * L + l],
+                                                                          value[l])
+                                                                : value[l])
+                                             : combine(dp_op_q, fold_q[p * L + l], value[l]);
                 end
             // The row written at its last pass: the earlier passes' slices from fold_q.
             for (int n = 0; n < N; n++)
                 acc_data[n] = n / L == PASSES - 1 ? folded[n % L] : fold_q[n];
         end
-        if (s4_end_q) for (int n = 0; n < N; n++)
+        if (s5_end_q) for (int n = 0; n < N; n++)
             acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
         if (lut_valid_q[1]) for (int n = 0; n < N; n++)
             acc_data[n] = 32'(signed'(lut_out_q[n]));
     end
     // An output row is written at its last slice.
     assign acc_we  = fold_valid_q && fold_end_q && 32'(fold_pass_q) == PASSES - 1
-                     && op_q < VECTOR_OP_W'(VOP_LIN)
-                  || s4_end_q && 32'(s4_pass_q) == PASSES - 1
+                     && dp_op_q < VECTOR_OP_W'(VOP_LIN)
+                  || s5_end_q && 32'(s5_pass_q) == PASSES - 1
                   || lut_valid_q[1];
-    assign acc_row = s4_end_q ? s4_dst_q : lut_valid_q[1] ? lut_dst_q[1] : fold_dst_q;
+    assign acc_row = s5_end_q ? s5_dst_q : lut_valid_q[1] ? lut_dst_q[1] : fold_dst_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -473,7 +534,7 @@ module vector_unit #(
                 lin_exp_q[n]  <= r_exp[n % L];
                 lin_zero_q[n] <= r_zero[n % L];
             end
-            if (s4_end_q && 32'(s4_pass_q) == n / L) out_q[n] <= r_int8[n % L];
+            if (s5_end_q && 32'(s5_pass_q) == n / L) out_q[n] <= r_int8[n % L];
         end
         if (issue && is_sync) push_pc <= head_pc;
         else if (finishing) push_pc <= pc_q;

@@ -2,7 +2,8 @@
 
 A kernel is a pipeline of *tile operations*: the DMA of one tile (an A slice, a weight tile, a
 STORE chunk, the bias: however many LOAD/STORE instructions its view needs, each one set-up cycle
-plus one cycle per DRAM beat), a PRELOAD, a MATMUL chunk. This module runs the timing rules of
+plus one cycle per DRAM beat; a STORE's further set-up cycles are counted with its beats,
+glc/cost/tiles.py), a PRELOAD, a MATMUL chunk. This module runs the timing rules of
 docs/isa.md ("Timing") over those operations instead of over the instructions: the units in
 order, the dependency tokens (the k-th pop of a counter is released by its k-th push), the DRAM
 port shared by LOAD and STORE (LOAD wins a tie), PRELOAD/MATMUL streaming with its fill and

@@ -27,6 +27,7 @@ from glc.cost.pipeline import Dma
 from glc.hwconfig import HwConfig
 from glc.isa.cycles import _transpose_end
 from glc.isa.fields import BY_NAME
+from glc.isa.transfer import SETUP
 from glc.lower.tiling import k_segments
 from glc.lower.transfer import (
     OperandUnexpressible,
@@ -319,9 +320,10 @@ class KernelTiles:
         for part in pieces:
             found, moved, _, _ = self.c.cost(part if self.c_matrix else None, self.o_tiles[j],
                                              self.mode, self.port, "c")
-            # Each STORE's set-up cycles for the table rows it reads hold the port like beats.
+            # Each STORE's set-up cycles past the first (its first row's registered read, the
+            # table rows it reads) hold the port like beats.
             instructions += found
-            beats += moved + self.table.vectors * found
+            beats += moved + (SETUP["store"] - 1 + self.table.vectors) * found
         return instructions, beats, 0, ()
 
     def load_table(self, m: int, n_out: int) -> Cost:

@@ -21,7 +21,7 @@ from glc.isa import vector_linear, vector_table
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS, VECTOR_OPS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.isa.transfer import beats, local_rows
+from glc.isa.transfer import SETUP, beats, local_rows
 
 TOKEN_MAX = 255
 
@@ -325,9 +325,9 @@ class _Model:
         if unit != "exec":
             moved = beats(instruction, self.config.dram_port_bytes) if name != "sync" else 0
             # A `linear` STORE first reads its multipliers' row, a `bias` STORE its biases'
-            # row: one more set-up cycle each.
-            end = t + 1 + int(bool(instruction.get("linear"))) + \
-                int(bool(instruction.get("bias"))) + moved
+            # row: one more set-up cycle each. SYNC takes a cycle.
+            end = t + (SETUP[name] if name != "sync" else 1) + \
+                int(bool(instruction.get("linear"))) + int(bool(instruction.get("bias"))) + moved
             if self._uses_port(instruction):
                 self.port_free = end
             if instruction.get("transpose"):

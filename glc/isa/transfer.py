@@ -13,6 +13,10 @@ from glc.isa.encoding import Instruction
 from glc.isa.fields import LEVELS
 
 ADDRESS_BITS = 32  # the `dram` field's width: addresses are computed modulo 2**32
+# Cycles before a transfer's first DRAM beat (docs/isa.md, "Timing"): a LOAD's issue; a STORE's
+# issue and the accumulator's registered read of its first row (ISA revision 3.1: the row
+# addressed in cycle c arrives in c + 2).
+SETUP = {"load": 1, "store": 2}
 
 
 def element_bytes(instruction: Instruction) -> int:

@@ -33,12 +33,14 @@ from glc.isa.linear import round_shift
 GUARD = 26  # frame bits below the larger term's last bit; ≥ 12 suffices, see above
 MAX_FIELD = 190  # the largest exponent field of `fixed` and the scales: |value| < 2^64
 MANTISSA = 23  # float32 fraction bits
-# docs/isa.md, Timing. The RTL's pipeline forms a row's product, then its rounded sum in three
-# stages (hw/vector_linear.sv), then the int8 (hw/vector_unit.sv): lin's writes, completion and
-# pushes come LATENCY cycles after the other ops'. A group's next row needs the sum of the one
-# before, so it is read at least WAYS cycles after it: lin reads its outputs in blocks of
+# docs/isa.md, Timing. The RTL's pipeline registers a row's product's operands, forms the product,
+# then its rounded sum in three stages (hw/vector_linear.sv), then the int8 in two
+# (hw/vector_round.sv: the rounding, then the offset and the saturation); until revision 3.2 the
+# operands were not registered and the int8 took one stage: lin's writes, completion and pushes
+# come LATENCY cycles after the other ops'. A group's next row needs the sum of the one before,
+# so it is read at least WAYS cycles after it: lin reads its outputs in blocks of
 # ⌈WAYS / passes⌉ (a row takes `passes` cycles on a vector unit narrower than the array).
-LATENCY = 4
+LATENCY = 6
 WAYS = 3
 
 

@@ -126,7 +126,10 @@ def reference_schedule(program, config, limit=100_000, unfetchable=False):
                 if ins.op.name == "vector" and VECTOR_OPS[ins["op"]] == "lut":
                     e[h] += 2  # "lut E = t + 3 + count·S": the tables' registered read
             else:
-                e[h] = c + 1 + (_beats(ins, port) if ins.op.name != "sync" else 0)
+                # "E = t + 1 + beats" for a LOAD, "t + 2 + beats" for a STORE (revision 3.1:
+                # the accumulator's registered read of its first row); SYNC t + 1
+                setup = {"load": 1, "store": 2}.get(ins.op.name, 1)
+                e[h] = c + setup + (_beats(ins, port) if ins.op.name != "sync" else 0)
                 if ins.get("transpose"):
                     port_until[h] = e[h]
                     e[h] = _transpose_writes(ins, c, n, port)

@@ -37,12 +37,13 @@ def test_the_documented_example_program():
     # load 0: issues d+1 = 2, 8 beats -> E = 2 + 1 + 8 = 11; load 1: 11 .. 11 + 1 + 4 = 16;
     # preload at 16 (its token), E = 20; matmul at 17 (its swap needs the preload issued
     # only, revision 2.6), E = 17 + 8 + 2·4 − 1 = 32;
-    # store at 32: 8 rows of 16 bytes = 32 beats, E = 32 + 1 + 32 = 65.
+    # store at 32: 8 rows of 16 bytes = 32 beats, E = 32 + 2 + 32 = 66 (its set-up and the
+    # accumulator's registered read of its first row, revision 3.1).
     assert [t.dispatch[pc] for pc in range(6)] == [1, 2, 3, 4, 5, 6]
     assert [t.issue[pc] for pc in range(5)] == [2, 11, 16, 17, 32]
-    assert [t.complete[pc] for pc in range(5)] == [11, 16, 20, 32, 65]
+    assert [t.complete[pc] for pc in range(5)] == [11, 16, 20, 32, 66]
     c = t.counters
-    assert (c.cycles, c.busy_load, c.busy_exec, c.busy_store) == (65, 14, 8, 33)
+    assert (c.cycles, c.busy_load, c.busy_exec, c.busy_store) == (66, 14, 8, 34)
     # preload waits from 4 (dispatched in 3) to 16; the store from 6 to 32
     assert (c.stall_token_exec, c.stall_token_store) == (12, 26)
     assert c.macs == 16 * 8
@@ -73,11 +74,11 @@ def test_load_wins_the_dram_port_and_the_store_stalls():
     halt
     """)
     # load 0 holds the port for [2, 7); at 7 load 2 and the store both could go: the load wins
-    # ([7, 10)), the store goes at 10 and takes 1 + 4 beats.
+    # ([7, 10)), the store goes at 10 and takes 2 + 4 beats.
     assert [t.issue[pc] for pc in range(3)] == [2, 10, 7]
-    assert t.counters.cycles == 15
+    assert t.counters.cycles == 16
     assert (t.counters.stall_dram_store, t.counters.stall_dram_load) == (7, 0)
-    assert (t.counters.busy_load, t.counters.busy_store) == (8, 5)
+    assert (t.counters.busy_load, t.counters.busy_store) == (8, 6)
 
 
 def test_a_full_queue_stalls_the_dispatcher():
@@ -195,21 +196,24 @@ def test_a_vector_instruction_takes_a_cycle_per_source_row():
                   "vector op=add, count=1, group=2\n"
                   "store raw, row=0, run=N, count0=1, pop_vec\nhalt")
     # 12 source rows: E = 2 + 1 + 12; the store (its token at 15) moves 16 bytes in 4 beats
+    # after its 2 set-up cycles
     assert [t.issue[pc] for pc in range(3)] == [2, 15, 15]
-    assert [t.complete[pc] for pc in range(3)] == [15, 18, 20]
+    assert [t.complete[pc] for pc in range(3)] == [15, 18, 21]
     assert t.counters.busy_vector == 13 + 3
 
 
 @pytest.mark.parametrize(("lanes", "count", "complete"), [
+    # (revision 3.2: E = t + 7 + rows·S + w, the product's operands registered and the int8
+    # conversion in two stages)
     # S = 1: blocks of 3; 5 outputs = a block of 3 and one of 2, whose row 1 waits 3 − 2 = 1:
-    # E = t + 5 + 10 + 1, t = 2
-    (4, 5, 18),
+    # E = t + 7 + 10 + 1, t = 2
+    (4, 5, 20),
     # S = 2: blocks of 2; 5 outputs end in a block of 1, whose row 1 waits 3 − 2 = 1 cycle:
-    # E = 2 + 5 + 20 + 1
-    (2, 5, 28),
-    (2, 4, 2 + 5 + 16),
+    # E = 2 + 7 + 20 + 1
+    (2, 5, 30),
+    (2, 4, 2 + 7 + 16),
     # S = 4: blocks of 1, a row's next 4 cycles after it: no wait
-    (1, 5, 2 + 5 + 40),
+    (1, 5, 2 + 7 + 40),
 ])
 def test_lin_reads_in_blocks_of_a_narrow_vector_units_passes(lanes, count, complete):
     config = dataclasses.replace(N4, vector_lanes=lanes)
@@ -234,7 +238,7 @@ def test_lut_completes_two_cycles_after_a_fold_and_table_as_one(op, lanes, compl
 def test_with_shared_ports_the_vector_unit_takes_turns_with_store_and_acc_loads(reads):
     text = ("load acc, row=0, run=N, count0=2\n"  # 2 rows of 16 bytes at P = 4: E = 2 + 1 + 8
             f"vector op=max, count=2, group=2{', accumulate' if reads else ''}\n"  # E = t + 5
-            "store raw, row=0, run=N, count0=1\n"  # 4 beats: E = t + 1 + 4
+            "store raw, row=0, run=N, count0=1\n"  # 4 beats: E = t + 2 + 4
             "load row=0, run=N\n"                  # to SP, 1 beat: E = t + 2
             "halt")
     own = _timeline(text)
@@ -246,7 +250,7 @@ def test_with_shared_ports_the_vector_unit_takes_turns_with_store_and_acc_loads(
     # if it reads ACC (its old rows, `accumulate`), else it has the read port to itself.
     store = 16 if reads else 13
     assert [turns.issue[pc] for pc in range(4)] == [2, 11, store, 11]
-    assert turns.complete[2] == store + 5
+    assert turns.complete[2] == store + 6
     assert turns.counters.stall_dram_store == own.counters.stall_dram_store
 
 

@@ -96,8 +96,11 @@ def _run_exact(term, arrays, hw, tolerance: float) -> int:
     return predicted
 
 
+# (n16, 784, 96, 24) was a case until ISA revision 3.1: a STORE's second set-up cycle makes the
+# swapped schedule's many STOREs of raw int32 columns 10 639 cycles, and the search now takes
+# the unswapped one, 10 624 (it took the swapped one at 10 591 before).
 @pytest.mark.parametrize(("config", "m", "k", "n_out"),
-                         [("n16", 3136, 144, 24), ("n16", 784, 96, 24), ("n4", 200, 32, 6)])
+                         [("n16", 3136, 144, 24), ("n4", 200, 32, 6)])
 def test_few_rows_a_weight_tile_load_the_weights_of_an_output_tile_at_once(config, m, k,
                                                                            n_out):
     """Cᵀ = Wᵀ·xᵀ streams n_out < 2N rows a weight tile, each tile a transposing LOAD that
