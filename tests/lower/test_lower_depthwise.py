@@ -278,12 +278,14 @@ def test_a_quantized_depthwise_conv_requantizes_in_its_kernels_stores(seed, nhwc
     assert outcome.cycles == program.figures()["predicted_cycles"]
 
 
-@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
-def test_a_band_kernel_requantizes_every_group_from_one_table(nhwc):
+@pytest.mark.parametrize("nhwc,engine", [
+    (False, "isa"), (True, "isa"),
+    pytest.param(True, "rtl", marks=pytest.mark.rtl)], ids=["nchw", "nhwc", "nhwc-rtl"])
+def test_a_band_kernel_requantizes_every_group_from_one_table(nhwc, engine):
     """A stride-1 quantized depthwise conv the band kernel takes (glc/lower/band.py): one
     table over the layer's channels in the accumulator's top rows, group g's STOREs reading
     its column tile g (40 channels on n16: the last group 8 wide); equal to the interpreter,
-    cycles as predicted."""
+    cycles as predicted (on the ISA simulator, and the RTL)."""
     config = load_config("n16")
     term, arrays, _ = _depthwise(7, nhwc, channels=40, stride=1, k=3, size=16, pad=1,
                                  linear="relu")
@@ -293,7 +295,7 @@ def test_a_band_kernel_requantizes_every_group_from_one_table(nhwc):
     linear = [i for i in diagonal.instructions if i.op.name == "store" and i["linear"]]
     assert len({i["qrow"] for i in linear}) == 3
     expected, _ = interpret(term, arrays)
-    outcome = execute(program, arrays, "isa")
+    outcome = execute(program, arrays, engine)
     assert np.array_equal(outcome.result, expected)
     assert outcome.cycles == program.figures()["predicted_cycles"]
 
