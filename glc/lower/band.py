@@ -33,8 +33,10 @@ from dataclasses import dataclass, replace
 
 from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
+from glc.lower.depthwise import Store
 from glc.lower.fold import flagged
 from glc.lower.kernel import Kernel
+from glc.lower.table import StoreTable
 from glc.lower.transfer import Target, transfers
 from glc.lower.view import Digit, View, advanced, merge
 
@@ -114,24 +116,41 @@ class Group:
 SPLITS = (1, 2, 4)  # blocks a group is cut into beyond what fits, tried (band_kernel)
 
 
-def band_kernel(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
+def band_kernel(label: str, groups: list[Group], store: Store, table: StoreTable | None,
                 config: HwConfig) -> Kernel | None:
     """The band kernel over every group, the fastest of its block sizes by the
     instruction-level model (the largest that fits, or cut 2 or 4 times finer: a block's
     LOADs and STOREs overlap the others' MATMULs, the first and last do not, and a block
     reads KH − 1 halo rows more), its ``estimated`` those cycles; None where a block of one
-    output row does not fit half the scratchpad and accumulator."""
+    output row does not fit half the scratchpad and accumulator. ``table``: the bias and
+    multipliers over the layer's channels, group g's STOREs reading its column tile g, in the
+    accumulator's top rows (the halves below them)."""
     first = groups[0].band
     out_h, width = first.y.size, first.width
-    sp_half, acc_half = _halves(first, config)
+    local = config
+    if table is not None:
+        reserved = table.reserve(out_h * first.x.size, _columns(groups), config.array_size,
+                                 config.accumulator_rows)
+        local = replace(config, accumulator_rows=config.accumulator_rows - reserved)
+    sp_half, acc_half = _halves(first, local)
     fits = min(out_h, acc_half // first.x.size, sp_half // width - first.kh + 1)
     if fits < 1:
         return None
     least = -(-out_h // fits)
-    built = [_built(label, groups, raw, relu, shift, config, -(-out_h // blocks))
+    built = [_built(label, groups, store, table, local, -(-out_h // blocks))
              for blocks in sorted({min(out_h, least * split) for split in SPLITS})]
     best = min(built, key=lambda k: k.predicted_cycles(config))
     return replace(best, estimated=best.predicted_cycles(config))
+
+
+def _columns(groups: list[Group]) -> list[tuple[int, int]]:
+    """Each group's (first channel, channels): its column tile of the table."""
+    out, first = [], 0
+    for group in groups:
+        width = group.c.view.dims[1]
+        out.append((first, width))
+        first += width
+    return out
 
 
 def _halves(band: Band, config: HwConfig) -> tuple[int, int]:
@@ -141,9 +160,10 @@ def _halves(band: Band, config: HwConfig) -> tuple[int, int]:
     return (config.scratchpad_rows - 2 * weights) // 2, config.accumulator_rows // 2
 
 
-def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
+def _built(label: str, groups: list[Group], store: Store, table: StoreTable | None,
            config: HwConfig, rows: int) -> Kernel:
-    """The band kernel in blocks of ``rows`` output rows."""
+    """The band kernel in blocks of ``rows`` output rows, ``config``'s accumulator rows those
+    below the table."""
     n = config.array_size
     first = groups[0].band
     taps, width, kh = len(first.shifts), first.width, first.kh
@@ -152,7 +172,8 @@ def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
     sp_half, acc_half = _halves(first, config)
     blocks = [(g, r0, min(rows, out_h - r0)) for g in range(len(groups))
               for r0 in range(0, out_h, rows)]
-    mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
+    raw = store.raw
+    mode = {"raw": int(raw), "relu": int(store.relu), "shift": store.shift}
 
     def loads(j: int) -> list[Instruction]:
         g, r0, count = blocks[j]
@@ -172,7 +193,8 @@ def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
         g, r0, count = blocks[j]
         c = groups[g].c
         fields = transfers(c, (r0 * out_w, count * out_w), (0, c.view.dims[1]),
-                           j % 2 * acc_half, mode)
+                           j % 2 * acc_half,
+                           mode | (table.column(g) if table is not None else {}))
         return flagged("store", fields, {"pop_prev": 1},
                        {"push_prev": int(j + 2 < len(blocks))})
 
@@ -202,6 +224,8 @@ def _built(label: str, groups: list[Group], raw: bool, relu: bool, shift: int,
             out += loads(j + 2)
     out += stores(len(blocks) - 1)
     out.append(Instruction.make("halt"))
+    if table is not None:  # first: every STORE waits for a MATMUL, which waits for a LOAD
+        out = table.loads(_columns(groups), len(table.vectors) * len(groups)) + out
     channels = sum(g.c.view.dims[1] for g in groups)
-    return Kernel(label, out_h * out_w, taps * channels, channels, raw, relu, shift, out,
-                  kind="diagonal")
+    return Kernel(label, out_h * out_w, taps * channels, channels, raw, store.relu, store.shift,
+                  out, table is not None and table.bias is not None, kind="diagonal")

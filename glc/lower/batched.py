@@ -23,7 +23,8 @@ from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower.kernel import Kernel, build_kernel
-from glc.lower.linear import LinearPlan, pulled_back
+from glc.lower.linear import LinearPlan
+from glc.lower.linear import vectors as vectors_of
 from glc.lower.program import KernelStep
 from glc.lower.schedule import search
 from glc.lower.transfer import OperandUnexpressible, Target
@@ -101,16 +102,10 @@ class Batches:
         found = plan(x, w, len(dims))
         if found is None or not all(self._reaches(v) for v in (x, w)):
             return None
-        vectors = {}
-        if linear is not None:  # the bias and multipliers over the product's dims
-            for which, term in (("bias", linear.bias), ("m", linear.multipliers)):
-                if term is None:
-                    continue
-                if not self.rule.affine(term):
-                    return None
-                view = view_of(term, self.types, self._materialise)
-                vectors[which] = pulled_back(view, self.types[id(term)], linear.chain,
-                                             self.types)
+        vectors = {} if linear is None else \
+            vectors_of(linear, self.types, self.rule.affine, self._materialise)
+        if vectors is None:
+            return None
         raw = shift is None and "m" not in vectors
         esize = 4 if raw else 1
         (m, n), count = found.mn, math.prod(found.batch)

@@ -21,6 +21,12 @@ once) is ~0.22 at MobileNet's shapes. A kernel of kind "diagonal" counts only it
 The groups' results lie side by side in one buffer (pixels, C) whose view is the node's value,
 each kernel writing its rows × N columns (the last group the channels left, fewer than N where
 N does not divide C) with C's row stride.
+
+ONNX's quantized depthwise conv (QLinearConv, imported as ``(requantize-linear (compute
+elementwise-add (access-pair P bias)) M z)`` over the product P) is requantized in the same
+STOREs: the channels are C's columns, so a per-channel bias and multipliers are vectors along
+them, which the STOREs read by column from a table (glc/lower/table.py) as a systolic kernel's
+(glc/lower/linear.py), each group's the cut of its channels.
 """
 
 from __future__ import annotations
@@ -28,7 +34,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from glc.lower.linear import LinearPlan
 from glc.lower.view import Digit, View, advanced, merge
+
+
+@dataclass(frozen=True, eq=False)
+class Store:
+    """What a depthwise product's STOREs apply: ``raw`` int32 (plus a bias) or int8 under a
+    ``relu`` and a requantize by ``shift``, or ONNX's requantization (``plan``); ``vectors``
+    the bias and multipliers (``"bias"``, ``"m"``) over the product's dims."""
+
+    raw: bool
+    relu: bool
+    shift: int
+    vectors: dict[str, View]
+    plan: LinearPlan | None
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,18 @@ class Depthwise:
                     groups=(taps + (Digit(width, wc.stride, wc.coefs + (1,)),),
                             (Digit(width, 0, (0,) * extra + (-1,)),)))
         return a, b
+
+    def vector(self, view: View, first: int, width: int) -> View | None:
+        """A bias or multipliers ``view`` over the output dims as the (pixels × channels)
+        matrix of the group of channels [first, first + width), read by its kernel's STOREs by
+        column (glc/lower/table.py); None where its channel dim is no single digit."""
+        digits = merge(view.groups[self.channel])
+        if len(digits) != 1:
+            return None
+        c, = digits
+        pixels = tuple(d for k in self.pixels for d in view.groups[k])
+        return replace(advanced(view, c, first),
+                       groups=(pixels, (Digit(width, c.stride, c.coefs),)))
 
     def result(self, buffer: str, dims: tuple[int, ...]) -> View:
         """The node's value in ``buffer`` (pixels, C), each group's kernel having stored its

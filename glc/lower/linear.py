@@ -94,6 +94,21 @@ def under(node: Term, uses: dict[int, int], is_array: Callable[[Term], bool]) ->
     return node if is_array(node) else None
 
 
+def vectors(plan: LinearPlan, types: dict[int, object], affine: Callable[[Term], bool],
+            materialise: Callable[[Term], View]) -> dict[str, View] | None:
+    """The plan's bias (``"bias"``) and multipliers (``"m"``), those it has, as views over the
+    product's dims (pulled back through the chain); None where one is no view."""
+    found = {}
+    for which, term in (("bias", plan.bias), ("m", plan.multipliers)):
+        if term is None:
+            continue
+        if not affine(term):
+            return None
+        view = view_of(term, types, materialise)
+        found[which] = pulled_back(view, types[id(term)], plan.chain, types)
+    return found
+
+
 def pulled_back(operand: View, operand_type: Access, chain: Term | None,
                 types: dict[int, object]) -> View:
     """``operand`` (a view over the layer's dims) over the array's dims: the inverses of the

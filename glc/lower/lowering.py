@@ -230,7 +230,11 @@ class _Lowerer(Products, Relayout, Batches, Folds, Concats, Reorient):
                 self.in_dram[id(node)] = self._kernel(node, plan.systolic, plan.relu, None,
                                                       plan.bias, plan)
         if id(node) not in self.in_dram and (plan := self.rule.batched_plan(node)) is not None:
-            result = self._batched(node, plan.systolic, plan.relu, None, None, plan)
+            # A depthwise product's kernels, or else a batched product's, requantizing in
+            # their STOREs (both are dot products over a pair of int8 views).
+            result = self._depthwise(node, plan.systolic, plan.relu, None, None, plan)
+            if result is None:
+                result = self._batched(node, plan.systolic, plan.relu, None, None, plan)
             if result is not None:
                 self.in_dram[id(node)] = result
         if id(node) not in self.in_dram:

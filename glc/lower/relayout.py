@@ -14,11 +14,13 @@ from glc.cost.limit import array_ideal
 from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
-from glc.lower import band, depthwise
+from glc.lower import band, depthwise, linear
+from glc.lower.depthwise import Store
 from glc.lower.kernel import Kernel, build_kernel
 from glc.lower.program import KernelStep, aligned
 from glc.lower.repack import Gather, Repack, gathers, repacks
 from glc.lower.schedule import Schedule, orient, search
+from glc.lower.table import StoreTable
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target, Unexpressible
 from glc.lower.view import NotAffine, View, access_chain, merge, through, view_of
 
@@ -58,7 +60,7 @@ class Relayout:
         return None
 
     def _direct_band(self, label: str, found: depthwise.Depthwise, image: Term, rows: int,
-                     raw: bool, relu: bool, shift: int) -> Kernel | None:
+                     store: Store) -> Kernel | None:
         """The band kernel (glc/lower/band.py) over a depthwise product's ``image`` as it lies
         where ``_contiguous_channels`` would repack it: an NCHW image read by transposing LOADs,
         N pixels of a channel a run. Kept where its cycles are at most the copy's plus the
@@ -71,8 +73,8 @@ class Relayout:
         x_address = self.program.buffers[found.x.buffer].address
         self._check_fits({"x": Target(found.x, x_address, 1),
                           "w": Target(found.w, self.program.buffers[found.w.buffer].address, 1)},
-                         (rows, found.channels), raw)
-        kernel = self._band(label, found, x_address, rows, raw, relu, shift)
+                         (rows, found.channels), store.raw)
+        kernel = self._band(label, found, x_address, rows, store)
         if kernel is None:
             return None
         repack, source, base = copy
@@ -83,13 +85,13 @@ class Relayout:
         # The copy's view under a stand-in name: the band's cycles do not depend on addresses.
         over = self._read_over(image, base, repack.view("copy"))
         other = depthwise.plan(over, found.w, found.rank)
-        banded = self._band(label, other, 0, rows, raw, relu, shift) if other else None
+        banded = self._band(label, other, 0, rows, store) if other else None
         if banded is None or kernel.estimated > copied + banded.estimated:
             return None
         return kernel
 
     def _band(self, label: str, found: depthwise.Depthwise, x_address: int, rows: int,
-              raw: bool, relu: bool, shift: int) -> Kernel | None:
+              store: Store) -> Kernel | None:
         """The band kernel over every group of the product (glc/lower/band.py: the image read
         once, every tap a shifted stream of it), its image at ``x_address``, its result at the
         top of DRAM; None where a group reads no band, none fits or a transfer cannot walk
@@ -98,7 +100,8 @@ class Relayout:
             return None
         n = self.config.array_size
         w_address = self.program.buffers[found.w.buffer].address
-        channels, esize = found.channels, 4 if raw else 1
+        channels, raw = found.channels, store.raw
+        esize = 4 if raw else 1
         groups = []
         for first in range(0, channels, n):
             width = min(n, channels - first)
@@ -112,8 +115,9 @@ class Relayout:
             c = orient(targets, (rows, width), False, self.top + first * esize, raw, channels)[2]
             groups.append(band.Group(read, b_target, c, x_address))
         try:
-            return band.band_kernel(label, groups, raw, relu, shift, self.config)
-        except Unexpressible:
+            table = self._depthwise_table(found, store.vectors, store.plan, 0, channels)
+            return band.band_kernel(label, groups, store, table, self.config)
+        except (Unexpressible, OperandUnexpressible, GlcError):
             return None
 
     def _packed_channels(self, term: Term, w: View, rank: int) -> View | None:
@@ -328,10 +332,12 @@ class Relayout:
     # --- depthwise products on the array -------------------------------------------------------
 
     def _depthwise(self, node: Term, core: Term, relu: bool, shift: int | None,
-                   views: Term | None) -> View | None:
+                   views: Term | None, plan: linear.LinearPlan | None = None) -> View | None:
         """One kernel per N channels of a depthwise product (glc/lower/depthwise.py), the relu
-        and requantize in their STOREs, their results side by side in one buffer; the node's
-        value, or None where the operands do not read as one (it stays a host step)."""
+        and requantize — or with ``plan`` ONNX's bias and requantization (glc/lower/linear.py)
+        — in their STOREs, their results side by side in one buffer; the node's value, or None
+        where the operands do not read as one (it stays a host step) or the STOREs cannot read
+        the bias and multipliers by column (a fold and a host step apply them)."""
         x_term, w_term = core.args[1].args
         x, w = (view_of(t, self.types, self._materialise) for t in (x_term, w_term))
         dims = self.types[id(core)].dims
@@ -341,6 +347,14 @@ class Relayout:
         n = self.config.array_size
         if found is None:
             return None
+        vectors = {} if plan is None else \
+            linear.vectors(plan, self.types, self.rule.affine, self._materialise)
+        if vectors is None:
+            return None
+        try:  # checked before anything is emitted: each group's table is a cut of this one
+            self._depthwise_table(found, vectors, plan, 0, found.channels)
+        except OperandUnexpressible:
+            return None
         # Each K tile is N channels of one tap: both operands load it in runs where their
         # channels are contiguous, so a layout where they are not is repacked first — the
         # image only where a band kernel cannot read it as it lies (_direct_band).
@@ -348,14 +362,15 @@ class Relayout:
         found = depthwise.plan(x, w, len(dims))
         if found is None:
             return None
-        raw = shift is None
+        raw = shift is None and "m" not in vectors
         channels = found.channels
         rows = math.prod(dims) // channels
         label = self._label(node)
-        direct = self._direct_band(label, found, x_term, rows, raw, relu, shift or 0)
+        store = Store(raw, relu, shift or 0, vectors, plan)
+        direct = self._direct_band(label, found, x_term, rows, store)
         if direct is not None:
             self.fired["depthwise-band"] += 1
-            return self._depthwise_steps([direct], found, dims, raw, views, core)
+            return self._depthwise_steps([direct], found, dims, store, views, core)
         x = self._contiguous_channels(x_term, x, found.channel)
         found = depthwise.plan(x, w, len(dims))
         if found is None or not all(self._reaches(v) for v in (x, w)):
@@ -370,36 +385,64 @@ class Relayout:
                 self._check_fits(targets, (rows, channels), raw)
             c_address = self.top + first * (4 if raw else 1)  # its columns of (pixels, C)
             try:
+                table = self._depthwise_table(found, vectors, plan, first, width)
                 chosen = search(targets, (rows, width), raw, relu, shift or 0, c_address,
-                                self.config, {False: None}, c_stride=channels)
+                                self.config, {False: table}, c_stride=channels)
                 kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
                                       self.config, chosen.order, chosen.k_inner,
-                                      chosen.block_rows, flat=chosen.flat,
+                                      chosen.block_rows, table=table, flat=chosen.flat,
                                       group=chosen.group, split=chosen.split,
                                       spread=chosen.spread) if self.build else \
-                    Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [])
+                    Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [],
+                           "bias" in vectors)
             except (OperandUnexpressible, GlcError):
                 return None
             kernels.append(replace(kernel, kind="diagonal", estimated=chosen.cycles))
-        banded = self._band(label, found, address[x.buffer], rows, raw, relu, shift or 0)
+        banded = self._band(label, found, address[x.buffer], rows, store)
         if banded is not None and banded.estimated < sum(k.estimated for k in kernels):
             kernels = [banded]  # the image read once (glc/lower/band.py), where it is faster
             self.fired["depthwise-band"] += 1
-        return self._depthwise_steps(kernels, found, dims, raw, views, core)
+        return self._depthwise_steps(kernels, found, dims, store, views, core)
+
+    def _depthwise_table(self, found: depthwise.Depthwise, vectors: dict[str, View],
+                         plan: linear.LinearPlan | None, first: int, width: int
+                         ) -> StoreTable | None:
+        """The table (glc/lower/table.py) of the channels [first, first + width), None without
+        vectors: the bias and multipliers as (pixels × channels) matrices, read by column (the
+        channels are C's columns). OperandUnexpressible where a vector varies along the pixels
+        or its channels are no single digit: the STOREs cannot read it."""
+        if not vectors:
+            return None
+        targets = {}
+        for which, view in vectors.items():
+            matrix = found.vector(view, first, width)
+            if matrix is None:
+                raise OperandUnexpressible(which, "its channels are no single digit")
+            targets[which] = Target(matrix, self._to_dram(matrix.buffer).address, 4)
+        table = StoreTable(targets.get("m"), plan.zero if plan is not None else 0,
+                           targets.get("bias"))
+        table.check()
+        if table.by_rows:
+            raise OperandUnexpressible(table.vectors[0][0], "it varies along the pixels")
+        return table
 
     def _depthwise_steps(self, kernels: list[Kernel], found: depthwise.Depthwise,
-                         dims: tuple[int, ...], raw: bool, views: Term | None,
+                         dims: tuple[int, ...], store: Store, views: Term | None,
                          core: Term) -> View:
         """The depthwise product's kernels as steps writing one buffer (pixels, C), at the
-        address their STOREs were built for; the node's value."""
+        address their STOREs were built for; the node's value (with a ``requantize-linear``,
+        the layer's view of it)."""
         rows = math.prod(dims) // found.channels
         out = self._allocate(self._fresh("kernel"),
-                             Access((rows, found.channels), (), "int32" if raw else "int8"),
+                             Access((rows, found.channels), (), "int32" if store.raw else "int8"),
                              dram=True)
+        inputs = [found.x.buffer, found.w.buffer] + [v.buffer for v in store.vectors.values()]
         for index, kernel in enumerate(kernels):
-            self.program.steps.append(KernelStep(f"{out}.{index}", kernel,
-                                                 [found.x.buffer, found.w.buffer], out))
+            self.program.steps.append(KernelStep(f"{out}.{index}", kernel, inputs, out))
         result = found.result(out, dims)
         if views is not None:  # the data movement over the converted result
             result = view_of(views, self.types, lambda t: result if t is core else None)
+        if store.plan is not None and store.plan.chain is not None:
+            result = view_of(store.plan.chain, self.types,
+                             lambda t: result if t is core else None)
         return result

@@ -16,11 +16,14 @@ from glc.syntax.reader import parse_term
 
 def _depthwise(seed: int, nhwc: bool, channels: int | None = None,
                convert: bool = False, stride: int | None = None, size: int | None = None,
-               k: int | None = None, pad: int | None = None) -> tuple:
+               k: int | None = None, pad: int | None = None,
+               linear: str | None = None) -> tuple:
     """A random depthwise conv as glc import and the layer suite write it: each channel's
     windows paired with its own taps broadcast over the pixels, summed; NCHW/OIHW or
     NHWC/HWIO (transposed in the term), random size, window, stride and padding (those not
-    given)."""
+    given). ``linear``: as glc import writes a QLinearConv's, plus a per-channel int32 bias,
+    under a relu where "relu", requantized by ``requantize-linear`` with per-channel float32
+    multipliers and a zero point."""
     rng = np.random.default_rng(seed)
     c = channels or int(rng.choice([4, 8, 12]))
     drawn = int(rng.integers(3, 8)), int(rng.integers(1, 4))
@@ -49,7 +52,23 @@ def _depthwise(seed: int, nhwc: bool, channels: int | None = None,
         body = f"(access-transpose {body} (list 0 2 3 1))"
     if convert:
         body = f"(compute (requantize 7) (compute relu {body}))"
-    return parse_term(body), {"x": x, "w": w}, c * out * out * k * k
+    arrays = {"x": x, "w": w}
+    if linear is not None:
+        vector = (1, 1, 1, c) if nhwc else (1, c, 1, 1)
+        dims = (1, out, out, c) if nhwc else (1, c, out, out)
+
+        def spread(name: str) -> str:
+            return (f"(access-broadcast (access-tensor {name}) (access-shape "
+                    f"(shape {' '.join(map(str, dims))}) (shape)))")
+
+        # Products reach ±k²·2¹⁴: multipliers that bring them to about int8's range.
+        arrays["bias"] = rng.integers(-3000, 3000, vector).astype(np.int32)
+        arrays["m"] = rng.uniform(0.05, 1.0, vector).astype(np.float32) / (k * k * 128)
+        body = f"(compute elementwise-add (access-pair {body} {spread('bias')}))"
+        if linear == "relu":
+            body = f"(compute relu {body})"
+        body = f"(requantize-linear {body} {spread('m')} {int(rng.integers(-20, 20))})"
+    return parse_term(body), arrays, c * out * out * k * k
 
 
 def _depthwise_reference(arrays, nhwc: bool, pad: int) -> np.ndarray:
@@ -229,4 +248,69 @@ def test_a_band_kernel_on_the_rtl_equals_numpy_and_the_model(nhwc, channels, siz
     assert len([s for s in program.kernels if s.kernel.kind == "diagonal"]) == 1
     outcome = execute(program, arrays, "rtl")
     assert np.array_equal(outcome.result, _depthwise_reference(arrays, nhwc, 1))
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+@pytest.mark.parametrize("config", ["n4", "n16"])
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_quantized_depthwise_conv_requantizes_in_its_kernels_stores(seed, nhwc, config):
+    """ONNX's QLinearConv over channels (random counts, some N does not divide; 3×3 or 5×5,
+    stride 1 or 2, with or without a relu): the per-channel bias and requantize-linear in the
+    depthwise kernels' STOREs, read by column (the channels are C's columns) — no fold, no
+    host step; equal to the interpreter on the ISA simulator, cycles as predicted."""
+    rng = np.random.default_rng(1000 + seed)
+    n = load_config(config).array_size
+    channels = int(rng.integers(2, 3 * n)) if seed % 3 else int(rng.integers(1, 3)) * n
+    k, stride = (3, 5)[seed % 2], (1, 2)[seed // 2 % 2]
+    term, arrays, macs = _depthwise(seed, nhwc, channels=channels, stride=stride, k=k,
+                                    size=int(rng.integers(k, k + 6)), pad=k // 2,
+                                    linear=("relu", "plain")[seed // 3 % 2])
+    program = lower(term, env_types(arrays), load_config(config))
+    kinds = {s.kernel.kind for s in program.kernels}
+    assert not program.host_steps and "diagonal" in kinds and kinds <= {"diagonal", "repack"}
+    assert sum(kernel_limit(s.kernel, load_config(config)).macs
+               for s in program.kernels) == macs
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "isa")
+    assert outcome.result.dtype == expected.dtype == np.int8
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+@pytest.mark.parametrize("nhwc,engine", [
+    (False, "isa"), (True, "isa"),
+    pytest.param(True, "rtl", marks=pytest.mark.rtl)], ids=["nchw", "nhwc", "nhwc-rtl"])
+def test_a_band_kernel_requantizes_every_group_from_one_table(nhwc, engine):
+    """A stride-1 quantized depthwise conv the band kernel takes (glc/lower/band.py): one
+    table over the layer's channels in the accumulator's top rows, group g's STOREs reading
+    its column tile g (40 channels on n16: the last group 8 wide); equal to the interpreter,
+    cycles as predicted (on the ISA simulator, and the RTL)."""
+    config = load_config("n16")
+    term, arrays, _ = _depthwise(7, nhwc, channels=40, stride=1, k=3, size=16, pad=1,
+                                 linear="relu")
+    program = lower(term, env_types(arrays), config)
+    (diagonal,) = [s.kernel for s in program.kernels if s.kernel.kind == "diagonal"]
+    assert not program.host_steps and diagonal.n_out == 40 and diagonal.bias
+    linear = [i for i in diagonal.instructions if i.op.name == "store" and i["linear"]]
+    assert len({i["qrow"] for i in linear}) == 3
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, engine)
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+def test_a_quantized_depthwise_conv_on_the_rtl_equals_the_interpreter_and_the_model(nhwc):
+    """The STOREs' table (bias and multipliers by column) of depthwise kernels on n4: a band
+    kernel (NCHW, stride 1) and kernels per group (NHWC, stride 2), 6 channels."""
+    term, arrays, _ = _depthwise(3, nhwc, channels=6, stride=2 if nhwc else 1, k=3, size=6,
+                                 pad=1, linear="relu")
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert not program.host_steps
+    assert any(s.kernel.kind == "diagonal" for s in program.kernels)
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, expected)
     assert outcome.cycles == program.figures()["predicted_cycles"]

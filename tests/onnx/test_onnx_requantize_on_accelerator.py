@@ -76,6 +76,36 @@ def _pool_head():
                         "b2": rng.normal(0, 0.1, 7)})
 
 
+def _mobilenet_block(stride: int = 1):
+    """MobileNetV2's inverted residual without the residual: expand 1×1, ReLU6, depthwise
+    3×3 (a Conv whose groups are its 20 channels), ReLU6, project 1×1."""
+    rng = np.random.default_rng(5)
+    expand = helper.make_node("Conv", ["x", "w1", "b1"], ["e"], kernel_shape=[1, 1])
+    clip1 = helper.make_node("Clip", ["e", "lo", "hi"], ["r1"])
+    depthwise = helper.make_node("Conv", ["r1", "w2", "b2"], ["d"], kernel_shape=[3, 3],
+                                 pads=[1, 1, 1, 1], strides=[stride, stride], group=20)
+    clip2 = helper.make_node("Clip", ["d", "lo", "hi"], ["r2"])
+    project = helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], kernel_shape=[1, 1])
+    return float_model([expand, clip1, depthwise, clip2, project], [("x", [1, 6, 9, 9])],
+                       ("y", None),
+                       {"w1": weights(rng, 20, 6, 1, 1), "b1": rng.normal(0, 0.1, 20),
+                        "w2": weights(rng, 20, 1, 3, 3), "b2": rng.normal(0, 0.1, 20),
+                        "w3": weights(rng, 7, 20, 1, 1), "b3": rng.normal(0, 0.1, 7),
+                        "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)})
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("config", ["n4", "n16"])
+def test_a_mobilenet_block_requantizes_its_depthwise_conv_on_the_array(tmp_path, config,
+                                                                        stride):
+    """QDQ uint8, per-channel weights: the depthwise conv's bias and requantization in its
+    kernels' STOREs like the dense convs' (no host step but the edges), the result equal to
+    onnxruntime's."""
+    options = dict(activations="uint8", per_channel=True)
+    figures = _run(_mobilenet_block(stride), tmp_path, config, options)
+    assert _host_operators(figures) == EDGES, figures["host"]
+
+
 @pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
 def test_global_pool_requantizes_on_the_vector_unit(tmp_path, options):
     figures = _run(_pool_head(), tmp_path, "n4", options)
@@ -121,8 +151,8 @@ def test_wide_filters_are_imported_hwio_and_run_faster(tmp_path, monkeypatch):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("make", [_conv_relu, _dense_chain, _pool_head],
-                         ids=["conv", "dense", "pool"])
+@pytest.mark.parametrize("make", [_conv_relu, _dense_chain, _pool_head, _mobilenet_block],
+                         ids=["conv", "dense", "pool", "mobilenet-block"])
 def test_quantized_layers_on_the_rtl_equal_onnxruntime(tmp_path, make):
     # Per-channel multipliers with uint8 activations: the conv's STOREs go by row (qrows), the
     # dense layers' and the pool's by column; the RTL's cycles are the model's.
