@@ -191,20 +191,23 @@ def test_a_float_average_pool_is_onnxruntimes(tmp_path, pool, include_pad, chann
     np.testing.assert_array_equal(out, expected)
 
 
-def test_an_average_pool_onnxruntime_leaves_float_is_its_float_kernel(tmp_path):
+@pytest.mark.parametrize("name", ["qdq-int8-unfused-average-pool",
+                                  "qdq-int8-unfused-average-pool-nchwc"])
+def test_an_average_pool_onnxruntime_leaves_float_is_its_float_kernel(tmp_path, name):
     """A QDQ AveragePool with symmetric int8 activations whose output is read by a conv and by
-    an Add (tests/onnx/data/qdq-int8-unfused-average-pool.onnx: conv 1×1 → AveragePool 2×2 →
-    conv 1×1 + the pool; scripts/netgen.py's seed 7103 cut down): onnxruntime's optimizer
-    turns the pool's input pair into uint8 but not its output pair, so it does not fuse
-    QLinearAveragePool and runs the float AveragePool on the dequantized values. The import
-    read every QDQ AveragePool as QLinearAveragePool (2 of 18 outputs a quantum off); it now
-    asks onnxruntime's optimized graph, bit for bit, on the ISA simulator too."""
+    an Add (tests/onnx/data: conv 1×1 → AveragePool → conv 1×1 + the pool; scripts/netgen.py's
+    seed 7103 cut down): onnxruntime's optimizer turns the pool's input pair into uint8 but not
+    its output pair, so it does not fuse QLinearAveragePool and runs the float AveragePool on
+    the dequantized values — with 16 channels as its NCHWc kernel. The import read every QDQ
+    AveragePool as QLinearAveragePool (2 of 18 outputs a quantum off for 2 channels 4×4 and a
+    2×2 pool; 177 of 2 304 for 16 channels 12×12 and a 3×3 pool padded by 1); it now asks
+    onnxruntime's optimized graph, bit for bit, on the ISA simulator too."""
     import onnx
     import onnxruntime as ort
 
     from glc.onnx.kernels import session_options
 
-    path = DATA / "qdq-int8-unfused-average-pool.onnx"
+    path = DATA / f"{name}.onnx"
     options = session_options(tmp_path / "optimized.onnx")
     ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     kept = [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
