@@ -2,18 +2,22 @@
 
 ``make(seed)`` builds a small random float32 CNN with ``onnx.helper`` — a DAG over one NCHW image
 (batch 1, 3–32 channels, 5–24 pixels a side, odd and even) — and quantizes it with onnxruntime's
-``quantize_static``, calibrated on seeded random images. Per seed it picks the QDQ or QOperator
-form, uint8 or int8 activations (int8 ones symmetric) and per-tensor or per-channel weights.
+``quantize_static``, calibrated on seeded random images, or (one seed in five) its
+``quantize_dynamic``. Per seed it picks the QDQ, QOperator or dynamic form, uint8 or int8
+activations (int8 ones symmetric; a dynamic network's are float) and per-tensor or per-channel
+weights.
 
 The graph grows block by block from the image, every block reading the current tensor and
 sometimes an earlier one of the same map size (so the image and other tensors are read by several
 consumers): convolutions (kernels 1/3/5/7, strides 1/2/3, symmetric and lopsided pads, grouped and
-depthwise), max and average pools, residual Adds whose sum a convolution reads, branches joined by
-a Concat, Concats of Concats feeding Adds and convolutions, chains of elementwise ops (Relu, Add,
-Mul and Add by a constant; activations of one input — Sigmoid, Tanh, HardSwish, LeakyRelu, SiLU —
-which the import makes tables), ShuffleNet's unit (a Split or two Slices, a branch conv, a Concat
-and the channel shuffle), and a convolution whose result nothing reads. The head is a global
-average pool, Flatten and Gemm, a global average pool alone, or the last feature map itself.
+depthwise, some dilated), max and average pools, residual Adds whose sum a convolution reads,
+branches joined by a Concat, Concats of Concats feeding Adds and convolutions, chains of
+elementwise ops (Relu, Clip, Add, Mul and Add by a constant; activations of one input — Sigmoid,
+Tanh, HardSwish, LeakyRelu, SiLU — which the import makes tables), ShuffleNet's unit (a Split or
+two Slices, a branch conv, a Concat and the channel shuffle), a crop (a Slice of rows and
+columns), a squeeze-and-excitation gate (a Mul of the map by a pooled, convolved Sigmoid) and a
+convolution whose result nothing reads. The head is a global average pool or a ReduceMean over
+H and W, Flatten and Gemm, the pool alone, or the last feature map itself.
 Only what docs/onnx.md says the importer takes is generated.
 
 ``python scripts/netgen.py --seed S -o model.onnx`` writes one network (and prints its line), for
@@ -40,7 +44,8 @@ KERNELS = (1, 3, 5, 7)
 FEATURES = ("fan-out", "residual-add-into-conv", "concat-of-concats", "concat-into-add",
             "concat-into-conv", "depthwise", "grouped", "stride-3", "kernel-7", "dead-conv",
             "max-pool", "average-pool", "global-average-pool", "gemm", "map-output",
-            "channel-shuffle", "activation", "QDQ", "QOperator", "uint8", "int8", "per-tensor",
+            "channel-shuffle", "activation", "dilated", "clip", "spatial-slice", "gate-mul",
+            "reduce-mean", "QDQ", "QOperator", "dynamic", "uint8", "int8", "per-tensor",
             "per-channel")
 
 
@@ -78,8 +83,12 @@ class _Graph:
     """The float graph being built: nodes, seeded initializers, each tensor's (C, H, W), and a
     line per node for the description."""
 
-    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int]):
+    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int],
+                 tables: bool = True):
         self.rng = rng
+        # Activations of one input (Sigmoid, Tanh, ...) import as tables of int8 codes only:
+        # a dynamically quantized network's are of float tensors, which the import refuses.
+        self.tables = tables
         self.nodes: list = []
         self.inits: dict[str, np.ndarray] = {}
         self.shape = {"x": shape}
@@ -116,17 +125,20 @@ class _Graph:
     # The layers ------------------------------------------------------------------------------
 
     def conv(self, x: str, out: int, kernel: int = 1, stride: int = 1,
-             pads: tuple[int, int, int, int] = (0, 0, 0, 0), group: int = 1) -> str:
+             pads: tuple[int, int, int, int] = (0, 0, 0, 0), group: int = 1,
+             dilation: int = 1) -> str:
         c, h, w = self.shape[x]
-        oh = (h + pads[0] + pads[2] - kernel) // stride + 1
-        ow = (w + pads[1] + pads[3] - kernel) // stride + 1
+        reach = dilation * (kernel - 1) + 1  # the window's extent, its taps dilation apart
+        oh = (h + pads[0] + pads[2] - reach) // stride + 1
+        ow = (w + pads[1] + pads[3] - reach) // stride + 1
         inputs = [x, self._weights((out, c // group, kernel, kernel)), self._weights((out,))]
         shown = "" if not any(pads) else f" p{','.join(map(str, pads))}"
         shown += "" if group == 1 else f" g{group}"
+        shown += "" if dilation == 1 else f" d{dilation}"
         return self._node("Conv", inputs, (out, oh, ow),
                           f"conv{kernel}x{kernel}/{stride}{shown}({x})->{out}x{oh}x{ow}",
                           kernel_shape=[kernel, kernel], strides=[stride, stride],
-                          pads=list(pads), group=group)
+                          pads=list(pads), group=group, dilations=[dilation, dilation])
 
     def same_conv(self, x: str, out: int | None = None) -> str:
         """A stride-1 conv keeping ``x``'s map (kernel 1, 3 or 5), sometimes depthwise."""
@@ -139,7 +151,8 @@ class _Graph:
 
     def random_conv(self, x: str) -> str:
         """Any conv the map allows: kernel 1/3/5/7, stride 1/2/3, pads of 0 up to half the
-        kernel on each side, plain, grouped or depthwise."""
+        kernel on each side, plain, grouped or depthwise; a 3×3 or 5×5 one sometimes dilated
+        by 2 (its taps two pixels apart, the import's zero taps)."""
         rng = self.rng
         c, h, w = self.shape[x]
         kernel = int(rng.choice(KERNELS, p=[0.3, 0.35, 0.2, 0.15]))
@@ -150,15 +163,18 @@ class _Graph:
         while kernel > 1 and (h + pads[0] + pads[2] < kernel or w + pads[1] + pads[3] < kernel):
             kernel -= 2
             pads = tuple(min(p, kernel // 2) for p in pads)
+        dilation = 2 if kernel in (3, 5) and rng.random() < 0.2 \
+            and min(h + pads[0] + pads[2], w + pads[1] + pads[3]) >= 2 * kernel - 1 else 1
         style = rng.random()
         divisors = [g for g in range(2, c) if c % g == 0]
         if style < 0.2 and c > 1:
-            return self.conv(x, c, kernel, stride, pads, group=c)
+            return self.conv(x, c, kernel, stride, pads, group=c, dilation=dilation)
         if style < 0.4 and divisors:
             group = int(rng.choice(divisors))
             per = max(1, self._channels() // group)
-            return self.conv(x, group * per, kernel, stride, pads, group=group)
-        return self.conv(x, self._channels(), kernel, stride, pads)
+            return self.conv(x, group * per, kernel, stride, pads, group=group,
+                             dilation=dilation)
+        return self.conv(x, self._channels(), kernel, stride, pads, dilation=dilation)
 
     def _channels(self) -> int:
         return int(self.rng.integers(2, 17))
@@ -209,6 +225,48 @@ class _Graph:
         self.inits[name] = self.rng.uniform(low, high, (c, 1, 1)).astype(np.float32)
         return self._node(op, [x, name], self.shape[x], f"{op.lower()}({x},const)")
 
+    def clip(self, x: str) -> str:
+        """ReLU6 (Clip(0, 6): MobileNet's) or a Clip of random bounds around 0."""
+        low, high = (0.0, 6.0) if self.rng.random() < 0.5 else \
+            (float(self.rng.uniform(-1, 0)), float(self.rng.uniform(0.25, 2)))
+        bounds = []
+        for value in (low, high):
+            bounds.append(self._fresh("k"))
+            self.inits[bounds[-1]] = np.array(value, np.float32)
+        return self._node("Clip", [x, *bounds], self.shape[x],
+                          f"clip({x},{low:.2f},{high:.2f})")
+
+    def crop(self, x: str) -> str:
+        """A Slice of the map's rows and columns (constant starts and ends, some negative or
+        past the end, as exporters write ``x[:, :, a:b, c:]``), at least 3 pixels left a side."""
+        c, h, w = self.shape[x]
+        names, spans = {}, []
+        for size in (h, w):
+            start = int(self.rng.integers(0, size - 2))
+            stop = int(self.rng.integers(start + 3, size + 1))
+            end = stop - size if stop < size and self.rng.random() < 0.5 else stop
+            spans.append((start, stop, int(np.iinfo(np.int64).max) if stop == size
+                          and self.rng.random() < 0.5 else end))
+        for key, value in (("starts", [s[0] for s in spans]), ("ends", [s[2] for s in spans]),
+                           ("axes", [2, 3])):
+            names[key] = self._fresh("k")
+            self.inits[names[key]] = np.array(value, np.int64)
+        (top, bottom, _), (left, right, _) = spans
+        shape = (c, bottom - top, right - left)
+        return self._node("Slice", [x, names["starts"], names["ends"], names["axes"]], shape,
+                          f"slice({x},{top}:{bottom},{left}:{right})->{c}x{shape[1]}x{shape[2]}")
+
+    def gate(self, x: str) -> str:
+        """A squeeze-and-excitation gate: the global pool, a 1×1 conv down and one back up,
+        a Sigmoid (a Relu where there are no tables), and the map times the gate: a Mul of
+        two activations broadcast over the map."""
+        c = self.shape[x][0]
+        squeezed = self.relu(self.conv(self.global_pool(x), max(1, c // 4)))
+        up = self.conv(squeezed, c)
+        gated = self._node("Sigmoid", [up], self.shape[up], f"sigmoid({up})") if self.tables \
+            else self.relu(up)
+        return self._node("Mul", [x, gated], self.shape[x], f"mul({x},{gated})")
+
     def concat(self, parts: list[str]) -> str:
         c = sum(self.shape[p][0] for p in parts)
         _, h, w = self.shape[parts[0]]
@@ -232,12 +290,19 @@ class _Graph:
         if self.shape[x][0] > MAX_CHANNELS:  # concatenations grow: a 1x1 conv narrows again
             return self.conv(x, self._channels())
         kind = rng.choice(["conv", "pool", "residual", "branches", "nested", "dead", "chain",
-                           "shuffle"], p=[0.18, 0.1, 0.14, 0.14, 0.14, 0.07, 0.15, 0.08])
+                           "shuffle", "crop", "gate"],
+                          p=[0.12, 0.1, 0.12, 0.12, 0.12, 0.07, 0.12, 0.06, 0.1, 0.07])
+        # Not a crop of the image: the quantizer leaves that Slice float, and a float Slice
+        # then a table activation is refused (a float op of the float input, docs/onnx.md).
+        if kind == "crop" and min(self.shape[x][1:]) >= 6 and x != "x":
+            return self.crop(x)
+        if kind == "gate" and x != "x":
+            return self.gate(x)
         # Not a pool of the image itself: onnxruntime's quantizer leaves that pool float when it
         # is the image's only reader (the import refuses a float pool).
         if kind == "pool" and min(self.shape[x][1:]) >= 2 and x != "x":
-            return self.pool(x, str(rng.choice(["MaxPool", "AveragePool"], p=[0.6, 0.4])))
-        if kind in ("conv", "pool"):  # what is not pooled is convolved
+            return self.pool(x, str(rng.choice(["MaxPool", "AveragePool"])))
+        if kind in ("conv", "pool", "crop", "gate"):  # what is not pooled is convolved
             y = self.random_conv(x)
             return self.relu(y) if rng.random() < 0.5 else y
         if kind == "residual":
@@ -340,12 +405,15 @@ class _Graph:
     def _chain(self, x: str) -> str:
         """Two to four elementwise ops in a row (folds on the vector unit); an activation of
         one input (Sigmoid, Tanh, HardSwish, LeakyRelu, SiLU as x·σ(x)) is a float island the
-        import makes a table (VECTOR lut)."""
+        import makes a table (VECTOR lut); a Clip (ReLU6, or other bounds) one too, or a
+        float host step in a dynamically quantized network."""
         for _ in range(int(self.rng.integers(2, 5))):
-            op = self.rng.choice(["relu", "add", "mul", "addc", "activation"],
-                                 p=[0.3, 0.35, 0.1, 0.1, 0.15])
-            if op == "activation":
+            op = self.rng.choice(["relu", "add", "mul", "addc", "activation", "clip"],
+                                 p=[0.25, 0.3, 0.1, 0.1, 0.15, 0.1])
+            if op == "activation" and self.tables:
                 x = self.activation(x)
+            elif op in ("clip", "activation"):
+                x = self.clip(x)
             elif op == "relu":
                 x = self.relu(x)
             elif op == "add":
@@ -355,14 +423,22 @@ class _Graph:
         return x
 
     def head(self, x: str) -> str:
-        """The output: a global pool, flattened, and a Gemm; a global pool; or ``x`` itself. (In
-        the QOperator form with symmetric activations onnxruntime's quantizer leaves a Relu
-        before the head float, and the global pool after it: a float host step.)"""
+        """The output: a global pool (or a ReduceMean over H and W, torchvision's
+        ``x.mean([2, 3])``, keeping its dims or not), flattened, and a Gemm; the pool alone; or
+        ``x`` itself. (In the QOperator form with symmetric activations onnxruntime's quantizer
+        leaves a Relu before the head float, and the global pool after it: a float host
+        step; a ReduceMean is float in every form.)"""
         kind = self.rng.choice(["gemm", "pool", "map"], p=[0.45, 0.2, 0.35])
         if kind == "map":
             return x
         c = self.shape[x][0]
-        flat = self.flatten(self.global_pool(x))
+        if self.rng.random() < 0.35:
+            keep = int(self.rng.integers(0, 2))
+            flat = self._node("ReduceMean", [x], (c, 1, 1) if keep else (c,),
+                              f"mean({x},keepdims={keep})", axes=[2, 3], keepdims=keep)
+            flat = self.flatten(flat) if keep else flat
+        else:
+            flat = self.flatten(self.global_pool(x))
         return flat if kind == "pool" else self.gemm(flat, c, int(self.rng.integers(2, 13)))
 
 
@@ -393,16 +469,23 @@ def _features(graph: _Graph, output: str) -> set[str]:
             found |= {"grouped"} if 1 < group < channels else set()
             found |= {"stride-3"} if 3 in strides else set()
             found |= {"kernel-7"} if 7 in kernel else set()
+            dilations = next((a.ints for a in node.attribute if a.name == "dilations"), [1])
+            found |= {"dilated"} if max(dilations) > 1 else set()
             if not readers[node.output[0]] and node.output[0] != output:
                 found.add("dead-conv")
         found |= {"concat-of-concats"} if node.op_type == "Concat" and "Concat" in sources \
             else set()
         found |= {"concat-into-add"} if node.op_type == "Add" and "Concat" in sources else set()
         found |= {"channel-shuffle"} if node.op_type == "Transpose" else set()
+        found |= {"spatial-slice"} if node.op_type == "Slice" and len(node.input) > 3 \
+            and set(graph.inits[node.input[3]].tolist()) & {2, 3} else set()
+        found |= {"gate-mul"} if node.op_type == "Mul" and not set(node.input) & set(
+            graph.inits) and graph.shape[node.input[0]] != graph.shape[node.input[1]] else set()
         found |= {"activation"} if node.op_type in ("Sigmoid", "Tanh", "HardSwish",
                                                    "LeakyRelu") else set()
         found |= {{"MaxPool": "max-pool", "AveragePool": "average-pool", "Gemm": "gemm",
-                   "GlobalAveragePool": "global-average-pool"}.get(node.op_type, "")}
+                   "GlobalAveragePool": "global-average-pool", "Clip": "clip",
+                   "ReduceMean": "reduce-mean"}.get(node.op_type, "")}
     found.discard("")
     if len(graph.shape[output]) == 3 and graph.shape[output][1:] != (1, 1):
         found.add("map-output")
@@ -412,9 +495,11 @@ def _features(graph: _Graph, output: str) -> set[str]:
 def _quantize(model, form: str, activations: str, per_channel: bool, seed: int) -> bytes:
     """``model`` quantized as glc/onnx/zoo.py's ``quantize`` does (7-bit weights, seeded
     calibration), but with int8 activations symmetric, which that helper does not offer; no
-    pre-processing, as these graphs have no BatchNormalization to fold."""
+    pre-processing, as these graphs have no BatchNormalization to fold. The ``dynamic`` form
+    is ``quantize_dynamic``'s (7-bit weights too): ConvInteger products of run-time quantized
+    float activations, everything between them float."""
     import onnx
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
 
     from glc.onnx.zoo import _Calibration
 
@@ -422,6 +507,10 @@ def _quantize(model, form: str, activations: str, per_channel: bool, seed: int) 
     with tempfile.TemporaryDirectory() as tmp:
         source, out = Path(tmp) / "float.onnx", Path(tmp) / "model.onnx"
         onnx.save(model, source)
+        if form == "dynamic":
+            quantize_dynamic(str(source), str(out), weight_type=QuantType.QInt8,
+                             per_channel=per_channel, reduce_range=True)
+            return out.read_bytes()
         quantize_static(
             str(source), str(out), _Calibration("x", shape, 4, seed),
             quant_format=QuantFormat.QDQ if form == "QDQ" else QuantFormat.QOperator,
@@ -441,9 +530,10 @@ def make(seed: int) -> Network:
     rng = np.random.default_rng(seed)
     channels = int(rng.choice([3, int(rng.integers(3, 33))]))
     height, width = (int(v) for v in rng.integers(5, 25, 2))
-    graph = _Graph(rng, (channels, height, width))
-    form = str(rng.choice(["QDQ", "QOperator"]))
-    activations = str(rng.choice(["uint8", "int8"]))
+    form = str(rng.choice(["QDQ", "QOperator", "dynamic"], p=[0.4, 0.4, 0.2]))
+    graph = _Graph(rng, (channels, height, width), tables=form != "dynamic")
+    # A dynamic network's activations are float, quantized to uint8 before each product.
+    activations = "float" if form == "dynamic" else str(rng.choice(["uint8", "int8"]))
     per_channel = bool(rng.integers(0, 2))
     x = "x"
     for _ in range(int(rng.integers(2, 6))):
@@ -466,7 +556,7 @@ def make(seed: int) -> Network:
     granularity = "per-channel" if per_channel else "per-tensor"
     description = (f"{form} {activations} {granularity} x=1x{channels}x{height}x{width}: "
                    + "; ".join(graph.lines) + f" => {output}")
-    features = _features(graph, output) | {form, activations, granularity}
+    features = _features(graph, output) | {form, granularity} | ({activations} - {"float"})
     return Network(seed, description, frozenset(features), quantized)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from glc.ir.types import fmt_dims
 from glc.onnx import binary, kernels, layers
-from glc.onnx.fusions import fused_node
+from glc.onnx.fusions import fused_node, pool_left_float
 from glc.onnx.program import Constant, Float, broadcast, literal, shape
 
 
@@ -173,14 +173,16 @@ def _layer_norm(t, node, attrs) -> None:
 
 def _global_average_pool(t, node, attrs) -> None:
     """The integer pool (glc/onnx/layers.py) where a QuantizeLinear alone reads the pool of a
-    quantized activation; else onnxruntime's float kernel on the host (a QOperator model with
-    symmetric int8 activations keeps the Relu before its head float, and the pool after it),
+    quantized activation and onnxruntime fuses them; else onnxruntime's float kernel on the
+    host (a QOperator model with symmetric int8 activations keeps the Relu before its head
+    float, and the pool after it; a QDQ pool between an int8 pair and a uint8 one stays float,
+    glc/onnx/fusions.py),
     with the summation order of the kernel its optimizer chose (glc/onnx/kernels.py): 1 lane
     for its NCHWc pool, MLAS's 4 for the NCHW one. The float sum is the kernel's, not the
     int32 sum of the codes: a pool on the accelerator would round otherwise."""
     reader = t.graph.only_consumer(node.output[0])
     if not isinstance(t.value(node, 0), Float) and reader is not None and \
-            reader.op_type == "QuantizeLinear":
+            reader.op_type == "QuantizeLinear" and not pool_left_float(t, node):
         layers.TABLE["GlobalAveragePool"](t, node, attrs)
         return
     x = t.as_float(node, 0)

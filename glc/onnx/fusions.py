@@ -3,9 +3,10 @@ Mul/Add → QuantizeLinear into QLinearMul/QLinearAdd depends on its transformer
 whole graph — with int8 activations an SE block's gate stays a float Mul while a product of two
 convs is fused (tests/onnx/test_import_products.py), and a residual Add that reads the model's
 input quantization stays float in a BERT layer quantized symmetric (tests/onnx/test_attention.py),
-a Gemm whose bias the quantizer wrote as an activation stays a float Gemm (glc/onnx/attention.py)
-— so the import asks its optimized graph (the reference run's: CPU provider, default
-optimizations) rather than guess."""
+a Gemm whose bias the quantizer wrote as an activation stays a float Gemm (glc/onnx/attention.py),
+an AveragePool or GlobalAveragePool whose input pair was turned into uint8 and its output pair
+not stays float (glc/onnx/pools.py, floats.py) — so the import asks its optimized graph (the
+reference run's: CPU provider, default optimizations) rather than guess."""
 
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ def float_outputs(t, node) -> frozenset[str]:
     cannot say."""
     return frozenset(out for out, (op, _) in _ops(t, node).items()
                      if op in ("Mul", "Add", "MatMul", "Gemm"))
+
+
+def pool_left_float(t, node) -> bool:
+    """Whether onnxruntime's optimized graph pools ``node`` (a QDQ AveragePool or
+    GlobalAveragePool) in float, not as QLinearAveragePool / QLinearGlobalAveragePool: a float
+    pool writes its output, or it runs as an NCHWc kernel (float only; its output then written
+    by a ReorderOutput)."""
+    out = node.output[0]
+    return _ops(t, node).get(out, ("",))[0] in ("AveragePool", "GlobalAveragePool") or \
+        out in kernels.nchwc_nodes(t.graph.path)
 
 
 def fused_node(t, node) -> tuple[str, tuple[str, ...]] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from glc.onnx import kernels
+from glc.onnx import fusions, kernels
 from glc.onnx.layers import bind_absorbed, qglobal_pool
 from glc.onnx.program import Dequantized, Float, Quantized, broadcast, literal
 
@@ -126,7 +126,12 @@ def _float_average_pool(t, node, attrs) -> None:
 
 
 def _average_pool(t, node, attrs) -> None:
-    if not isinstance(t.value(node, 0), Dequantized):
+    """A QDQ AveragePool is onnxruntime's QLinearAveragePool where its optimizer fuses it; one
+    it leaves float (DequantizeLinear → AveragePool → QuantizeLinear: with int8 activations, a
+    Q/DQ pair of its neighbours' not turned into uint8, netgen's seed 7103) is its float kernel
+    on the dequantized values, which rounds otherwise (glc/onnx/fusions.py)."""
+    if not isinstance(t.value(node, 0), Dequantized) or \
+            fusions.pool_left_float(t, node):
         _float_average_pool(t, node, attrs)
         return
     out = t.requantized_output(node)

@@ -7,6 +7,7 @@ activations, on the ISA simulator."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from glc.inputs import load
 from glc.interp import interpret
 from glc.onnx.importer import import_model
 
+DATA = Path(__file__).parent / "data"
 FORMS = [dict(), dict(activations="uint8"), dict(form="QOperator"),
          dict(activations="uint8", form="QOperator")]
 FORM_IDS = ["int8", "uint8", "qoperator", "qoperator-uint8"]
@@ -187,3 +189,62 @@ def test_a_float_average_pool_is_onnxruntimes(tmp_path, pool, include_pad, chann
     assert result.host_ops == ["y (AveragePool)"]
     assert out.shape == expected.shape
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("name", ["qdq-int8-unfused-average-pool",
+                                  "qdq-int8-unfused-average-pool-nchwc"])
+def test_an_average_pool_onnxruntime_leaves_float_is_its_float_kernel(tmp_path, name):
+    """A QDQ AveragePool with symmetric int8 activations whose output is read by a conv and by
+    an Add (tests/onnx/data: conv 1×1 → AveragePool → conv 1×1 + the pool; scripts/netgen.py's
+    seed 7103 cut down): onnxruntime's optimizer turns the pool's input pair into uint8 but not
+    its output pair, so it does not fuse QLinearAveragePool and runs the float AveragePool on
+    the dequantized values — with 16 channels as its NCHWc kernel. The import read every QDQ
+    AveragePool as QLinearAveragePool (2 of 18 outputs a quantum off for 2 channels 4×4 and a
+    2×2 pool; 177 of 2 304 for 16 channels 12×12 and a 3×3 pool padded by 1); it now asks
+    onnxruntime's optimized graph, bit for bit, on the ISA simulator too."""
+    import onnx
+    import onnxruntime as ort
+
+    from glc.onnx.kernels import session_options
+
+    path = DATA / f"{name}.onnx"
+    options = session_options(tmp_path / "optimized.onnx")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    kept = [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+    assert "AveragePool" in kept and "QLinearAveragePool" not in kept  # still float
+    result = import_model(path, tmp_path / "program")
+    bundle = load(result.folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    np.testing.assert_array_equal(out, bundle.expected)
+    assert result.host_ops == ["p (AveragePool)"]  # the float kernel's order, on the host
+    exact_on_the_isa(bundle)
+
+
+def test_a_global_pool_onnxruntime_leaves_float_is_its_float_kernel(tmp_path):
+    """The same shape of graph with a GlobalAveragePool (conv 1×1 → pool → conv 1×1 + the
+    pool, QDQ symmetric int8): onnxruntime runs the pool in float, and the import follows it
+    (``global-average-pool``, its summation order) rather than the integer pool. The integer
+    reading gave the same codes on every map tried (up to 128 channels of 28×28), but it is
+    another function — a float sum of rounded values is not the exact sum rescaled — so only
+    the float kernel is onnxruntime's by construction."""
+    import onnx
+    import onnxruntime as ort
+
+    from glc.onnx.kernels import session_options
+
+    rng = np.random.default_rng(0)
+    init = {"w1": weights(rng, 16, 3, 1, 1), "b1": rng.normal(0, .1, 16).astype(np.float32),
+            "w2": weights(rng, 16, 16, 1, 1), "b2": rng.normal(0, .1, 16).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("GlobalAveragePool", ["c"], ["p"]),
+             helper.make_node("Conv", ["p", "w2", "b2"], ["d"], kernel_shape=[1, 1]),
+             helper.make_node("Add", ["d", "p"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 12, 12])], ("y", [1, 16, 1, 1]), init)
+    path = quantize(model, tmp_path / "m.onnx", activations="int8", symmetric=True)
+    options = session_options(tmp_path / "optimized.onnx")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    kept = [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+    assert "GlobalAveragePool" in kept  # float in onnxruntime
+    result = import_model(path, tmp_path / "program")
+    assert result.host_ops == ["p (GlobalAveragePool)"]
+    exact_on_the_isa(load(result.folder))
