@@ -41,6 +41,57 @@ POPS = ("pop_prev", "pop_next", "pop_vec")
 PUSHES = ("push_prev", "push_next", "push_vec")
 
 
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What the timing rules read of one instruction, decoded once per run: the model visits an
+    instruction at every event until it issues (most of a compile's time was field lookups).
+    ``cost``: a VECTOR's cycles from issue to completion; a LOAD's or STORE's set-up and beats
+    (its DRAM port time); a SYNC's one cycle. ``moved``: a transfer's beats, ``rows`` its local
+    rows (a transposing LOAD's completion depends on both); a MATMUL's rows."""
+
+    unit: str | None  # the queue it goes to; None for HALT
+    name: str
+    pops: tuple[str, ...]  # the counters it pops and pushes (TOKENS)
+    pushes: tuple[str, ...]
+    port: bool  # LOAD and STORE hold the DRAM port
+    reads_acc: bool  # a VECTOR reading ACC, a LOAD writing it (the shared ports)
+    transpose: bool
+    cost: int
+    moved: int
+    rows: int
+
+
+def _decode(instruction: Instruction, config: HwConfig) -> _Step:
+    unit, name = instruction.unit, instruction.op.name
+    pops = tuple(TOKENS[unit, f] for f in POPS if instruction.get(f) and (unit, f) in TOKENS)
+    pushes = tuple(TOKENS[unit, f] for f in PUSHES if instruction.get(f) and (unit, f) in TOKENS)
+    cost, moved, rows = 1, 0, 0  # SYNC takes a cycle
+    reads_acc = transpose = False
+    if name == "vector":
+        passes = config.vector_passes  # cycles a source row takes, N / L
+        cost = 1 + instruction["count"] * instruction["group"] * passes
+        op = VECTOR_OPS[instruction["op"]]
+        if op == "lin":  # its reads' waits, then its pipeline's last write
+            cost += vector_linear.waits(instruction["count"], instruction["group"], passes)
+            cost += vector_linear.LATENCY
+        elif op == "lut":  # the tables' registered read
+            cost += vector_table.LATENCY
+        reads_acc = _reads_acc(instruction)
+    elif name in ("load", "store"):
+        moved = beats(instruction, config.dram_port_bytes)
+        # A `linear` STORE first reads its multipliers' row, a `bias` STORE its biases' row:
+        # one more set-up cycle each.
+        cost = SETUP[name] + int(bool(instruction.get("linear"))) + \
+            int(bool(instruction.get("bias"))) + moved
+        transpose = bool(instruction.get("transpose"))
+        rows = local_rows(instruction) if transpose else 0
+        reads_acc = name == "load" and bool(instruction["acc"])
+    elif name == "matmul":
+        rows = instruction["rows"]
+    return _Step(unit, name, pops, pushes, name in ("load", "store"), reads_acc, transpose,
+                 cost, moved, rows)
+
+
 @dataclass
 class Timeline:
     """The schedule of a program: per instruction index its dispatch, issue and completion cycle.
@@ -116,6 +167,7 @@ class _Model:
 
     def __init__(self, program: list[Instruction], config: HwConfig, fault: MachineError | None):
         self.program = program
+        self.steps = [_decode(i, config) for i in program]
         self.config = config
         self.fault = fault
         self.n = config.array_size
@@ -189,7 +241,7 @@ class _Model:
             self.tokens[counter] += 1
 
     def _target(self, pc: int) -> str | None:
-        return self.program[pc].unit if pc < len(self.program) else None
+        return self.steps[pc].unit if pc < len(self.steps) else None
 
     def _dispatch(self, cycle: int) -> None:
         if self.halted:
@@ -240,7 +292,7 @@ class _Model:
     def _structural(self, unit: str, pc: int) -> int:
         """The first cycle the unit's resources allow instruction `pc` to issue (tokens aside)."""
         ready = self.out.dispatch[pc] + 1
-        name = self.program[pc].op.name
+        name = self.steps[pc].name
         if unit != "exec":
             return max(ready, self.busy_until[unit])
         ready = max(ready, self.exec_next)
@@ -252,14 +304,11 @@ class _Model:
             return max(ready, self.stream_free)
         return ready
 
-    def _tokens_ok(self, unit: str, instruction: Instruction) -> bool:
-        return all(self.tokens[TOKENS[unit, f]] for f in POPS
-                   if instruction.get(f) and (unit, f) in TOKENS)
+    def _tokens_ok(self, step: _Step) -> bool:
+        tokens = self.tokens
+        return all(tokens[c] for c in step.pops)
 
-    def _uses_port(self, instruction: Instruction) -> bool:
-        return instruction.op.name in ("load", "store")
-
-    def _acc_turn(self, instruction: Instruction) -> int:
+    def _acc_turn(self, step: _Step) -> int:
         """The first cycle the accumulator's shared ports let ``instruction`` issue: a VECTOR
         after the LOADs to ACC in progress and, if it reads ACC, the STOREs; a LOAD to ACC after
         the VECTOR in progress; a STORE after it if it reads ACC (in a cycle where both could
@@ -267,13 +316,13 @@ class _Model:
         the ports are not shared or the instruction uses neither."""
         if not self.config.vector_shares_ports:
             return 0
-        name = instruction.op.name
+        name = step.name
         if name == "vector":
-            return max(self.acc_load_done, self.store_done) if _reads_acc(instruction) \
+            return max(self.acc_load_done, self.store_done) if step.reads_acc \
                 else self.acc_load_done
         if name == "store":
             return self.vector_read_done
-        if name == "load" and instruction["acc"]:
+        if name == "load" and step.reads_acc:
             return self.vector_done
         return 0
 
@@ -281,60 +330,45 @@ class _Model:
         if not self.queues[unit]:
             return False
         pc = self.queues[unit][0]
-        instruction = self.program[pc]
-        if self._structural(unit, pc) > cycle or not self._tokens_ok(unit, instruction):
+        step = self.steps[pc]
+        if self._structural(unit, pc) > cycle or not self._tokens_ok(step):
             return False
-        if self._uses_port(instruction) and self.port_free > cycle:
+        if step.port and self.port_free > cycle:
             return False
-        if self._acc_turn(instruction) > cycle:
+        if self._acc_turn(step) > cycle:
             return False
         self.queues[unit].popleft()
-        for flag in POPS:
-            if instruction.get(flag):
-                self.tokens[TOKENS[unit, flag]] -= 1
-        end = self._occupy(unit, instruction, cycle)
-        for flag in PUSHES:
-            if instruction.get(flag):
-                heapq.heappush(self.pushes, (end, pc, TOKENS[unit, flag]))
+        for counter in step.pops:
+            self.tokens[counter] -= 1
+        end = self._occupy(unit, step, cycle)
+        for counter in step.pushes:
+            heapq.heappush(self.pushes, (end, pc, counter))
         self.out.issue[pc], self.out.complete[pc] = cycle, end
         self.out.units[pc] = unit
         self.last_complete = max(self.last_complete, end)
         return True
 
-    def _occupy(self, unit: str, instruction: Instruction, t: int) -> int:
+    def _occupy(self, unit: str, step: _Step, t: int) -> int:
         """Apply the timing rules of an instruction issuing at `t`; return its completion E."""
-        name, counters, n = instruction.op.name, self.out.counters, self.n
+        name, counters, n = step.name, self.out.counters, self.n
         if unit == "vector":
-            passes = self.config.vector_passes  # cycles a source row takes, N / L
-            rows = instruction["count"] * instruction["group"] if name == "vector" else 0
-            end = t + 1 + rows * passes
-            op = VECTOR_OPS[instruction["op"]] if name == "vector" else None
-            if op == "lin":
-                # its reads' waits, then its pipeline's last write
-                end += vector_linear.waits(instruction["count"], instruction["group"], passes)
-                end += vector_linear.LATENCY
-            elif op == "lut":  # the tables' registered read
-                end += vector_table.LATENCY
+            end = t + step.cost
             self.busy_until[unit] = end
             if name == "vector":
                 self.vector_done = end
-                if _reads_acc(instruction):
+                if step.reads_acc:
                     self.vector_read_done = end
             counters.busy_vector += end - t
             return end
         if unit != "exec":
-            moved = beats(instruction, self.config.dram_port_bytes) if name != "sync" else 0
-            # A `linear` STORE first reads its multipliers' row, a `bias` STORE its biases'
-            # row: one more set-up cycle each. SYNC takes a cycle.
-            end = t + (SETUP[name] if name != "sync" else 1) + \
-                int(bool(instruction.get("linear"))) + int(bool(instruction.get("bias"))) + moved
-            if self._uses_port(instruction):
+            end = t + step.cost
+            if step.port:
                 self.port_free = end
-            if instruction.get("transpose"):
-                end = _transpose_end(local_rows(instruction), moved, t, n)
+            if step.transpose:
+                end = _transpose_end(step.rows, step.moved, t, n)
             if name == "store":
                 self.store_done = end
-            elif name == "load" and instruction["acc"]:
+            elif name == "load" and step.reads_acc:
                 self.acc_load_done = end
             self.busy_until[unit] = end
             if unit == "load":
@@ -347,7 +381,7 @@ class _Model:
             self.preload_done = t + n
             return t + n
         if name == "matmul":
-            rows = instruction["rows"]
+            rows = step.rows
             self.stream_free = t + rows
             counters.busy_exec += rows
             return t + rows + 2 * n - 1
@@ -372,7 +406,7 @@ class _Model:
             return False
         pc = self.queues[unit][0]
         return (self._structural(unit, pc) <= cycle
-                and not self._tokens_ok(unit, self.program[pc]))
+                and not self._tokens_ok(self.steps[pc]))
 
     def _deadlocked(self, cycle: int, issued: dict[str, bool]) -> bool:
         """The rule of docs/isa.md: nothing in flight, every queue empty or blocked on a token,
@@ -397,8 +431,7 @@ class _Model:
     def _deadlock(self, cycle: int) -> None:
         unit = next(u for u in UNITS if self._blocked(u, cycle))
         pc = self.queues[unit][0]
-        missing = [TOKENS[unit, f] for f in POPS
-                   if self.program[pc].get(f) and not self.tokens[TOKENS[unit, f]]]
+        missing = [c for c in self.steps[pc].pops if not self.tokens[c]]
         self._stop(MachineError(ErrorCode.DEADLOCK, pc,
                                 f"the {unit} unit waits for a {missing[0]} token that never comes"),
                    cycle)
@@ -413,9 +446,9 @@ class _Model:
             if self._structural(unit, pc) > cycle:
                 continue
             span = following - cycle
-            if not self._tokens_ok(unit, self.program[pc]):
+            if not self._tokens_ok(self.steps[pc]):
                 cause = "token"
-            elif self._uses_port(self.program[pc]) and self.port_free > cycle:
+            elif self.steps[pc].port and self.port_free > cycle:
                 cause = "dram"
             else:
                 continue

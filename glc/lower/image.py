@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import disassemble
-from glc.isa.cycles import predicted_cycles
+from glc.isa.cycles import PUSHES, TOKENS, predicted_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.fields import WORD_BYTES
 from glc.lower.program import HostStep, KernelStep, Program
@@ -25,15 +25,11 @@ BARRIER = (Instruction.make("sync", unit=2, push_prev=1),
            Instruction.make("sync", unit=1, pop_next=1, push_prev=1),
            Instruction.make("sync", unit=0, pop_next=1))
 HALT = Instruction.make("halt")
-# (pushing unit, flag) and (popping unit, flag) of each token counter (docs/isa.md).
-_COUNTERS = {"ld2ex": (("load", "push_next"), ("exec", "pop_prev")),
-             "ex2ld": (("exec", "push_prev"), ("load", "pop_next")),
-             "ex2st": (("exec", "push_next"), ("store", "pop_prev")),
-             "st2ex": (("store", "push_prev"), ("exec", "pop_next")),
-             "ld2vu": (("load", "push_vec"), ("vector", "pop_prev")),
-             "vu2ld": (("vector", "push_prev"), ("load", "pop_vec")),
-             "vu2st": (("vector", "push_next"), ("store", "pop_vec")),
-             "st2vu": (("store", "push_vec"), ("vector", "pop_next"))}
+# Per unit, the flags that push (+1) or pop (-1) a token and the counter each moves
+# (docs/isa.md, "Dependency tokens").
+_FLAGS = {unit: [(flag, counter, 1 if flag in PUSHES else -1)
+                 for (u, flag), counter in TOKENS.items() if u == unit]
+          for unit in {u for u, _ in TOKENS}}
 
 
 @dataclass
@@ -81,12 +77,11 @@ class Image:
 
 def balanced(instructions: list[Instruction]) -> bool:
     """Whether every token pushed is popped (each counter ends where it started)."""
-    for (pusher, push), (popper, pop) in _COUNTERS.values():
-        pushes = sum(i.get(push) for i in instructions if i.unit == pusher)
-        pops = sum(i.get(pop) for i in instructions if i.unit == popper)
-        if pushes != pops:
-            return False
-    return True
+    net = dict.fromkeys(TOKENS.values(), 0)
+    for instruction in instructions:
+        for flag, counter, sign in _FLAGS.get(instruction.unit, ()):
+            net[counter] += sign * instruction.get(flag)
+    return not any(net.values())
 
 
 def schedule(program: Program) -> list[Image | HostStep]:
