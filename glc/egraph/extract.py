@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
 
 from glc.egraph.egraph import EGraph, ENode
 from glc.errors import GlcError
@@ -133,6 +131,11 @@ def exact(eg: EGraph, root: int, cost: CostFunction = node_count,
 
     ``optimal`` is False if the solver stopped at ``time_limit`` (its best answer is returned, or
     the greedy one if it found none)."""
+    # Imported here: SciPy's optimizer takes most of a second to import, half of a compile
+    # whose answer is cached (which never extracts).
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_array
+
     start = time.perf_counter()
     fallback = greedy(eg, root, cost)
     root = eg.find(root)
