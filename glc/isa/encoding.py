@@ -52,14 +52,15 @@ class Instruction:
         op = BY_NAME[name]
         if not values.keys() <= op.index.keys():
             raise ValueError(f"{name} has no field(s) {sorted(values.keys() - op.index.keys())}")
-        result = []
-        for field_name, default, modulus, low, high in op.checks:
-            value = values.get(field_name, default)
+        result, checks, index = list(op.defaults), op.checks, op.index
+        for field_name, value in values.items():
+            position = index[field_name]
+            _, _, modulus, low, high = checks[position]
             if modulus:
                 value %= modulus
             if not low <= value <= high:
                 raise ValueError(f"{name} {field_name}={value} outside {low} … {high}")
-            result.append(value)
+            result[position] = value
         return cls(op, tuple(result))
 
     def __repr__(self) -> str:

@@ -81,6 +81,15 @@ class Opcode:
                      for f in self.fields)
 
     @cached_property
+    def defaults(self) -> tuple[int, ...]:
+        """Every field's default, in order: each checked against its range once here, so an
+        instruction built checks only the fields it is given."""
+        for name, default, _, low, high in self.checks:
+            if not low <= default <= high:
+                raise ValueError(f"{self.name} {name}'s default {default} outside {low} … {high}")
+        return tuple(f.default for f in self.fields)
+
+    @cached_property
     def mask(self) -> int:
         """Every assigned bit, opcode included; the rest must be zero (ILLEGAL_FIELD)."""
         bits = (1 << OPCODE_BITS) - 1
