@@ -208,6 +208,53 @@ class Graph:
             if np.any(pads) else set()
         return self.folded(text, acc, layout, reads, tags, fold)
 
+    def depthwise(self, x: Value, layout: str, kernel, stride, pads, fill, taps: str,
+                  fold: str | None, relu: bool = False) -> Value | None:
+        """A depthwise conv of int8 ``x`` in ``layout`` as glc import writes a QLinearConv over
+        its channels (glc/onnx/layers.py ``depthwise_sum``): the padded NCHW image's windows
+        paired with each channel's taps broadcast over the output pixels, summed — the taps a
+        (1, C, 1, 1, kh, kw) constant ("import"), or OIHW (C, 1, kh, kw) or HWIO (kh, kw, C, 1)
+        filters reshaped to it; an NHWC result transposed back. ``fold`` as ``folded``'s, a
+        relu between the bias and ``requantize-linear`` where ``relu`` (ONNX's fused ReLU)."""
+        reads: list = []
+        got = self.view(x, layout, reads) if x.dtype == np.int8 else None
+        h, w = spatial(x)
+        oh = (h + sum(pads[0]) - kernel[0]) // stride[0] + 1
+        ow = (w + sum(pads[1]) - kernel[1]) // stride[1] + 1
+        c = x.dims[CHANNEL[x.layout]]
+        if got is None or oh < 1 or ow < 1 or c * kernel[0] * kernel[1] * oh * ow > self.macs:
+            return None
+        self.macs -= c * kernel[0] * kernel[1] * oh * ow
+        text, data = got
+        text, padded = self.pad(text, data, (2, 3) if layout == "nchw" else (1, 2), pads, fill)
+        if layout == "nhwc":
+            text, padded = transposed(text, TO["nhwc", "nchw"]), padded.transpose(0, 3, 1, 2)
+        filters = self.int8((c, *kernel))
+        six = (1, c, 1, 1, *kernel)
+        if taps == "import":
+            weights = f"(access-tensor {self.constant(filters.reshape(six))})"
+        else:
+            weights = (f"(access-tensor {self.constant(filters[:, None])})" if taps == "oihw"
+                       else transposed(f"(access-tensor "
+                                       f"{self.constant(filters.transpose(1, 2, 0)[..., None])})",
+                                       (2, 3, 0, 1)))
+            weights = reshaped(weights, six)
+        weights = (f"(access (access-broadcast {weights} (access-shape "
+                   f"{shape((1, c, oh, ow, *kernel))} (shape))) 4)")
+        text = (f"(compute dot-product (access-pair (access-windows (access {text} 2) "
+                f"{shape(kernel)} {shape(stride)}) {weights}))")
+        acc = ref.depthwise2d_nchw(padded, filters, stride)
+        if layout == "nhwc":
+            text, acc = transposed(text, TO["nchw", "nhwc"]), acc.transpose(0, 2, 3, 1)
+        tags = {"depthwise conv", f"depthwise {taps}"} | self.operand_tags(x, "kernel")
+        tags |= {"strided conv"} if max(stride) > 1 else set()
+        tags |= {"padded conv"} | ({"pad-value"} if isinstance(fill, int) else set()) \
+            if np.any(pads) else set()
+        if fold is not None:
+            text, acc, more = self.requantized(text, acc, layout, fold, relu)
+            tags |= more | ({f"depthwise {fold}"} if fold == "requantize-linear" else set())
+        return self.define(text, acc, layout, reads, tags, kernel=True)
+
     def matmul(self, x: Value, n: int, dense: bool, fold: str | None) -> Value | None:
         """``x @ w`` by the matmul idiom, or ``x @ wᵀ`` with w's rows the items (dense), int32."""
         reads: list = []
@@ -245,11 +292,11 @@ class Graph:
             tags |= more
         return self.define(text, acc, layout, reads, tags, kernel=True, **flags)
 
-    def requantized(self, text: str, acc: np.ndarray, layout: str,
-                    kind: str) -> tuple[str, np.ndarray, set[str]]:
+    def requantized(self, text: str, acc: np.ndarray, layout: str, kind: str,
+                    relu: bool = False) -> tuple[str, np.ndarray, set[str]]:
         """int32 → int8: ``(requantize k)`` (after a relu, sometimes) with k from the values'
-        size, or ``requantize-linear`` (a bias first, sometimes) by per-channel or per-tensor
-        multipliers that keep most results inside int8."""
+        size, or ``requantize-linear`` (a bias first, sometimes, then a relu where ``relu``) by
+        per-channel or per-tensor multipliers that keep most results inside int8."""
         if kind == "requantize":
             if self.rng.random() < 0.4:
                 text, acc = f"(compute relu {text})", ref.relu(acc)
@@ -267,6 +314,8 @@ class Graph:
                     f"(access-tensor {self.constant(bias)}) (access-shape {shape(dims)} "
                     "(shape)))))")
             acc = ref.wrap_int32(acc.astype(np.int64) + bias)
+        if relu:
+            text, acc = f"(compute relu {text})", ref.relu(acc)
         per = [1] * acc.ndim
         if self.rng.random() < 0.7:
             per[axis] = dims[axis]
