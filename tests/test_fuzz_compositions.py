@@ -82,17 +82,44 @@ def test_a_host_steps_result_takes_no_dram_a_later_kernel_used(tmp_path, seed):
     then, it must not take space a host step gave back since (lowering.py ``_to_dram``): the
     host step wrote it when it ran, before the kernel that used the space (found in the final
     review: 3 of 60 wrong at seed 700000, first bad 268b64d)."""
+    from glc.lower.execute import execute
+
+    case = randcompose.make(seed)
+    bundle, lowered = _compiled(case, tmp_path)
+    outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
+    assert np.array_equal(outcome.result, case.expected)
+
+
+def _compiled(case, folder):
+    """``case``'s bundle, and its program compiled for n16 as ``glc run`` compiles it."""
     from glc.compiler import compile_program
     from glc.hwconfig import load_config
     from glc.inputs import load
-    from glc.lower.execute import execute
     from glc.rewrites import DEFAULT, select
 
-    case = randcompose.make(seed)
-    (tmp_path / "p.gls").write_text(case.text)
+    (folder / "p.gls").write_text(case.text)
     for name, value in case.inputs.items():
-        np.save(tmp_path / f"{name}.npy", value)
-    bundle = load(tmp_path)
-    lowered = compile_program(bundle, rules=select(DEFAULT, 16), config=load_config("n16")).lowered
-    outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
-    assert np.array_equal(outcome.result, case.expected)
+        np.save(folder / f"{name}.npy", value)
+    bundle = load(folder)
+    return bundle, compile_program(bundle, rules=select(DEFAULT, 16),
+                                   config=load_config("n16")).lowered
+
+
+def test_generated_depthwise_convs_requantize_in_their_kernels_stores(tmp_path):
+    """The generator reaches the depthwise path of glc import's QLinearConv (docs/lowering.md,
+    "ONNX's requantization of a depthwise conv"): in the n16 sample, compositions whose
+    depthwise conv has a per-channel bias and requantize-linear run it as diagonal kernels
+    whose STOREs add the bias and requantize (a table, \"linear\" STOREs), no fold."""
+    reached = []
+    for seed in SAMPLES["n16"]:
+        case = randcompose.make(seed)
+        if "depthwise requantize-linear" not in case.features or len(reached) == 3:
+            continue
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        _, lowered = _compiled(case, folder)
+        reached += [seed] if any(
+            step.kernel.kind == "diagonal" and step.kernel.bias and any(
+                i.op.name == "store" and i["linear"] for i in step.kernel.instructions)
+            for step in lowered.kernels) else []
+    assert len(reached) == 3
