@@ -271,6 +271,43 @@ class Graph:
         return self.folded(text, ref.matmul(a, w.T), "mat", reads, tags, fold,
                            hw=x.hw if x.layout == "mat" else spatial(x))
 
+    def batched(self, x: Value, layout: str, n: int | None, broadcast: bool,
+                fold: str | None) -> Value | None:
+        """A batched product as glc import writes attention's (glc/onnx/attention.py): int8
+        image ``x`` read in ``layout`` as a batch of matrices (its dims 1 and 2 the batch and
+        the rows, its last the K), times a batch of ``n``-column matrices (a fresh input; one
+        matrix broadcast over the batch where ``broadcast``) or, where ``n`` is None, times its
+        own transpose (Q·Kᵀ of one value: x read twice); both operands broadcast to (1, β, M, N,
+        K) and paired. The int32 result is an image of the same layout, N its last dim."""
+        reads: list = []
+        got = self.view(x, layout, reads) if x.dtype == np.int8 else None
+        if got is None:
+            return None
+        text, a = got
+        _, beta, m, k = a.shape
+        cols = m if n is None else n
+        if beta * m * cols * k > self.macs:
+            return None
+        self.macs -= beta * m * cols * k
+        if n is None:
+            bt, b = self.view(x, layout, reads)
+        else:
+            b = self.int8((1, 1 if broadcast else beta, k, n))
+            bt = transposed(f"(access-tensor {self.constant(b)})", (0, 1, 3, 2))
+        target = f"(access-shape {shape((1, beta, m, cols, k))} (shape))"
+        pair = (f"(access (access-broadcast (access-insert-axis {text} 3) {target}) 4)",
+                f"(access (access-broadcast (access-insert-axis {bt} 2) {target}) 4)")
+        acc = ref.wrap_int32(np.einsum("bmk,bnk->bmn", a[0].astype(np.int64),
+                                       np.broadcast_to(b[0], (beta, cols, k)).astype(np.int64)
+                                       if n is None else np.broadcast_to(
+                                           b[0].transpose(0, 2, 1), (beta, cols, k))
+                                       .astype(np.int64)))[None]
+        tags = {"batched product", f"batched {layout}"} | self.operand_tags(x, "kernel")
+        tags |= {"batched self-product"} if n is None else \
+            {"batched broadcast"} if broadcast else set()
+        return self.folded(f"(compute dot-product (access-pair {pair[0]} {pair[1]}))", acc,
+                           layout, reads, tags, fold)
+
     def operand_tags(self, x: Value, consumer: str) -> set[str]:
         """What reading ``x`` makes of a kernel or an add."""
         tags = set()

@@ -40,9 +40,10 @@ FEATURES = frozenset({
     "conv nchw", "conv nhwc", "strided conv", "padded conv", "pad-value", "matmul",
     "add-linear", "requantize-linear", "requantize", "global pool", "table-lookup",
     "channel slice", "channel shuffle", "depthwise conv", "depthwise import", "depthwise oihw",
-    "depthwise hwio", "depthwise requantize-linear", INVERTED, RESIDUAL, WIDE})
-# A block is drawn depthwise this often (from the composer's second stream, ``extra``).
-DEPTHWISE = 0.2
+    "depthwise hwio", "depthwise requantize-linear", INVERTED, "batched product",
+    "batched nchw", "batched nhwc", "batched self-product", "batched broadcast", RESIDUAL, WIDE})
+# A block is drawn depthwise, or a batched product, this often (each from a stream of its own).
+DEPTHWISE, BATCHED = 0.2, 0.1
 
 
 @dataclass
@@ -54,13 +55,14 @@ class Composition(Case):
 
 
 class Composer(Graph):
-    """Builds one composition; ``rng`` decides everything but the depthwise blocks, which
-    ``extra``, a second stream, decides: a graph that draws none is the one the generator drew
-    before it made them, so the seeds the tests name keep their graphs."""
+    """Builds one composition; ``rng`` decides everything but the depthwise blocks and the
+    batched products, which streams of their own decide (``extra``, ``batches``): a graph that
+    draws none is the one the generator drew before it made them, so the seeds the tests name
+    keep their graphs."""
 
-    def __init__(self, rng: np.random.Generator, macs: int, extra: np.random.Generator):
+    def __init__(self, rng: np.random.Generator, macs: int, seed: int):
         super().__init__(rng, macs)
-        self.extra = extra
+        self.extra, self.batches = (np.random.default_rng((seed, k)) for k in (1, 2))
 
     @contextmanager
     def drawing(self, rng: np.random.Generator):
@@ -70,6 +72,15 @@ class Composer(Graph):
             yield
         finally:
             self.rng = main
+
+    def batched_block(self, x: Value) -> Value | None:
+        """A batched product over ``x`` read as a batch of matrices (attention's: one kernel
+        per batch element), times fresh matrices or its own transpose, folded or not."""
+        rng = self.rng
+        layout = x.layout if x.layout != "mat" and rng.random() < 0.6 else \
+            str(rng.choice(["nchw", "nhwc"]))
+        n = None if rng.random() < 0.3 else int(rng.integers(1, MAX_CHANNELS + 1))
+        return self.batched(x, layout, n, rng.random() < 0.3, self.maybe_fold())
 
     def depthwise_block(self, x: Value) -> Value | None:
         """A depthwise conv of ``x`` (MobileNet's): random layout, window, stride, pads, padding
@@ -221,11 +232,14 @@ class Composer(Graph):
                 return self.random_pool(x)
             return self.fold(x) if draw < 0.9 else self.skip(x)
         image = x.layout != "mat" or x.hw is not None
-        if image and x.dtype == np.int8 and self.extra.random() < DEPTHWISE:
-            with self.drawing(self.extra):
-                y = self.depthwise_block(x)
-            if y is not None:
-                return y
+        if image and x.dtype == np.int8:
+            for stream, p, make in ((self.extra, DEPTHWISE, self.depthwise_block),
+                                    (self.batches, BATCHED, self.batched_block)):
+                if stream.random() < p:
+                    with self.drawing(stream):
+                        y = make(x)
+                    if y is not None:
+                        return y
         block = str(rng.choice(["conv"] * 3 + ["residual"] * 3 + ["branches"] * 3 +
                                ["pool", "pool", "skip", "skip", "matmul", "global", "relu",
                                 "lookup", "lookup", "shuffle", "shuffle"]
@@ -336,8 +350,7 @@ def make(seed: int, array: int = 16) -> Composition:
     """The composition of ``seed``: one time in five the residual block over a residual sum,
     otherwise a random graph."""
     rng = np.random.default_rng(seed)
-    composer = Composer(rng, MAX_MACS * array ** 3 // 16 ** 3,
-                        np.random.default_rng((seed, 1)))
+    composer = Composer(rng, MAX_MACS * array ** 3 // 16 ** 3, seed)
     with np.errstate(all="ignore"):  # the int32 accumulations wrap by design
         if rng.random() < 0.2:
             return composer.composition(seed, RESIDUAL, composer.residual_over_sum())
