@@ -10,7 +10,9 @@ one before — a residual block (its input read by a conv and by the add), branc
 (two or three convs of one value, each in its own layout), a skip from an earlier value, one
 accumulator read by two folds — so that values are read by two or three consumers, in two
 layouts, with kernel → fold → kernel chains, residual sums feeding convolutions and
-concatenations of kernel results feeding kernels and adds. One kind is fixed: a ResNet basic
+concatenations of kernel results feeding kernels and adds; depthwise convs (alone, with the
+import's bias and requantize-linear, or in MobileNet's inverted residual) and batched products
+(attention's), each from a random stream of its own. One kind is fixed: a ResNet basic
 block whose input is itself a residual sum, the shape of a known miscompile (issue 37).
 
 ``make(seed)`` gives a ``Composition``: a randprog ``Case`` (its expected result computed in
