@@ -6,11 +6,12 @@ and ``glc import`` write it — the im2col convolution in NCHW or NHWC (OIHW or 
 padding with zeros, the minimum or a zero point), the depthwise conv and the batched product
 as glc import writes them (a QLinearConv over its channels, attention's MatMul), the matmul and
 dense idioms, ``(requantize k)`` and ``requantize-linear`` (with a bias), ``add-linear`` and
-int32 sums, max and global pools, concatenations — and computes its value without glc (scripts/reference_numerics.py, from
-docs/language.md). Values are batch-1 images (NCHW or NHWC) or matrices; a consumer reads one in
-the layout it wants (``Graph.view``: a transpose, or a reshape between an NHWC image and its
-pixels × channels matrix). Each define records what it read, in which layout, and tags what it
-is, from which randcompose tells a composition's features.
+int32 sums, max and global pools, concatenations — and computes its value without glc
+(scripts/reference_numerics.py, from docs/language.md). Values are batch-1 images (NCHW or
+NHWC) or matrices; a consumer reads one in the layout it wants (``Graph.view``: a transpose, or
+a reshape between an NHWC image and its pixels × channels matrix). Each define records what it
+read, in which layout, and tags what it is, from which randcompose tells a composition's
+features.
 """
 
 from __future__ import annotations
