@@ -7,7 +7,9 @@ with every tensor a graph output and optimizations then off, so each is the valu
 kernel computed; each int8 or uint8 one is held against glc's interpreter's value of the define
 named after the same ONNX tensor (the import names its defines after the ONNX outputs; a fused
 kernel's output is its QuantizeLinear's, so a define of the name without that suffix is tried
-too). uint8 codes are compared as glc carries them, less 128.
+too; a tensor onnxruntime renamed, turning its pair into uint8, by the name of the
+DequantizeLinear that reads it, ``<tensor>_DequantizeLinear``). uint8 codes are compared as glc
+carries them, less 128.
 
 Where the tensor is a QuantizeLinear of a float Conv onnxruntime kept (its ``float-reference``),
 ``--tie`` gives, at each differing code, the conv's exact value in quanta (float64, from
@@ -87,13 +89,18 @@ def trace(model: Path, folder: Path) -> list[Row]:
     bundle = load(folder)
     graph, values = _ort_values(model, bundle.arrays)
     defines = bundle.program.defines
+    readers: dict[str, list[str]] = {}
+    for node in graph.node:
+        if node.op_type == "DequantizeLinear" and "_DequantizeLinear" in node.name:
+            readers.setdefault(node.input[0], []).append(node.name.split("_DequantizeLinear")[0])
     rows = []
     for node in graph.node:
         for out in node.output:
             value = values.get(out)
             if value is None or value.dtype not in (np.int8, np.uint8):
                 continue
-            names = [re.sub(r"[^A-Za-z0-9_]", "_", n) for n in (out, out.removesuffix(SUFFIX))]
+            names = [re.sub(r"[^A-Za-z0-9_]", "_", n)
+                     for n in (out, out.removesuffix(SUFFIX), *readers.get(out, ()))]
             define = next((n for n in names if n in defines), None)
             ours = interpret(defines[define], bundle.arrays)[0] if define else None
             if ours is None or ours.shape != value.shape or ours.dtype.kind not in "iu":
