@@ -3,13 +3,15 @@ numpy: the pieces scripts/randcompose.py composes into programs.
 
 A ``Graph`` holds a program's inputs and defines; each idiom adds a define in the form programs/
 and ``glc import`` write it — the im2col convolution in NCHW or NHWC (OIHW or HWIO weights;
-padding with zeros, the minimum or a zero point), the matmul and dense idioms, ``(requantize k)``
-and ``requantize-linear`` (with a bias), ``add-linear`` and int32 sums, max and global pools,
-concatenations — and computes its value without glc (scripts/reference_numerics.py, from
-docs/language.md). Values are batch-1 images (NCHW or NHWC) or matrices; a consumer reads one in
-the layout it wants (``Graph.view``: a transpose, or a reshape between an NHWC image and its
-pixels × channels matrix). Each define records what it read, in which layout, and tags what it
-is, from which randcompose tells a composition's features.
+padding with zeros, the minimum or a zero point), the depthwise conv and the batched product
+as glc import writes them (a QLinearConv over its channels, attention's MatMul), the matmul and
+dense idioms, ``(requantize k)`` and ``requantize-linear`` (with a bias), ``add-linear`` and
+int32 sums, max and global pools, concatenations — and computes its value without glc
+(scripts/reference_numerics.py, from docs/language.md). Values are batch-1 images (NCHW or
+NHWC) or matrices; a consumer reads one in the layout it wants (``Graph.view``: a transpose, or
+a reshape between an NHWC image and its pixels × channels matrix). Each define records what it
+read, in which layout, and tags what it is, from which randcompose tells a composition's
+features.
 """
 
 from __future__ import annotations
@@ -208,6 +210,53 @@ class Graph:
             if np.any(pads) else set()
         return self.folded(text, acc, layout, reads, tags, fold)
 
+    def depthwise(self, x: Value, layout: str, kernel, stride, pads, fill, taps: str,
+                  fold: str | None, relu: bool = False) -> Value | None:
+        """A depthwise conv of int8 ``x`` in ``layout`` as glc import writes a QLinearConv over
+        its channels (glc/onnx/layers.py ``depthwise_sum``): the padded NCHW image's windows
+        paired with each channel's taps broadcast over the output pixels, summed — the taps a
+        (1, C, 1, 1, kh, kw) constant ("import"), or OIHW (C, 1, kh, kw) or HWIO (kh, kw, C, 1)
+        filters reshaped to it; an NHWC result transposed back. ``fold`` as ``folded``'s, a
+        relu between the bias and ``requantize-linear`` where ``relu`` (ONNX's fused ReLU)."""
+        reads: list = []
+        got = self.view(x, layout, reads) if x.dtype == np.int8 else None
+        h, w = spatial(x)
+        oh = (h + sum(pads[0]) - kernel[0]) // stride[0] + 1
+        ow = (w + sum(pads[1]) - kernel[1]) // stride[1] + 1
+        c = x.dims[CHANNEL[x.layout]]
+        if got is None or oh < 1 or ow < 1 or c * kernel[0] * kernel[1] * oh * ow > self.macs:
+            return None
+        self.macs -= c * kernel[0] * kernel[1] * oh * ow
+        text, data = got
+        text, padded = self.pad(text, data, (2, 3) if layout == "nchw" else (1, 2), pads, fill)
+        if layout == "nhwc":
+            text, padded = transposed(text, TO["nhwc", "nchw"]), padded.transpose(0, 3, 1, 2)
+        filters = self.int8((c, *kernel))
+        six = (1, c, 1, 1, *kernel)
+        if taps == "import":
+            weights = f"(access-tensor {self.constant(filters.reshape(six))})"
+        else:
+            weights = (f"(access-tensor {self.constant(filters[:, None])})" if taps == "oihw"
+                       else transposed(f"(access-tensor "
+                                       f"{self.constant(filters.transpose(1, 2, 0)[..., None])})",
+                                       (2, 3, 0, 1)))
+            weights = reshaped(weights, six)
+        weights = (f"(access (access-broadcast {weights} (access-shape "
+                   f"{shape((1, c, oh, ow, *kernel))} (shape))) 4)")
+        text = (f"(compute dot-product (access-pair (access-windows (access {text} 2) "
+                f"{shape(kernel)} {shape(stride)}) {weights}))")
+        acc = ref.depthwise2d_nchw(padded, filters, stride)
+        if layout == "nhwc":
+            text, acc = transposed(text, TO["nchw", "nhwc"]), acc.transpose(0, 2, 3, 1)
+        tags = {"depthwise conv", f"depthwise {taps}"} | self.operand_tags(x, "kernel")
+        tags |= {"strided conv"} if max(stride) > 1 else set()
+        tags |= {"padded conv"} | ({"pad-value"} if isinstance(fill, int) else set()) \
+            if np.any(pads) else set()
+        if fold is not None:
+            text, acc, more = self.requantized(text, acc, layout, fold, relu)
+            tags |= more | ({f"depthwise {fold}"} if fold == "requantize-linear" else set())
+        return self.define(text, acc, layout, reads, tags, kernel=True)
+
     def matmul(self, x: Value, n: int, dense: bool, fold: str | None) -> Value | None:
         """``x @ w`` by the matmul idiom, or ``x @ wᵀ`` with w's rows the items (dense), int32."""
         reads: list = []
@@ -223,6 +272,43 @@ class Graph:
         tags = {"matmul"} | self.operand_tags(x, "kernel")
         return self.folded(text, ref.matmul(a, w.T), "mat", reads, tags, fold,
                            hw=x.hw if x.layout == "mat" else spatial(x))
+
+    def batched(self, x: Value, layout: str, n: int | None, broadcast: bool,
+                fold: str | None) -> Value | None:
+        """A batched product as glc import writes attention's (glc/onnx/attention.py): int8
+        image ``x`` read in ``layout`` as a batch of matrices (its dims 1 and 2 the batch and
+        the rows, its last the K), times a batch of ``n``-column matrices (a fresh input; one
+        matrix broadcast over the batch where ``broadcast``) or, where ``n`` is None, times its
+        own transpose (Q·Kᵀ of one value: x read twice); both operands broadcast to (1, β, M, N,
+        K) and paired. The int32 result is an image of the same layout, N its last dim."""
+        reads: list = []
+        got = self.view(x, layout, reads) if x.dtype == np.int8 else None
+        if got is None:
+            return None
+        text, a = got
+        _, beta, m, k = a.shape
+        cols = m if n is None else n
+        if beta * m * cols * k > self.macs:
+            return None
+        self.macs -= beta * m * cols * k
+        if n is None:
+            bt, b = self.view(x, layout, reads)
+        else:
+            b = self.int8((1, 1 if broadcast else beta, k, n))
+            bt = transposed(f"(access-tensor {self.constant(b)})", (0, 1, 3, 2))
+        target = f"(access-shape {shape((1, beta, m, cols, k))} (shape))"
+        pair = (f"(access (access-broadcast (access-insert-axis {text} 3) {target}) 4)",
+                f"(access (access-broadcast (access-insert-axis {bt} 2) {target}) 4)")
+        acc = ref.wrap_int32(np.einsum("bmk,bnk->bmn", a[0].astype(np.int64),
+                                       np.broadcast_to(b[0], (beta, cols, k)).astype(np.int64)
+                                       if n is None else np.broadcast_to(
+                                           b[0].transpose(0, 2, 1), (beta, cols, k))
+                                       .astype(np.int64)))[None]
+        tags = {"batched product", f"batched {layout}"} | self.operand_tags(x, "kernel")
+        tags |= {"batched self-product"} if n is None else \
+            {"batched broadcast"} if broadcast else set()
+        return self.folded(f"(compute dot-product (access-pair {pair[0]} {pair[1]}))", acc,
+                           layout, reads, tags, fold)
 
     def operand_tags(self, x: Value, consumer: str) -> set[str]:
         """What reading ``x`` makes of a kernel or an add."""
@@ -245,11 +331,11 @@ class Graph:
             tags |= more
         return self.define(text, acc, layout, reads, tags, kernel=True, **flags)
 
-    def requantized(self, text: str, acc: np.ndarray, layout: str,
-                    kind: str) -> tuple[str, np.ndarray, set[str]]:
+    def requantized(self, text: str, acc: np.ndarray, layout: str, kind: str,
+                    relu: bool = False) -> tuple[str, np.ndarray, set[str]]:
         """int32 → int8: ``(requantize k)`` (after a relu, sometimes) with k from the values'
-        size, or ``requantize-linear`` (a bias first, sometimes) by per-channel or per-tensor
-        multipliers that keep most results inside int8."""
+        size, or ``requantize-linear`` (a bias first, sometimes, then a relu where ``relu``) by
+        per-channel or per-tensor multipliers that keep most results inside int8."""
         if kind == "requantize":
             if self.rng.random() < 0.4:
                 text, acc = f"(compute relu {text})", ref.relu(acc)
@@ -267,6 +353,8 @@ class Graph:
                     f"(access-tensor {self.constant(bias)}) (access-shape {shape(dims)} "
                     "(shape)))))")
             acc = ref.wrap_int32(acc.astype(np.int64) + bias)
+        if relu:
+            text, acc = f"(compute relu {text})", ref.relu(acc)
         per = [1] * acc.ndim
         if self.rng.random() < 0.7:
             per[axis] = dims[axis]

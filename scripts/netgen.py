@@ -4,8 +4,8 @@
 (batch 1, 3–32 channels, 5–24 pixels a side, odd and even) — and quantizes it with onnxruntime's
 ``quantize_static``, calibrated on seeded random images, or (one seed in five) its
 ``quantize_dynamic``. Per seed it picks the QDQ, QOperator or dynamic form, uint8 or int8
-activations (int8 ones symmetric; a dynamic network's are float) and per-tensor or per-channel
-weights.
+activations (int8 ones symmetric or, half of them, asymmetric; a dynamic network's are float)
+and per-tensor or per-channel weights.
 
 The graph grows block by block from the image, every block reading the current tensor and
 sometimes an earlier one of the same map size (so the image and other tensors are read by several
@@ -45,8 +45,8 @@ FEATURES = ("fan-out", "residual-add-into-conv", "concat-of-concats", "concat-in
             "concat-into-conv", "depthwise", "grouped", "stride-3", "kernel-7", "dead-conv",
             "max-pool", "average-pool", "global-average-pool", "gemm", "map-output",
             "channel-shuffle", "activation", "dilated", "clip", "spatial-slice", "gate-mul",
-            "reduce-mean", "QDQ", "QOperator", "dynamic", "uint8", "int8", "per-tensor",
-            "per-channel")
+            "reduce-mean", "QDQ", "QOperator", "dynamic", "uint8", "int8", "int8-asymmetric",
+            "per-tensor", "per-channel")
 
 
 @dataclass
@@ -492,9 +492,11 @@ def _features(graph: _Graph, output: str) -> set[str]:
     return found
 
 
-def _quantize(model, form: str, activations: str, per_channel: bool, seed: int) -> bytes:
+def _quantize(model, form: str, activations: str, per_channel: bool, seed: int,
+              symmetric: bool = True) -> bytes:
     """``model`` quantized as glc/onnx/zoo.py's ``quantize`` does (7-bit weights, seeded
-    calibration), but with int8 activations symmetric, which that helper does not offer; no
+    calibration), but with int8 activations symmetric (unless not ``symmetric``), which that
+    helper does not offer; no
     pre-processing, as these graphs have no BatchNormalization to fold. The ``dynamic`` form
     is ``quantize_dynamic``'s (7-bit weights too): ConvInteger products of run-time quantized
     float activations, everything between them float."""
@@ -516,7 +518,7 @@ def _quantize(model, form: str, activations: str, per_channel: bool, seed: int) 
             quant_format=QuantFormat.QDQ if form == "QDQ" else QuantFormat.QOperator,
             activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8,
             weight_type=QuantType.QInt8, per_channel=per_channel, reduce_range=True,
-            extra_options={"ActivationSymmetric": activations == "int8"})
+            extra_options={"ActivationSymmetric": activations == "int8" and symmetric})
         return out.read_bytes()
 
 
@@ -552,11 +554,16 @@ def make(seed: int) -> Network:
     onnx.checker.check_model(model, full_check=True)
     # The quantizer warns that the model was not pre-processed, once per network.
     logging.getLogger().setLevel(logging.ERROR)
-    quantized = _quantize(model, form, activations, per_channel, seed)
+    # Half the int8 networks asymmetric (quantize_static's own default), drawn from a stream of
+    # their own so that each seed keeps its graph: onnxruntime fuses their QDQ Adds and pools in
+    # int8 where it keeps a tensor's pair int8 (docs/onnx.md, "The type of a fused QDQ kernel").
+    asymmetric = activations == "int8" and np.random.default_rng((seed, 1)).random() < 0.5
+    quantized = _quantize(model, form, activations, per_channel, seed, not asymmetric)
     granularity = "per-channel" if per_channel else "per-tensor"
-    description = (f"{form} {activations} {granularity} x=1x{channels}x{height}x{width}: "
+    kind = "int8-asymmetric" if asymmetric else activations
+    description = (f"{form} {kind} {granularity} x=1x{channels}x{height}x{width}: "
                    + "; ".join(graph.lines) + f" => {output}")
-    features = _features(graph, output) | {form, granularity} | ({activations} - {"float"})
+    features = _features(graph, output) | {form, granularity} | ({activations, kind} - {"float"})
     return Network(seed, description, frozenset(features), quantized)
 
 

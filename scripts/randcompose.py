@@ -10,7 +10,9 @@ one before — a residual block (its input read by a conv and by the add), branc
 (two or three convs of one value, each in its own layout), a skip from an earlier value, one
 accumulator read by two folds — so that values are read by two or three consumers, in two
 layouts, with kernel → fold → kernel chains, residual sums feeding convolutions and
-concatenations of kernel results feeding kernels and adds. One kind is fixed: a ResNet basic
+concatenations of kernel results feeding kernels and adds; depthwise convs (alone, with the
+import's bias and requantize-linear, or in MobileNet's inverted residual) and batched products
+(attention's), each from a random stream of its own. One kind is fixed: a ResNet basic
 block whose input is itself a residual sum, the shape of a known miscompile (issue 37).
 
 ``make(seed)`` gives a ``Composition``: a randprog ``Case`` (its expected result computed in
@@ -19,6 +21,7 @@ numpy, without glc) plus its kind and the features (``FEATURES``) its graph has.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,13 +34,18 @@ from randprog import Case, declare
 MAX_MACS = 2_500_000
 RESIDUAL = "residual block over a residual sum"
 WIDE = "many filters over few pixels"
+INVERTED = "inverted residual"
 # What a composition's graph can have; Composition.features names those it has.
 FEATURES = frozenset({
     "fan-out", "fan-out 3", "kernel-fold-kernel", "residual sum into conv", "two layouts",
     "concat of kernels into kernel", "concat of kernels into add", "max pool over conv",
     "conv nchw", "conv nhwc", "strided conv", "padded conv", "pad-value", "matmul",
     "add-linear", "requantize-linear", "requantize", "global pool", "table-lookup",
-    "channel slice", "channel shuffle", RESIDUAL, WIDE})
+    "channel slice", "channel shuffle", "depthwise conv", "depthwise import", "depthwise oihw",
+    "depthwise hwio", "depthwise requantize-linear", INVERTED, "batched product",
+    "batched nchw", "batched nhwc", "batched self-product", "batched broadcast", RESIDUAL, WIDE})
+# A block is drawn depthwise, or a batched product, this often (each from a stream of its own).
+DEPTHWISE, BATCHED = 0.2, 0.1
 
 
 @dataclass
@@ -49,7 +57,69 @@ class Composition(Case):
 
 
 class Composer(Graph):
-    """Builds one composition; ``rng`` decides everything."""
+    """Builds one composition; ``rng`` decides everything but the depthwise blocks and the
+    batched products, which streams of their own decide (``extra``, ``batches``): a graph that
+    draws none is the one the generator drew before it made them, so the seeds the tests name
+    keep their graphs."""
+
+    def __init__(self, rng: np.random.Generator, macs: int, seed: int):
+        super().__init__(rng, macs)
+        self.extra, self.batches = (np.random.default_rng((seed, k)) for k in (1, 2))
+
+    @contextmanager
+    def drawing(self, rng: np.random.Generator):
+        """The idioms draw from ``rng`` meanwhile."""
+        main, self.rng = self.rng, rng
+        try:
+            yield
+        finally:
+            self.rng = main
+
+    def batched_block(self, x: Value) -> Value | None:
+        """A batched product over ``x`` read as a batch of matrices (attention's: one kernel
+        per batch element), times fresh matrices or its own transpose, folded or not."""
+        rng = self.rng
+        layout = x.layout if x.layout != "mat" and rng.random() < 0.6 else \
+            str(rng.choice(["nchw", "nhwc"]))
+        n = None if rng.random() < 0.3 else int(rng.integers(1, MAX_CHANNELS + 1))
+        return self.batched(x, layout, n, rng.random() < 0.3, self.maybe_fold())
+
+    def depthwise_block(self, x: Value) -> Value | None:
+        """A depthwise conv of ``x`` (MobileNet's): random layout, window, stride, pads, padding
+        and taps' form, its fold one of the plain ones, or the import's per-channel bias and
+        ``requantize-linear`` (under a relu, sometimes); or an inverted residual — a 1×1
+        expansion, a same-padded depthwise conv and a 1×1 projection back to x's channels, all
+        requantize-linear, summed with x by add-linear (x read by the conv and the add)."""
+        rng = self.rng
+        taps = str(rng.choice(["import", "oihw", "hwio"]))
+        layout = x.layout if x.layout != "mat" and rng.random() < 0.6 else \
+            str(rng.choice(["nchw", "nhwc"]))
+        if rng.random() < 0.3:
+            c = x.dims[CHANNEL[x.layout]]
+            k = int(rng.choice([3, 3, 5]))
+            fill = self.fill(minimum=False)
+            y = self.conv(x, layout, int(rng.integers(c, 2 * c + 1)), (1, 1), (1, 1),
+                          ((0, 0), (0, 0)), "zero", True, "requantize-linear")
+            y = y and self.depthwise(y, layout, (k, k), (1, 1), (((k - 1) // 2, k // 2),) * 2,
+                                     fill, taps, "requantize-linear", rng.random() < 0.5)
+            y = y and self.conv(y, layout, c, (1, 1), (1, 1), ((0, 0), (0, 0)), "zero", True,
+                                "requantize-linear")
+            y = y and self.add(*((y, x) if rng.random() < 0.5 else (x, y)), True, x.layout)
+            if y is not None:
+                self.defines[y.name].tags.add(INVERTED)
+            return y
+        k = int(rng.choice([1, 2, 3, 3, 3, 5]))
+        kernel = (k, k) if rng.random() < 0.85 else (k, int(rng.choice([1, 3])))
+        s = int(rng.choice([1, 1, 1, 2, 2, 3]))
+        stride = (s, s) if rng.random() < 0.9 else (s, int(rng.choice([1, 2])))
+        draw = rng.random()
+        pads = (((0, 0), (0, 0)) if draw < 0.3 else
+                tuple(((d - 1) // 2, d // 2) for d in kernel) if draw < 0.75 else
+                tuple(tuple(int(p) for p in rng.integers(0, 3, 2)) for _ in kernel))
+        draw = rng.random()
+        fold = "requantize-linear" if draw < 0.5 else None if draw < 0.65 else "requantize"
+        return self.depthwise(x, layout, kernel, stride, pads, self.fill(minimum=False), taps,
+                              fold, fold == "requantize-linear" and rng.random() < 0.4)
 
     def random_conv(self, x: Value) -> Value | None:
         """A convolution of ``x`` with random layout, kernel, stride, pads, padding and fold."""
@@ -164,6 +234,14 @@ class Composer(Graph):
                 return self.random_pool(x)
             return self.fold(x) if draw < 0.9 else self.skip(x)
         image = x.layout != "mat" or x.hw is not None
+        if image and x.dtype == np.int8:
+            for stream, p, make in ((self.extra, DEPTHWISE, self.depthwise_block),
+                                    (self.batches, BATCHED, self.batched_block)):
+                if stream.random() < p:
+                    with self.drawing(stream):
+                        y = make(x)
+                    if y is not None:
+                        return y
         block = str(rng.choice(["conv"] * 3 + ["residual"] * 3 + ["branches"] * 3 +
                                ["pool", "pool", "skip", "skip", "matmul", "global", "relu",
                                 "lookup", "lookup", "shuffle", "shuffle"]
@@ -274,7 +352,7 @@ def make(seed: int, array: int = 16) -> Composition:
     """The composition of ``seed``: one time in five the residual block over a residual sum,
     otherwise a random graph."""
     rng = np.random.default_rng(seed)
-    composer = Composer(rng, MAX_MACS * array ** 3 // 16 ** 3)
+    composer = Composer(rng, MAX_MACS * array ** 3 // 16 ** 3, seed)
     with np.errstate(all="ignore"):  # the int32 accumulations wrap by design
         if rng.random() < 0.2:
             return composer.composition(seed, RESIDUAL, composer.residual_over_sum())

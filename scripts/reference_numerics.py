@@ -58,6 +58,24 @@ def conv2d_nchw(data: np.ndarray, weights: np.ndarray, stride: tuple[int, int],
     return narrow(out, data)
 
 
+def depthwise2d_nchw(padded: np.ndarray, taps: np.ndarray,
+                     stride: tuple[int, int]) -> np.ndarray:
+    """A depthwise convolution of (already padded) NCHW data: channel c's windows times its own
+    taps ``taps[c]`` (kh × kw), summed; one explicit loop per tap, accumulated as the contract
+    says."""
+    kh, kw = taps.shape[1:]
+    h, w = padded.shape[2:]
+    oh, ow = (h - kh) // stride[0] + 1, (w - kw) // stride[1] + 1
+    wide, filters = widen(padded), widen(taps)
+    out = np.zeros((padded.shape[0], padded.shape[1], oh, ow), dtype=wide.dtype)
+    for ky in range(kh):
+        for kx in range(kw):
+            window = wide[:, :, ky:ky + (oh - 1) * stride[0] + 1:stride[0],
+                          kx:kx + (ow - 1) * stride[1] + 1:stride[1]]
+            out += window * filters[None, :, ky, kx, None, None]
+    return narrow(out, padded)
+
+
 def maxpool2d_nchw(data: np.ndarray, size: int, stride: int,
                    pad: tuple[tuple[int, int], tuple[int, int]]) -> np.ndarray:
     """Max over size x size windows of NCHW data padded with the dtype's minimum; dtype kept."""

@@ -77,22 +77,71 @@ def test_fuzz_script_prints_the_compositions_table():
 
 
 @pytest.mark.parametrize("seed", [700001, 700019, 700036])
-def test_a_host_steps_result_takes_no_dram_a_later_kernel_used(tmp_path, seed):
+def test_a_host_steps_result_takes_no_dram_a_later_kernel_used(seed):
     """A host step's result lies in the host's memory until a kernel reads it; moved into DRAM
     then, it must not take space a host step gave back since (lowering.py ``_to_dram``): the
     host step wrote it when it ran, before the kernel that used the space (found in the final
-    review: 3 of 60 wrong at seed 700000, first bad 268b64d)."""
+    review: 3 of 60 wrong at seed 700000, first bad 268b64d). The three programs are frozen
+    under tests/data/compositions (program, inputs, numpy's output.npy), as the generator drew
+    them before it made depthwise convs and batched products (seed 700019 draws one since)."""
     from glc.compiler import compile_program
     from glc.hwconfig import load_config
     from glc.inputs import load
     from glc.lower.execute import execute
     from glc.rewrites import DEFAULT, select
 
-    case = randcompose.make(seed)
-    (tmp_path / "p.gls").write_text(case.text)
-    for name, value in case.inputs.items():
-        np.save(tmp_path / f"{name}.npy", value)
-    bundle = load(tmp_path)
+    bundle = load(ROOT / "tests" / "data" / "compositions" / f"seed{seed}")
     lowered = compile_program(bundle, rules=select(DEFAULT, 16), config=load_config("n16")).lowered
     outcome = execute(lowered, bundle.arrays, "isa", check_races=True)
-    assert np.array_equal(outcome.result, case.expected)
+    assert np.array_equal(outcome.result, bundle.expected)
+
+
+def _compiled(case, folder):
+    """``case``'s bundle, and its program compiled for n16 as ``glc run`` compiles it."""
+    from glc.compiler import compile_program
+    from glc.hwconfig import load_config
+    from glc.inputs import load
+    from glc.rewrites import DEFAULT, select
+
+    (folder / "p.gls").write_text(case.text)
+    for name, value in case.inputs.items():
+        np.save(folder / f"{name}.npy", value)
+    bundle = load(folder)
+    return bundle, compile_program(bundle, rules=select(DEFAULT, 16),
+                                   config=load_config("n16")).lowered
+
+
+def test_generated_depthwise_convs_requantize_in_their_kernels_stores(tmp_path):
+    """The generator reaches the depthwise path of glc import's QLinearConv (docs/lowering.md,
+    "ONNX's requantization of a depthwise conv"): in the n16 sample, compositions whose
+    depthwise conv has a per-channel bias and requantize-linear run it as diagonal kernels
+    whose STOREs add the bias and requantize (a table, \"linear\" STOREs), no fold."""
+    reached = []
+    for seed in SAMPLES["n16"]:
+        case = randcompose.make(seed)
+        if "depthwise requantize-linear" not in case.features or len(reached) == 3:
+            continue
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        _, lowered = _compiled(case, folder)
+        reached += [seed] if any(
+            step.kernel.kind == "diagonal" and step.kernel.bias and any(
+                i.op.name == "store" and i["linear"] for i in step.kernel.instructions)
+            for step in lowered.kernels) else []
+    assert len(reached) == 3
+
+
+def test_generated_batched_products_run_on_the_array(tmp_path):
+    """The generator's batched products (attention's form, docs/lowering.md "Batched
+    products": an image read as a batch of matrices, times fresh ones, one broadcast over the
+    batch, or its own transpose) are kernels, not host steps: in the first three of the n16
+    sample that have one, no host step computes a dot product."""
+    seeds = [seed for seed in SAMPLES["n16"]
+             if "batched product" in randcompose.make(seed).features][:3]
+    assert len(seeds) == 3
+    for seed in seeds:
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        _, lowered = _compiled(randcompose.make(seed), folder)
+        assert lowered.kernels
+        assert not [step for step in lowered.host_steps if "dot-product" in str(step.term)]

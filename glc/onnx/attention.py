@@ -17,7 +17,7 @@ import numpy as np
 
 from glc.ir.quantized import INT8
 from glc.onnx import layers
-from glc.onnx.fusions import float_outputs
+from glc.onnx.fusions import float_outputs, fused_offset
 from glc.onnx.layers import bind_absorbed, qdense
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
 from glc.onnx.quant import multiplier
@@ -210,7 +210,8 @@ def _softmax(t, node, attrs) -> None:
             q.op_type != "QuantizeLinear":
         layers.TABLE["Softmax"](t, node, attrs)
         return
-    qsoftmax(t, node, attrs, t.quantized(node, 0), *t.requantized_output(node), 128)
+    qsoftmax(t, node, attrs, t.quantized(node, 0), *t.requantized_output(node),
+             fused_offset(t, node, q))
     bind_absorbed(t, node)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from glc.onnx import layers
-from glc.onnx.fusions import float_outputs
+from glc.onnx.fusions import float_outputs, fused_offset
 from glc.onnx.program import Constant, Dequantized, Quantized, broadcast, literal
 from glc.onnx.quant import carried, multiplier, scale_of, zero_point
 
@@ -44,7 +44,8 @@ def fused(t, node) -> bool:
             np.size(scale) != 1 or np.size(zero) != 1 or node.output[0] in float_outputs(t, node):
         return False
     y_scale, y_zero = t.requantized_output(last)
-    _write(t, node, k, x.of, q, float(scale_of(scale).reshape(())), zero, y_scale, y_zero, 128)
+    _write(t, node, k, x.of, q, float(scale_of(scale).reshape(())), zero, y_scale, y_zero,
+           fused_offset(t, node, reader))
     if relu is not None:
         t.absorbed.add(id(relu))
         t.values[relu.output[0]] = t.values[node.output[0]]
@@ -67,7 +68,8 @@ def fused_product(t, node) -> bool:
     if reader is None or reader.op_type != "QuantizeLinear" or len(reader.input) < 3 or \
             not reader.input[2] or {v.offset for v in values} != {t.offset(reader, 2)}:
         return False
-    _product(t, node, values[0].of, values[1].of, *t.requantized_output(last), 128)
+    _product(t, node, values[0].of, values[1].of, *t.requantized_output(last),
+             fused_offset(t, node, reader))
     if relu is not None:
         t.absorbed.add(id(relu))
         t.values[relu.output[0]] = t.values[node.output[0]]

@@ -9,7 +9,7 @@ import numpy as np
 
 from glc.ir.quantized import INT8
 from glc.onnx import movement
-from glc.onnx.fusions import float_outputs
+from glc.onnx.fusions import float_outputs, fused_offset
 from glc.onnx.graph import attributes
 from glc.onnx.movement import move
 from glc.onnx.program import Constant, Dequantized, Float, Quantized, broadcast, literal, shape
@@ -301,9 +301,10 @@ def _add(t, node, attrs) -> None:
             node.output[0] not in float_outputs(t, node):
         # onnxruntime's x86 optimizer turns a QDQ model's int8 QuantizeLinear/DequantizeLinear
         # pairs into uint8 (QDQS8ToU8Transformer) before fusing, so the kernel adds uint8
-        # values either way (measured: tests/onnx/test_import_add.py), as for the pools.
+        # values (measured: tests/onnx/test_import_add.py), but for pairs it leaves int8 (a Q
+        # read by several nodes), as for the pools (glc/onnx/fusions.py).
         out = t.requantized_output(last)
-        _linear_add(t, node, *(v.of for v in values), *out, 128)
+        _linear_add(t, node, *(v.of for v in values), *out, fused_offset(t, node, reader))
         if relu is not None:
             t.absorbed.add(id(relu))
             t.values[relu.output[0]] = t.values[node.output[0]]

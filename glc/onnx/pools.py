@@ -138,10 +138,11 @@ def _average_pool(t, node, attrs) -> None:
     if out is None:
         _float_average_pool(t, node, attrs)
         return
-    # onnxruntime's x86 graph optimizer turns every int8 QuantizeLinear/DequantizeLinear pair of
-    # a QDQ model into uint8 (QDQS8ToU8Transformer) before fusing the QLinearAveragePool, whose
-    # rint(a + zero) then rounds in uint8 either way: measured, tests/onnx/test_import_pools.py.
-    qaverage_pool(t, node, attrs, t.quantized(node, 0), *out, 128)
+    # QLinearAveragePool's rint(a + zero) rounds in its type: uint8 where onnxruntime's x86
+    # optimizer turned the int8 pairs into uint8 before fusing (QDQS8ToU8Transformer; measured,
+    # tests/onnx/test_import_pools.py), int8 where it left them (glc/onnx/fusions.py).
+    offset = fusions.fused_offset(t, node, t.graph.only_consumer(node.output[0]))
+    qaverage_pool(t, node, attrs, t.quantized(node, 0), *out, offset)
     bind_absorbed(t, node)
 
 

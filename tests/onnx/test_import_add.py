@@ -149,3 +149,29 @@ def test_dequantize_add_quantize_is_not_onnxruntimes_add(tmp_path):
     total = dequantize_linear(x, sa, za) + dequantize_linear(y, sb, zb)
     assert not np.array_equal(quantize_linear(total, sc, zc), expected)
     assert np.array_equal(add_linear(x, y, sa, za, sb, zb, sc, zc, 0), expected)
+
+
+def test_an_add_onnxruntime_fuses_in_int8_rounds_in_int8(tmp_path):
+    """A QDQ Add (int8, asymmetric) of two convs' results, each also read by a conv, whose sum
+    two convs read (tests/onnx/data/qdq-int8-kept-add.onnx; 16 channels 16×16): onnxruntime
+    keeps these Q/DQ pairs int8 (a Q that several DQs read is not turned into uint8) and fuses
+    an int8 QLinearAdd, which rounds otherwise than the uint8 one the import assumed (offset
+    128: 5 of 16 384 outputs a quantum off); now its type is read from the optimized graph
+    (glc/onnx/fusions.py ``fused_offset``), as the pool's."""
+    from pathlib import Path
+
+    import onnx
+    import onnxruntime as ort
+
+    from glc.onnx.kernels import session_options
+
+    path = Path(__file__).parent / "data" / "qdq-int8-kept-add.onnx"
+    options = session_options(tmp_path / "optimized.onnx")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    graph = onnx.load(options.optimized_model_filepath).graph
+    int8 = {i.name for i in graph.initializer if i.data_type == onnx.TensorProto.INT8}
+    (add,) = [n for n in graph.node if n.op_type == "QLinearAdd"]
+    assert add.input[7] in int8  # fused, in int8
+    bundle = load(import_model(path, tmp_path / "program").folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    np.testing.assert_array_equal(out, bundle.expected)

@@ -220,6 +220,34 @@ def test_an_average_pool_onnxruntime_leaves_float_is_its_float_kernel(tmp_path, 
     exact_on_the_isa(bundle)
 
 
+def test_an_average_pool_onnxruntime_fuses_in_int8_rounds_in_int8(tmp_path):
+    """A QDQ AveragePool (int8, asymmetric) whose input and output are each read by two nodes
+    (tests/onnx/data/qdq-int8-kept-average-pool.onnx: conv 3×3 → AveragePool 2×2/2 → conv 1×1,
+    the conv's result also read by a strided conv, the pool's by an Add; 8 channels 8×8):
+    onnxruntime's x86 optimizer turns only Q/DQ pairs whose Q one DQ reads into uint8, so it
+    fuses this pool into an int8 QLinearAveragePool, whose rint(a + zero) rounds in int8. The
+    import took every fused QDQ pool for uint8's (offset 128): 15 of 128 outputs a quantum
+    off, as netgen's seed 21163 (of 63fa842, counted float-reference) was in 39 of 644 of its
+    pool's codes; it now reads the fused kernel's type from the optimized graph
+    (glc/onnx/fusions.py ``fused_offset``). Bit for bit, on the ISA simulator too."""
+    import onnx
+    import onnxruntime as ort
+
+    from glc.onnx.kernels import session_options
+
+    path = DATA / "qdq-int8-kept-average-pool.onnx"
+    options = session_options(tmp_path / "optimized.onnx")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    graph = onnx.load(options.optimized_model_filepath).graph
+    int8 = {i.name for i in graph.initializer if i.data_type == onnx.TensorProto.INT8}
+    (pool,) = [n for n in graph.node if n.op_type == "QLinearAveragePool"]
+    assert pool.input[4] in int8  # fused, in int8
+    bundle = load(import_model(path, tmp_path / "program").folder)
+    out, _ = interpret(bundle.program.body, bundle.arrays)
+    np.testing.assert_array_equal(out, bundle.expected)
+    exact_on_the_isa(bundle)
+
+
 def test_a_global_pool_onnxruntime_leaves_float_is_its_float_kernel(tmp_path):
     """The same shape of graph with a GlobalAveragePool (conv 1×1 → pool → conv 1×1 + the
     pool, QDQ symmetric int8): onnxruntime runs the pool in float, and the import follows it
