@@ -39,24 +39,30 @@ module multiport_ram #(
     end
 
     // Per (write port, read port), for the forwards in c+2: whether the write of c hits the row
-    // addressed in c (hit_q, then hit2_q) and whether the write of c+1 hits it (near_q: against
-    // the row registered, r_row_q), each compared a cycle ahead so the read path starts at flops.
+    // addressed in c (hit2_q) and whether the write of c+1 hits it (near_q), both compared in
+    // c+1 against the row registered (r_row_q; the write of c registered too, write_q and
+    // w_row_q), so the read path starts at flops and the row a unit gives in c, which it may
+    // decide late in c, meets nothing but the banks' address ports and r_row_q.
     logic [READS-1:0][15:0] r_row_q;
+    logic [WRITES-1:0] write_q;
+    logic [WRITES-1:0][15:0] w_row_q;
     logic [WRITES-1:0][WIDTH-1:0] w_data_q, w_data2_q;
-    logic [WRITES-1:0][READS-1:0] hit_q, hit2_q, near, near_q;
+    logic [WRITES-1:0][READS-1:0] hit, hit2_q, near, near_q;
     always_comb begin
         for (int w = 0; w < WRITES; w++)
-            for (int r = 0; r < READS; r++) near[w][r] = write[w] && w_row[w] == r_row_q[r];
+            for (int r = 0; r < READS; r++) begin
+                near[w][r] = write[w] && w_row[w] == r_row_q[r];
+                hit[w][r]  = write_q[w] && w_row_q[w] == r_row_q[r];
+            end
     end
     always_ff @(posedge clk) begin
         r_row_q   <= r_row;
+        write_q   <= write;
+        w_row_q   <= w_row;
         w_data_q  <= w_data;
         w_data2_q <= w_data_q;
-        hit2_q    <= hit_q;
+        hit2_q    <= hit;
         near_q    <= near;
-        for (int w = 0; w < WRITES; w++)
-            for (int r = 0; r < READS; r++)
-                hit_q[w][r] <= write[w] && w_row[w] == r_row[r];
     end
 
     // Live-value table (flip-flops), read a cycle after the row is given, from the row
