@@ -483,8 +483,12 @@ module vector_unit #(
             if (last && op_q == VECTOR_OP_W'(VOP_LIN)) drain_q <= 3'(LIN_LATENCY);
             else if (last && op_q == VECTOR_OP_W'(VOP_LUT)) drain_q <= 3'(LUT_LATENCY);
             else if (drain_q != '0) drain_q <= drain_q - 3'd1;
-            if (issue && is_vector) begin
-                active_q <= 1'b1;
+            // While free the instruction registers take the head's fields every cycle, whether
+            // or not it issues (nothing reads them until active_q, and the data path's copies,
+            // a cycle behind, have folded the last row by then): only active_q waits for the
+            // issue decision, not the enables of some 300 flip-flops.
+            if (free) begin
+                active_q <= issue && is_vector;
                 op_q         <= head_word[VECTOR_OP_LSB +: VECTOR_OP_W];
                 b_q          <= block(head_word[VECTOR_OP_LSB +: VECTOR_OP_W]
                                       == VECTOR_OP_W'(VOP_LIN), f_count);
