@@ -140,11 +140,15 @@ module exec_unit #(
     assign error_pc   = head_pc;
 
     // MATMUL input stream: row 0 straight from the issuing instruction, the rest from registers.
+    // Between streams port A is given the head's `sp` whether or not it issues, and port B
+    // between PRELOADs the head's `row` (a read changes nothing; its data is used only when a
+    // row enters): the addresses then come from the queue head and registers, not from the
+    // issue decision (tokens, the range checks).
     logic mm_issue, feed;
     tag_t feed_tag;
     assign mm_issue = issue && is_matmul;
     assign feed     = mm_issue || stream_left_q != '0;
-    assign sp_a_row = mm_issue ? mm_sp : stream_sp_q;
+    assign sp_a_row = stream_left_q != '0 ? stream_sp_q : mm_sp;
     always_comb begin
         if (mm_issue) begin
             feed_tag.pc         = 16'(head_pc);
@@ -164,7 +168,7 @@ module exec_unit #(
     // PRELOAD: shadow row 0 straight from the issuing instruction, rows 1..N-1 from registers.
     logic pl_issue;
     assign pl_issue = issue && is_preload;
-    assign sp_b_row = pl_issue ? pl_row : preload_base_q + 16'(preload_k_q);
+    assign sp_b_row = preload_active_q ? preload_base_q + 16'(preload_k_q) : pl_row;
 
     // The row and the shadow-weight write wait two cycles for the scratchpad's data (`_r`,
     // then `_q`).

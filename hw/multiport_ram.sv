@@ -39,30 +39,39 @@ module multiport_ram #(
     end
 
     // Per (write port, read port), for the forwards in c+2: whether the write of c hits the row
-    // addressed in c (hit_q, then hit2_q) and whether the write of c+1 hits it (near_q: against
-    // the row registered, r_row_q), each compared a cycle ahead so the read path starts at flops.
+    // addressed in c (hit2_q) and whether the write of c+1 hits it (near_q), both compared in
+    // c+1 against the row registered (r_row_q; the write of c registered too, write_q and
+    // w_row_q), so the read path starts at flops and the row a unit gives in c, which it may
+    // decide late in c, meets nothing but the banks' address ports and r_row_q.
     logic [READS-1:0][15:0] r_row_q;
+    logic [WRITES-1:0] write_q;
+    logic [WRITES-1:0][15:0] w_row_q;
     logic [WRITES-1:0][WIDTH-1:0] w_data_q, w_data2_q;
-    logic [WRITES-1:0][READS-1:0] hit_q, hit2_q, near, near_q;
+    logic [WRITES-1:0][READS-1:0] hit, hit2_q, near, near_q;
     always_comb begin
         for (int w = 0; w < WRITES; w++)
-            for (int r = 0; r < READS; r++) near[w][r] = write[w] && w_row[w] == r_row_q[r];
+            for (int r = 0; r < READS; r++) begin
+                near[w][r] = write[w] && w_row[w] == r_row_q[r];
+                hit[w][r]  = write_q[w] && w_row_q[w] == r_row_q[r];
+            end
     end
     always_ff @(posedge clk) begin
         r_row_q   <= r_row;
+        write_q   <= write;
+        w_row_q   <= w_row;
         w_data_q  <= w_data;
         w_data2_q <= w_data_q;
-        hit2_q    <= hit_q;
+        hit2_q    <= hit;
         near_q    <= near;
-        for (int w = 0; w < WRITES; w++)
-            for (int r = 0; r < READS; r++)
-                hit_q[w][r] <= write[w] && w_row[w] == r_row[r];
     end
 
-    // Live-value table, read synchronously like the banks and registered again beside their
-    // output registers: the port that wrote the row read now last, the writes of the two
-    // cycles since its address included (the highest-numbered port wins, as in the table), so
-    // each read port's bank select is a flop.
+    // Live-value table (flip-flops), read a cycle after the row is given, from the row
+    // registered (r_row_q), so the address a unit decides in its issue cycle meets only the
+    // banks' address ports and the hit compares, not the table's ROWS-to-1 multiplexer: in c+1
+    // the table holds every write up to the end of c; the writes of c+1 (near) override it,
+    // the highest-numbered port winning as in the table. The result, registered beside the
+    // banks' output registers, is each read port's bank select in c+2: the port that wrote the
+    // row last, every write up to the end of c+1 included.
     logic [READS-1:0][SEL_W-1:0] live;
     if (WRITES > 1) begin : g_lvt
         logic [SEL_W-1:0] lvt [ROWS];
@@ -75,19 +84,13 @@ module multiport_ram #(
             end
         end
         for (genvar r = 0; r < READS; r++) begin : g_live
-            logic [SEL_W-1:0] next, live_q, later;
+            logic [SEL_W-1:0] later;
             always_comb begin
-                next = lvt[IDX_W'(r_row[r])];
-                for (int w = 0; w < WRITES; w++)
-                    if (write[w] && w_row[w] == r_row[r]) next = SEL_W'(w);
-                later = live_q;
+                later = lvt[IDX_W'(r_row_q[r])];
                 for (int w = 0; w < WRITES; w++)
                     if (near[w][r]) later = SEL_W'(w);
             end
-            always_ff @(posedge clk) begin
-                live_q  <= next;
-                live[r] <= later;
-            end
+            always_ff @(posedge clk) live[r] <= later;
         end
     end else begin : g_one_writer
         assign live = '0;

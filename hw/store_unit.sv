@@ -150,17 +150,20 @@ module store_unit #(
         .last       (walk_last)
     );
 
-    // Address the row of the walker's next step (the first row while issuing, the next row
-    // after a row's last step): it arrives two cycles later, with that step's beat.
-    // A `linear` or `bias` STORE reads its table rows first, its first row in the last set-up
-    // cycle.
+    // Address the row of the walker's next step (the next row after a row's last step): it
+    // arrives two cycles later, with that step's beat. A `linear` or `bias` STORE reads its
+    // table rows first, its first row in the last set-up cycle. While the unit holds nothing it
+    // addresses the first row the head would read were it to issue now, whether or not it
+    // does (a read changes nothing): the address is then the queue head's field, not the issue
+    // decision's (tokens, the DRAM port, the vector unit's turn), which would otherwise run on
+    // into the accumulator's bank address ports in the same cycle.
     always_comb begin
-        if (issue && is_store) acc_row = is_linear ? head_word[STORE_QROW_LSB +: STORE_QROW_W]
-                                       : is_bias ? head_word[STORE_BROW_LSB +: STORE_BROW_W]
-                                       : head_word[XFER_ROW_LSB +: XFER_ROW_W];
-        else if (setup_q && !last_setup) acc_row = word_q[STORE_BROW_LSB +: STORE_BROW_W];
+        if (setup_q && !last_setup) acc_row = word_q[STORE_BROW_LSB +: STORE_BROW_W];
         else if (setup_q) acc_row = base_q;
-        else acc_row = base_q + walk_row + 16'(walk_row_last);
+        else if (walk_active) acc_row = base_q + walk_row + 16'(walk_row_last);
+        else acc_row = is_linear ? head_word[STORE_QROW_LSB +: STORE_QROW_W]
+                     : is_bias ? head_word[STORE_BROW_LSB +: STORE_BROW_W]
+                     : head_word[XFER_ROW_LSB +: XFER_ROW_W];
     end
 
     // Convert the whole row (the bias added first, wrapping like the accumulator); each beat

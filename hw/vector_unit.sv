@@ -251,9 +251,12 @@ module vector_unit #(
         logic [32*N-1:0]         old_q;
         // The next output's old row, in the cycle before its first row: int ops with
         // accumulate (one output a block), at issue or at the previous output's last row's end.
-        assign prefetch  = issue && is_vector && head_word[VECTOR_ACCUMULATE_LSB]
-                        || reading && pass_end && group_end && !last && accumulate_q;
-        assign rd_row[0] = !prefetch ? 16'(row_q) : active_q ? out_row + 16'd1 : f_dst;
+        // While idle the port is given the head's `dst` whether or not it issues (a read
+        // changes nothing), so the address does not wait for the issue decision.
+        logic prefetch_next;
+        assign prefetch_next = reading && pass_end && group_end && !last && accumulate_q;
+        assign prefetch  = issue && is_vector && head_word[VECTOR_ACCUMULATE_LSB] || prefetch_next;
+        assign rd_row[0] = !active_q ? f_dst : prefetch_next ? out_row + 16'd1 : 16'(row_q);
         always_ff @(posedge clk) begin
             old_next_r <= prefetch;
             old_next_q <= old_next_r;
@@ -414,11 +417,28 @@ module vector_unit #(
         fold_dst_q   <= pre_dst_q;
         fold_pass_q  <= pre_pass_q;
     end
+    // The value `combine` leaves the other operand as: the fold's start without accumulate.
+    function automatic logic [31:0] identity(input logic [VECTOR_OP_W-1:0] op);
+        case (op)
+            VECTOR_OP_W'(VOP_MAX): identity = 32'h8000_0000;
+            VECTOR_OP_W'(VOP_MUL): identity = 32'd1;
+            default:     identity = 32'd0;
+        endcase
+    endfunction
+
+    logic [L-1:0][31:0] other;  // the fold so far, as this pass's slice combines with it
     always_comb begin
         value = '0;
+        other = '0;
         folded = '0;
         sp_lanes = '0;
+        // The `lin` and `lut` rows first, so the fold's row, the longest path into the
+        // accumulator's write data, passes one multiplexer chosen by flip-flops.
         acc_data = '0;
+        if (lut_valid_q[1]) for (int n = 0; n < N; n++)
+            acc_data[n] = 32'(signed'(lut_out_q[n]));
+        else if (s5_end_q) for (int n = 0; n < N; n++)
+            acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
         // Skipped while idle: the simulator then spends no time on this unit.
         if (fold_valid_q) begin
             for (int p = 0; p < PASSES; p++) for (int l = 0; l < L; l++)
@@ -426,25 +446,21 @@ module vector_unit #(
                     sp_lanes[l] = sp_data[p * L + l];
                     // With accumulate the old ACC value starts the fold (the ops are associative
                     // and commutative, modulo 2^32 for add and mul): one combine per cycle, not
-                    // two in a row. The output row is read alike in every cycle of its group
-                    // (only the group's end writes ACC, and to a row no other group of this
-                    // VECTOR writes).
+                    // two in a row; without, the op's identity does. The operand is chosen among
+                    // registers before the combine, so the arriving row meets one combine and
+                    // no multiplexer after it. The output row is read alike in every cycle of
+                    // its group (only the group's end writes ACC, and to a row no other group of
+                    // this VECTOR writes).
                     value[l]  = dp_src_acc_q ? src[p * L + l]
                                              : 32'(signed'(sp_data[p * L + l]));
-                    folded[l] = fold_first_q ? (dp_accumulate_q ? combine(dp_op_q,
-                                                                          old[p * L + l],
-                                                                          value[l])
-                                                                : value[l])
-                                             : combine(dp_op_q, fold_q[p * L + l], value[l]);
+                    other[l]  = !fold_first_q ? fold_q[p * L + l]
+                              : dp_accumulate_q ? old[p * L + l] : identity(dp_op_q);
+                    folded[l] = combine(dp_op_q, other[l], value[l]);
                 end
             // The row written at its last pass: the earlier passes' slices from fold_q.
-            for (int n = 0; n < N; n++)
+            if (!lut_valid_q[1] && !s5_end_q) for (int n = 0; n < N; n++)
                 acc_data[n] = n / L == PASSES - 1 ? folded[n % L] : fold_q[n];
         end
-        if (s5_end_q) for (int n = 0; n < N; n++)
-            acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
-        if (lut_valid_q[1]) for (int n = 0; n < N; n++)
-            acc_data[n] = 32'(signed'(lut_out_q[n]));
     end
     // An output row is written at its last slice.
     assign acc_we  = fold_valid_q && fold_end_q && 32'(fold_pass_q) == PASSES - 1
@@ -467,8 +483,12 @@ module vector_unit #(
             if (last && op_q == VECTOR_OP_W'(VOP_LIN)) drain_q <= 3'(LIN_LATENCY);
             else if (last && op_q == VECTOR_OP_W'(VOP_LUT)) drain_q <= 3'(LUT_LATENCY);
             else if (drain_q != '0) drain_q <= drain_q - 3'd1;
-            if (issue && is_vector) begin
-                active_q <= 1'b1;
+            // While free the instruction registers take the head's fields every cycle, whether
+            // or not it issues (nothing reads them until active_q, and the data path's copies,
+            // a cycle behind, have folded the last row by then): only active_q waits for the
+            // issue decision, not the enables of some 300 flip-flops.
+            if (free) begin
+                active_q <= issue && is_vector;
                 op_q         <= head_word[VECTOR_OP_LSB +: VECTOR_OP_W];
                 b_q          <= block(head_word[VECTOR_OP_LSB +: VECTOR_OP_W]
                                       == VECTOR_OP_W'(VOP_LIN), f_count);
@@ -544,7 +564,15 @@ module vector_unit #(
     assign push_next   = push_next_r;
     assign in_progress = active_q || drain_q != '0;
     assign read_held   = in_progress && (src_acc_q || accumulate_q);
-    assign read_turn   = issue && is_vector && reads_acc || read_held;
+    // The shared read port's owner this cycle (hw/accumulator.sv's address select): a VECTOR
+    // in progress that reads ACC, or one issuing that reads it now: only the old-row prefetch
+    // of one read port (ACC_READS = 1, `accumulate`; its source rows come from t+1). Such a
+    // VECTOR issues exactly when the unit is free, its head and a turn allow, and no STORE
+    // issues or holds the port (turn_ok), so its tokens, range checks and the LOAD's turn,
+    // which decide the issue, need not decide the address: without them the port is the
+    // VECTOR's in cycles where it does not issue but no STORE does either, and no one reads.
+    assign read_turn   = read_held || ACC_READS == 1 && free && is_vector
+                                      && head_word[VECTOR_ACCUMULATE_LSB] && !store_turn;
     assign busy        = issue || in_progress;
     assign stall_token = head_valid && free && !tokens_ok;
 endmodule
