@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
+from glc.ir.gelu import mlas_erf
 from glc.ir.types import Access, ComputeKind, accumulator_dtype, fmt_dims, is_int
 
 
@@ -186,10 +187,12 @@ def _relu(x):
     return np.maximum(x, np.zeros((), x.dtype))
 
 
-# The error function in double (math.erf, within an ulp of double), rounded to the tensor's
-# dtype: a float32 result correctly rounded but for a hair's breadth of ties. onnxruntime's Erf
-# (MLAS's polynomial, or its Gelu's) is another float32 function: within a few ulps of this.
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+# The error function of float32 as onnxruntime's Erf kernel computes it (MLAS's polynomial,
+# glc/ir/gelu.py); of float64 in double (math.erf, within an ulp).
+def _erf(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float32:
+        return mlas_erf(x)
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
