@@ -16,6 +16,7 @@ import numpy as np
 
 from glc.errors import ShapeError
 from glc.ir.gelu import mlas_erf
+from glc.ir.softmax import softmax as mlas_softmax
 from glc.ir.types import Access, ComputeKind, accumulator_dtype, fmt_dims, is_int
 
 
@@ -160,6 +161,9 @@ def _infer_softmax(a: Access, kind: ComputeKind) -> Access:
 
 
 def _eval_softmax(x, a, out, kind):
+    """float32 as onnxruntime's kernel rounds it (glc/ir/softmax.py); float64 in numpy."""
+    if x.dtype == np.float32:
+        return mlas_softmax(x)
     shifted = np.exp(x - np.max(x, axis=-1, keepdims=True))
     return (shifted / np.sum(shifted, axis=-1, keepdims=True)).astype(out.dtype)
 
