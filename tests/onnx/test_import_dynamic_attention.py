@@ -19,8 +19,8 @@ from onnx import helper  # noqa: E402
 
 
 def attention(tokens: int, width: int = 16, heads: int = 2, seed: int = 0):
-    """Multi-head attention without the softmax (a float Softmax is onnxruntime's own exp):
-    q, k, v projections with biases, heads split, (q·kᵀ)·s, ·v, heads merged, an output
+    """Multi-head attention: q, k, v projections with biases, heads split, softmax((q·kᵀ)·s)
+    (a float Softmax, MLAS's kernel: glc/ir/softmax.py), ·v, heads merged, an output
     projection; x is (1, tokens, width)."""
     rng = np.random.default_rng(seed)
     d = width // heads
@@ -38,7 +38,8 @@ def attention(tokens: int, width: int = 16, heads: int = 2, seed: int = 0):
         helper.make_node("Transpose", ["v2"], ["v"], perm=[0, 2, 1, 3]),
         helper.make_node("MatMul", ["q", "kt"], ["s0"]),
         helper.make_node("Mul", ["s0", "scale"], ["s"]),
-        helper.make_node("MatMul", ["s", "v"], ["c0"]),
+        helper.make_node("Softmax", ["s"], ["a"], axis=-1),
+        helper.make_node("MatMul", ["a", "v"], ["c0"]),
         helper.make_node("Transpose", ["c0"], ["c1"], perm=[0, 2, 1, 3]),
         helper.make_node("Reshape", ["c1", "merge"], ["c"]),
         helper.make_node("MatMul", ["c", "wo"], ["y"]),
@@ -62,6 +63,7 @@ def test_a_dynamically_quantized_attention_is_exact_on_the_isa(tmp_path, tokens,
     result = import_model(path, tmp_path / "p", seed=seed)
     assert sum("(MatMulInteger)" in op for op in result.host_ops) == 4
     assert sum(op.endswith("(MatMul)") for op in result.host_ops) == 2  # Q·Kᵀ and P·V, float
+    assert sum(op.endswith("(Softmax)") for op in result.host_ops) == 1
     lowered = exact_on_the_isa(load(result.folder))
     assert lowered.figures()["kernels"] >= 4  # the four projections on the array
 
