@@ -39,14 +39,9 @@ def find(t, skipped: set[int]) -> list[Span]:
     if not erfs:
         return []
     writers = {out: n for n in graph.nodes for out in n.output if out}
-    order = {id(n): k for k, n in enumerate(graph.nodes)}
-    spans = []
-    for erf in erfs:
-        span = _span(t, erf, writers)
-        if span is not None and not any(id(n) in skipped for n in span.nodes):
-            spans.append(Span(span.argument,
-                              tuple(sorted(span.nodes, key=lambda n: order[id(n)]))))
-    return spans
+    spans = [_span(t, erf, writers) for erf in erfs]
+    return [span for span in spans
+            if span is not None and not any(id(n) in skipped for n in span.nodes)]
 
 
 def _span(t, erf, writers) -> Span | None:
@@ -73,7 +68,8 @@ def _span(t, erf, writers) -> Span | None:
     nodes = _between(graph, argument, last, writers)
     if nodes is None or id(erf) not in {id(n) for n in nodes}:
         return None
-    return Span(argument, tuple(nodes))
+    inside = {id(n) for n in nodes}
+    return Span(argument, tuple(n for n in graph.nodes if id(n) in inside))
 
 
 def _fuses(fused, argument: str, writers) -> bool:
