@@ -4,12 +4,13 @@ A network the fuzz counts ``reference`` or ``float-reference`` (scripts/fuzz.py 
 differs from onnxruntime at its outputs; this finds the first tensor that differs. onnxruntime's
 optimized graph of the model (the graph its reference run executes, glc/onnx/kernels.py) is run
 with every tensor a graph output and optimizations then off, so each is the value its chosen
-kernel computed; each int8 or uint8 one is held against glc's interpreter's value of the define
-named after the same ONNX tensor (the import names its defines after the ONNX outputs; a fused
+kernel computed; each int8, uint8 or float32 one (a dynamically quantized model's float steps)
+is held against glc's interpreter's value of the define of that kind named after the same ONNX
+tensor (the import names its defines after the ONNX outputs, made symbols; a fused
 kernel's output is its QuantizeLinear's, so a define of the name without that suffix is tried
 too; a tensor onnxruntime renamed, turning its pair into uint8, by the name of the
 DequantizeLinear that reads it, ``<tensor>_DequantizeLinear``). uint8 codes are compared as glc
-carries them, less 128.
+carries them, less 128; float32 values bit for bit.
 
 Where the tensor is a QuantizeLinear of a float Conv onnxruntime kept (its ``float-reference``),
 ``--tie`` gives, at each differing code, the conv's exact value in quanta (float64, from
@@ -89,7 +90,8 @@ def _codes(value: np.ndarray) -> np.ndarray:
 
 
 def trace(model: Path, folder: Path) -> list[Row]:
-    """Every int8/uint8 tensor of onnxruntime's optimized graph, in its order, against glc."""
+    """Every int8, uint8 and float32 tensor of onnxruntime's optimized graph, in its order,
+    against glc."""
     from glc.inputs import load
     from glc.interp import interpret
 
