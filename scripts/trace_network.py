@@ -4,12 +4,13 @@ A network the fuzz counts ``reference`` or ``float-reference`` (scripts/fuzz.py 
 differs from onnxruntime at its outputs; this finds the first tensor that differs. onnxruntime's
 optimized graph of the model (the graph its reference run executes, glc/onnx/kernels.py) is run
 with every tensor a graph output and optimizations then off, so each is the value its chosen
-kernel computed; each int8 or uint8 one is held against glc's interpreter's value of the define
-named after the same ONNX tensor (the import names its defines after the ONNX outputs; a fused
+kernel computed; each int8, uint8 or float32 one (a dynamically quantized model's float steps)
+is held against glc's interpreter's value of the define of that kind named after the same ONNX
+tensor (the import names its defines after the ONNX outputs, made symbols; a fused
 kernel's output is its QuantizeLinear's, so a define of the name without that suffix is tried
 too; a tensor onnxruntime renamed, turning its pair into uint8, by the name of the
 DequantizeLinear that reads it, ``<tensor>_DequantizeLinear``). uint8 codes are compared as glc
-carries them, less 128.
+carries them, less 128; float32 values bit for bit.
 
 Where the tensor is a QuantizeLinear of a float Conv onnxruntime kept (its ``float-reference``),
 ``--tie`` gives, at each differing code, the conv's exact value in quanta (float64, from
@@ -71,9 +72,16 @@ def _ort_values(model: Path, arrays: dict[str, np.ndarray]):
         session = ort.InferenceSession(str(every), kernels.session_options(fuse=False),
                                        providers=["CPUExecutionProvider"])
         names = [o.name for o in session.get_outputs()]
-        feeds = {i.name: arrays[i.name] for i in session.get_inputs()}
+        feeds = {i.name: _input(i.name, arrays) for i in session.get_inputs()}
         values = dict(zip(names, session.run(names, feeds), strict=True))
     return graph.graph, values
+
+
+def _input(name: str, arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The model input ``name`` as the import saved it: under its name made a symbol, or that
+    name with ``_2`` where it is taken (``input``, a word of the language)."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_")
+    return next(arrays[n] for n in (name, base, f"{base}_2") if n in arrays)
 
 
 def _codes(value: np.ndarray) -> np.ndarray:
@@ -82,7 +90,8 @@ def _codes(value: np.ndarray) -> np.ndarray:
 
 
 def trace(model: Path, folder: Path) -> list[Row]:
-    """Every int8/uint8 tensor of onnxruntime's optimized graph, in its order, against glc."""
+    """Every int8, uint8 and float32 tensor of onnxruntime's optimized graph, in its order,
+    against glc."""
     from glc.inputs import load
     from glc.interp import interpret
 
@@ -97,16 +106,19 @@ def trace(model: Path, folder: Path) -> list[Row]:
     for node in graph.node:
         for out in node.output:
             value = values.get(out)
-            if value is None or value.dtype not in (np.int8, np.uint8):
+            if value is None or value.dtype not in (np.int8, np.uint8, np.float32):
                 continue
-            names = [re.sub(r"[^A-Za-z0-9_]", "_", n)
+            names = [re.sub(r"[^A-Za-z0-9_]", "_", n).strip("_")
                      for n in (out, out.removesuffix(SUFFIX), *readers.get(out, ()))]
             define = next((n for n in names if n in defines), None)
             ours = interpret(defines[define], bundle.arrays)[0] if define else None
-            if ours is None or ours.shape != value.shape or ours.dtype.kind not in "iu":
+            float_ = value.dtype == np.float32
+            if ours is None or ours.shape != value.shape or \
+                    ours.dtype.kind not in ("f" if float_ else "iu"):
                 rows.append(Row(out, node.op_type, define, None, value.size))
                 continue
-            differ = int(np.count_nonzero(_codes(ours) != _codes(value)))
+            differ = int(np.count_nonzero(ours != value if float_ else
+                                          _codes(ours) != _codes(value)))
             rows.append(Row(out, node.op_type, define, differ, value.size))
     return rows
 

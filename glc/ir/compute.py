@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
+from glc.ir.gelu import mlas_erf
+from glc.ir.softmax import softmax as mlas_softmax
 from glc.ir.types import Access, ComputeKind, accumulator_dtype, fmt_dims, is_int
 
 
@@ -159,6 +161,9 @@ def _infer_softmax(a: Access, kind: ComputeKind) -> Access:
 
 
 def _eval_softmax(x, a, out, kind):
+    """float32 as onnxruntime's kernel rounds it (glc/ir/softmax.py); float64 in numpy."""
+    if x.dtype == np.float32:
+        return mlas_softmax(x)
     shifted = np.exp(x - np.max(x, axis=-1, keepdims=True))
     return (shifted / np.sum(shifted, axis=-1, keepdims=True)).astype(out.dtype)
 
@@ -186,10 +191,12 @@ def _relu(x):
     return np.maximum(x, np.zeros((), x.dtype))
 
 
-# The error function in double (math.erf, within an ulp of double), rounded to the tensor's
-# dtype: a float32 result correctly rounded but for a hair's breadth of ties. onnxruntime's Erf
-# (MLAS's polynomial, or its Gelu's) is another float32 function: within a few ulps of this.
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+# The error function of float32 as onnxruntime's Erf kernel computes it (MLAS's polynomial,
+# glc/ir/gelu.py); of float64 in double (math.erf, within an ulp).
+def _erf(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float32:
+        return mlas_erf(x)
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glc.errors import ShapeError
-from glc.ir import dynamic, gather, normalize, recurrent, sgemm
+from glc.ir import dynamic, gather, gelu, normalize, recurrent, sgemm
 from glc.ir import quantized as q
 from glc.ir.compute import KINDS, Pairs
 from glc.ir.types import (
@@ -392,6 +392,8 @@ OPS: dict[str, Op] = {op.name: op for op in (
        normalize.infer_layer_norm,
        lambda out, x, scale, bias, eps: normalize.layer_norm_welford(x, scale, bias, eps),
        "LayerNormalization with Welford's running mean (onnxruntime's SkipLayerNormalization)"),
+    Op("gelu", ("access",), gelu.infer_gelu, lambda out, x: gelu.gelu(x),
+       "x·½(1 + erf(x/√2)) of float32 A (onnxruntime's Gelu kernel, MLAS's erf)"),
     Op("softmax-linear", ("access", "number", "number", "number", "number"),
        normalize.infer_softmax_linear,
        lambda out, x, sx, sy, zy, offset: normalize.softmax_linear(x, sx, sy, zy, offset),

@@ -88,8 +88,9 @@ def _div(t, node, attrs) -> None:
 
 
 def _erf(t, node, attrs) -> None:
-    """A float Erf outside a float island (a dynamically quantized GELU): ``(compute erf)``,
-    the error function rounded to float32 — not onnxruntime's MLAS polynomial bit for bit."""
+    """A float Erf outside a float island and a GELU onnxruntime fuses
+    (glc/onnx/fused_gelu.py): ``(compute erf)``, MLAS's error function, as onnxruntime's Erf
+    kernel."""
     x = t.as_float(node, 0)
     t.host_step(node)
     t.bind(node, Float(t.b.define(node.output[0], f"(compute erf (access-tensor {x.name}))"),

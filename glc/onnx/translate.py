@@ -15,6 +15,7 @@ from glc.onnx import (
     dynamic,
     embeddings,
     floats,
+    fused_gelu,
     islands,
     layers,
     movement,
@@ -135,9 +136,10 @@ class Translator:
         docs/language.md), else 0."""
         return 128 if self.constant(node, index).dtype == np.uint8 else 0
 
-    def host_step(self, node) -> None:
-        """List ``node`` among the import's host ops (a float step the program keeps)."""
-        self.b.host_ops.append(f"{label(node)} ({node.op_type})")
+    def host_step(self, node, op: str | None = None) -> None:
+        """List ``node`` among the import's host ops (a float step the program keeps), as
+        ``op`` where it computes a fused kernel's result."""
+        self.b.host_ops.append(f"{label(node)} ({op or node.op_type})")
 
     def bind(self, node, value) -> None:
         self.values[node.output[0]] = value
@@ -170,9 +172,15 @@ class Translator:
         becomes one table lookup where it can (glc/onnx/islands.py)."""
         found = islands.find(self.graph, TABLE)
         inner = {id(n) for island in found.values() for n in island.inner}
+        # each GELU onnxruntime fuses is one (gelu x) where its last node was
+        gelus = {id(span.nodes[-1]): span for span in fused_gelu.find(self, inner)}
+        self.absorbed.update(id(n) for span in gelus.values() for n in span.nodes[:-1])
         untabled: set[int] = set()  # shared float nodes already translated one by one
         for node in self.graph.nodes:
             if id(node) in self.absorbed or id(node) in inner:
+                continue
+            if id(node) in gelus:
+                fused_gelu.translate(self, gelus[id(node)])
                 continue
             island = found.get(id(node))
             if island is not None:
@@ -305,4 +313,5 @@ TABLE = {
     **dynamic.TABLE,
     **recurrent.TABLE,
     "Gather": _gather,
+    "Gelu": fused_gelu.gelu,
 }

@@ -60,8 +60,8 @@ def random_weights(model, resolution: int, seed: int):
             weights[node.output[0]] = _init_values(node.output[0], shape, rng)
         else:
             kept.append(node)
-    # The classifier's final Softmax is float host work onnxruntime computes with its own exp;
-    # the zoo's models end at the logits, whose int8 values must match bit for bit.
+    # The classifier's final Softmax would be float host work (MLAS's kernel, glc/ir/softmax.py);
+    # the zoo's models end at the logits, the integer codes the accelerator computes.
     if kept[-1].op_type == "Softmax" and kept[-1].output[0] == graph.output[0].name:
         graph.output[0].name = kept.pop().input[0]
     consumed = {name for node in kept for name in node.input}
