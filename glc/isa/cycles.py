@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import operator
 import pickle
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from glc.cache import remembered
 from glc.hwconfig import HwConfig
 from glc.isa import vector_linear, vector_table
 from glc.isa.encoding import Instruction
-from glc.isa.fields import UNITS, VECTOR_OPS, WORD_BYTES
+from glc.isa.fields import OPCODES, UNITS, VECTOR_OPS, WORD_BYTES, Opcode
 from glc.isa.status import Counters, ErrorCode, MachineError
 from glc.isa.transfer import SETUP, beats, local_rows
 
 TOKEN_MAX = 255
+_NEVER = float("inf")  # no event pending
 
 # Which counter each (unit, flag) pops or pushes: the chains LOAD -> EXEC -> STORE and
 # LOAD -> VECTOR -> STORE (docs/isa.md, "Dependency tokens").
@@ -61,10 +63,25 @@ class _Step:
     rows: int
 
 
+_STEP_FIELDS = operator.attrgetter(*(f.name for f in fields(_Step)))  # a step as a tuple
+
+
+def _token_fields(op: Opcode, unit: str | None) -> tuple[tuple[tuple[int, str], ...], ...]:
+    """The (field position, counter) of each pop and each push flag an opcode has, for the
+    unit it goes to (a SYNC's unit is a field of its own)."""
+    return tuple(tuple((op.index[f], TOKENS[unit, f]) for f in flags
+                       if f in op.index and (unit, f) in TOKENS) for flags in (POPS, PUSHES))
+
+
+_TOKEN_FIELDS = {(op.code, unit): _token_fields(op, unit) for op in OPCODES
+                 for unit in (UNITS if op.name == "sync" else (op.unit,))}
+
+
 def _decode(instruction: Instruction, config: HwConfig) -> _Step:
-    unit, name = instruction.unit, instruction.op.name
-    pops = tuple(TOKENS[unit, f] for f in POPS if instruction.get(f) and (unit, f) in TOKENS)
-    pushes = tuple(TOKENS[unit, f] for f in PUSHES if instruction.get(f) and (unit, f) in TOKENS)
+    unit, name, values = instruction.unit, instruction.op.name, instruction.values
+    pop_fields, push_fields = _TOKEN_FIELDS[instruction.op.code, unit]
+    pops = tuple(counter for position, counter in pop_fields if values[position])
+    pushes = tuple(counter for position, counter in push_fields if values[position])
     cost, moved, rows = 1, 0, 0  # SYNC takes a cycle
     reads_acc = transpose = False
     if name == "vector":
@@ -134,18 +151,37 @@ class Timeline:
 
 def predict(program: list[Instruction], config: HwConfig) -> Timeline:
     """The timeline of a legal program ending in HALT; raises the MachineError it stops with."""
-    timeline = schedule(program, config)
+    return _predicted(_Model([_decode(i, config) for i in program], config, None))
+
+
+def _predicted(model: _Model) -> Timeline:
+    timeline = model.run()
     if timeline.error is not None:
         raise timeline.error
     return timeline
 
 
 def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
-    """``predict``'s cycle count, remembered in the schedule cache (glc/cache.py) by the
-    instructions (each opcode and field value: what the model reads of them) and the config."""
-    words = pickle.dumps([(i.op.code, i.values) for i in program], pickle.HIGHEST_PROTOCOL)
-    return remembered("cycles", (hashlib.sha256(words).digest(), config),
-                      lambda: predict(program, config).counters.cycles)
+    """``predict``'s cycle count, remembered in the schedule cache (glc/cache.py) by what the
+    model reads of the instructions (their decoded steps, so a kernel whose transfers differ
+    from another's only in their DRAM addresses — a network's repeated layer — is modelled
+    once) and the config."""
+    steps = [_decode(i, config) for i in program]
+    words = pickle.dumps(list(map(_STEP_FIELDS, steps)), pickle.HIGHEST_PROTOCOL)
+    parts = (hashlib.sha256(words).digest(), config)
+    if parts not in _RECENT:
+        if len(_RECENT) >= _RECENT_SIZE:
+            del _RECENT[next(iter(_RECENT))]
+        _RECENT[parts] = remembered("cycles", parts,
+                                    lambda: _predicted(_Model(steps, config, None)).counters.cycles)
+    return _RECENT[parts]
+
+
+# The counts of the programs modelled last in this process, by the same key: with or without
+# a schedule cache (--no-cache, or the manifest written after the compile) a network's
+# repeated layers are modelled once. Ints, so a few thousand cost nothing.
+_RECENT: dict[tuple[bytes, HwConfig], int] = {}
+_RECENT_SIZE = 4096
 
 
 def schedule(program: list[Instruction], config: HwConfig,
@@ -156,7 +192,7 @@ def schedule(program: list[Instruction], config: HwConfig,
     index len(program) (an illegal word or the end of instruction memory). `stalls`: also record
     each stall in the timeline (off in the compiler's costing, which runs the model often).
     """
-    model = _Model(program, config, fault)
+    model = _Model([_decode(i, config) for i in program], config, fault)
     if stalls:
         model.out.stalls = []
     return model.run()
@@ -165,9 +201,8 @@ def schedule(program: list[Instruction], config: HwConfig,
 class _Model:
     """The machine state the timing rules of docs/isa.md act on."""
 
-    def __init__(self, program: list[Instruction], config: HwConfig, fault: MachineError | None):
-        self.program = program
-        self.steps = [_decode(i, config) for i in program]
+    def __init__(self, steps: list[_Step], config: HwConfig, fault: MachineError | None):
+        self.steps = steps
         self.config = config
         self.fault = fault
         self.n = config.array_size
@@ -194,29 +229,46 @@ class _Model:
         # fetch_start[p] and it can dispatch from fetch_start[p] + fetch_beats.
         self.fetch_beats = -(-WORD_BYTES // config.fetch_port_bytes)
         self.fetch_start: list[int] = []
+        self.ready_pc = self.ready_at = -1  # _dispatch_ready's word and its answer
 
     def run(self) -> Timeline:
-        """Step from event to event until HALT drains, an error, or a deadlock."""
-        cycle = 0
+        """Step from event to event until HALT drains, an error, or a deadlock. A unit's head's
+        structural readiness is computed once per head, not at every event it waits through:
+        only that unit's own issue changes what it reads (``_structural``)."""
+        cycle, out, units = 0, self.out, range(len(UNITS))
+        queues = [self.queues[u] for u in UNITS]
+        heads, ready = [-1] * len(UNITS), [0] * len(UNITS)
         while True:
-            self._apply_pushes(cycle)
-            if self.out.error is None:
+            if self.pushes and self.pushes[0][0] <= cycle:
+                self._apply_pushes(cycle)
+            if out.error is None and not self.halted and cycle >= self._dispatch_ready():
                 self._dispatch(cycle)
-            if self.out.error is not None:
+            if out.error is not None:
                 return self._finish()
-            issued = {u: self._try_issue(u, cycle) for u in UNITS}
-            if self.out.error is not None:
-                return self._finish()
-            if self.halted and not any(self.queues.values()):
+            issued = [False] * len(UNITS)
+            for u in units:
+                queue = queues[u]
+                if not queue:
+                    continue
+                pc = queue[0]
+                if heads[u] != pc:
+                    heads[u], ready[u] = pc, self._structural(UNITS[u], pc)
+                if ready[u] <= cycle:
+                    issued[u] = self._try_issue(UNITS[u], pc, cycle)
+            if self.halted and not any(queues):
                 # Everything has issued; the remaining pushes can still overflow a counter.
                 self._apply_pushes(self.last_complete)
-                self.out.counters.cycles = max(self.halt_cycle + 1, self.last_complete)
+                out.counters.cycles = max(self.halt_cycle + 1, self.last_complete)
                 return self._finish()
-            following = self._next_event(cycle)
-            if self._deadlocked(cycle, issued):
+            following = self._next_event(cycle, queues, heads, ready)
+            if not any(issued) and self.dispatched != cycle and self.last_complete <= cycle \
+                    and not self.pushes and self._deadlocked(cycle):
                 self._deadlock(cycle)
                 return self._finish()
-            self._count_stalls(cycle, following, issued)
+            for u in units:
+                if not issued[u] and queues[u] and ready[u] <= cycle:
+                    self._count_stalls(cycle, following, issued, queues, ready)
+                    break
             cycle = following
 
     def _finish(self) -> Timeline:
@@ -244,17 +296,14 @@ class _Model:
         return self.steps[pc].unit if pc < len(self.steps) else None
 
     def _dispatch(self, cycle: int) -> None:
-        if self.halted:
-            return
+        """Dispatch the next word, which has arrived (``_dispatch_ready``), if its queue has
+        room."""
         pc = self.next_pc
-        if pc == len(self.program):
+        if pc == len(self.steps):
             # An unfetchable word stops the dispatcher as soon as it turns to it; a bad word
             # once it has arrived and could dispatch.
-            if cycle >= self._dispatch_ready():
-                self._stop(self.fault or MachineError(ErrorCode.ILLEGAL_OPCODE, pc,
-                                                      "the program has no HALT"), cycle)
-            return
-        if cycle < self._dispatch_ready():
+            self._stop(self.fault or MachineError(ErrorCode.ILLEGAL_OPCODE, pc,
+                                                  "the program has no HALT"), cycle)
             return
         unit = self._target(pc)
         if unit is None:  # HALT
@@ -266,9 +315,6 @@ class _Model:
         self.out.dispatch[pc] = cycle
         self.dispatched = cycle
         self.next_pc += 1
-
-    def _previous_ready(self) -> int:
-        return self.out.dispatch[self.next_pc - 1] + 1 if self.next_pc else 0
 
     def _arrival(self, pc: int) -> int:
         """The first cycle word `pc` is in the prefetch buffer. A fetch takes a buffer slot when
@@ -282,12 +328,16 @@ class _Model:
         return self.fetch_start[pc] + self.fetch_beats
 
     def _dispatch_ready(self) -> int:
-        """The first cycle the dispatcher can act on its next word."""
-        unfetchable = (self.next_pc == len(self.program) and self.fault is not None
-                       and self.fault.code == ErrorCode.FETCH_RANGE)
-        if unfetchable:
-            return self._previous_ready()
-        return max(self._previous_ready(), self._arrival(self.next_pc))
+        """The first cycle the dispatcher can act on its next word (fixed once the word before
+        it has dispatched, so computed once per word)."""
+        pc = self.next_pc
+        if self.ready_pc != pc:
+            unfetchable = (pc == len(self.steps) and self.fault is not None
+                           and self.fault.code == ErrorCode.FETCH_RANGE)
+            previous = self.out.dispatch[pc - 1] + 1 if pc else 0
+            self.ready_pc = pc
+            self.ready_at = previous if unfetchable else max(previous, self._arrival(pc))
+        return self.ready_at
 
     def _structural(self, unit: str, pc: int) -> int:
         """The first cycle the unit's resources allow instruction `pc` to issue (tokens aside)."""
@@ -326,26 +376,29 @@ class _Model:
             return self.vector_done
         return 0
 
-    def _try_issue(self, unit: str, cycle: int) -> bool:
-        if not self.queues[unit]:
-            return False
-        pc = self.queues[unit][0]
+    def _try_issue(self, unit: str, pc: int, cycle: int) -> bool:
+        """Issue ``pc``, the unit's head, structurally ready in ``cycle``, if its tokens, the
+        DRAM port and the accumulator's ports let it."""
         step = self.steps[pc]
-        if self._structural(unit, pc) > cycle or not self._tokens_ok(step):
-            return False
+        tokens = self.tokens
+        for counter in step.pops:
+            if not tokens[counter]:
+                return False
         if step.port and self.port_free > cycle:
             return False
         if self._acc_turn(step) > cycle:
             return False
         self.queues[unit].popleft()
         for counter in step.pops:
-            self.tokens[counter] -= 1
+            tokens[counter] -= 1
         end = self._occupy(unit, step, cycle)
         for counter in step.pushes:
             heapq.heappush(self.pushes, (end, pc, counter))
-        self.out.issue[pc], self.out.complete[pc] = cycle, end
-        self.out.units[pc] = unit
-        self.last_complete = max(self.last_complete, end)
+        out = self.out
+        out.issue[pc], out.complete[pc] = cycle, end
+        out.units[pc] = unit
+        if end > self.last_complete:
+            self.last_complete = end
         return True
 
     def _occupy(self, unit: str, step: _Step, t: int) -> int:
@@ -387,18 +440,24 @@ class _Model:
             return t + rows + 2 * n - 1
         return t + 1
 
-    def _next_event(self, cycle: int) -> int:
-        """The next cycle at which anything can change."""
-        times = [when for when, _, _ in self.pushes[:1]]
-        times += [self.port_free, self.last_complete, self.acc_load_done, self.store_done,
-                  self.vector_done, self.vector_read_done]
-        for unit in UNITS:
-            if self.queues[unit]:
-                times.append(self._structural(unit, self.queues[unit][0]))
+    def _next_event(self, cycle: int, queues: list[deque[int]], heads: list[int],
+                    ready: list[int]) -> int:
+        """The next cycle at which anything can change (``heads``/``ready``: each unit's head
+        and its structural readiness, as ``run`` keeps them)."""
+        following = min((t for t in (self.port_free, self.last_complete, self.acc_load_done,
+                                     self.store_done, self.vector_done, self.vector_read_done,
+                                     self.pushes[0][0] if self.pushes else 0) if t > cycle),
+                        default=_NEVER)
+        for u, queue in enumerate(queues):
+            if queue:
+                pc = queue[0]
+                if heads[u] != pc:
+                    heads[u], ready[u] = pc, self._structural(UNITS[u], pc)
+                if cycle < ready[u] < following:
+                    following = ready[u]
         if not self.halted and not self._queue_full(self.next_pc):
-            times.append(max(cycle + 1, self._dispatch_ready()))
-        later = [t for t in times if t > cycle]
-        return min(later) if later else cycle + 1
+            following = min(following, max(cycle + 1, self._dispatch_ready()))
+        return cycle + 1 if following == _NEVER else following
 
     def _blocked(self, unit: str, cycle: int) -> bool:
         """The unit's head is dispatched and ready but for a token it pops."""
@@ -408,19 +467,17 @@ class _Model:
         return (self._structural(unit, pc) <= cycle
                 and not self._tokens_ok(self.steps[pc]))
 
-    def _deadlocked(self, cycle: int, issued: dict[str, bool]) -> bool:
+    def _deadlocked(self, cycle: int) -> bool:
         """The rule of docs/isa.md: nothing in flight, every queue empty or blocked on a token,
-        at least one blocked, and the dispatcher did not and cannot dispatch."""
-        if (any(issued.values()) or self.dispatched == cycle or self.last_complete > cycle
-                or self.pushes):
-            return False
+        at least one blocked, and the dispatcher did not and cannot dispatch (``run`` checks
+        that nothing issued or was dispatched in ``cycle`` and nothing is in flight)."""
         if not all(self._blocked(u, cycle) or not self.queues[u] for u in UNITS):
             return False
         if not any(self._blocked(u, cycle) for u in UNITS):
             return False
         if self.halted:
             return True
-        return (self.next_pc < len(self.program) and self._arrival(self.next_pc) <= cycle
+        return (self.next_pc < len(self.steps) and self._arrival(self.next_pc) <= cycle
                 and self._queue_full(self.next_pc))
 
     def _queue_full(self, pc: int) -> bool:
@@ -436,24 +493,24 @@ class _Model:
                                 f"the {unit} unit waits for a {missing[0]} token that never comes"),
                    cycle)
 
-    def _count_stalls(self, cycle: int, following: int, issued: dict[str, bool]) -> None:
+    def _count_stalls(self, cycle: int, following: int, issued: list[bool],
+                      queues: list[deque[int]], ready: list[int]) -> None:
         """Charge the cycles [cycle, following) to each waiting unit's cause (docs/isa.md)."""
-        counters = self.out.counters
-        for unit in UNITS:
-            if issued[unit] or not self.queues[unit]:
+        for u, queue in enumerate(queues):
+            if issued[u] or not queue or ready[u] > cycle:
                 continue
-            pc = self.queues[unit][0]
-            if self._structural(unit, pc) > cycle:
-                continue
-            span = following - cycle
-            if not self._tokens_ok(self.steps[pc]):
+            pc = queue[0]
+            step = self.steps[pc]
+            if not self._tokens_ok(step):
                 cause = "token"
-            elif self.steps[pc].port and self.port_free > cycle:
+            elif step.port and self.port_free > cycle:
                 cause = "dram"
             else:
                 continue
+            unit = UNITS[u]
             name = f"stall_{cause}_{unit}"
-            setattr(counters, name, getattr(counters, name) + span)
+            counters = self.out.counters
+            setattr(counters, name, getattr(counters, name) + following - cycle)
             if self.out.stalls is not None:
                 self.out.stalls.append((unit, cause, pc, cycle, following))
 
