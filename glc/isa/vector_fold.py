@@ -6,9 +6,10 @@ after into the fold register, and an output row is written from that register th
 its last slice: every multiplier of `mul` has a register before and after it, and no
 multiplier sits between a memory read's forward and the accumulator's write data (on ecp5n8 the
 worst paths were such: docs/benchmarks.md, "synth"). A fold's writes and completion come
-LATENCY cycles after its reads (E = t + 1 + count·group·S + LATENCY). The recurrence of a group
-(each row combined with the fold so far) stays one cycle: the combine's other operand is the
-fold register itself, so a row, or a slice of one, still goes in every cycle, `mul` included.
+LATENCY cycles after its reads (E = t + 1 + count·group·S + LATENCY + waits). The recurrence
+of a group (each row combined with the fold so far) stays one cycle: the combine's other
+operand is the fold register itself, so a row, or a slice of one, still goes in every cycle,
+`mul` included.
 
 Outputs are made in order: with `src_acc`, a source row an earlier output of the same
 instruction wrote is read with its new value. An output's write now lands LATENCY cycles after
