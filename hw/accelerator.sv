@@ -98,8 +98,12 @@ module accelerator #(
                COLUMN_SPLIT);
     end
 
+    // stop: issue nothing more. A unit's error stops the machine from the next cycle through
+    // its registered copy (err_q, below), as done_q would, so the capture's priority and pc
+    // multiplexer sit a cycle after the issue logic that raises it.
     logic done_q, stop;
-    assign stop = done_q || watchdog;
+    logic [4:0] err_q;
+    assign stop = done_q || err_q != '0 || watchdog;
 
     // ---- fetch, dispatcher and queues ----
     logic [UNITS-1:0] queue_full, head_valid, queue_push, queue_pop;
@@ -332,26 +336,46 @@ module accelerator #(
         else overflow_pc = ex_push_pc;
     end
 
+    // The dispatcher's and the units' errors (raised at an issue or a dispatch, the deepest
+    // logic of the design) are registered as they are, in err_q, err_code_q and err_pc_q, and
+    // captured the cycle after, the first of them winning. The machine issues nothing in that
+    // cycle (stop) and the counters stop with it, so `cycles` and every counter are those of
+    // the cycle the error happened in (docs/isa.md, "Errors and status"); only `done`, `error`
+    // and `error_pc` rise a cycle later. A token overflow and a deadlock, found from registers,
+    // stop the machine at once as before. A finished machine has no queue head and dispatches
+    // nothing, so no unit error comes with `finished`.
+    logic [4:0][ERR_W-1:0] err_code_q;
+    logic [4:0][31:0]      err_pc_q;
     logic [ERR_W-1:0] error_q;
     logic [31:0] error_pc_q;
     always_ff @(posedge clk) begin
         if (rst) begin
             done_q  <= 1'b0;
+            err_q   <= '0;
             error_q <= ERR_OK;
             error_pc_q <= '0;
         end else if (!stop) begin
-            // The first error wins; several in one cycle report one of them (docs/isa.md).
-            done_q <= 1'b1;
-            if (disp_error) begin error_q <= disp_code; error_pc_q <= disp_pc; end
-            else if (ld_error) begin error_q <= ld_code; error_pc_q <= ld_error_pc; end
-            else if (ex_error) begin error_q <= ex_code; error_pc_q <= ex_error_pc; end
-            else if (st_error) begin error_q <= st_code; error_pc_q <= st_error_pc; end
-            else if (vu_error) begin error_q <= vu_code; error_pc_q <= vu_error_pc; end
-            else if (tok_overflow != '0) begin
+            err_q      <= {vu_error, st_error, ex_error, ld_error, disp_error};
+            err_code_q <= {vu_code, st_code, ex_code, ld_code, disp_code};
+            err_pc_q   <= {vu_error_pc, st_error_pc, ex_error_pc, ld_error_pc, disp_pc};
+            if (tok_overflow != '0) begin
+                done_q <= 1'b1;
                 error_q <= ERR_TOKEN_OVERFLOW;
                 error_pc_q <= overflow_pc;
-            end else if (deadlock) begin error_q <= ERR_DEADLOCK; error_pc_q <= deadlock_pc; end
-            else done_q <= finished;
+            end else if (deadlock) begin
+                done_q <= 1'b1;
+                error_q <= ERR_DEADLOCK;
+                error_pc_q <= deadlock_pc;
+            end else done_q <= finished;
+        end else if (!done_q && err_q != '0) begin
+            // Several in one cycle report one of them (docs/isa.md): the dispatcher's first,
+            // then load, exec, store, vector.
+            done_q <= 1'b1;
+            for (int k = 4; k >= 0; k--)
+                if (err_q[k]) begin
+                    error_q    <= err_code_q[k];
+                    error_pc_q <= err_pc_q[k];
+                end
         end
     end
     assign done     = done_q || watchdog;

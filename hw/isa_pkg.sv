@@ -47,14 +47,16 @@ package isa_pkg;
     localparam int VOP_LUT = 4;
     localparam int VOP_TABLE = 5;
     localparam int VOPS = 6;
+    // VECTOR add, max, mul: the cycles their writes come after their reads.
+    localparam int FOLD_LATENCY = 2;
     // VECTOR lin: rows per group (one scale each), the largest exponent field,
-    // the cycles its writes come after the other ops', the outputs of a block.
+    // the cycles its writes come after its reads, the outputs of a block.
     localparam int LIN_GROUP = 2;
     localparam int LIN_MAX_EXPONENT = 190;
     localparam int LIN_LATENCY = 6;
     localparam int LIN_WAYS = 3;
     // VECTOR table and lut: entries of a column's table; the cycles lut's
-    // writes come after the other ops' (its registered read).
+    // writes come after its reads (the tables' registered read).
     localparam int TABLE_ENTRIES = 256;
     localparam int LUT_LATENCY = 2;
 

@@ -16,19 +16,23 @@
 // it takes PASSES = N / LANES cycles over each source row (the row read again each cycle, a
 // slice of its lanes folded; a narrow unit for an FPGA: docs/isa.md, `vector_lanes`), and a lin
 // block holds LIN_BLOCK = ⌈LIN_WAYS / PASSES⌉ outputs.
-// Issuing at t it addresses one source row per PASSES cycles in t+1 … t+count·group·PASSES (lin:
-// and its waits); E = t + 1 + count·group·PASSES (lin: plus the waits, and LIN_LATENCY cycles
-// later, its completion and pushes). The memories' reads are registered (ISA revision 3.1:
-// the row addressed in c arrives in c+2), so the folding runs two cycles behind the addresses
-// (a stage `pre_*` carries each row's control to `fold_*`): output i is written at the end of
-// the second cycle after its group's last row, its last one (lin and lut: their pipeline's
-// last write) at the end of E+1, which anything issuing at E reads with its registered reads
-// from E+2, and a later output still sees an earlier one. The data path reads the
+// Issuing at t it addresses one source row per PASSES cycles in t+1 … t+count·group·PASSES (lin
+// and self-reading folds: and their waits); E = t + 1 + count·group·PASSES plus the waits and
+// the op's latency: its pipeline's cycles after the last read (FOLD_LATENCY, LIN_LATENCY,
+// LUT_LATENCY; none for table). The memories' reads are registered (ISA revision 3.1: the row
+// addressed in c arrives in c+2), so the data path runs two cycles behind the addresses (a
+// stage `pre_*` carries each row's control to `fold_*`, where the row arrives), and each op's
+// last write lands at the end of E+1, which anything issuing at E reads with its registered
+// reads from E+2. A fold (add, max, mul; ISA revision 3.3) registers its operands as the row
+// arrives (m_*), combines them the cycle after into fold_q, and writes an output from fold_q
+// the cycle after its last slice (w_*): every multiplier between registers, none between a
+// read's forward and the accumulator's write data. Its outputs are made in order, so a fold
+// whose accumulator sources may meet its outputs (self_q) reads each output after the first
+// FOLD_LATENCY cycles late, when the one before has landed. The data path reads the
 // instruction's fields from copies a cycle behind the issue's (dp_*), so the next instruction
-// issuing at E leaves them to the last row folded in E+1. SYNC
-// completes in t + 1. `table` writes source rows into the unit's tables (one per column) and
-// `lut` maps each int8 element of a source row through its column's table, its writes and
-// completion LUT_LATENCY cycles after the folds' (the tables' registered read, below).
+// issuing at E leaves them to the last row arriving by E-1. SYNC completes in t + 1. `table`
+// writes source rows into the unit's tables (one per column) and `lut` maps each int8 element
+// of a source row through its column's table (the tables' registered read, below).
 // It pops ld2vu (prev) and st2vu (next), pushes vu2ld (prev) and vu2st
 // (next); it never touches DRAM.
 // It reads the accumulator through ACC_READS ports. With a row in one pass (2): port 0 the
@@ -127,7 +131,7 @@ module vector_unit #(
     assign f_ostride = head_word[VECTOR_OSTRIDE_LSB +: VECTOR_OSTRIDE_W];
     assign f_gstride = head_word[VECTOR_GSTRIDE_LSB +: VECTOR_GSTRIDE_W];
 
-    logic                active_q, src_acc_q, accumulate_q, push_prev_q, push_next_q;
+    logic                active_q, src_acc_q, accumulate_q, self_q, push_prev_q, push_next_q;
     logic [VECTOR_OP_W-1:0] op_q;
     logic [15:0]         left_q, j_q, group_q, ostride_q, gstride_q;
     // The rows go by blocks of b_q outputs (ways at most: 1, or LIN_BLOCK for lin): row j of
@@ -176,12 +180,16 @@ module vector_unit #(
                                                      ? ACC_ROWS : SP_ROWS);
     assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS
                     && 32'(head_word[VECTOR_OP_LSB +: VECTOR_OP_W]) != VOP_TABLE;
-    logic [2:0] drain_q;  // lin: cycles its pipeline still writes after the last row
+    logic [2:0] drain_q;  // cycles its pipeline still writes after the last row read
     assign free      = !active_q && drain_q == '0 && !stop;
     assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
                     && (!head_word[FLAG_POP_NEXT] || next_token_ok);
     assign ready     = free && tokens_ok && (is_vector || is_sync);
     assign reads_acc = head_word[VECTOR_SRC_ACC_LSB] || head_word[VECTOR_ACCUMULATE_LSB];
+    // A fold reading ACC rows whose span meets the rows it writes (glc/isa/vector_fold.py).
+    logic self_reading;
+    assign self_reading = head_word[VECTOR_SRC_ACC_LSB] && 32'(f_src) < 32'(f_dst) + 32'(f_count)
+                       && 32'(f_dst) < 32'(head_end);
     assign turn_ok   = !is_vector || !load_turn && !(reads_acc && store_turn);
     assign issue     = ready && turn_ok && !bad_src && !bad_dst;
     assign pop_prev  = issue && head_word[FLAG_POP_PREV];
@@ -209,11 +217,19 @@ module vector_unit #(
     assign block_row_end = pass_end && o_q == b_q - 2'd1;
     assign group_end     = j_q == group_q - 16'd1;
     assign last          = reading && block_row_end && group_end && left_q == 16'(b_q);
-    // The instruction completes (and pushes) the cycle after this: its last row's, or for lin
-    // its pipeline's last write's.
+    // The cycles an op's pipeline writes after its last row is read (docs/isa.md, "Timing").
+    function automatic logic [2:0] latency(input logic [VECTOR_OP_W-1:0] op);
+        case (op)
+            VECTOR_OP_W'(VOP_LIN):   latency = 3'(LIN_LATENCY);
+            VECTOR_OP_W'(VOP_LUT):   latency = 3'(LUT_LATENCY);
+            VECTOR_OP_W'(VOP_TABLE): latency = 3'd0;
+            default:                 latency = 3'(FOLD_LATENCY);
+        endcase
+    endfunction
+    // The instruction completes (and pushes) the cycle after this: its last row's read (table),
+    // or its pipeline's last write.
     logic finishing;
-    assign finishing = op_q == VECTOR_OP_W'(VOP_LIN) || op_q == VECTOR_OP_W'(VOP_LUT)
-                     ? drain_q == 3'd1 : last;
+    assign finishing = latency(op_q) == 3'd0 ? last : drain_q == 3'd1;
 
     // min(ways, outputs left): the next block's outputs, ways LIN_BLOCK for lin, else 1
     function automatic logic [1:0] block(input logic lin, input logic [15:0] outputs);
@@ -227,15 +243,19 @@ module vector_unit #(
         bubble = lin && 32'(b) * PASSES < LIN_WAYS ? 2'(LIN_WAYS - 32'(b) * PASSES) : 2'd0;
     endfunction
 
-    // Two cycles later, when they arrive: the source row folded into the group so far; at the
-    // group's end, into ACC. pre_*: the cycle between.
+    // Two cycles later, when they arrive (fold_*; pre_*: the cycle between), a fold's operands
+    // are registered (m_*); the cycle after, they are combined into the group's fold so far
+    // (fold_q); the cycle after a group's last slice, the output row is written (w_*).
     logic               pre_valid_q, pre_first_q, pre_end_q;
     logic [15:0]        pre_dst_q;
     logic [PASS_W-1:0]  pre_pass_q;
     logic               fold_valid_q, fold_first_q, fold_end_q;
     logic [15:0]        fold_dst_q;
     logic [PASS_W-1:0]  fold_pass_q;
-    logic [L-1:0][31:0] value, folded;
+    logic               m_valid_q, m_first_q, m_last_q, w_valid_q;
+    logic [VECTOR_OP_W-1:0] m_op_q;
+    logic [15:0]        m_dst_q, w_dst_q;
+    logic [L-1:0][31:0] value, start, m_value_q, m_start_q, other, folded;
     logic [L-1:0][7:0]  sp_lanes;  // this pass's slice of the scratchpad row
 
     // The accumulator's source row and output row's old value, as the fold uses them (above).
@@ -426,48 +446,66 @@ module vector_unit #(
         endcase
     endfunction
 
-    logic [L-1:0][31:0] other;  // the fold so far, as this pass's slice combines with it
+    // The arriving slice: its lanes of the scratchpad row (lin's too), and a fold's operands:
+    // the source value and the fold's start. With accumulate the output row's old value
+    // starts the fold (the ops are associative and commutative, modulo 2^32 for add and mul),
+    // so a slice meets one combine, not two in a row; without, the op's identity does. The
+    // output row is read alike in every cycle of its group (only the group's end writes ACC,
+    // and to a row no other group of this VECTOR writes).
     always_comb begin
         value = '0;
-        other = '0;
-        folded = '0;
+        start = '0;
         sp_lanes = '0;
-        // The `lin` and `lut` rows first, so the fold's row, the longest path into the
-        // accumulator's write data, passes one multiplexer chosen by flip-flops.
-        acc_data = '0;
-        if (lut_valid_q[1]) for (int n = 0; n < N; n++)
-            acc_data[n] = 32'(signed'(lut_out_q[n]));
-        else if (s5_end_q) for (int n = 0; n < N; n++)
-            acc_data[n] = 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]));
         // Skipped while idle: the simulator then spends no time on this unit.
-        if (fold_valid_q) begin
+        if (fold_valid_q)
             for (int p = 0; p < PASSES; p++) for (int l = 0; l < L; l++)
                 if (32'(fold_pass_q) == p) begin
                     sp_lanes[l] = sp_data[p * L + l];
-                    // With accumulate the old ACC value starts the fold (the ops are associative
-                    // and commutative, modulo 2^32 for add and mul): one combine per cycle, not
-                    // two in a row; without, the op's identity does. The operand is chosen among
-                    // registers before the combine, so the arriving row meets one combine and
-                    // no multiplexer after it. The output row is read alike in every cycle of
-                    // its group (only the group's end writes ACC, and to a row no other group of
-                    // this VECTOR writes).
-                    value[l]  = dp_src_acc_q ? src[p * L + l]
-                                             : 32'(signed'(sp_data[p * L + l]));
-                    other[l]  = !fold_first_q ? fold_q[p * L + l]
-                              : dp_accumulate_q ? old[p * L + l] : identity(dp_op_q);
-                    folded[l] = combine(dp_op_q, other[l], value[l]);
+                    value[l]    = dp_src_acc_q ? src[p * L + l]
+                                               : 32'(signed'(sp_data[p * L + l]));
+                    start[l]    = dp_accumulate_q ? old[p * L + l] : identity(dp_op_q);
                 end
-            // The row written at its last pass: the earlier passes' slices from fold_q.
-            if (!lut_valid_q[1] && !s5_end_q) for (int n = 0; n < N; n++)
-                acc_data[n] = n / L == PASSES - 1 ? folded[n % L] : fold_q[n];
+    end
+    // The operands registered as they arrive, so a memory read's forward meets no multiplier.
+    always_ff @(posedge clk) begin
+        m_valid_q <= !rst && fold_valid_q && dp_op_q < VECTOR_OP_W'(VOP_LIN);
+        m_first_q <= fold_first_q;
+        m_last_q  <= fold_end_q && 32'(fold_pass_q) == PASSES - 1;
+        m_dst_q   <= fold_dst_q;
+        m_op_q    <= dp_op_q;
+        m_value_q <= value;
+        m_start_q <= start;
+        w_valid_q <= !rst && m_valid_q && m_last_q;
+        w_dst_q   <= m_dst_q;
+    end
+    // The combine, between registers: the slice's value and the fold so far, which for a
+    // group's first row is its start and otherwise the previous row's same slice. fold_q
+    // shifts a slice down each combine, the new slice entering at the top, so the slice a
+    // combine needs is always the bottom one (the slices of a group's rows follow each other
+    // without a gap), chosen by a flip-flop: a mul over a group keeps a slice a cycle, its
+    // multiplier between m_value_q and fold_q. After a row's last slice fold_q holds the whole
+    // row in order, which the next cycle writes.
+    always_comb begin
+        for (int l = 0; l < L; l++) begin
+            other[l]  = m_first_q ? m_start_q[l] : fold_q[l];
+            folded[l] = combine(m_op_q, other[l], m_value_q[l]);
         end
     end
-    // An output row is written at its last slice.
-    assign acc_we  = fold_valid_q && fold_end_q && 32'(fold_pass_q) == PASSES - 1
-                     && dp_op_q < VECTOR_OP_W'(VOP_LIN)
-                  || s5_end_q && 32'(s5_pass_q) == PASSES - 1
-                  || lut_valid_q[1];
-    assign acc_row = s5_end_q ? s5_dst_q : lut_valid_q[1] ? lut_dst_q[1] : fold_dst_q;
+    if (PASSES > 1) begin : g_fold_shift
+        always_ff @(posedge clk) if (m_valid_q) fold_q <= {folded, fold_q[N-1:L]};
+    end else begin : g_fold_row
+        always_ff @(posedge clk) if (m_valid_q) fold_q <= folded;
+    end
+    // The rows written: every source a register, chosen by flip-flops (the `lut` and `lin`
+    // pipelines' ends, the fold register).
+    always_comb begin
+        for (int n = 0; n < N; n++)
+            acc_data[n] = lut_valid_q[1] ? 32'(signed'(lut_out_q[n]))
+                        : s5_end_q ? 32'(signed'(n / L == PASSES - 1 ? r_int8[n % L] : out_q[n]))
+                        : fold_q[n];
+    end
+    assign acc_we  = w_valid_q || s5_end_q && 32'(s5_pass_q) == PASSES - 1 || lut_valid_q[1];
+    assign acc_row = s5_end_q ? s5_dst_q : lut_valid_q[1] ? lut_dst_q[1] : w_dst_q;
 
     always_ff @(posedge clk) begin
         if (rst) begin
@@ -480,8 +518,7 @@ module vector_unit #(
                         || (finishing && push_prev_q);
             push_next_r <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
                         || (finishing && push_next_q);
-            if (last && op_q == VECTOR_OP_W'(VOP_LIN)) drain_q <= 3'(LIN_LATENCY);
-            else if (last && op_q == VECTOR_OP_W'(VOP_LUT)) drain_q <= 3'(LUT_LATENCY);
+            if (last) drain_q <= latency(op_q);
             else if (drain_q != '0) drain_q <= drain_q - 3'd1;
             // While free the instruction registers take the head's fields every cycle, whether
             // or not it issues (nothing reads them until active_q, and the data path's copies,
@@ -497,6 +534,7 @@ module vector_unit #(
                 bubble_q     <= '0;
                 accumulate_q <= head_word[VECTOR_ACCUMULATE_LSB];
                 src_acc_q    <= head_word[VECTOR_SRC_ACC_LSB];
+                self_q       <= self_reading;
                 left_q       <= f_count;
                 group_q      <= f_group;
                 ostride_q    <= f_ostride;
@@ -534,6 +572,8 @@ module vector_unit #(
                     else begin  // the next block
                         logic [31:0] base;
                         base = j_q == '0 ? row_q + 32'(ostride_q) : next_q;
+                        // a self-reading fold's next output waits for this one's write
+                        bubble_q <= self_q ? 2'(FOLD_LATENCY) : 2'd0;
                         o_q     <= '0;
                         j_q     <= '0;
                         left_q  <= left_q - 16'(b_q);
@@ -547,7 +587,6 @@ module vector_unit #(
             end
         end
         for (int n = 0; n < N; n++) begin
-            if (fold_valid_q && 32'(fold_pass_q) == n / L) fold_q[n] <= folded[n % L];
             if (s3_valid_q && 32'(s3_pass_q) == n / L) begin
                 lin_neg_q[n]  <= r_neg[n % L];
                 lin_mant_q[n] <= r_mant[n % L];

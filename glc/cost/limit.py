@@ -3,7 +3,7 @@
 * **Compute ideal** of a kernel: the cycles its unit needs at full throughput. The N×N array
   performs N² MACs a cycle, so an (M×K)·(K×Nₒ) product needs ⌈M·K·Nₒ / N²⌉ (docs/isa.md,
   "Counters"); the vector unit's L lanes (``vector_lanes``) read L source elements a cycle
-  (docs/isa.md, VECTOR timing: ``E = t + 1 + count·group·N/L``), so a fold of ``outputs``
+  (docs/isa.md, VECTOR timing: ``E = t + 3 + count·group·N/L`` for a fold), so a fold of ``outputs``
   results, each over ``rows`` source elements, needs ⌈outputs · rows / L⌉.
 * **Compulsory DRAM bytes** of a kernel: every DRAM byte it must move at least once — each
   operand element it reads (an element several windows share, counted once; padding, which

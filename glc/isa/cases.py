@@ -246,6 +246,20 @@ def _vector_pool(s, n, rng, dram):
     return [(s["OUT"], _bytes(acc, "<i4"))]
 
 
+def _vector_chain(s, n, rng, dram):
+    d = _i8(rng, 8, n)
+    _put(dram, s["D"], d)
+    x = d.astype(np.int64)
+    acc = np.zeros((12, n), dtype=np.int64)
+    acc[0:8] = x
+    acc[1:4] = np.cumsum(x[0:4], axis=0)[1:]
+    acc[5:8] = np.cumprod(x[4:8], axis=0)[1:]  # |x| ≤ 128: 2^28 at most, no wrap
+    acc[8], acc[9] = x[0] * x[1] * x[2], x[3] * x[4] * x[5]
+    acc[10] = np.maximum(acc[8], acc[9])
+    acc[11] = np.maximum(acc[10], 0)  # row 11 was 0
+    return [(s["OUT"], _bytes(acc, "<i4"))]
+
+
 def _vector_linear(s, n, rng, dram):
     r = s["R"]
     d = _i8(rng, 2 * r, n)
@@ -289,6 +303,7 @@ CASES: dict[str, Prepare | tuple[ErrorCode, int]] = {
     "transpose_pad": _transpose_pad,
     "load_step": _load_step,
     "vector_pool": _vector_pool,
+    "vector_chain": _vector_chain,
     "vector_linear": _vector_linear,
     "vector_table": _vector_table,
     "bad_opcode": (ErrorCode.ILLEGAL_OPCODE, 1),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 
 from glc.cache import remembered
 from glc.hwconfig import HwConfig
-from glc.isa import vector_linear, vector_table
+from glc.isa import vector_fold, vector_linear, vector_table
 from glc.isa.encoding import Instruction
 from glc.isa.fields import OPCODES, UNITS, VECTOR_OPS, WORD_BYTES, Opcode
 from glc.isa.status import Counters, ErrorCode, MachineError
@@ -93,6 +93,8 @@ def _decode(instruction: Instruction, config: HwConfig) -> _Step:
             cost += vector_linear.LATENCY
         elif op == "lut":  # the tables' registered read
             cost += vector_table.LATENCY
+        elif op != "table":  # a fold: its operands' and its combine's registers (revision 3.3)
+            cost += vector_fold.waits(instruction) + vector_fold.LATENCY
         reads_acc = _reads_acc(instruction)
     elif name in ("load", "store"):
         moved = beats(instruction, config.dram_port_bytes)

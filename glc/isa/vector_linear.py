@@ -37,9 +37,10 @@ MANTISSA = 23  # float32 fraction bits
 # then its rounded sum in three stages (hw/vector_linear.sv), then the int8 in two
 # (hw/vector_round.sv: the rounding, then the offset and the saturation); until revision 3.2 the
 # operands were not registered and the int8 took one stage: lin's writes, completion and pushes
-# come LATENCY cycles after the other ops'. A group's next row needs the sum of the one before,
-# so it is read at least WAYS cycles after it: lin reads its outputs in blocks of
-# ⌈WAYS / passes⌉ (a row takes `passes` cycles on a vector unit narrower than the array).
+# come LATENCY cycles after its reads (a fold's 2: glc/isa/vector_fold.py). A group's next row
+# needs the sum of the one before, so it is read at least WAYS cycles after it: lin reads its
+# outputs in blocks of ⌈WAYS / passes⌉ (a row takes `passes` cycles on a vector unit narrower
+# than the array).
 LATENCY = 6
 WAYS = 3
 

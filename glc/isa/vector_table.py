@@ -10,7 +10,7 @@ column, which one transposing LOAD of the 256 bytes writes: glc/lower/lookup.py)
 
 Timing: the tables are one memory per column, read with its address and output registered (an
 FPGA block RAM's output register, docs/architecture.md): a row's lookups reach the accumulator
-LATENCY cycles after the folds' writes would.
+LATENCY cycles after it is read, as a fold's combine does (glc/isa/vector_fold.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 ENTRIES = 256  # entries per column's table: one per int8 code
-LATENCY = 2  # cycles lut's writes, completion and pushes come after the folds' (Timing)
+LATENCY = 2  # cycles lut's writes, completion and pushes come after its reads (Timing)
 
 
 def empty(columns: int) -> np.ndarray:

@@ -68,7 +68,9 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
     cycles against the port's 75 264. Ordered through the EXEC unit, idle in a fold (the
     STORE pushes ``st2ex``, an EXEC SYNC passes it on as ``ex2ld``, the LOADs pop it), the
     same add takes 75 972; a fold bound by its VECTOR can lose a little so (a row sum of
-    32×28×28: 6 481 → 6 563), hence the choice."""
+    32×28×28: 6 481 → 6 563), hence the choice. (Figures of ISA revision 3.2. Since 3.3 a
+    VECTOR completes 2 cycles after its last read, the STORE and the LOADs no longer meet on
+    the port, and the same add takes 75 976 cycles unordered, 76 023 ordered.)"""
     kernel = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, False)
     ordered = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, True)
     if ordered.instructions == kernel.instructions or \

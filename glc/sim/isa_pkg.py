@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glc.isa import vector_linear, vector_table
+from glc.isa import vector_fold, vector_linear, vector_table
 from glc.isa.fields import (
     ALL_FLAGS,
     BY_NAME,
@@ -80,14 +80,16 @@ def render() -> str:
     for index, name in enumerate(VECTOR_OPS):
         lines.append(f"    localparam int VOP_{name.upper()} = {index};")
     lines.append(f"    localparam int VOPS = {len(VECTOR_OPS)};")
+    lines.append("    // VECTOR add, max, mul: the cycles their writes come after their reads.")
+    lines.append(f"    localparam int FOLD_LATENCY = {vector_fold.LATENCY};")
     lines.append("    // VECTOR lin: rows per group (one scale each), the largest exponent field,")
-    lines.append("    // the cycles its writes come after the other ops', the outputs of a block.")
+    lines.append("    // the cycles its writes come after its reads, the outputs of a block.")
     lines.append(f"    localparam int LIN_GROUP = {len(LIN_SCALES)};")
     lines.append(f"    localparam int LIN_MAX_EXPONENT = {vector_linear.MAX_FIELD};")
     lines.append(f"    localparam int LIN_LATENCY = {vector_linear.LATENCY};")
     lines.append(f"    localparam int LIN_WAYS = {vector_linear.WAYS};")
     lines.append("    // VECTOR table and lut: entries of a column's table; the cycles lut's")
-    lines.append("    // writes come after the other ops' (its registered read).")
+    lines.append("    // writes come after its reads (the tables' registered read).")
     lines.append(f"    localparam int TABLE_ENTRIES = {vector_table.ENTRIES};")
     lines.append(f"    localparam int LUT_LATENCY = {vector_table.LATENCY};")
     lines += ["", "    // Field positions <OP>_<FIELD>_LSB and _W. XFER_: the transfer pattern of",

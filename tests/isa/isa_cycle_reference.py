@@ -123,8 +123,18 @@ def reference_schedule(program, config, limit=100_000, unfetchable=False):
             elif u == "vector":
                 e[h] = c + 1 + (ins["count"] * ins["group"] * config.vector_passes
                                 if ins.op.name == "vector" else 0)
-                if ins.op.name == "vector" and VECTOR_OPS[ins["op"]] == "lut":
+                op = VECTOR_OPS[ins["op"]] if ins.op.name == "vector" else None
+                if op == "lut":
                     e[h] += 2  # "lut E = t + 3 + count·S": the tables' registered read
+                elif op in ("add", "max", "mul"):
+                    # revision 3.3: "E = t + 3 + count·group·S", and 2 cycles before each
+                    # output after the first where the source span meets the outputs
+                    e[h] += 2
+                    last_src = ins["src"] + (ins["count"] - 1) * ins["ostride"] \
+                        + (ins["group"] - 1) * ins["gstride"]
+                    outputs = range(ins["dst"], ins["dst"] + ins["count"])
+                    if ins["src_acc"] and any(ins["src"] <= r <= last_src for r in outputs):
+                        e[h] += 2 * (ins["count"] - 1)
             else:
                 # "E = t + 1 + beats" for a LOAD, "t + 2 + beats" for a STORE (revision 3.1:
                 # the accumulator's registered read of its first row); SYNC t + 1

@@ -165,8 +165,11 @@ def _programs(draw):
             op = draw(st.sampled_from(["lut", "table"]))
             fields = {"op": VECTOR_OPS.index(op), "count": draw(st.integers(1, 4))}
         elif kind == "vector":
+            # src, dst and strides drawn so that accumulator sources meet the outputs or not
             fields = {"count": draw(st.integers(1, 4)), "group": draw(st.integers(1, 3)),
-                      "src_acc": draw(st.integers(0, 1)), "accumulate": draw(st.integers(0, 1))}
+                      "src_acc": draw(st.integers(0, 1)), "accumulate": draw(st.integers(0, 1)),
+                      "src": draw(st.integers(0, 6)), "dst": draw(st.integers(0, 6)),
+                      "ostride": draw(st.integers(0, 2)), "gstride": draw(st.integers(0, 2))}
         else:
             fields = {}
         program.append(Instruction.make(kind, **flags, **fields))
@@ -217,11 +220,11 @@ def test_a_vector_instruction_takes_a_cycle_per_source_row():
     t = _timeline("vector op=max, count=3, group=4, push_next\n"
                   "vector op=add, count=1, group=2\n"
                   "store raw, row=0, run=N, count0=1, pop_vec\nhalt")
-    # 12 source rows: E = 2 + 1 + 12; the store (its token at 15) moves 16 bytes in 4 beats
-    # after its 2 set-up cycles
-    assert [t.issue[pc] for pc in range(3)] == [2, 15, 15]
-    assert [t.complete[pc] for pc in range(3)] == [15, 18, 21]
-    assert t.counters.busy_vector == 13 + 3
+    # 12 source rows: E = 2 + 3 + 12 (revision 3.3: the operands' and the combine's registers);
+    # the store (its token at 17) moves 16 bytes in 4 beats after its 2 set-up cycles
+    assert [t.issue[pc] for pc in range(3)] == [2, 17, 17]
+    assert [t.complete[pc] for pc in range(3)] == [17, 22, 23]
+    assert t.counters.busy_vector == 15 + 5
 
 
 @pytest.mark.parametrize(("lanes", "count", "complete"), [
@@ -246,10 +249,13 @@ def test_lin_reads_in_blocks_of_a_narrow_vector_units_passes(lanes, count, compl
 
 @pytest.mark.parametrize(("op", "lanes", "complete"), [
     # issued in cycle 2; 5 rows of S = 4 / lanes cycles, then lut's 2 cycles of registered read
+    # and a fold's 2 of registered operands and combine (revision 3.3)
     ("lut", 4, 2 + 3 + 5), ("lut", 2, 2 + 3 + 10), ("lut", 1, 2 + 3 + 20),
+    ("add", 4, 2 + 3 + 5), ("mul", 1, 2 + 3 + 20),
     ("table", 4, 2 + 1 + 5), ("table", 1, 2 + 1 + 20),
 ])
-def test_lut_completes_two_cycles_after_a_fold_and_table_as_one(op, lanes, complete):
+def test_lut_and_folds_complete_two_cycles_after_their_reads_and_table_at_once(op, lanes,
+                                                                              complete):
     config = dataclasses.replace(N4, vector_lanes=lanes)
     t = _timeline(f"vector op={op}, count=5, ostride=1\nhalt", config)
     assert (t.issue[0], t.complete[0]) == (2, complete)
@@ -259,7 +265,7 @@ def test_lut_completes_two_cycles_after_a_fold_and_table_as_one(op, lanes, compl
 @pytest.mark.parametrize("reads", [True, False])
 def test_with_shared_ports_the_vector_unit_takes_turns_with_store_and_acc_loads(reads):
     text = ("load acc, row=0, run=N, count0=2\n"  # 2 rows of 16 bytes at P = 4: E = 2 + 1 + 8
-            f"vector op=max, count=2, group=2{', accumulate' if reads else ''}\n"  # E = t + 5
+            f"vector op=max, count=2, group=2{', accumulate' if reads else ''}\n"  # E = t + 7
             "store raw, row=0, run=N, count0=1\n"  # 4 beats: E = t + 2 + 4
             "load row=0, run=N\n"                  # to SP, 1 beat: E = t + 2
             "halt")
@@ -268,17 +274,37 @@ def test_with_shared_ports_the_vector_unit_takes_turns_with_store_and_acc_loads(
     assert [own.issue[pc] for pc in range(4)] == [2, 3, 13, 11]
     turns = _timeline(text, dataclasses.replace(N4, vector_shares_ports=1))
     # The VECTOR waits for the ACC LOAD's E = 11 and issues beside the SP LOAD, which uses no
-    # accumulator port; the STORE, free of the DRAM port at 13, waits for the VECTOR's E = 16
+    # accumulator port; the STORE, free of the DRAM port at 13, waits for the VECTOR's E = 18
     # if it reads ACC (its old rows, `accumulate`), else it has the read port to itself.
-    store = 16 if reads else 13
+    store = 18 if reads else 13
     assert [turns.issue[pc] for pc in range(4)] == [2, 11, store, 11]
     assert turns.complete[2] == store + 6
     assert turns.counters.stall_dram_store == own.counters.stall_dram_store
 
 
+@pytest.mark.parametrize(("fields", "complete"), [
+    # issued in cycle 2, 3 outputs of 2 rows: E = 2 + 3 + 6 where the sources' span (rows
+    # 20 … 24) misses the outputs (10 … 12) ...
+    ("src_acc, src=20", 2 + 3 + 6),
+    # ... and 2 cycles more before each output after the first where it meets them (revision
+    # 3.3: an output's write lands 2 cycles after the next output's first read): output 2
+    # reads row 11, output 1's; from row 12 on, no output reads an earlier one's row, but the
+    # span (12 … 16) meets the outputs
+    ("src_acc, src=9", 2 + 3 + 6 + 2 * 2),
+    ("src_acc, src=12", 2 + 3 + 6 + 2 * 2),
+    # int8 sources never meet the accumulator
+    ("src=9", 2 + 3 + 6),
+])
+def test_a_fold_whose_accumulator_sources_meet_its_outputs_waits_for_each_write(fields,
+                                                                                complete):
+    t = _timeline(f"vector op=add, {fields}, dst=10, count=3, group=2, ostride=1, gstride=2\n"
+                  "halt")
+    assert (t.issue[0], t.complete[0]) == (2, complete)
+
+
 def test_a_narrow_vector_unit_takes_n_over_l_cycles_a_source_row():
     t = _timeline("vector op=max, count=3, group=4\nhalt", dataclasses.replace(N4, vector_lanes=2))
-    assert t.complete[0] == 2 + 1 + 12 * 2
+    assert t.complete[0] == 2 + 3 + 12 * 2
 
 
 def test_a_narrow_fetch_port_and_a_small_buffer_pace_the_dispatcher():
