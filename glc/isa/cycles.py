@@ -247,7 +247,7 @@ class _Model:
                 self._dispatch(cycle)
             if out.error is not None:
                 return self._finish()
-            issued = [False] * len(UNITS)
+            issued, held = [False] * len(UNITS), self.port_free  # the port before any issue
             for u in units:
                 queue = queues[u]
                 if not queue:
@@ -269,7 +269,7 @@ class _Model:
                 return self._finish()
             for u in units:
                 if not issued[u] and queues[u] and ready[u] <= cycle:
-                    self._count_stalls(cycle, following, issued, queues, ready)
+                    self._count_stalls(cycle, following, issued, queues, ready, held)
                     break
             cycle = following
 
@@ -496,25 +496,35 @@ class _Model:
                    cycle)
 
     def _count_stalls(self, cycle: int, following: int, issued: list[bool],
-                      queues: list[deque[int]], ready: list[int]) -> None:
-        """Charge the cycles [cycle, following) to each waiting unit's cause (docs/isa.md)."""
+                      queues: list[deque[int]], ready: list[int], held: int) -> None:
+        """Charge the cycles [cycle, following) to each waiting unit's cause (docs/isa.md).
+        ``held``: the DRAM port's end before this cycle's issues. A STORE waits for the port a
+        LOAD takes in the same cycle; a LOAD only for one a STORE took in an earlier cycle (as
+        the RTL's LOAD unit sees it, the STORE's registered hold): a STORE issuing while the
+        LOAD waits for the accumulator's turn (which no counter charges) holds the port from
+        the next cycle."""
         for u, queue in enumerate(queues):
             if issued[u] or not queue or ready[u] > cycle:
                 continue
             pc = queue[0]
             step = self.steps[pc]
+            first = cycle
             if not self._tokens_ok(step):
                 cause = "token"
             elif step.port and self.port_free > cycle:
                 cause = "dram"
+                if step.name == "load" and held <= cycle:
+                    first = cycle + 1
             else:
+                continue
+            if first == following:
                 continue
             unit = UNITS[u]
             name = f"stall_{cause}_{unit}"
             counters = self.out.counters
-            setattr(counters, name, getattr(counters, name) + following - cycle)
+            setattr(counters, name, getattr(counters, name) + following - first)
             if self.out.stalls is not None:
-                self.out.stalls.append((unit, cause, pc, cycle, following))
+                self.out.stalls.append((unit, cause, pc, first, following))
 
 
 def _reads_acc(instruction: Instruction) -> bool:

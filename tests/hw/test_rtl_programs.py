@@ -102,6 +102,32 @@ def test_shared_programs_on_an_odd_configuration():
         assert (rtl.error, rtl.error_pc) == (case.error, case.error_pc), name
 
 
+def test_a_load_waiting_for_its_accumulator_turn_waits_for_the_port_from_the_next_cycle():
+    """On shared accumulator ports a LOAD to ACC waits for the VECTOR in progress (no counter
+    charges the turn); a STORE issuing meanwhile holds the DRAM port from the next cycle as the
+    LOAD unit sees it, so the LOAD's DRAM stall starts then (it started a cycle early in the
+    cycle model, not in the RTL, before 2026-12-07)."""
+    text = """
+    load   acc, row=0, dram=32, run=N, count0=8, push_next
+    matmul sp=200, acc=100, rows=12, pop_prev, push_next
+    load   row=0, dram=0, run=N, count0=8, push_vec
+    vector src=0, dst=16, count=8, pop_prev
+    sync   unit=0
+    load   acc, row=32, dram=64, run=N, count0=1
+    store  raw, row=0, dram=1024, run=N, count0=8, stride0=4*N, pop_prev
+    halt
+    """
+    words = assemble(text, N4_SHARED).words
+    dram = np.zeros(N4_SHARED.dram_bytes, dtype=np.uint8)
+    dram[:128] = np.arange(128, dtype=np.uint8)
+    rtl = check_against_model("turn then port", N4_SHARED, words, dram)
+    # The VECTOR issues at 44 (its token from the SP LOAD, E = 35 + 1 + 8) and completes at
+    # 44 + 3 + 8·2 = 63; the STORE's token comes from the MATMUL (35 + 12 + 2·4 − 1 = 54), and
+    # it holds the port over [54, 54 + 2 + 32); the last LOAD waits for its turn over
+    # [45, 63) and for the port over [55, 88): 33 cycles of DRAM stall.
+    assert rtl.counters.stall_dram_load == 33
+
+
 def test_a_split_matmul_is_an_illegal_field_where_the_array_does_not_split():
     """`split` needs `column_split` (docs/isa.md, MATMUL): on n4-shared, which stands for the
     FPGA configurations, the RTL's decoder refuses it as the ISA simulator does."""
