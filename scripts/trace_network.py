@@ -80,8 +80,13 @@ def _ort_values(model: Path, arrays: dict[str, np.ndarray]):
 def _input(name: str, arrays: dict[str, np.ndarray]) -> np.ndarray:
     """The model input ``name`` as the import saved it: under its name made a symbol, or that
     name with ``_2`` where it is taken (``input``, a word of the language)."""
-    base = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_")
+    base = _symbol(name)
     return next(arrays[n] for n in (name, base, f"{base}_2") if n in arrays)
+
+
+def _symbol(name: str) -> str:
+    """An ONNX tensor name as the import names its define."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_")
 
 
 def _codes(value: np.ndarray) -> np.ndarray:
@@ -108,8 +113,7 @@ def trace(model: Path, folder: Path) -> list[Row]:
             value = values.get(out)
             if value is None or value.dtype not in (np.int8, np.uint8, np.float32):
                 continue
-            names = [re.sub(r"[^A-Za-z0-9_]", "_", n).strip("_")
-                     for n in (out, out.removesuffix(SUFFIX), *readers.get(out, ()))]
+            names = [_symbol(n) for n in (out, out.removesuffix(SUFFIX), *readers.get(out, ()))]
             define = next((n for n in names if n in defines), None)
             ours = interpret(defines[define], bundle.arrays)[0] if define else None
             float_ = value.dtype == np.float32
@@ -151,7 +155,7 @@ def tie(model: Path, folder: Path, conv: str) -> list[tuple[tuple[int, ...], int
         onnx.save(loaded, path)
         session = ort.InferenceSession(str(path), kernels.session_options(fuse=False),
                                        providers=["CPUExecutionProvider"])
-        feeds = {i.name: bundle.arrays[i.name] for i in session.get_inputs()}
+        feeds = {i.name: _input(i.name, bundle.arrays) for i in session.get_inputs()}
         got = dict(zip(wanted, session.run(wanted, feeds), strict=True))
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     pads = attrs.get("pads", [0, 0, 0, 0])
@@ -163,7 +167,7 @@ def tie(model: Path, folder: Path, conv: str) -> list[tuple[tuple[int, ...], int
         exact = exact + got[node.input[2]].astype(np.float64).reshape(1, -1, 1, 1)
     quanta = exact / float(np.float32(constants[quantize.input[1]]))
     theirs = _codes(got[quantize.output[0]])
-    ours = _codes(interpret(bundle.program.defines[conv], bundle.arrays)[0])
+    ours = _codes(interpret(bundle.program.defines[_symbol(conv)], bundle.arrays)[0])
     return [(tuple(int(i) for i in index), int(theirs[tuple(index)]), int(ours[tuple(index)]),
              float(quanta[tuple(index)])) for index in np.argwhere(theirs != ours)]
 

@@ -49,3 +49,23 @@ def test_a_float_convs_differing_code_is_measured_against_the_tie(tmp_path):
     assert (first.define, first.differ) == ("b", 1)
     ((index, theirs, ours, quanta),) = trace_network.tie(model, folder, "b")
     assert (theirs, ours) == (1, 0) and 0.4999990 < quanta < 0.5, index
+
+
+def test_the_tie_takes_onnx_names_as_an_exporter_writes_them(tmp_path):
+    """The same network with torch.onnx.export's names: the input ``input`` (a word of the
+    language, saved by the import as ``input_2``) and the conv's output ``/m/b.0/Conv_output_0``
+    (its define ``m_b_0_Conv_output_0``); ``--tie`` takes the ONNX name and finds both (each was
+    a KeyError before, on every torchvision model of the suite)."""
+    import onnx
+
+    model = onnx.load(DATA / "qdq-int8-float-conv-near-tie.onnx")
+    renamed = {"x": "input", "b": "/m/b.0/Conv_output_0"}
+    for node in model.graph.node:
+        node.input[:] = [renamed.get(name, name) for name in node.input]
+        node.output[:] = [renamed.get(name, name) for name in node.output]
+    model.graph.input[0].name = "input"
+    path = tmp_path / "exported.onnx"
+    onnx.save(model, path)
+    folder = import_model(path, tmp_path / "p").folder
+    ((index, theirs, ours, quanta),) = trace_network.tie(path, folder, "/m/b.0/Conv_output_0")
+    assert (theirs, ours) == (1, 0) and 0.4999990 < quanta < 0.5, index
