@@ -171,17 +171,21 @@ def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
     steps = [_decode(i, config) for i in program]
     words = pickle.dumps(list(map(_STEP_FIELDS, steps)), pickle.HIGHEST_PROTOCOL)
     parts = (hashlib.sha256(words).digest(), config)
-    if parts not in _RECENT:
-        if len(_RECENT) >= _RECENT_SIZE:
-            del _RECENT[next(iter(_RECENT))]
-        _RECENT[parts] = remembered("cycles", parts,
-                                    lambda: _predicted(_Model(steps, config, None)).counters.cycles)
-    return _RECENT[parts]
+
+    def modelled() -> int:
+        if parts not in _RECENT:
+            if len(_RECENT) >= _RECENT_SIZE:
+                del _RECENT[next(iter(_RECENT))]
+            _RECENT[parts] = _predicted(_Model(steps, config, None)).counters.cycles
+        return _RECENT[parts]
+
+    return remembered("cycles", parts, modelled)
 
 
-# The counts of the programs modelled last in this process, by the same key: with or without
-# a schedule cache (--no-cache, or the manifest written after the compile) a network's
-# repeated layers are modelled once. Ints, so a few thousand cost nothing.
+# The counts of the programs modelled last in this process, by the same key, under the schedule
+# cache (which a compile still reads and fills): without one (--no-cache, or the manifest
+# written after the compile) a network's repeated layers are modelled once all the same. Ints,
+# so a few thousand cost nothing.
 _RECENT: dict[tuple[bytes, HwConfig], int] = {}
 _RECENT_SIZE = 4096
 
