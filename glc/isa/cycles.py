@@ -11,105 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import operator
 import pickle
 from collections import deque
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from glc.cache import remembered
 from glc.hwconfig import HwConfig
-from glc.isa import vector_fold, vector_linear, vector_table
 from glc.isa.encoding import Instruction
-from glc.isa.fields import OPCODES, UNITS, VECTOR_OPS, WORD_BYTES, Opcode
+from glc.isa.fields import UNITS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.isa.transfer import SETUP, beats, local_rows
+from glc.isa.steps import STEP_FIELDS, TOKENS, Step, decode
 
 TOKEN_MAX = 255
 _NEVER = float("inf")  # no event pending
-
-# Which counter each (unit, flag) pops or pushes: the chains LOAD -> EXEC -> STORE and
-# LOAD -> VECTOR -> STORE (docs/isa.md, "Dependency tokens").
-TOKENS = {
-    ("load", "pop_next"): "ex2ld", ("load", "push_next"): "ld2ex",
-    ("load", "pop_vec"): "vu2ld", ("load", "push_vec"): "ld2vu",
-    ("exec", "pop_prev"): "ld2ex", ("exec", "pop_next"): "st2ex",
-    ("exec", "push_prev"): "ex2ld", ("exec", "push_next"): "ex2st",
-    ("store", "pop_prev"): "ex2st", ("store", "push_prev"): "st2ex",
-    ("store", "pop_vec"): "vu2st", ("store", "push_vec"): "st2vu",
-    ("vector", "pop_prev"): "ld2vu", ("vector", "pop_next"): "st2vu",
-    ("vector", "push_prev"): "vu2ld", ("vector", "push_next"): "vu2st",
-}
-POPS = ("pop_prev", "pop_next", "pop_vec")
-PUSHES = ("push_prev", "push_next", "push_vec")
-
-
-@dataclass(frozen=True, slots=True)
-class _Step:
-    """What the timing rules read of one instruction, decoded once per run: the model visits an
-    instruction at every event until it issues (most of a compile's time was field lookups).
-    ``cost``: a VECTOR's cycles from issue to completion; a LOAD's or STORE's set-up and beats
-    (its DRAM port time); a SYNC's one cycle. ``moved``: a transfer's beats, ``rows`` its local
-    rows (a transposing LOAD's completion depends on both); a MATMUL's rows."""
-
-    unit: str | None  # the queue it goes to; None for HALT
-    name: str
-    pops: tuple[str, ...]  # the counters it pops and pushes (TOKENS)
-    pushes: tuple[str, ...]
-    port: bool  # LOAD and STORE hold the DRAM port
-    reads_acc: bool  # a VECTOR reading ACC, a LOAD writing it (the shared ports)
-    transpose: bool
-    cost: int
-    moved: int
-    rows: int
-
-
-_STEP_FIELDS = operator.attrgetter(*(f.name for f in fields(_Step)))  # a step as a tuple
-
-
-def _token_fields(op: Opcode, unit: str | None) -> tuple[tuple[tuple[int, str], ...], ...]:
-    """The (field position, counter) of each pop and each push flag an opcode has, for the
-    unit it goes to (a SYNC's unit is a field of its own)."""
-    return tuple(tuple((op.index[f], TOKENS[unit, f]) for f in flags
-                       if f in op.index and (unit, f) in TOKENS) for flags in (POPS, PUSHES))
-
-
-_TOKEN_FIELDS = {(op.code, unit): _token_fields(op, unit) for op in OPCODES
-                 for unit in (UNITS if op.name == "sync" else (op.unit,))}
-
-
-def _decode(instruction: Instruction, config: HwConfig) -> _Step:
-    unit, name, values = instruction.unit, instruction.op.name, instruction.values
-    pop_fields, push_fields = _TOKEN_FIELDS[instruction.op.code, unit]
-    pops = tuple(counter for position, counter in pop_fields if values[position])
-    pushes = tuple(counter for position, counter in push_fields if values[position])
-    cost, moved, rows = 1, 0, 0  # SYNC takes a cycle
-    reads_acc = transpose = False
-    if name == "vector":
-        passes = config.vector_passes  # cycles a source row takes, N / L
-        cost = 1 + instruction["count"] * instruction["group"] * passes
-        op = VECTOR_OPS[instruction["op"]]
-        if op == "lin":  # its reads' waits, then its pipeline's last write
-            cost += vector_linear.waits(instruction["count"], instruction["group"], passes)
-            cost += vector_linear.LATENCY
-        elif op == "lut":  # the tables' registered read
-            cost += vector_table.LATENCY
-        elif op != "table":  # a fold: its operands' and its combine's registers (revision 3.3)
-            cost += vector_fold.waits(instruction) + vector_fold.LATENCY
-        reads_acc = _reads_acc(instruction)
-    elif name in ("load", "store"):
-        moved = beats(instruction, config.dram_port_bytes)
-        # A `linear` STORE first reads its multipliers' row, a `bias` STORE its biases' row:
-        # one more set-up cycle each.
-        cost = SETUP[name] + int(bool(instruction.get("linear"))) + \
-            int(bool(instruction.get("bias"))) + moved
-        transpose = bool(instruction.get("transpose"))
-        rows = local_rows(instruction) if transpose else 0
-        reads_acc = name == "load" and bool(instruction["acc"])
-    elif name == "matmul":
-        rows = instruction["rows"]
-    return _Step(unit, name, pops, pushes, name in ("load", "store"), reads_acc, transpose,
-                 cost, moved, rows)
-
 
 @dataclass
 class Timeline:
@@ -153,7 +67,7 @@ class Timeline:
 
 def predict(program: list[Instruction], config: HwConfig) -> Timeline:
     """The timeline of a legal program ending in HALT; raises the MachineError it stops with."""
-    return _predicted(_Model([_decode(i, config) for i in program], config, None))
+    return _predicted(_Model([decode(i, config) for i in program], config, None))
 
 
 def _predicted(model: _Model) -> Timeline:
@@ -168,8 +82,8 @@ def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
     model reads of the instructions (their decoded steps, so a kernel whose transfers differ
     from another's only in their DRAM addresses — a network's repeated layer — is modelled
     once) and the config."""
-    steps = [_decode(i, config) for i in program]
-    words = pickle.dumps(list(map(_STEP_FIELDS, steps)), pickle.HIGHEST_PROTOCOL)
+    steps = [decode(i, config) for i in program]
+    words = pickle.dumps(list(map(STEP_FIELDS, steps)), pickle.HIGHEST_PROTOCOL)
     parts = (hashlib.sha256(words).digest(), config)
 
     def modelled() -> int:
@@ -198,7 +112,7 @@ def schedule(program: list[Instruction], config: HwConfig,
     index len(program) (an illegal word or the end of instruction memory). `stalls`: also record
     each stall in the timeline (off in the compiler's costing, which runs the model often).
     """
-    model = _Model([_decode(i, config) for i in program], config, fault)
+    model = _Model([decode(i, config) for i in program], config, fault)
     if stalls:
         model.out.stalls = []
     return model.run()
@@ -207,7 +121,7 @@ def schedule(program: list[Instruction], config: HwConfig,
 class _Model:
     """The machine state the timing rules of docs/isa.md act on."""
 
-    def __init__(self, steps: list[_Step], config: HwConfig, fault: MachineError | None):
+    def __init__(self, steps: list[Step], config: HwConfig, fault: MachineError | None):
         self.steps = steps
         self.config = config
         self.fault = fault
@@ -360,11 +274,11 @@ class _Model:
             return max(ready, self.stream_free)
         return ready
 
-    def _tokens_ok(self, step: _Step) -> bool:
+    def _tokens_ok(self, step: Step) -> bool:
         tokens = self.tokens
         return all(tokens[c] for c in step.pops)
 
-    def _acc_turn(self, step: _Step) -> int:
+    def _acc_turn(self, step: Step) -> int:
         """The first cycle the accumulator's shared ports let ``instruction`` issue: a VECTOR
         after the LOADs to ACC in progress and, if it reads ACC, the STOREs; a LOAD to ACC after
         the VECTOR in progress; a STORE after it if it reads ACC (in a cycle where both could
@@ -407,7 +321,7 @@ class _Model:
             self.last_complete = end
         return True
 
-    def _occupy(self, unit: str, step: _Step, t: int) -> int:
+    def _occupy(self, unit: str, step: Step, t: int) -> int:
         """Apply the timing rules of an instruction issuing at `t`; return its completion E."""
         name, counters, n = step.name, self.out.counters, self.n
         if unit == "vector":
@@ -529,12 +443,6 @@ class _Model:
             setattr(counters, name, getattr(counters, name) + following - first)
             if self.out.stalls is not None:
                 self.out.stalls.append((unit, cause, pc, first, following))
-
-
-def _reads_acc(instruction: Instruction) -> bool:
-    """A VECTOR that reads the accumulator: its sources (`src_acc`) or its outputs' old values
-    (`accumulate`)."""
-    return bool(instruction["src_acc"] or instruction["accumulate"])
 
 
 def _transpose_end(rows: int, moved: int, t: int, n: int) -> int:

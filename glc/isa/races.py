@@ -23,9 +23,10 @@ import numpy as np
 
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.isa.cycles import POPS, PUSHES, TOKENS, Timeline
+from glc.isa.cycles import Timeline
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS
+from glc.isa.steps import POPS, PUSHES, TOKENS
 from glc.isa.transfer import local_rows, written_rows
 
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import format_instruction
-from glc.isa.cycles import PUSHES, TOKENS, predicted_cycles
+from glc.isa.cycles import predicted_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.fields import WORD_BYTES
+from glc.isa.steps import PUSHES, TOKENS
 from glc.lower.program import HostStep, KernelStep, Program
 
 BARRIER = (Instruction.make("sync", unit=2, push_prev=1),

@@ -14,10 +14,10 @@ from hwvariants import N4_LANES2, N4_SHARED
 
 from glc.hwconfig import load_config
 from glc.isa import simulator
-from glc.isa.cycles import TOKENS
 from glc.isa.encoding import Instruction, decode, encode
 from glc.isa.fields import UNIT_FLAGS, UNITS, VECTOR_OPS
 from glc.isa.status import ErrorCode, MachineError
+from glc.isa.steps import TOKENS
 from glc.isa.transfer import element_bytes, expand, local_rows, written_rows
 from glc.sim.run import run_program
 
