@@ -16,6 +16,7 @@ import numpy as np
 
 from glc.errors import ShapeError
 from glc.ir.gelu import mlas_erf
+from glc.ir.sigmoid import mlas_logistic
 from glc.ir.softmax import softmax as mlas_softmax
 from glc.ir.types import Access, ComputeKind, accumulator_dtype, fmt_dims, is_int
 
@@ -199,6 +200,15 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
+# The logistic function of float32 as onnxruntime's Sigmoid kernel computes it (MLAS's rational
+# approximation, glc/ir/sigmoid.py); of float64 in double.
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float32:
+        return mlas_logistic(x)
+    with np.errstate(over="ignore"):  # e^-x overflows to inf below -709: the result is 0
+        return 1 / (1 + np.exp(-x))
+
+
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("dot-product", _infer_dot, _eval_dot,
          doc="item [t, r...]: product of the t members, summed over r"),
@@ -209,6 +219,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _elementwise("sqrt", np.sqrt, float_only=True),
     _elementwise("negative", np.negative),
     _elementwise("erf", _erf, float_only=True),
+    _elementwise("sigmoid", _sigmoid, float_only=True),
     _fold("elementwise-add", np.add),
     _fold("elementwise-mul", np.multiply),
     _fold("elementwise-div", np.divide, float_only=True),

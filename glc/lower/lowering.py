@@ -55,10 +55,15 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
     The walks over the term are iterative, but a kernel whose operand is another kernel's result
     materialises that one first, by recursion (``_materialise`` → ``_kernel`` → ``_operand``):
     the recursion limit is raised by a few frames per systolic node for the call, so a chain of
-    thousands of kernels lowers, and exhausting even that is a GlcError at the term."""
-    nested = sum(node.op in SYSTOLIC for node in walk(term))
+    thousands of kernels lowers, and exhausting even that is a GlcError at the term. A host step
+    between two kernels (``_host`` → ``_materialise``) nests as deep, so every node that computes
+    (not an access pattern, not a leaf) counts too: a dynamically quantized EfficientNet-B0's 66
+    systolic nodes alone left too few frames for the float host steps between them."""
+    nodes = walk(term)
+    nested = sum(node.op in SYSTOLIC for node in nodes)
+    steps = sum(bool(node.args) and not node.op.startswith("access") for node in nodes)
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * nested)
+    sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * (nested + steps))
     try:
         kept: set[int] = set()
         while True:

@@ -97,6 +97,51 @@ def _erf(t, node, attrs) -> None:
                        x.dims))
 
 
+def _sigmoid(t, node, attrs) -> None:
+    """A float Sigmoid (EfficientNet's SiLU and squeeze-excitation gate between dynamic
+    products): ``(compute sigmoid)``, MLAS's logistic, as onnxruntime's Sigmoid kernel and the
+    QuickGelu it fuses a SiLU ``x·σ(x)`` into (the logistic, then the product: the Mul here)."""
+    x = t.as_float(node, 0)
+    t.host_step(node)
+    t.bind(node, Float(t.b.define(node.output[0],
+                                  f"(compute sigmoid (access-tensor {x.name}))"), x.dims))
+
+
+def hard_sigmoid(t, node, x, alpha: float, beta: float) -> str:
+    """``max(0, min(1, alpha·x + beta))`` of the float tensor ``x`` as onnxruntime's kernel
+    computes it: its Eigen expression rounds the product and the sum apart (no fused
+    multiply-add: one would differ on 43 540 of 7.35 M float32; tests/onnx/test_import_sigmoid.py
+    checks these, bit for bit), then clips, a NaN staying NaN. Returns the expression's text."""
+    expr = f"(access-tensor {x.name})"
+    for key, value, kind in (("alpha", alpha, "elementwise-mul"), ("beta", beta, "elementwise-add"),
+                             ("one", 1.0, "elementwise-min"), ("zero", 0.0, "elementwise-max")):
+        c = t.b.tensor(f"{node.output[0]}_{key}",
+                       np.asarray(value, np.float32).reshape((1,) * len(x.dims)))
+        expr = f"(compute {kind} (access-pair {expr} {broadcast(c, x.dims)}))"
+    return expr
+
+
+def _hard_sigmoid(t, node, attrs) -> None:
+    """A float HardSigmoid (MobileNetV3's squeeze-excitation gate): the kernel's product, sum
+    and clip in float32."""
+    x = t.as_float(node, 0)
+    t.host_step(node)
+    expr = hard_sigmoid(t, node, x, attrs.get("alpha", 0.2), attrs.get("beta", 0.5))
+    t.bind(node, Float(t.b.define(node.output[0], expr), x.dims))
+
+
+def _hard_swish(t, node, attrs) -> None:
+    """A float HardSwish (opset 14, MobileNetV3's activation): onnxruntime has no kernel of
+    its own and runs ONNX's function body, ``x · HardSigmoid(x)`` (alpha 1/6, beta ½), the
+    product rounded once more."""
+    x = t.as_float(node, 0)
+    t.host_step(node)
+    gate = t.b.define(node.output[0] + "_gate", hard_sigmoid(t, node, x, 1 / 6, 0.5))
+    t.bind(node, Float(t.b.define(node.output[0], f"(compute elementwise-mul (access-pair "
+                                                  f"(access-tensor {x.name}) "
+                                                  f"(access-tensor {gate})))"), x.dims))
+
+
 def _of_activations(t, node, compute: str) -> None:
     """``x op y`` in float32 of two float tensors broadcast to one dims (numpy's rule), in the
     node's order (a float product commutes, rounded once)."""
@@ -255,6 +300,9 @@ TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that
     "Mul": _mul,
     "Div": _div,
     "Erf": _erf,
+    "Sigmoid": _sigmoid,
+    "HardSigmoid": _hard_sigmoid,
+    "HardSwish": _hard_swish,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
     "GlobalAveragePool": _global_average_pool,

@@ -122,6 +122,36 @@ def test_kernels_nested_in_kernels_lower_past_the_recursion_limit(tmp_path):
     assert np.array_equal(outcome.result, reference)
 
 
+def test_kernels_between_host_steps_lower_past_the_recursion_limit(tmp_path):
+    # A float host step (a dynamically quantized network's activation) between each kernel and
+    # the next nests as deep as the kernels: EfficientNet-B0's did past the frames its kernels
+    # alone were given.
+    layers = 150
+    body = "x"
+    for _ in range(layers):
+        product = (f"(compute (requantize 7) (compute dot-product (access-cartesian-product "
+                   f"(access {body} 1) (access (access-transpose w (list 1 0)) 1))))")
+        body = (f"(quantize-linear (compute sigmoid (dequantize-linear {product} 0.05 0)) "
+                f"0.01 -50)")
+    folder = tmp_path / "chain"
+    folder.mkdir()
+    (folder / "chain.gls").write_text("(input x (shape 16 16) int8)\n"
+                                      "(input w (shape 16 16) int8)\n" + body + "\n")
+    bundle = load(folder)
+    config = load_config("n16")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 150)  # room for the compiler, not 150 layers
+    try:
+        result = compile_program(bundle, rules=select(DEFAULT, 16), config=config)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert len(result.lowered.kernels) == layers
+    assert result.lowered.figures()["host_steps"] == layers
+    outcome = execute(result.lowered, bundle.arrays_or_random(0), "isa")
+    reference, _ = interpret(bundle.program.body, bundle.arrays_or_random(0))
+    assert np.array_equal(outcome.result, reference)
+
+
 def doubling(depth: int) -> str:
     """d_i = 2·d_(i-1) + x, each define using the previous twice: a DAG of ~10·depth nodes, a
     tree of 2^depth."""
