@@ -29,19 +29,6 @@ module vector_linear (
     localparam int FRAME = 61;  // the 33-bit product shifted up by GUARD, and a carry
     localparam int MANT  = 23;  // float32 fraction bits
 
-    // value >> shift rounded half to even (0 < shift < 64; the result fits 25 bits): the round
-    // bit and the sticky OR below it, not a comparison of the whole remainder, so only the
-    // 25-bit increment is a carry chain.
-    function automatic logic [MANT+1:0] round_shift(input logic [FRAME-1:0] value,
-                                                    input logic [5:0] shift);
-        logic [MANT+1:0] kept;
-        logic round_bit, sticky;
-        kept      = (MANT+2)'(value >> shift);
-        round_bit = value[shift - 6'd1];
-        sticky    = (value & ((FRAME'(1) << (shift - 6'd1)) - FRAME'(1))) != '0;
-        round_shift = kept + (MANT+2)'(round_bit && (sticky || kept[0]));
-    endfunction
-
     // value >> down in frame units, the lost bits ORed into the last bit (sticky).
     function automatic logic [FRAME-1:0] shifted_down(input logic [FRAME-1:0] value,
                                                       input logic [12:0] down);
@@ -50,18 +37,15 @@ module vector_linear (
                           | FRAME'((value & ((FRAME'(1) << 6'(down)) - FRAME'(1))) != '0);
     endfunction
 
-    // The index of the highest set bit (0 for 0), as a tree of six halvings: a priority chain
-    // over 61 bits was most of this stage's path.
+    // The index of the highest set bit (0 for 0): each bit with none set above it (a prefix OR
+    // from the top, which synthesis builds as a tree) ORs its index in, all at once. A tree of
+    // six halvings, each testing what the one above it kept, was this stage's path: 19–21 levels.
     function automatic logic [5:0] highest(input logic [FRAME-1:0] value);
-        logic [63:0] rest;
-        rest = 64'(value);
+        logic [FRAME-1:0] above;  // above[i]: a bit above i is set
+        above[FRAME-1] = 1'b0;
+        for (int i = FRAME - 2; i >= 0; i--) above[i] = above[i+1] | value[i+1];
         highest = '0;
-        for (int level = 5; level >= 0; level--) begin
-            if ((rest >> (1 << level)) != '0) begin
-                highest[level] = 1'b1;
-                rest = rest >> (1 << level);
-            end
-        end
+        for (int i = 0; i < FRAME; i++) if (value[i] && !above[i]) highest |= 6'(i);
     endfunction
 
     // Stage 1: the terms in the frame: the one with the larger exponent shifted up by GUARD, the
@@ -125,19 +109,27 @@ module vector_linear (
         zero2_q      <= magnitude == '0;
         magnitude2_q <= magnitude;
         msb2_q       <= highest(magnitude);
-        low2_q       <= low1_q;
+        low2_q       <= low1_q - 12'(MANT);  // the exponent of bit MANT: stage 3's base
     end
 
-    // Stage 3: rounded to 24 bits, or normalised up.
-    logic signed [11:0] shift;
+    // Stage 3: rounded to 24 bits, or normalised up, as one left shift putting the leading one
+    // at bit 63 (by 63 - msb = ~msb: no subtraction before the shifter): the 24 bits kept, the
+    // round bit and the sticky OR below it are then fixed bits, for a shift down (msb > 23) and
+    // up alike (up, the bits below the 24 are zeros). The exponent low + msb - 23, and one more
+    // where the rounding carries out, is chosen between the two, computed beside the rounding
+    // (no adder after its carry chain: this stage was the deepest path of the design, 22 levels).
+    logic [63:0]        aligned;
     logic [MANT+1:0]    m_wide;
+    logic signed [11:0] e_kept, e_carried;
     always_comb begin
-        shift = 12'(msb2_q) - 12'(MANT);
-        if (shift > 0) m_wide = round_shift(magnitude2_q, 6'(shift));
-        else m_wide = (MANT+2)'(magnitude2_q << 6'(-shift));
+        aligned   = 64'(magnitude2_q) << ~msb2_q;
+        m_wide    = (MANT+2)'(aligned[63:40])
+                  + (MANT+2)'(aligned[39] && (aligned[38:0] != '0 || aligned[40]));
+        e_kept    = low2_q + 12'(msb2_q);
+        e_carried = low2_q + 12'(msb2_q) + 12'sd1;
         r_neg  = neg2_q;
         r_mant = m_wide[MANT+1] ? 24'h800000 : m_wide[MANT:0];
-        r_exp  = zero2_q ? 12'sd0 : low2_q + shift + 12'(m_wide[MANT+1]);
+        r_exp  = zero2_q ? 12'sd0 : m_wide[MANT+1] ? e_carried : e_kept;
         r_zero = zero2_q;
     end
 endmodule
