@@ -18,6 +18,7 @@ from glc.errors import ShapeError
 from glc.ir.gelu import mlas_erf
 from glc.ir.sigmoid import mlas_logistic
 from glc.ir.softmax import softmax as mlas_softmax
+from glc.ir.tanh import mlas_tanh
 from glc.ir.types import Access, ComputeKind, accumulator_dtype, fmt_dims, is_int
 
 
@@ -209,6 +210,12 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
         return 1 / (1 + np.exp(-x))
 
 
+# The hyperbolic tangent of float32 as onnxruntime's Tanh kernel computes it (MLAS's rational
+# approximation, glc/ir/tanh.py); of float64 in double.
+def _tanh(x: np.ndarray) -> np.ndarray:
+    return mlas_tanh(x) if x.dtype == np.float32 else np.tanh(x)
+
+
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("dot-product", _infer_dot, _eval_dot,
          doc="item [t, r...]: product of the t members, summed over r"),
@@ -220,6 +227,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     _elementwise("negative", np.negative),
     _elementwise("erf", _erf, float_only=True),
     _elementwise("sigmoid", _sigmoid, float_only=True),
+    _elementwise("tanh", _tanh, float_only=True),
     _fold("elementwise-add", np.add),
     _fold("elementwise-mul", np.multiply),
     _fold("elementwise-div", np.divide, float_only=True),

@@ -23,7 +23,9 @@ BETA = tuple(F(c) for c in (6.10247389755681e-13, 5.76102136993427e-09, 6.291067
                             1.70198817374094e-03, 1.16817656904453e-01, 9.93151921023180e-01))
 
 
-def _horner(coefficients: tuple, x2: np.ndarray) -> np.ndarray:
+def horner(coefficients: tuple, x2: np.ndarray) -> np.ndarray:
+    """The polynomial of ``coefficients`` (highest degree first) at ``x2``, each step one fused
+    multiply-add, as MLAS's FMA3 kernels evaluate theirs (its tanh too, glc/ir/tanh.py)."""
     acc = np.full(x2.shape, coefficients[0], F)
     for c in coefficients[1:]:
         acc = fma32(acc, x2, np.full(x2.shape, c, F))
@@ -39,7 +41,7 @@ def mlas_logistic(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, F)
     v = np.where(x < LOWER, LOWER, np.where(x > UPPER, UPPER, x)).astype(F)
     v2 = (v * v).astype(F)
-    p = (v * _horner(ALPHA, v2)).astype(F)
-    q = _horner(BETA, v2)
+    p = (v * horner(ALPHA, v2)).astype(F)
+    q = horner(BETA, v2)
     return np.maximum(F(0), ((p / q).astype(F) + F(0.5)).astype(F)).astype(F)
 

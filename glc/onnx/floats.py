@@ -87,24 +87,23 @@ def _div(t, node, attrs) -> None:
         _of_activations(t, node, "elementwise-div")
 
 
-def _erf(t, node, attrs) -> None:
-    """A float Erf outside a float island and a GELU onnxruntime fuses
-    (glc/onnx/fused_gelu.py): ``(compute erf)``, MLAS's error function, as onnxruntime's Erf
-    kernel."""
-    x = t.as_float(node, 0)
-    t.host_step(node)
-    t.bind(node, Float(t.b.define(node.output[0], f"(compute erf (access-tensor {x.name}))"),
-                       x.dims))
+def _unary(compute: str):
+    """The importer of a float elementwise function onnxruntime computes by an MLAS kernel that
+    ``(compute <compute>)`` reproduces bit for bit: a host step."""
+    def translate(t, node, attrs) -> None:
+        x = t.as_float(node, 0)
+        t.host_step(node)
+        t.bind(node, Float(t.b.define(node.output[0],
+                                      f"(compute {compute} (access-tensor {x.name}))"), x.dims))
+    return translate
 
 
-def _sigmoid(t, node, attrs) -> None:
-    """A float Sigmoid (EfficientNet's SiLU and squeeze-excitation gate between dynamic
-    products): ``(compute sigmoid)``, MLAS's logistic, as onnxruntime's Sigmoid kernel and the
-    QuickGelu it fuses a SiLU ``x·σ(x)`` into (the logistic, then the product: the Mul here)."""
-    x = t.as_float(node, 0)
-    t.host_step(node)
-    t.bind(node, Float(t.b.define(node.output[0],
-                                  f"(compute sigmoid (access-tensor {x.name}))"), x.dims))
+# A float Erf outside a float island and a GELU onnxruntime fuses (glc/onnx/fused_gelu.py):
+# MLAS's error function. A float Sigmoid (EfficientNet's SiLU and squeeze-excitation gate
+# between dynamic products): MLAS's logistic, as onnxruntime's Sigmoid kernel and the QuickGelu
+# it fuses a SiLU ``x·σ(x)`` into (the logistic, then the product: the Mul here). A float Tanh
+# (a BERT pooler's, kept float by quantize_dynamic): MLAS's tanh.
+_erf, _sigmoid, _tanh = _unary("erf"), _unary("sigmoid"), _unary("tanh")
 
 
 def hard_sigmoid(t, node, x, alpha: float, beta: float) -> str:
@@ -301,6 +300,7 @@ TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that
     "Div": _div,
     "Erf": _erf,
     "Sigmoid": _sigmoid,
+    "Tanh": _tanh,
     "HardSigmoid": _hard_sigmoid,
     "HardSwish": _hard_swish,
     "BatchNormalization": _batch_norm,

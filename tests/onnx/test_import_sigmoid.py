@@ -1,4 +1,4 @@
-"""Float Sigmoid, HardSigmoid and HardSwish (and the SiLU and squeeze-excitation gates built of
+"""Float Sigmoid, HardSigmoid, HardSwish and Tanh (and the SiLU and squeeze-excitation gates built of
 them) import as float32 host steps with onnxruntime's arithmetic (glc/onnx/floats.py): bit for
 bit against onnxruntime on a dense float32 sweep where they are the model's output, and in the
 form quantize_dynamic leaves an EfficientNet's or a MobileNetV3's blocks (float activations
@@ -53,8 +53,9 @@ HARD_SIGMOID = helper.make_node("HardSigmoid", ["x"], ["y"], alpha=1 / 6, beta=0
      ["y (HardSigmoid)"]),
     ([helper.make_node("HardSigmoid", ["x"], ["y"])], ["y (HardSigmoid)"]),
     ([helper.make_node("HardSwish", ["x"], ["y"])], ["y (HardSwish)"]),
+    ([helper.make_node("Tanh", ["x"], ["y"])], ["y (Tanh)"]),
 ], ids=["sigmoid", "silu", "hard-sigmoid", "hard-sigmoid-0.2", "hard-sigmoid-defaults",
-        "hard-swish"])
+        "hard-swish", "tanh"])
 def test_a_float_activation_is_onnxruntimes_on_a_sweep(tmp_path, nodes, hosts):
     """The model's float input through the activation, every float32 of the sweep: the
     program's result (the interpreter) equal to onnxruntime's, bit for bit (NaN where it is)."""
@@ -132,4 +133,23 @@ def test_a_dynamically_quantized_gated_block_is_exact_on_the_isa(tmp_path, gate,
         assert hosts.count("(Sigmoid)") == 3
     else:
         assert hosts.count("(HardSwish)") == 2 and hosts.count("(HardSigmoid)") == 1
+    exact_on_the_isa(load(result.folder))
+
+
+def test_a_dynamically_quantized_pooler_is_exact_on_the_isa(tmp_path):
+    """A BERT pooler's dense layer and Tanh, then a classifier, through quantize_dynamic: the
+    products MatMulInteger on the array, the Tanh a float host step between them; the ISA
+    simulator's result equal to onnxruntime's, bit for bit."""
+    rng = np.random.default_rng(3)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+             helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node("Tanh", ["hb"], ["t"]),
+             helper.make_node("MatMul", ["t", "w2"], ["y0"]),
+             helper.make_node("Add", ["y0", "b2"], ["y"])]
+    model = float_model(nodes, [("x", [8, 32])], ("y", None),
+                        {"w1": weights(rng, 32, 32), "b1": rng.normal(0, 0.5, 32),
+                         "w2": weights(rng, 32, 6), "b2": rng.normal(0, 0.1, 6)})
+    path = quantized_dynamically(model, tmp_path / "m.onnx")
+    result = import_model(path, tmp_path / "p")
+    assert "t (Tanh)" in result.host_ops
     exact_on_the_isa(load(result.folder))
