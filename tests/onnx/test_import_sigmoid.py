@@ -1,5 +1,5 @@
-"""Float Sigmoid, HardSigmoid, HardSwish and Tanh (and the SiLU and squeeze-excitation gates built of
-them) import as float32 host steps with onnxruntime's arithmetic (glc/onnx/floats.py): bit for
+"""Float Sigmoid, HardSigmoid, HardSwish and Tanh (and the SiLU and squeeze-excitation gates built
+of them) import as float32 host steps with onnxruntime's arithmetic (glc/onnx/floats.py): bit for
 bit against onnxruntime on a dense float32 sweep where they are the model's output, and in the
 form quantize_dynamic leaves an EfficientNet's or a MobileNetV3's blocks (float activations
 between DynamicQuantizeLinear steps), run on the ISA simulator."""
