@@ -22,6 +22,7 @@ from glc.ir.types import Access, fmt_dims
 
 STRIDE_N = 128  # MLAS_SGEMM_STRIDEN
 STRIDE_K = 128  # MLAS_SGEMM_STRIDEK
+PACKED_STRIDE_K = 256  # MLAS_SGEMM_PACKED_STRIDEK: a prepacked B (an RNN's weights), any N
 
 
 def infer_matmul_float(a: Access, b: Access) -> Access:
@@ -60,16 +61,19 @@ def stride_k(n: int, k: int) -> int:
     return stride_k
 
 
-def matmul_float(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """A @ B in MLAS's order: per slice of K an FMA chain from 0, the slices added in turn."""
+def matmul_float(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None,
+                 step: int | None = None) -> np.ndarray:
+    """A @ B in MLAS's order: per slice of K (``step``, else the one ``stride_k`` picks) an FMA
+    chain from 0, the slices added in turn to ``initial`` (its C, with beta 1) or to the
+    first."""
     a = np.asarray(a, np.float32)
     b = np.asarray(b, np.float32)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     (m, k), n = a.shape[-2:], b.shape[-1]
     a = np.broadcast_to(a, batch + (m, k))[..., :, None, :]  # (…, M, 1, K)
     b = np.swapaxes(np.broadcast_to(b, batch + (k, n)), -1, -2)[..., None, :, :]  # (…, 1, N, K)
-    out = None
-    step = stride_k(n, k)
+    out = None if initial is None else np.asarray(initial, np.float32)
+    step = step or stride_k(n, k)
     for start in range(0, k, step):
         acc = np.zeros(batch + (m, n), np.float32)
         for i in range(start, min(start + step, k)):
