@@ -141,6 +141,26 @@ def _hard_swish(t, node, attrs) -> None:
                                                   f"(access-tensor {gate})))"), x.dims))
 
 
+def _leaky_relu(t, node, attrs) -> None:
+    """A float LeakyRelu (a dynamically quantized detector's activation): onnxruntime's
+    ``x >= 0 ? x : alpha·x``, the product rounded once, written as ``max(x, alpha·x)``
+    (``min`` where alpha > 1): for every x, ±0 and NaN included, the one it selects is the
+    larger (smaller) of the two. Not for a negative alpha, whose alpha·(±0) is ∓0, which
+    neither picks as the select does (measured: 34 of 7.35 M float32 differed)."""
+    x = t.as_float(node, 0)
+    alpha = np.float32(attrs.get("alpha", 0.01))
+    if alpha < 0:
+        raise t.error(node, f"a float LeakyRelu with a negative alpha ({alpha:g}) is not "
+                            "supported")
+    t.host_step(node)
+    c = t.b.tensor(f"{node.output[0]}_alpha", np.full((1,) * len(x.dims), alpha, np.float32))
+    scaled = (f"(compute elementwise-mul (access-pair (access-tensor {x.name}) "
+              f"{broadcast(c, x.dims)}))")
+    pick = "elementwise-max" if alpha <= 1 else "elementwise-min"
+    t.bind(node, Float(t.b.define(node.output[0], f"(compute {pick} (access-pair "
+                                                  f"(access-tensor {x.name}) {scaled}))"), x.dims))
+
+
 def _of_activations(t, node, compute: str) -> None:
     """``x op y`` in float32 of two float tensors broadcast to one dims (numpy's rule), in the
     node's order (a float product commutes, rounded once)."""
@@ -303,6 +323,7 @@ TABLE = {  # after layers.TABLE in glc/onnx/translate.py: this Add replaces that
     "Tanh": _tanh,
     "HardSigmoid": _hard_sigmoid,
     "HardSwish": _hard_swish,
+    "LeakyRelu": _leaky_relu,
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
     "GlobalAveragePool": _global_average_pool,

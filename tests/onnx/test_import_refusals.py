@@ -55,6 +55,15 @@ def test_a_float_op_of_the_float_input_names_why(tmp_path):
             "codes (of a DequantizeLinear's input)") in line
 
 
+def test_a_float_leaky_relu_with_a_negative_alpha_names_why(tmp_path):
+    """Of the model's float input (a quantizer would make it a table of codes)."""
+    nodes = [helper.make_node("LeakyRelu", ["x"], ["y"], name="lr1", alpha=-0.5)]
+    line = _refusal(tmp_path, float_model(nodes, [("x", [1, 3, 8, 8])], ("y", None), {}),
+                    quantized=False)
+    assert ("node 'lr1' (LeakyRelu): a float LeakyRelu with a negative alpha (-0.5) is not "
+            "supported") in line
+
+
 def test_unsupported_attribute_names_it(tmp_path):
     rng = np.random.default_rng(0)
     nodes, inits = _conv_then(rng, [], auto_pad="SAME_UPPER")

@@ -1,8 +1,9 @@
-"""Float Sigmoid, HardSigmoid, HardSwish and Tanh (and the SiLU and squeeze-excitation gates built
-of them) import as float32 host steps with onnxruntime's arithmetic (glc/onnx/floats.py): bit for
-bit against onnxruntime on a dense float32 sweep where they are the model's output, and in the
-form quantize_dynamic leaves an EfficientNet's or a MobileNetV3's blocks (float activations
-between DynamicQuantizeLinear steps), run on the ISA simulator."""
+"""Float Sigmoid, HardSigmoid, HardSwish, Tanh and LeakyRelu (and the SiLU and squeeze-excitation
+gates built of them) import as float32 host steps with onnxruntime's arithmetic
+(glc/onnx/floats.py): bit for bit against onnxruntime on a dense float32 sweep where they are
+the model's output, and in the form quantize_dynamic leaves an EfficientNet's or a
+MobileNetV3's blocks (float activations between DynamicQuantizeLinear steps), run on the ISA
+simulator."""
 
 from __future__ import annotations
 
@@ -54,8 +55,11 @@ HARD_SIGMOID = helper.make_node("HardSigmoid", ["x"], ["y"], alpha=1 / 6, beta=0
     ([helper.make_node("HardSigmoid", ["x"], ["y"])], ["y (HardSigmoid)"]),
     ([helper.make_node("HardSwish", ["x"], ["y"])], ["y (HardSwish)"]),
     ([helper.make_node("Tanh", ["x"], ["y"])], ["y (Tanh)"]),
+    ([helper.make_node("LeakyRelu", ["x"], ["y"])], ["y (LeakyRelu)"]),
+    ([helper.make_node("LeakyRelu", ["x"], ["y"], alpha=0.1)], ["y (LeakyRelu)"]),
+    ([helper.make_node("LeakyRelu", ["x"], ["y"], alpha=3.0)], ["y (LeakyRelu)"]),
 ], ids=["sigmoid", "silu", "hard-sigmoid", "hard-sigmoid-0.2", "hard-sigmoid-defaults",
-        "hard-swish", "tanh"])
+        "hard-swish", "tanh", "leaky-relu", "leaky-relu-0.1", "leaky-relu-3"])
 def test_a_float_activation_is_onnxruntimes_on_a_sweep(tmp_path, nodes, hosts):
     """The model's float input through the activation, every float32 of the sweep: the
     program's result (the interpreter) equal to onnxruntime's, bit for bit (NaN where it is)."""
