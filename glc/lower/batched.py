@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from glc.errors import GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
-from glc.lower.kernel import Kernel, build_kernel
+from glc.lower.kernel import Kernel
 from glc.lower.linear import LinearPlan
 from glc.lower.linear import vectors as vectors_of
 from glc.lower.program import KernelStep
@@ -135,12 +135,9 @@ class Batches:
             try:
                 chosen = search(targets, (m, n), raw, relu, shift or 0,
                                 self.top + number * m * n * esize, self.config, tables)
-                kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
-                                      self.config, chosen.order, chosen.k_inner,
-                                      chosen.block_rows, tables[chosen.swap], chosen.flat,
-                                      chosen.group, chosen.split, chosen.spread) \
-                    if self.build else Kernel(label, m, a.dims[1], n, raw, relu, shift or 0, [],
-                                              "bias" in vectors)
+                kernel = self.kernels.build(label, chosen, raw, relu, shift or 0, self.config,
+                                            tables[chosen.swap]) if self.build else \
+                    Kernel(label, m, a.dims[1], n, raw, relu, shift or 0, [], "bias" in vectors)
             except (OperandUnexpressible, GlcError):
                 return None
             orientations = (chosen.swap,)  # every element in the first one's orientation

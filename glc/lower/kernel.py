@@ -108,7 +108,8 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
                  shift: int, config: HwConfig, order: str | None = None,
                  k_inner: int | None = None, block_rows: int = 0,
                  table: StoreTable | None = None, flat: bool = False,
-                 group: int = 1, split: bool = False, spread: bool = False) -> Kernel:
+                 group: int = 1, split: bool = False, spread: bool = False,
+                 operands: list[str | None] | None = None) -> Kernel:
     """The kernel computing C = A·B (+ bias) on ``config``. A's view is ((M),(K)) or ((),(K)),
     B's ((),(K,Nₒ)), C's the result's row-major view; ``order`` the step order (default: the
     one kernel_estimate predicts faster), ``k_inner`` the K digit walked innermost (shared_k),
@@ -118,7 +119,9 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
     whether the last K tile's output tiles pair in split MATMULs (k-outer), ``spread``
     whether its A slices load in parts (k-outer, glc/isa/gemm_plan.py); ``table`` the bias
     and ONNX's requantization the STOREs apply (glc/lower/table.py), in the accumulator's top
-    rows."""
+    rows. ``operands``, when given, receives for each instruction the operand its DRAM address
+    is relative to ("a", "b", "c", the table's "m" or "bias"; None: it has none): where a
+    relocation adds each operand's address (glc/lower/relocate.py)."""
     n = config.array_size
     a_matrix, c_matrix = len(a.view.groups) == 2, len(c.view.groups) == 2
     if order is None:
@@ -141,6 +144,7 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
                                         group=group, ragged=bool(block_rows and m % block_rows),
                                         split=split, spread=spread)
     out: list[Instruction] = []
+    sources: list[str | None] = []
     esize = 4 if raw else 1
     for ins in program:
         name = ins.op.name
@@ -148,24 +152,31 @@ def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: b
             first, rest = divmod(ins["dram"] - layout.a, k_pad)
             rows = (first, ins["count0"]) if a_matrix else None
             part, cols = k_tiles[rest // n]
-            new = _retarget("a", a[part], rows, cols, ins, {})
+            new, which = _retarget("a", a[part], rows, cols, ins, {}), "a"
         elif name == "load":
             kk, rest = divmod(ins["dram"] - layout.b, n * o_pad)
             # A LOAD of N/2 rows: half a buffer, one split step's tile (gemm.py).
             segments = k_segments(k_tiles[kk:kk + max(1, ins["count0"] // n)], n)
             new = _retarget_b(b, segments, o_tiles[rest // n], ins, min(n, ins["count0"]))
+            which = "b"
         elif name == "store":
             first, rest = divmod((ins["dram"] - layout.c) // esize, o_pad)
             rows = (first, ins["count0"]) if c_matrix else None
             mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
             pieces = table.pieces(rows, rest // n, n) if table is not None else None
-            new = _retarget("c", c, rows, o_tiles[rest // n], ins, mode, pieces)
+            new, which = _retarget("c", c, rows, o_tiles[rest // n], ins, mode, pieces), "c"
         else:
             out.append(ins)
+            sources.append(None)
             continue
         out += new
+        sources += [which] * len(new)
     if table is not None:
-        out = table.loads(o_tiles, reserved) + out
+        loads = table.vector_loads(o_tiles, reserved)
+        out = [ins for _, ins in loads] + out
+        sources = [which for which, _ in loads] + sources
+    if operands is not None:
+        operands[:] = sources
     return Kernel(label, m, k, n_out, raw, relu, shift, out,
                   table is not None and table.bias is not None)
 

@@ -34,6 +34,7 @@ from glc.lower.names import renumber
 from glc.lower.products import Products, Unfused
 from glc.lower.program import Buffer, HostStep, Program, aligned
 from glc.lower.relayout import Relayout
+from glc.lower.relocate import Kernels
 from glc.lower.reorient import Reorient
 from glc.lower.view import NotAffine, View, row_major, view_of
 from glc.rewrites.tensorise import refusal
@@ -66,8 +67,9 @@ def lower(term: Term, env: Mapping[str, Access], config: HwConfig, build: bool =
     sys.setrecursionlimit(limit + FRAMES_PER_KERNEL * (nested + steps))
     try:
         kept: set[int] = set()
+        kernels = Kernels()  # each distinct kernel built once (glc/lower/relocate.py)
         while True:
-            lowerer = _Lowerer(term, env, config, build, frozenset(disabled), kept)
+            lowerer = _Lowerer(term, env, config, build, frozenset(disabled), kept, kernels)
             program = lowerer.run()
             stale = lowerer.verify()
             if stale is None:  # its buffers named as its steps run (glc/lower/names.py)
@@ -92,8 +94,10 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
 
 class _Lowerer(Products, Relayout, Batches, Folds, Concats, Reorient):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool,
-                 disabled: frozenset[str] = frozenset(), kept: Collection[int] = ()):
+                 disabled: frozenset[str] = frozenset(), kept: Collection[int] = (),
+                 kernels: Kernels | None = None):
         self.term, self.config, self.build = term, config, build
+        self.kernels = kernels or Kernels()
         self.disabled = disabled
         self.fired: Counter[str] = Counter()  # each optimization's firings kept
         self.types = check(term, env)

@@ -16,7 +16,7 @@ from glc.ir.term import Term, leaf, rebuild
 from glc.ir.types import Access
 from glc.lower import linear
 from glc.lower.concat import Band
-from glc.lower.kernel import Kernel, build_kernel
+from glc.lower.kernel import Kernel
 from glc.lower.program import KernelStep
 from glc.lower.schedule import Schedule, search
 from glc.lower.table import StoreTable
@@ -110,10 +110,8 @@ class Products:
                table: StoreTable | None) -> Kernel:
         """The kernel of a schedule; costing: the analytic figure, no instructions."""
         if self.build:
-            kernel = build_kernel(self._label(node), chosen.a, chosen.b, chosen.c, raw, relu,
-                                  shift or 0, self.config, chosen.order, chosen.k_inner,
-                                  chosen.block_rows, table, chosen.flat, chosen.group,
-                                  chosen.split, chosen.spread)
+            kernel = self.kernels.build(self._label(node), chosen, raw, relu, shift or 0,
+                                        self.config, table)
         else:
             a = chosen.a
             m = a.view.dims[0] if len(a.view.groups) == 2 else 1

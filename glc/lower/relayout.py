@@ -16,7 +16,7 @@ from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower import band, depthwise, linear
 from glc.lower.depthwise import Store
-from glc.lower.kernel import Kernel, build_kernel
+from glc.lower.kernel import Kernel
 from glc.lower.program import KernelStep, aligned
 from glc.lower.repack import Gather, Repack, gathers, repacks
 from glc.lower.schedule import Schedule, orient, search
@@ -388,11 +388,8 @@ class Relayout:
                 table = self._depthwise_table(found, vectors, plan, first, width)
                 chosen = search(targets, (rows, width), raw, relu, shift or 0, c_address,
                                 self.config, {False: table}, c_stride=channels)
-                kernel = build_kernel(label, chosen.a, chosen.b, chosen.c, raw, relu, shift or 0,
-                                      self.config, chosen.order, chosen.k_inner,
-                                      chosen.block_rows, table=table, flat=chosen.flat,
-                                      group=chosen.group, split=chosen.split,
-                                      spread=chosen.spread) if self.build else \
+                kernel = self.kernels.build(label, chosen, raw, relu, shift or 0, self.config,
+                                            table) if self.build else \
                     Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [],
                            "bias" in vectors)
             except (OperandUnexpressible, GlcError):

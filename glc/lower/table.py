@@ -112,6 +112,12 @@ class StoreTable:
         """LOADs to ACC of the table rows the STOREs use (float32 bits or int32); the kernel's
         first instructions, so every STORE (which waits for a MATMUL, which waits for a later
         LOAD's token) finds them."""
+        return [ins for _, ins in self.vector_loads(o_tiles, reserved)]
+
+    def vector_loads(self, o_tiles: list[tuple[int, int]], reserved: int
+                     ) -> list[tuple[str, Instruction]]:
+        """``loads``, each with the vector it reads ("m" or "bias"): the operand whose DRAM
+        address its own is relative to (glc/lower/relocate.py)."""
         if len(self.table) * len(self.vectors) > reserved:
             raise GlcError(f"{len(self.table) * len(self.vectors)} table rows exceed the "
                            f"{reserved} reserved")
@@ -130,7 +136,7 @@ class StoreTable:
                     values = transfers(source, rows, cols, row, {"acc": 1})
                 except Unexpressible as error:
                     raise OperandUnexpressible(which, str(error)) from None
-                out += [Instruction.make("load", **v) for v in values]
+                out += [(which, Instruction.make("load", **v)) for v in values]
                 row += 1
         return out
 

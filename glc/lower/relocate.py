@@ -1,0 +1,121 @@
+"""Each distinct systolic kernel of a lowering built once, and relocated for every node that
+repeats it.
+
+A network repeats its layers: ResNet-50 at 224×224 has 54 products but 24 distinct kernels, its
+identical bottlenecks differing only in where their tensors lie in DRAM. A kernel's
+instructions depend on its operands' addresses in one field alone: a transfer's ``dram``, the
+operand's address plus the element offset the view walks to (glc/lower/transfer.py, ``_emit``),
+wrapped to 32 bits (docs/isa.md). So a kernel is built once per *signature* — its operands'
+views without their buffers' names or addresses, their element sizes and layouts, the schedule,
+the output conversion, the table's vectors and state, the config — with every operand at
+address 0, remembering which operand each transfer reads or writes (``build_kernel``'s
+``operands``); a node with the same signature gets a copy whose transfers have their
+operand's address added. The instructions are those a build at the real addresses gives, word
+for word (tests/lower/test_relocate.py compares both on the corpus).
+
+The cycle model reads no DRAM address (glc/isa/steps.py), so a relocated kernel shares its
+template's memoised cycles.
+
+The memo lives for one ``lower`` call (glc/lower/lowering.py): a term's lowering, and its
+retries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from glc.hwconfig import HwConfig
+from glc.isa.encoding import Instruction
+from glc.isa.fields import BY_NAME
+from glc.lower.kernel import Kernel, build_kernel
+from glc.lower.schedule import Schedule
+from glc.lower.table import StoreTable
+from glc.lower.transfer import Target
+
+# The `dram` field's values (docs/isa.md: a DRAM address wraps), and where LOAD and STORE hold it.
+_WRAP = 1 << next(f.width for f in BY_NAME["load"].fields if f.name == "dram")
+_DRAM = {name: BY_NAME[name].index["dram"] for name in ("load", "store")}
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A kernel built with every operand at address 0; ``moved`` each transfer's instruction
+    index and operand; the table's state after the build (``reserve`` and ``pieces`` set it)."""
+
+    kernel: Kernel
+    moved: tuple[tuple[int, str], ...]
+    table_row: int
+    table: tuple
+
+
+def _unplaced(target: Target | None) -> Target | None:
+    """The target without its tensor's name and address: what its transfers depend on but for
+    their DRAM addresses (its view's offset stays: it is walked, not added)."""
+    if target is None:
+        return None
+    return replace(target, address=0, view=replace(target.view, buffer=""))
+
+
+def _table_signature(table: StoreTable | None) -> tuple | None:
+    if table is None:
+        return None
+    return (_unplaced(table.multipliers), table.zero, _unplaced(table.bias), table.table_row,
+            table.by_rows, tuple(table.table.items()))
+
+
+class Kernels:
+    """The kernels one lowering has built, by signature; ``built`` and ``relocated`` count the
+    builds and the copies."""
+
+    def __init__(self) -> None:
+        self._templates: dict[tuple, _Template] = {}
+        self.built = 0
+        self.relocated = 0
+
+    def build(self, label: str, chosen: Schedule, raw: bool, relu: bool, shift: int,
+              config: HwConfig, table: StoreTable | None) -> Kernel:
+        """``build_kernel``'s kernel for the schedule ``chosen`` (glc/lower/kernel.py),
+        labelled ``label``; ``table`` is left as that build leaves it."""
+        signature = (_unplaced(chosen.a), _unplaced(chosen.b), _unplaced(chosen.c),
+                     chosen.order, chosen.k_inner, chosen.block_rows, chosen.flat, chosen.group,
+                     chosen.split, chosen.spread, raw, relu, shift, config,
+                     _table_signature(table))
+        template = self._templates.get(signature)
+        if template is None:
+            template = self._template(chosen, raw, relu, shift, config, table)
+            self._templates[signature] = template
+            self.built += 1
+        else:
+            self.relocated += 1
+        if table is not None:
+            table.table_row, table.table = template.table_row, dict(template.table)
+        bases = {"a": chosen.a.address, "b": chosen.b.address, "c": chosen.c.address}
+        if table is not None:
+            bases |= {which: target.address for which, target in table.vectors}
+        instructions = list(template.kernel.instructions)
+        for index, which in template.moved:
+            base = bases[which]
+            if base:
+                ins = instructions[index]
+                values, at = ins.values, _DRAM[ins.op.name]
+                instructions[index] = Instruction(ins.op, (
+                    *values[:at], (values[at] + base) % _WRAP, *values[at + 1:]))
+        return replace(template.kernel, label=label, instructions=instructions,
+                       _cycles=template.kernel._cycles)
+
+    @staticmethod
+    def _template(chosen: Schedule, raw: bool, relu: bool, shift: int, config: HwConfig,
+                  table: StoreTable | None) -> _Template:
+        """The kernel built with every operand (and table vector) at address 0."""
+        unplaced = None if table is None else replace(
+            table, multipliers=_unplaced(table.multipliers), bias=_unplaced(table.bias),
+            table=dict(table.table))
+        operands: list[str | None] = []
+        kernel = build_kernel("", _unplaced(chosen.a), _unplaced(chosen.b),
+                              _unplaced(chosen.c), raw, relu, shift, config, chosen.order,
+                              chosen.k_inner, chosen.block_rows, unplaced, chosen.flat,
+                              chosen.group, chosen.split, chosen.spread, operands)
+        moved = tuple((index, which) for index, which in enumerate(operands) if which)
+        if unplaced is None:
+            return _Template(kernel, moved, 0, ())
+        return _Template(kernel, moved, unplaced.table_row, tuple(unplaced.table.items()))
