@@ -4,6 +4,7 @@ addresses, on corpus programs and on a chain of identical layers, whose repeats 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,18 +22,39 @@ from glc.syntax.reader import parse_program
 PROGRAMS = Path(__file__).parents[2] / "programs"
 CONFIG = load_config("n16")
 
-# Three dense layers of one shape, each requantized: three kernels of one signature.
-CHAIN = """(input x (shape 40 64) int8)
-(input w1 (shape 64 64) int8)
-(input w2 (shape 64 64) int8)
-(input w3 (shape 64 64) int8)
-(define h1 (compute (requantize 7) (compute relu (compute dot-product
-  (access-cartesian-product (access (access-tensor x) 1) (access (access-tensor w1) 1))))))
-(define h2 (compute (requantize 7) (compute relu (compute dot-product
-  (access-cartesian-product (access h1 1) (access (access-tensor w2) 1))))))
-(compute (requantize 7) (compute relu (compute dot-product
-  (access-cartesian-product (access h2 1) (access (access-tensor w3) 1)))))
-"""
+M, K = 40, 64
+ZEROS = (-3, 5, 0)  # the layers' output zero points (ONNX's requantization)
+
+
+def _chain(convert: str) -> str:
+    """Three dense layers of one shape, each with a bias and converted to int8 by
+    ``(requantize 7)`` after a relu ("shift") or by ONNX's requantization with the zero points
+    ``ZEROS`` ("linear"): three kernels of one signature."""
+    text, value = f"(input x (shape {M} {K}) int8)\n", "(access (access-tensor x) 1)"
+    for i, zero in enumerate(ZEROS, 1):
+        text += (f"(input w{i} (shape {K} {K}) int8)\n(input b{i} (shape {K}) int32)\n"
+                 f"(input s{i} (shape {K}) float32)\n")
+        vector = (f"(access-broadcast (access (access-insert-axis (access-tensor {{}}{i}) 0) 1) "
+                  f"(access-shape (shape {M}) (shape {K})))")
+        product = (f"(compute elementwise-add (access-pair (access (compute dot-product "
+                   f"(access-cartesian-product {value} (access (access-tensor w{i}) 1))) 1) "
+                   f"{vector.format('b')}))")
+        layer = f"(compute (requantize 7) (compute relu {product}))" if convert == "shift" \
+            else f"(requantize-linear {product} {vector.format('s')} {zero})"
+        if i < len(ZEROS):
+            text += f"(define h{i} {layer})\n"
+            value = f"(access h{i} 1)"
+        else:
+            text += layer + "\n"
+    return text
+
+
+def _env() -> dict[str, Access]:
+    env = {"x": Access((M, K), (), "int8")}
+    for i in range(1, len(ZEROS) + 1):
+        env |= {f"w{i}": Access((K, K), (), "int8"), f"b{i}": Access((K,), (), "int32"),
+                f"s{i}": Access((K,), (), "float32")}
+    return env
 
 
 def _at_real_addresses(self, label, chosen, raw, relu, shift, config, table):
@@ -44,11 +66,8 @@ def _at_real_addresses(self, label, chosen, raw, relu, shift, config, table):
 
 def _compiled(source):
     if isinstance(source, str):
-        program = parse_program(source, "<chain>")
-        env = {"x": Access((40, 64), (), "int8"),
-               **{f"w{i}": Access((64, 64), (), "int8") for i in (1, 2, 3)}}
-        return compile_program(program, env, rules=select(DEFAULT, CONFIG.array_size),
-                               config=CONFIG)
+        return compile_program(parse_program(source, "<chain>"), _env(),
+                               rules=select(DEFAULT, CONFIG.array_size), config=CONFIG)
     return compile_program(load(source), rules=select(DEFAULT, CONFIG.array_size),
                            config=CONFIG)
 
@@ -84,10 +103,15 @@ def test_relocated_kernels_equal_kernels_built_in_place(name, monkeypatch):
     assert relocated == direct
 
 
-def test_a_chain_of_identical_layers_builds_one_kernel_and_relocates_the_others(monkeypatch):
-    relocated, direct, made = _both(CHAIN, monkeypatch)
+@pytest.mark.parametrize("convert", ["shift", "linear"])
+def test_a_chain_of_identical_layers_builds_one_kernel_and_relocates_the_others(convert,
+                                                                              monkeypatch):
+    relocated, direct, made = _both(_chain(convert), monkeypatch)
     assert relocated == direct
     # The extraction's costing lowers without building (glc/cost/extraction.py).
     assert [(k.built, k.relocated) for k in made if k.built] == [(1, 2)]
     (text,) = relocated[0]
     assert text.count("; ---- kernel") == 3
+    if convert == "linear":  # each layer's STOREs with its own zero point
+        zeros = [int(z) for z in re.findall(r"zero=(-?\d+)", text)]
+        assert set(zeros) == set(ZEROS) - {0}
