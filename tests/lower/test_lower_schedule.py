@@ -14,7 +14,7 @@ from glc.errors import GlcError
 from glc.hwconfig import load_config
 from glc.interp import env_types, interpret
 from glc.isa import gemm, gemm_plan
-from glc.lower import products
+from glc.lower import relocate
 from glc.lower.execute import execute
 from glc.lower.kernel import build_kernel, kernel_estimate
 from glc.lower.lowering import lower
@@ -170,7 +170,7 @@ def test_a_slices_filling_the_load_queue_load_in_parts(monkeypatch, config, m, k
     hw = load_config(config)
     term, arrays = _nchw(m, k, n_out)
     built = []
-    monkeypatch.setattr(products, "build_kernel",
+    monkeypatch.setattr(relocate, "build_kernel",
                         lambda *args, **kw: built.append(args) or build_kernel(*args, **kw))
     cost_kernel._estimate.cache_clear()
     predicted = _run_exact(term, arrays, hw, 0.005)
