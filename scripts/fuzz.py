@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -261,10 +262,10 @@ class Worker:
         self.process.join(5)
 
 
-def fuzz(count: int, engine: str, seed: int, config: str, timeout: float, jobs: int,
+def fuzz(seeds: Sequence[int], engine: str, config: str, timeout: float, jobs: int,
          progress: bool, zero_d: bool = True, networks: bool = False,
          compositions: bool = False) -> list[Outcome]:
-    """Check ``count`` programs (or ``networks``) from ``seed`` on, ``jobs`` at a time."""
+    """Check the programs (or ``networks``) of ``seeds``, ``jobs`` at a time."""
     from concurrent.futures import ThreadPoolExecutor
 
     workers = [Worker(engine, config, zero_d, networks, compositions) for _ in range(jobs)]
@@ -279,11 +280,11 @@ def fuzz(count: int, engine: str, seed: int, config: str, timeout: float, jobs: 
             free.append(worker)
 
     with ThreadPoolExecutor(jobs) as pool:
-        for done, outcome in enumerate(pool.map(one, range(seed, seed + count)), 1):
+        for done, outcome in enumerate(pool.map(one, seeds), 1):
             outcomes.append(outcome)
             if progress:
                 bad = sum(o.kind not in ("pass", "unfit") for o in outcomes)
-                print(f"\r{done}/{count} programs, {bad} findings", end="", file=sys.stderr,
+                print(f"\r{done}/{len(seeds)} programs, {bad} findings", end="", file=sys.stderr,
                       flush=True)
     if progress:
         print(file=sys.stderr)
@@ -342,9 +343,9 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="One JSON object instead.")
     args = parser.parse_args()
     start = time.perf_counter()
-    outcomes = fuzz(args.count, args.engine, args.seed, args.config, args.timeout, args.jobs,
-                    progress=sys.stderr.isatty() and not args.json, zero_d=args.zero_d,
-                    networks=args.networks, compositions=args.compositions)
+    outcomes = fuzz(range(args.seed, args.seed + args.count), args.engine, args.config,
+                    args.timeout, args.jobs, progress=sys.stderr.isatty() and not args.json,
+                    zero_d=args.zero_d, networks=args.networks, compositions=args.compositions)
     seconds = time.perf_counter() - start
     if args.json:
         kinds = NETWORK_KINDS if args.networks else KINDS

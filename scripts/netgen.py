@@ -13,7 +13,8 @@ consumers): convolutions (kernels 1/3/5/7, strides 1/2/3, symmetric and lopsided
 depthwise, some dilated), max and average pools, residual Adds whose sum a convolution reads,
 branches joined by a Concat, Concats of Concats feeding Adds and convolutions, chains of
 elementwise ops (Relu, Clip, Add, Mul and Add by a constant; activations of one input — Sigmoid,
-Tanh, HardSwish, LeakyRelu, SiLU — which the import makes tables), ShuffleNet's unit (a Split or
+Tanh, HardSwish, LeakyRelu, SiLU — which the import makes tables, or host steps with
+onnxruntime's float arithmetic in a dynamic network), ShuffleNet's unit (a Split or
 two Slices, a branch conv, a Concat and the channel shuffle), a crop (a Slice of rows and
 columns), a squeeze-and-excitation gate (a Mul of the map by a pooled, convolved Sigmoid) and a
 convolution whose result nothing reads. The head is a global average pool or a ReduceMean over
@@ -44,9 +45,9 @@ KERNELS = (1, 3, 5, 7)
 FEATURES = ("fan-out", "residual-add-into-conv", "concat-of-concats", "concat-into-add",
             "concat-into-conv", "depthwise", "grouped", "stride-3", "kernel-7", "dead-conv",
             "max-pool", "average-pool", "global-average-pool", "gemm", "map-output",
-            "channel-shuffle", "activation", "dilated", "clip", "spatial-slice", "gate-mul",
-            "reduce-mean", "QDQ", "QOperator", "dynamic", "uint8", "int8", "int8-asymmetric",
-            "per-tensor", "per-channel")
+            "channel-shuffle", "activation", "float-activation", "dilated", "clip",
+            "spatial-slice", "gate-mul", "reduce-mean", "QDQ", "QOperator", "dynamic", "uint8",
+            "int8", "int8-asymmetric", "per-tensor", "per-channel")
 
 
 @dataclass
@@ -83,12 +84,8 @@ class _Graph:
     """The float graph being built: nodes, seeded initializers, each tensor's (C, H, W), and a
     line per node for the description."""
 
-    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int],
-                 tables: bool = True):
+    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int]):
         self.rng = rng
-        # Activations of one input (Sigmoid, Tanh, ...) import as tables of int8 codes only:
-        # a dynamically quantized network's are of float tensors, which the import refuses.
-        self.tables = tables
         self.nodes: list = []
         self.inits: dict[str, np.ndarray] = {}
         self.shape = {"x": shape}
@@ -258,13 +255,12 @@ class _Graph:
 
     def gate(self, x: str) -> str:
         """A squeeze-and-excitation gate: the global pool, a 1×1 conv down and one back up,
-        a Sigmoid (a Relu where there are no tables), and the map times the gate: a Mul of
-        two activations broadcast over the map."""
+        a Sigmoid, and the map times the gate: a Mul of two activations broadcast over the
+        map."""
         c = self.shape[x][0]
         squeezed = self.relu(self.conv(self.global_pool(x), max(1, c // 4)))
         up = self.conv(squeezed, c)
-        gated = self._node("Sigmoid", [up], self.shape[up], f"sigmoid({up})") if self.tables \
-            else self.relu(up)
+        gated = self._node("Sigmoid", [up], self.shape[up], f"sigmoid({up})")
         return self._node("Mul", [x, gated], self.shape[x], f"mul({x},{gated})")
 
     def concat(self, parts: list[str]) -> str:
@@ -405,14 +401,14 @@ class _Graph:
     def _chain(self, x: str) -> str:
         """Two to four elementwise ops in a row (folds on the vector unit); an activation of
         one input (Sigmoid, Tanh, HardSwish, LeakyRelu, SiLU as x·σ(x)) is a float island the
-        import makes a table (VECTOR lut); a Clip (ReLU6, or other bounds) one too, or a
-        float host step in a dynamically quantized network."""
+        import makes a table (VECTOR lut), a Clip (ReLU6, or other bounds) one too; in a
+        dynamically quantized network both are float host steps."""
         for _ in range(int(self.rng.integers(2, 5))):
             op = self.rng.choice(["relu", "add", "mul", "addc", "activation", "clip"],
                                  p=[0.25, 0.3, 0.1, 0.1, 0.15, 0.1])
-            if op == "activation" and self.tables:
+            if op == "activation":
                 x = self.activation(x)
-            elif op in ("clip", "activation"):
+            elif op == "clip":
                 x = self.clip(x)
             elif op == "relu":
                 x = self.relu(x)
@@ -533,7 +529,7 @@ def make(seed: int) -> Network:
     channels = int(rng.choice([3, int(rng.integers(3, 33))]))
     height, width = (int(v) for v in rng.integers(5, 25, 2))
     form = str(rng.choice(["QDQ", "QOperator", "dynamic"], p=[0.4, 0.4, 0.2]))
-    graph = _Graph(rng, (channels, height, width), tables=form != "dynamic")
+    graph = _Graph(rng, (channels, height, width))
     # A dynamic network's activations are float, quantized to uint8 before each product.
     activations = "float" if form == "dynamic" else str(rng.choice(["uint8", "int8"]))
     per_channel = bool(rng.integers(0, 2))
@@ -564,6 +560,8 @@ def make(seed: int) -> Network:
     description = (f"{form} {kind} {granularity} x=1x{channels}x{height}x{width}: "
                    + "; ".join(graph.lines) + f" => {output}")
     features = _features(graph, output) | {form, granularity} | ({activations, kind} - {"float"})
+    if form == "dynamic" and "activation" in features:
+        features |= {"float-activation"}
     return Network(seed, description, frozenset(features), quantized)
 
 
