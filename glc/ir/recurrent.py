@@ -61,11 +61,6 @@ def _clip_add_bias(x: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return np.where(v > -FLT_MAX, v, -FLT_MAX).astype(F)
 
 
-def _clipped(x: np.ndarray, bound: float) -> np.ndarray:
-    """``x`` clipped to ±``bound`` by comparisons (a NaN stays NaN)."""
-    return np.where(x < -bound, F(-bound), np.where(x > bound, F(bound), x)).astype(F)
-
-
 def _inline_tanh(x: np.ndarray) -> np.ndarray:
     """The tanh onnxruntime's GRU gates compute inline (rnn_helpers, deepcpu): MLAS's
     coefficients (glc/ir/tanh.py), each product and sum rounded apart (scalar C++, no FMA)."""
@@ -100,7 +95,7 @@ def gru(x, w, r, b, h0, linear_before_reset: int) -> np.ndarray:
     out = []
     for step in products:
         zr = _packed(h, rz, step[:, :2 * hidden])
-        reset = _clipped(_clip_add_bias(zr[:, hidden:], bias_r), 20.0)
+        reset = np.clip(_clip_add_bias(zr[:, hidden:], bias_r), F(-20), F(20))
         reset = (F(0.5) * (F(1) + _inline_tanh((F(0.5) * reset).astype(F))).astype(F)).astype(F)
         if linear_before_reset:
             linear = _packed(h, rh, np.broadcast_to(rb[2 * hidden:], (batch, hidden)))
@@ -109,7 +104,7 @@ def gru(x, w, r, b, h0, linear_before_reset: int) -> np.ndarray:
         else:
             n = _clip_add_bias(_packed((h * reset).astype(F), rh, step[:, 2 * hidden:]), bias_h)
         z = mlas_logistic(_clip_add_bias(zr[:, :hidden], bias_z))
-        n = _inline_tanh(_clipped(n, 10.0))
+        n = _inline_tanh(np.clip(n, F(-10), F(10)))
         h = (((F(1) - z).astype(F) * n).astype(F) + (z * h).astype(F)).astype(F)
         out.append(h)
     return np.stack(out).astype(F)

@@ -97,59 +97,50 @@ def test_compile_and_run_take_deep_programs(tmp_path, text):
     assert result.exit_code == 0 and "match: yes" in result.stdout, result.output
 
 
-def test_kernels_nested_in_kernels_lower_past_the_recursion_limit(tmp_path):
-    # Each kernel's operand is the previous kernel's result: the lowering recurses per kernel.
-    layers = 40
-    body = "x"
-    for _ in range(layers):
-        body = (f"(compute (requantize 7) (compute dot-product (access-cartesian-product "
-                f"(access {body} 1) (access (access-transpose w (list 1 0)) 1))))")
+def _product(operand: str) -> str:
+    return (f"(compute (requantize 7) (compute dot-product (access-cartesian-product "
+            f"(access {operand} 1) (access (access-transpose w (list 1 0)) 1))))")
+
+
+def _lowers_in_few_frames(tmp_path, body: str, layers: int):
+    """Compile ``body`` over 16×16 int8 ``x`` and ``w`` with room for the compiler's own frames
+    but not one per layer; it must give ``layers`` kernels and run equal to the interpreter."""
     folder = tmp_path / "chain"
     folder.mkdir()
     (folder / "chain.gls").write_text("(input x (shape 16 16) int8)\n"
                                       "(input w (shape 16 16) int8)\n" + body + "\n")
     bundle = load(folder)
-    config = load_config("n16")
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(len(inspect.stack()) + 150)  # room for the compiler, not 40 kernels
+    sys.setrecursionlimit(len(inspect.stack()) + 150)
     try:
-        result = compile_program(bundle, rules=select(DEFAULT, 16), config=config)
+        result = compile_program(bundle, rules=select(DEFAULT, 16), config=load_config("n16"))
     finally:
         sys.setrecursionlimit(limit)
     assert len(result.lowered.kernels) == layers
     outcome = execute(result.lowered, bundle.arrays_or_random(0), "isa")
     reference, _ = interpret(bundle.program.body, bundle.arrays_or_random(0))
     assert np.array_equal(outcome.result, reference)
+    return result
+
+
+def test_kernels_nested_in_kernels_lower_past_the_recursion_limit(tmp_path):
+    # Each kernel's operand is the previous kernel's result: the lowering recurses per kernel.
+    body = "x"
+    for _ in range(40):
+        body = _product(body)
+    _lowers_in_few_frames(tmp_path, body, 40)
 
 
 def test_kernels_between_host_steps_lower_past_the_recursion_limit(tmp_path):
     # A float host step (a dynamically quantized network's activation) between each kernel and
     # the next nests as deep as the kernels: EfficientNet-B0's did past the frames its kernels
     # alone were given.
-    layers = 150
     body = "x"
-    for _ in range(layers):
-        product = (f"(compute (requantize 7) (compute dot-product (access-cartesian-product "
-                   f"(access {body} 1) (access (access-transpose w (list 1 0)) 1))))")
-        body = (f"(quantize-linear (compute sigmoid (dequantize-linear {product} 0.05 0)) "
+    for _ in range(150):
+        body = (f"(quantize-linear (compute sigmoid (dequantize-linear {_product(body)} 0.05 0)) "
                 f"0.01 -50)")
-    folder = tmp_path / "chain"
-    folder.mkdir()
-    (folder / "chain.gls").write_text("(input x (shape 16 16) int8)\n"
-                                      "(input w (shape 16 16) int8)\n" + body + "\n")
-    bundle = load(folder)
-    config = load_config("n16")
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(len(inspect.stack()) + 150)  # room for the compiler, not 150 layers
-    try:
-        result = compile_program(bundle, rules=select(DEFAULT, 16), config=config)
-    finally:
-        sys.setrecursionlimit(limit)
-    assert len(result.lowered.kernels) == layers
-    assert result.lowered.figures()["host_steps"] == layers
-    outcome = execute(result.lowered, bundle.arrays_or_random(0), "isa")
-    reference, _ = interpret(bundle.program.body, bundle.arrays_or_random(0))
-    assert np.array_equal(outcome.result, reference)
+    result = _lowers_in_few_frames(tmp_path, body, 150)
+    assert result.lowered.figures()["host_steps"] == 150
 
 
 def doubling(depth: int) -> str:

@@ -25,18 +25,27 @@ def _around(center: float, ulps: int) -> np.ndarray:
     return np.arange(bits - ulps, bits + ulps + 1, dtype=np.int32).view(F)
 
 
-def _sweep() -> np.ndarray:
-    """The float32 values that matter to the kernel: a sweep of [0, 10] in bit patterns (so
-    as dense near 0 as near 10), every float32 about each point where its arithmetic changes
-    branch (|x|/√2 at the split 0.921875 and the clamp 3.925, and where erf rounds to 1),
-    both signs, and the edges: zeros, subnormals, the largest floats, infinities."""
-    swept = np.arange(0, int(F(10).view(np.int32)), 1021, dtype=np.int32).view(F)
-    points = [kernel.SPLIT, kernel.UPPER, 3.9191902]
-    near = [_around(p * s, 3000) for p in points for s in (1.0, math.sqrt(2))]
-    edges = np.array([0.0, 1e-45, 1e-40, 1.1754944e-38, 1e-30, 1e-7, 0.5, 1.0, 10.0, 1e5,
-                      1e30, 3.4028235e38, np.inf], F)
-    positive = np.concatenate([swept, *near, edges]).astype(F)
+# Values every sweep takes, with their negatives: zeros, subnormals, the smallest normal, values
+# where exp over- or underflows, the largest float, infinity.
+EDGES = (0.0, 1e-45, 1e-40, 1.1754944e-38, 1e-30, 1e-7, 0.5, 1.0, 10.0, 88.0, 1e5, 1e30,
+         3.4028235e38, np.inf)
+
+
+def sweep(top: float, stride: int, near: list[float]) -> np.ndarray:
+    """[0, ``top``] every ``stride``-th bit pattern (so as dense near 0 as near the top), every
+    float32 within 3000 ulps of each of ``near`` (where a kernel's arithmetic changes branch),
+    and ``EDGES``, with both signs."""
+    swept = np.arange(0, int(F(top).view(np.int32)), stride, dtype=np.int32).view(F)
+    positive = np.concatenate([swept, *(_around(p, 3000) for p in near),
+                               np.array(EDGES, F)]).astype(F)
     return np.concatenate([positive, -positive])
+
+
+def _sweep() -> np.ndarray:
+    """[0, 10], every float32 about each point where the kernel's arithmetic changes branch
+    (|x|/√2 at the split 0.921875 and the clamp 3.925, and where erf rounds to 1)."""
+    points = [kernel.SPLIT, kernel.UPPER, 3.9191902]
+    return sweep(10.0, 1021, [p * s for p in points for s in (1.0, math.sqrt(2))])
 
 
 def _gelu_nodes(x: str):
