@@ -19,6 +19,10 @@ from test_fuzz_programs import ROOT, findings, load_script
 randcompose = load_script("randcompose")
 reference = load_script("reference_numerics")
 
+# One xdist worker runs every test that reads the generated sample (scripts/test.sh runs the
+# suite with --dist loadgroup): a worker generates and runs it once, for all of them.
+pytestmark = pytest.mark.xdist_group("generated")
+
 
 @pytest.mark.parametrize("config", SAMPLES)
 def test_compositions_equal_numpy_on_the_interpreter_and_the_isa(config):

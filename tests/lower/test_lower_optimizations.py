@@ -10,11 +10,17 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: generated.py
 
 from generated import compositions, networks  # noqa: E402
 
 from glc.lower.optimizations import NAMES  # noqa: E402
+
+# One xdist worker runs every test that reads the generated sample (scripts/test.sh runs the
+# suite with --dist loadgroup): a worker generates and runs it once, for all of them.
+pytestmark = pytest.mark.xdist_group("generated")
 
 LOWER = Path(__file__).resolve().parents[2] / "glc" / "lower"
 

@@ -18,6 +18,10 @@ import netgen  # noqa: E402
 from generated import NETWORKS as SAMPLE  # noqa: E402
 from generated import networks  # noqa: E402
 
+# One xdist worker runs every test that reads the generated sample (scripts/test.sh runs the
+# suite with --dist loadgroup): a worker generates and runs it once, for all of them.
+pytestmark = pytest.mark.xdist_group("generated")
+
 
 @pytest.fixture(scope="module")
 def outcomes() -> list:

@@ -22,6 +22,10 @@ from glc.hwconfig import load_config
 
 distributed = pytest.importorskip("distributed")
 
+# One xdist worker runs this file (scripts/test.sh: --dist loadgroup): its tests share one
+# cluster.
+pytestmark = pytest.mark.xdist_group("dask")
+
 ROOT = Path(__file__).parents[2]
 PROGRAMS = ROOT / "programs"
 KEY = "conv"  # the six conv programs, seconds each on the ISA simulator
