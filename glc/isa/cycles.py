@@ -20,7 +20,7 @@ from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.isa.steps import STEP_FIELDS, TOKENS, Step, decode
+from glc.isa.steps import STEP_FIELDS, TOKENS, Step, decode_all
 
 TOKEN_MAX = 255
 _NEVER = float("inf")  # no event pending
@@ -67,7 +67,7 @@ class Timeline:
 
 def predict(program: list[Instruction], config: HwConfig) -> Timeline:
     """The timeline of a legal program ending in HALT; raises the MachineError it stops with."""
-    return _predicted(_Model([decode(i, config) for i in program], config, None))
+    return _predicted(_Model(decode_all(program, config), config, None))
 
 
 def _predicted(model: _Model) -> Timeline:
@@ -82,7 +82,7 @@ def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
     model reads of the instructions (their decoded steps, so a kernel whose transfers differ
     from another's only in their DRAM addresses — a network's repeated layer — is modelled
     once) and the config."""
-    steps = [decode(i, config) for i in program]
+    steps = decode_all(program, config)
     words = pickle.dumps(list(map(STEP_FIELDS, steps)), pickle.HIGHEST_PROTOCOL)
     parts = (hashlib.sha256(words).digest(), config)
 
@@ -112,7 +112,7 @@ def schedule(program: list[Instruction], config: HwConfig,
     index len(program) (an illegal word or the end of instruction memory). `stalls`: also record
     each stall in the timeline (off in the compiler's costing, which runs the model often).
     """
-    model = _Model([decode(i, config) for i in program], config, fault)
+    model = _Model(decode_all(program, config), config, fault)
     if stalls:
         model.out.stalls = []
     return model.run()
