@@ -1,7 +1,8 @@
-"""What the timing rules read of each instruction (docs/isa.md, "Timing"), decoded once per
-run of the cycle model (glc/isa/cycles.py): its unit, the token counters it pops and pushes, its
-DRAM port and accumulator port use, and its cycle costs. The model's cache key is these steps,
-so two programs that differ only where the model reads nothing (DRAM addresses) share a count.
+"""What the timing rules read of each instruction (docs/isa.md, "Timing"), decoded before a
+run of the cycle model (glc/isa/cycles.py), each distinct instruction once (``decode_all``):
+its unit, the token counters it pops and pushes, its DRAM port and accumulator port use, and its
+cycle costs. The model's cache key is these steps, so two programs that differ only where the
+model reads nothing (DRAM addresses) share a count.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ PUSHES = ("push_prev", "push_next", "push_vec")
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """What the timing rules read of one instruction, decoded once per run: the model visits an
+    """What the timing rules read of one instruction, decoded before the run: the model visits an
     instruction at every event until it issues (most of a compile's time was field lookups).
     ``cost``: a VECTOR's cycles from issue to completion; a LOAD's or STORE's set-up and beats
     (its DRAM port time); a SYNC's one cycle. ``moved``: a transfer's beats, ``rows`` its local
