@@ -20,7 +20,7 @@ from glc.hwconfig import HwConfig
 from glc.isa.encoding import Instruction
 from glc.isa.fields import UNITS, WORD_BYTES
 from glc.isa.status import Counters, ErrorCode, MachineError
-from glc.isa.steps import STEP_FIELDS, TOKENS, Step, decode
+from glc.isa.steps import STEP_FIELDS, TOKENS, Step, decode_all
 
 TOKEN_MAX = 255
 _NEVER = float("inf")  # no event pending
@@ -67,7 +67,7 @@ class Timeline:
 
 def predict(program: list[Instruction], config: HwConfig) -> Timeline:
     """The timeline of a legal program ending in HALT; raises the MachineError it stops with."""
-    return _predicted(_Model([decode(i, config) for i in program], config, None))
+    return _predicted(_Model(decode_all(program, config), config, None))
 
 
 def _predicted(model: _Model) -> Timeline:
@@ -82,7 +82,7 @@ def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
     model reads of the instructions (their decoded steps, so a kernel whose transfers differ
     from another's only in their DRAM addresses — a network's repeated layer — is modelled
     once) and the config."""
-    steps = [decode(i, config) for i in program]
+    steps = decode_all(program, config)
     words = pickle.dumps(list(map(STEP_FIELDS, steps)), pickle.HIGHEST_PROTOCOL)
     parts = (hashlib.sha256(words).digest(), config)
 
@@ -90,7 +90,8 @@ def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
         if parts not in _RECENT:
             if len(_RECENT) >= _RECENT_SIZE:
                 del _RECENT[next(iter(_RECENT))]
-            _RECENT[parts] = _predicted(_Model(steps, config, None)).counters.cycles
+            model = _Model(steps, config, None, count_stalls=False)
+            _RECENT[parts] = _predicted(model).counters.cycles
         return _RECENT[parts]
 
     return remembered("cycles", parts, modelled)
@@ -112,7 +113,7 @@ def schedule(program: list[Instruction], config: HwConfig,
     index len(program) (an illegal word or the end of instruction memory). `stalls`: also record
     each stall in the timeline (off in the compiler's costing, which runs the model often).
     """
-    model = _Model([decode(i, config) for i in program], config, fault)
+    model = _Model(decode_all(program, config), config, fault)
     if stalls:
         model.out.stalls = []
     return model.run()
@@ -121,8 +122,11 @@ def schedule(program: list[Instruction], config: HwConfig,
 class _Model:
     """The machine state the timing rules of docs/isa.md act on."""
 
-    def __init__(self, steps: list[Step], config: HwConfig, fault: MachineError | None):
+    def __init__(self, steps: list[Step], config: HwConfig, fault: MachineError | None,
+                 count_stalls: bool = True):
         self.steps = steps
+        # Off where only the cycle count is wanted (the stall counters change no timing).
+        self.count_stalls = count_stalls
         self.config = config
         self.fault = fault
         self.n = config.array_size
@@ -185,10 +189,11 @@ class _Model:
                     and not self.pushes and self._deadlocked(cycle):
                 self._deadlock(cycle)
                 return self._finish()
-            for u in units:
-                if not issued[u] and queues[u] and ready[u] <= cycle:
-                    self._count_stalls(cycle, following, issued, queues, ready, held)
-                    break
+            if self.count_stalls:
+                for u in units:
+                    if not issued[u] and queues[u] and ready[u] <= cycle:
+                        self._count_stalls(cycle, following, issued, queues, ready, held)
+                        break
             cycle = following
 
     def _finish(self) -> Timeline:
@@ -364,10 +369,12 @@ class _Model:
                     ready: list[int]) -> int:
         """The next cycle at which anything can change (``heads``/``ready``: each unit's head
         and its structural readiness, as ``run`` keeps them)."""
-        following = min((t for t in (self.port_free, self.last_complete, self.acc_load_done,
-                                     self.store_done, self.vector_done, self.vector_read_done,
-                                     self.pushes[0][0] if self.pushes else 0) if t > cycle),
-                        default=_NEVER)
+        following = _NEVER
+        for t in (self.port_free, self.last_complete, self.acc_load_done, self.store_done,
+                  self.vector_done, self.vector_read_done,
+                  self.pushes[0][0] if self.pushes else 0):
+            if cycle < t < following:  # comparisons, not min() over a generator: its hot loop
+                following = t
         for u, queue in enumerate(queues):
             if queue:
                 pc = queue[0]
