@@ -69,9 +69,9 @@ def _fifo_programs(folder: Path, count: int) -> Path:
     return folder
 
 
-def descendants(pid: int) -> set[int]:
-    """Every living process below ``pid`` (from /proc: children, their children, ...)."""
-    parents = {}
+def _processes() -> dict[int, list[str]]:
+    """Every living process's /proc stat fields after its name (state, ppid, pgrp, session, …)."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
@@ -79,12 +79,23 @@ def descendants(pid: int) -> set[int]:
             except OSError:
                 continue
             if fields[0] != "Z":
-                parents[int(entry.name)] = int(fields[1])
+                found[int(entry.name)] = fields
+    return found
+
+
+def descendants(pid: int) -> set[int]:
+    """Every living process below ``pid`` (children, their children, ...)."""
+    parents = {p: int(fields[1]) for p, fields in _processes().items()}
     found, frontier = set(), {pid}
     while frontier:
         frontier = {p for p, parent in parents.items() if parent in frontier} - found
         found |= frontier
     return found
+
+
+def _in_session(sid: int) -> set[int]:
+    """The living processes of session ``sid``."""
+    return {p for p, fields in _processes().items() if int(fields[3]) == sid}
 
 
 def _start_parent(folder: Path):
@@ -141,3 +152,35 @@ def test_regress_workers_die_with_it_without_a_traceback(tmp_path, how):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(c, signal.SIGKILL)
         parent.kill()
+
+
+_TERMINATED_IN_A_FORK_HOOK = """
+import os, signal, time
+from glc.workers import run
+
+fired = []
+
+def hook():  # runs in the parent after each fork, where Python ignores what a callback raises
+    if not fired:
+        fired.append(True)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+os.register_at_fork(after_in_parent=hook)
+list(run([(time.sleep, (60,)), (time.sleep, (60,))], jobs=2))
+"""
+
+
+def test_a_sigterm_handled_where_python_ignores_exceptions_still_ends_the_parent():
+    """The SIGTERM handler's exit, raised inside a fork hook (logging's lock release, as seen
+    under load), is swallowed by the interpreter ("Exception ignored in"): the parent must exit
+    143 all the same, its children with it, not wait on them for ever."""
+    parent = subprocess.Popen([sys.executable, "-c", _TERMINATED_IN_A_FORK_HOOK],
+                              stderr=subprocess.PIPE, start_new_session=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    try:
+        _, stderr = parent.communicate(timeout=30)
+        assert parent.returncode == 143, stderr.decode()
+        assert _alive(_in_session(parent.pid)) == set()  # its children, however reparented
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)
