@@ -68,14 +68,14 @@ def run(calls: Sequence[tuple[Callable, tuple]], jobs: int, timeout: float | Non
     running: list[_Running] = []
     waiting = iter(enumerate(calls))
     emitted = 0
-    with _terminated_by_sigterm() as terminated:
+    with _interrupted() as received:
         try:
             while emitted < len(calls):
                 while len(running) < jobs and (item := next(waiting, None)) is not None:
                     running.append(_start(context, *item, timeout))
                 _collect(running, done)
-                if terminated:  # the handler's SystemExit was swallowed (see below)
-                    raise SystemExit(128 + terminated[0])
+                if received:  # the handler's exception was swallowed (_interrupted)
+                    _raise(received[0])
                 while emitted in done:
                     yield done.pop(emitted)
                     emitted += 1
@@ -97,7 +97,7 @@ def _start(context, index: int, call: tuple[Callable, tuple], timeout: float | N
 
 def _collect(running: list[_Running], done: dict[int, object]) -> None:
     """Wait for a result, a death or the nearest deadline; move what ended into ``done``."""
-    # At most _POLL seconds, so that run sees a SIGTERM whose exit was swallowed.
+    # At most _POLL seconds, so that run sees a signal whose exception was swallowed.
     deadlines = [t.deadline for t in running if t.deadline is not None]
     wait_for = max(0.0, min([_POLL, *(d - time.monotonic() for d in deadlines)]))
     ready = wait([t.result for t in running], wait_for)
@@ -147,25 +147,34 @@ def _watch(parent: int) -> None:
 
 
 @contextmanager
-def _terminated_by_sigterm() -> Iterator[list[int]]:
-    """SIGTERM exits the parent (status 143, as its default would) through the ``finally`` that
-    kills the children; only from the main thread, where Python runs signal handlers. The
-    handler raises where the main thread is, which may be a place whose exceptions Python
-    ignores ("Exception ignored in": a fork hook such as logging's lock release, run as a child
-    starts — seen under load, and glc regress then waited on its children for ever); so it also
-    records the signal in the list yielded, which ``run`` checks at least every ``_POLL``
-    seconds."""
+def _interrupted() -> Iterator[list[int]]:
+    """SIGTERM exits the parent (status 143, as its default would), and SIGINT (Ctrl-C) is a
+    KeyboardInterrupt, both through the ``finally`` that kills the children; only from the main
+    thread, where Python runs signal handlers. A handler raises where the main thread is, which
+    may be a place whose exceptions Python ignores ("Exception ignored in": a fork hook such as
+    logging's lock release, run as a child starts — seen under load, and glc regress then
+    waited on its children for ever); so each also records its signal in the list yielded,
+    which ``run`` checks at least every ``_POLL`` seconds (``_raise``)."""
     received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield received
         return
 
-    def exit_(signum, frame):
+    def handler(signum, frame):
         received.append(signum)
-        raise SystemExit(128 + signum)
+        _raise(signum)
 
-    previous = signal.signal(signal.SIGTERM, exit_)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, handler)}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not if SIGINT is ignored
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, handler)
     try:
         yield received
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def _raise(signum: int) -> None:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise SystemExit(128 + signum)

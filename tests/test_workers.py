@@ -154,8 +154,8 @@ def test_regress_workers_die_with_it_without_a_traceback(tmp_path, how):
         parent.kill()
 
 
-_TERMINATED_IN_A_FORK_HOOK = """
-import os, signal, time
+_SIGNALLED_IN_A_FORK_HOOK = """
+import os, signal, sys, time
 from glc.workers import run
 
 fired = []
@@ -163,23 +163,27 @@ fired = []
 def hook():  # runs in the parent after each fork, where Python ignores what a callback raises
     if not fired:
         fired.append(True)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), int(sys.argv[1]))
 
 os.register_at_fork(after_in_parent=hook)
-list(run([(time.sleep, (60,)), (time.sleep, (60,))], jobs=2))
+try:
+    list(run([(time.sleep, (60,)), (time.sleep, (60,))], jobs=2))
+except KeyboardInterrupt:
+    sys.exit(130)
 """
 
 
-def test_a_sigterm_handled_where_python_ignores_exceptions_still_ends_the_parent():
-    """The SIGTERM handler's exit, raised inside a fork hook (logging's lock release, as seen
-    under load), is swallowed by the interpreter ("Exception ignored in"): the parent must exit
-    143 all the same, its children with it, not wait on them for ever."""
-    parent = subprocess.Popen([sys.executable, "-c", _TERMINATED_IN_A_FORK_HOOK],
+@pytest.mark.parametrize("how, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_handled_where_python_ignores_exceptions_still_ends_the_parent(how, status):
+    """The handler's exception, raised inside a fork hook (logging's lock release, as seen
+    under load), is swallowed by the interpreter ("Exception ignored in"): the parent must end
+    all the same, its children with it, not wait on them for ever."""
+    parent = subprocess.Popen([sys.executable, "-c", _SIGNALLED_IN_A_FORK_HOOK, str(int(how))],
                               stderr=subprocess.PIPE, start_new_session=True,
                               env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
     try:
         _, stderr = parent.communicate(timeout=30)
-        assert parent.returncode == 143, stderr.decode()
+        assert parent.returncode == status, stderr.decode()
         assert _alive(_in_session(parent.pid)) == set()  # its children, however reparented
     finally:
         with contextlib.suppress(ProcessLookupError):
