@@ -88,9 +88,14 @@ module accelerator #(
 
     // ---- fetch, dispatcher and queues ----
     logic [UNITS-1:0] queue_full, head_valid, queue_push, queue_pop;
-    isa_pkg::queue_entry_t entry;   // the word being dispatched, as queued
-    // Each unit's queue head, a queue_entry_t (Yosys reads no array of structs).
+    // The word being dispatched, as queued, and each unit's queue head (by UNIT_*, as bits:
+    // Yosys reads no array of structs; ld_head … vu_head are the same as structs).
+    isa_pkg::queue_entry_t entry, ld_head, ex_head, st_head, vu_head;
     logic [$bits(entry)-1:0] head [UNITS];
+    assign ld_head = head[UNIT_LOAD];
+    assign ex_head = head[UNIT_EXEC];
+    assign st_head = head[UNIT_STORE];
+    assign vu_head = head[UNIT_VECTOR];
     isa_pkg::unit_error_t disp_error, ld_error, ex_error, st_error, vu_error;
     logic halted, blocked, word_valid, pc_outside, dispatch;
     logic [WORD_W-1:0] word;
@@ -201,7 +206,7 @@ module accelerator #(
     load_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .SP_ROWS(SCRATCHPAD_ROWS),
                 .ACC_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES)) u_load (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_LOAD]), .head(head[UNIT_LOAD]), .issue(queue_pop[UNIT_LOAD]),
+        .head_valid(head_valid[UNIT_LOAD]), .head(ld_head), .issue(queue_pop[UNIT_LOAD]),
         .token_ok(tok_available[EX2LD]), .vec_token_ok(tok_available[VU2LD]),
         .pop_next(tok_pop[EX2LD]), .pop_vec(tok_pop[VU2LD]),
         .push_next(ld_push), .push_vec(ld_push_vec),
@@ -210,8 +215,7 @@ module accelerator #(
         .dram_addr(ld_addr), .dram_rdata,
         .vector_turn(ld_vector_turn), .acc_turn(ld_acc_turn),
         .sp_we, .acc_we(ld_acc_we), .row(sp_w_row), .sp_data(sp_w_data), .acc_data(ld_acc_data),
-        .in_progress(ld_in_progress), .activity(ld_activity),
-        .error(ld_error)
+        .in_progress(ld_in_progress), .activity(ld_activity), .error(ld_error)
     );
 
     logic ex_in_progress;
@@ -220,7 +224,7 @@ module accelerator #(
     exec_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS),
                 .COLUMN_SPLIT(COLUMN_SPLIT)) u_exec (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_EXEC]), .head(head[UNIT_EXEC]), .issue(queue_pop[UNIT_EXEC]),
+        .head_valid(head_valid[UNIT_EXEC]), .head(ex_head), .issue(queue_pop[UNIT_EXEC]),
         .prev_token_ok(tok_available[LD2EX]), .next_token_ok(tok_available[ST2EX]),
         .pop_prev(tok_pop[LD2EX]), .pop_next(tok_pop[ST2EX]),
         .push_prev(ex_push_prev), .push_next(ex_push_next), .push_pc(ex_push_pc),
@@ -228,8 +232,7 @@ module accelerator #(
         .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row),
         .acc_next_row(mm_next_row), .acc_data(mm_data),
         .acc_we2(mm_we2), .acc_row2(mm_row2), .acc_next_row2(mm_next_row2), .acc_data2(mm_data2),
-        .in_progress(ex_in_progress), .activity(ex_activity),
-        .error(ex_error)
+        .in_progress(ex_in_progress), .activity(ex_activity), .error(ex_error)
     );
 
     logic st_holds, st_push, st_push_vec;
@@ -238,8 +241,7 @@ module accelerator #(
     store_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .ACC_ROWS(ACCUMULATOR_ROWS),
                  .DRAM_BYTES(DRAM_BYTES)) u_store (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_STORE]), .head(head[UNIT_STORE]),
-        .issue(queue_pop[UNIT_STORE]),
+        .head_valid(head_valid[UNIT_STORE]), .head(st_head), .issue(queue_pop[UNIT_STORE]),
         .token_ok(tok_available[EX2ST]), .vec_token_ok(tok_available[VU2ST]),
         .pop_prev(tok_pop[EX2ST]), .pop_vec(tok_pop[VU2ST]),
         .push_prev(st_push), .push_vec(st_push_vec),
@@ -260,8 +262,7 @@ module accelerator #(
     vector_unit #(.N(N), .LANES(VECTOR_LANES), .SP_ROWS(SCRATCHPAD_ROWS),
                   .ACC_ROWS(ACCUMULATOR_ROWS), .ACC_READS(VECTOR_READS)) u_vector (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_VECTOR]), .head(head[UNIT_VECTOR]),
-        .issue(queue_pop[UNIT_VECTOR]),
+        .head_valid(head_valid[UNIT_VECTOR]), .head(vu_head), .issue(queue_pop[UNIT_VECTOR]),
         .prev_token_ok(tok_available[LD2VU]), .next_token_ok(tok_available[ST2VU]),
         .pop_prev(tok_pop[LD2VU]), .pop_next(tok_pop[ST2VU]),
         .push_prev(vu_push_prev), .push_next(vu_push_next), .push_pc(vu_push_pc),
@@ -269,8 +270,7 @@ module accelerator #(
         .load_turn(vu_load_turn), .store_turn(vu_store_turn), .read_turn(vu_read_turn),
         .read_held(vu_read_held),
         .acc_we(vu_we), .acc_row(vu_row), .acc_data(vu_data),
-        .in_progress(vu_in_progress), .activity(vu_activity),
-        .error(vu_error)
+        .in_progress(vu_in_progress), .activity(vu_activity), .error(vu_error)
     );
 
     assign dram_addr = st_holds ? st_addr : ld_addr;
@@ -300,10 +300,10 @@ module accelerator #(
 
     logic [31:0] deadlock_pc, overflow_pc;
     always_comb begin
-        if (waiting[UNIT_LOAD]) deadlock_pc = head[UNIT_LOAD][WORD_W +: 32];
-        else if (waiting[UNIT_EXEC]) deadlock_pc = head[UNIT_EXEC][WORD_W +: 32];
-        else if (waiting[UNIT_STORE]) deadlock_pc = head[UNIT_STORE][WORD_W +: 32];
-        else deadlock_pc = head[UNIT_VECTOR][WORD_W +: 32];
+        if (waiting[UNIT_LOAD]) deadlock_pc = ld_head.pc;
+        else if (waiting[UNIT_EXEC]) deadlock_pc = ex_head.pc;
+        else if (waiting[UNIT_STORE]) deadlock_pc = st_head.pc;
+        else deadlock_pc = vu_head.pc;
         // Each counter has one pushing unit.
         if (tok_overflow[LD2EX] || tok_overflow[LD2VU]) overflow_pc = ld_push_pc;
         else if (tok_overflow[ST2EX] || tok_overflow[ST2VU]) overflow_pc = st_push_pc;

@@ -12,11 +12,11 @@ module counters #(
     input  logic                      rst,
     input  logic                      count,
     // each unit's activity; EXEC and VECTOR have no DRAM port
-    input  isa_pkg::activity_t load,
-    input  isa_pkg::activity_t store,
+    input  isa_pkg::activity_t        load,
+    input  isa_pkg::activity_t        store,
     /* verilator lint_off UNUSEDSIGNAL */
-    input  isa_pkg::activity_t exec,
-    input  isa_pkg::activity_t vector,
+    input  isa_pkg::activity_t        exec,
+    input  isa_pkg::activity_t        vector,
     /* verilator lint_on UNUSEDSIGNAL */
     output isa_pkg::counters_t        ctr
 );

@@ -27,7 +27,7 @@ module dispatcher (
     output logic [UNITS-1:0]  queue_push,
     output logic              halted,         // HALT has been dispatched
     output logic              blocked,        // cannot dispatch this cycle (deadlock rule (d))
-    output isa_pkg::unit_error_t       error
+    output isa_pkg::unit_error_t error
 );
     logic        halted_q;
     logic        room, legal;

@@ -37,7 +37,7 @@ module exec_unit #(
     input  logic               head_valid,
     // The queue carries whole instruction words; this unit reads PRELOAD, MATMUL and SYNC.
     /* verilator lint_off UNUSEDSIGNAL */
-    input  isa_pkg::queue_entry_t       head,
+    input  isa_pkg::queue_entry_t head,
     /* verilator lint_on UNUSEDSIGNAL */
     output logic               issue,
     // tokens: pop ld2ex (prev) and st2ex (next); push ex2ld (prev) and ex2st (next), several
@@ -68,7 +68,7 @@ module exec_unit #(
     // status for the counters and the deadlock rule
     output logic               in_progress,
     output isa_pkg::activity_t activity,
-    output isa_pkg::unit_error_t        error
+    output isa_pkg::unit_error_t error
 );
     localparam int K_W = $clog2(N);
     localparam int W_ROW_W = $clog2(N + 1);   // the array's shadow-row index

@@ -20,7 +20,7 @@ module unit_trace (
     input  logic [UNITS-1:0]        issue,
     input  logic [UNITS-1:0][31:0]  head_pc,
     // by unit; only LOAD and STORE have a DRAM-port stall
-    input  isa_pkg::activity_t [UNITS-1:0]   activity,
+    input  isa_pkg::activity_t [UNITS-1:0] activity,
     input  logic                    dispatch,
     input  logic [31:0]             dispatch_pc,
     input  logic                    fetch_start,

@@ -72,7 +72,7 @@ module vector_unit #(
     input  logic               head_valid,
     // The queue carries whole instruction words; this unit reads VECTOR and SYNC.
     /* verilator lint_off UNUSEDSIGNAL */
-    input  isa_pkg::queue_entry_t       head,
+    input  isa_pkg::queue_entry_t head,
     /* verilator lint_on UNUSEDSIGNAL */
     output logic               issue,
     // tokens: pop ld2vu (prev) and st2vu (next) at issue, push vu2ld / vu2st at completion
@@ -102,7 +102,7 @@ module vector_unit #(
     // status for the counters and the deadlock rule
     output logic               in_progress,
     output isa_pkg::activity_t activity,
-    output isa_pkg::unit_error_t        error
+    output isa_pkg::unit_error_t error
 );
     localparam int L = LANES;
     localparam int PASSES = N / LANES;
