@@ -195,7 +195,8 @@ package isa_pkg;
         logic stall_dram;
     } activity_t;
     // The counters (docs/isa.md, "Counters"): the registers, and `macs`, N² per row
-    // that enters the array, derived from busy_exec; sim_top gives each a port ctr_<name>.
+    // that enters the array, derived from busy_exec; sim_top gives each its port
+    // ctr_<name>.
     typedef struct packed {
         logic [31:0] cycles;
         logic [31:0] busy_load;

@@ -2,7 +2,9 @@
 
 The encoding is defined once, as data, in glc/isa/fields.py (docs/isa.md, "Instruction format");
 the RTL reads field positions, opcode numbers, assigned-bit masks and error codes from this
-generated package, and tests/hw/test_rtl_isa_pkg.py checks that the committed file is up to date.
+generated package, and the bundles its blocks pass (they hold the word, the error code and the
+counters), and tests/hw/test_rtl_isa_pkg.py checks that the committed file is up to date.
+The bundles live here because Yosys's packages cannot refer to another package.
 Run ``python -m glc.sim.isa_pkg`` after changing the encoding.
 """
 
@@ -54,9 +56,12 @@ def _level_bits() -> int:
 
 def _bundles() -> list[str]:
     """The bundles that pass between the RTL's blocks, each declared once (packed structs): the
-    queue entry a unit executes, a unit's error, its activity and the counters. The DRAM port is
-    not among them: its width follows DRAM_PORT_BYTES, which a package type cannot, and Yosys
-    reads no `parameter type` nor a struct declared in a port."""
+    queue entry a unit executes, a unit's error, its activity and the counters (named as
+    Counters). Not among them: the DRAM port, whose width follows DRAM_PORT_BYTES, which a
+    package type cannot (Yosys reads no `parameter type` nor a struct declared in a port); and
+    a unit's tokens, whose pops depend in the same cycle on the counters its own pushes feed:
+    one struct would be one variable feeding itself, which Verilator takes for a combinational
+    loop (UNOPTFLAT; hence `counts_t` apart from `macs`)."""
     counts = [name for name in Counters().as_dict() if name != "macs"]
     return [
         "    // The bundles between the blocks. A queue entry (the dispatcher to a unit): the",
@@ -82,7 +87,8 @@ def _bundles() -> list[str]:
         "        logic stall_dram;",
         "    } activity_t;",
         "    // The counters (docs/isa.md, \"Counters\"): the registers, and `macs`, N² per row",
-        "    // that enters the array, derived from busy_exec; sim_top gives each a port ctr_<name>.",
+        "    // that enters the array, derived from busy_exec; sim_top gives each its port",
+        "    // ctr_<name>.",
         "    typedef struct packed {",
         *(f"        logic [31:0] {name};" for name in counts),
         "    } counts_t;",
