@@ -206,6 +206,6 @@ module load_unit #(
 
     assign error.valid = range_error || dram_error;
     assign error.code  = dram_error ? ERR_DRAM_RANGE
-                      : head.word[LOAD_ACC_LSB] ? ERR_ACC_RANGE : ERR_SP_RANGE;
+                       : head.word[LOAD_ACC_LSB] ? ERR_ACC_RANGE : ERR_SP_RANGE;
     assign error.pc    = dram_error ? pc_q : head.pc;
 endmodule
