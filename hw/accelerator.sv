@@ -45,28 +45,9 @@ module accelerator #(
     output logic                            done,
     output logic [ERR_W-1:0]                error,
     output logic [31:0]                     error_pc,
-    // counters (docs/isa.md, "Counters"), final once `done` is high
-    output logic [31:0]                     ctr_cycles,
-    output logic [31:0]                     ctr_busy_load,
-    output logic [31:0]                     ctr_busy_exec,
-    output logic [31:0]                     ctr_busy_store,
-    output logic [31:0]                     ctr_busy_vector,
-    output logic [31:0]                     ctr_stall_token_load,
-    output logic [31:0]                     ctr_stall_token_exec,
-    output logic [31:0]                     ctr_stall_token_store,
-    output logic [31:0]                     ctr_stall_token_vector,
-    output logic [31:0]                     ctr_stall_dram_load,
-    output logic [31:0]                     ctr_stall_dram_store,
-    output logic [31:0]                     ctr_macs
+    output isa_pkg::counters_t              ctr
 );
     localparam int N = ARRAY_SIZE;
-    // A queue entry: the instruction word, its index and (LOAD, STORE, VECTOR) where the rows
-    // its issue range-checks end, counted when it is queued (transfer_rows), so the check at
-    // issue only compares.
-    localparam int ROWS_W = 17;
-    localparam int PC_LSB = WORD_W;
-    localparam int ROWS_LSB = WORD_W + 32;
-    localparam int ENTRY_W = ROWS_LSB + ROWS_W;
 
     // Impossible configurations (docs/isa.md, "Hardware configuration" legal values).
     if (N < 2 || N > 128) begin : g_bad_n
@@ -107,11 +88,18 @@ module accelerator #(
 
     // ---- fetch, dispatcher and queues ----
     logic [UNITS-1:0] queue_full, head_valid, queue_push, queue_pop;
-    logic [ENTRY_W-1:0] head [UNITS];
-    logic halted, blocked, disp_error, word_valid, pc_outside, dispatch;
+    // The word being dispatched, as queued, and each unit's queue head (by UNIT_*, as bits:
+    // Yosys reads no array of structs; ld_head … vu_head are the same as structs).
+    isa_pkg::queue_entry_t entry, ld_head, ex_head, st_head, vu_head;
+    logic [$bits(entry)-1:0] head [UNITS];
+    assign ld_head = head[UNIT_LOAD];
+    assign ex_head = head[UNIT_EXEC];
+    assign st_head = head[UNIT_STORE];
+    assign vu_head = head[UNIT_VECTOR];
+    isa_pkg::unit_error_t disp_error, ld_error, ex_error, st_error, vu_error;
+    logic halted, blocked, word_valid, pc_outside, dispatch;
     logic [WORD_W-1:0] word;
-    logic [ERR_W-1:0] disp_code;
-    logic [31:0] disp_pc, pc;
+    logic [31:0] pc;
 
     // Pre-decode, as a word arrives in the prefetch buffer and kept with it: the decoder's
     // verdict (queue, HALT, legality: a function of the word alone) and row_factors' products;
@@ -121,7 +109,7 @@ module accelerator #(
     logic [WORD_W-1:0] arriving;
     logic [2*ROWS_W-1:0] arriving_factors, word_factors;
     logic [DECODE_W-1:0] arriving_decode, word_decode;
-    row_factors #(.ROWS_W(ROWS_W)) u_factors (
+    row_factors u_factors (
         .word(arriving), .low(arriving_factors[0 +: ROWS_W]),
         .high(arriving_factors[ROWS_W +: ROWS_W])
     );
@@ -143,19 +131,19 @@ module accelerator #(
         .word_valid, .pc, .pc_outside, .dispatch,
         .is_halt(word_decode[0]), .unit(word_decode[1 +: 2]),
         .decode_error(word_decode[3 +: ERR_W]),
-        .queue_full, .queue_push, .halted, .blocked,
-        .error(disp_error), .error_code(disp_code), .error_pc(disp_pc)
+        .queue_full, .queue_push, .halted, .blocked, .error(disp_error)
     );
-    logic [ROWS_W-1:0] word_end;
-    transfer_rows #(.N(N), .ROWS_W(ROWS_W)) u_rows (
+    assign entry.word = word;
+    assign entry.pc   = pc;
+    transfer_rows #(.N(N)) u_rows (
         .word, .low(word_factors[0 +: ROWS_W]), .high(word_factors[ROWS_W +: ROWS_W]),
-        .row_end(word_end)
+        .row_end(entry.row_end)
     );
     for (genvar u = 0; u < UNITS; u++) begin : g_queue
-        instr_queue #(.DEPTH(QUEUE_DEPTH), .W(ENTRY_W)) u_queue (
+        instr_queue #(.DEPTH(QUEUE_DEPTH), .W($bits(entry))) u_queue (
             .clk, .rst,
             .push      (queue_push[u]),
-            .push_data ({word_end, pc, word}),
+            .push_data (entry),
             .pop       (queue_pop[u]),
             .full      (queue_full[u]),
             .head_valid(head_valid[u]),
@@ -210,17 +198,15 @@ module accelerator #(
     );
 
     // ---- units ----
-    logic ld_holds, ld_takes, ld_in_progress, ld_busy, ld_stall_token, ld_stall_dram, ld_error;
+    isa_pkg::activity_t ld_activity, ex_activity, st_activity, vu_activity;
+    logic ld_holds, ld_takes, ld_in_progress;
     logic ld_push, ld_push_vec;
-    logic [ERR_W-1:0] ld_code;
-    logic [31:0] ld_error_pc, ld_push_pc;
+    logic [31:0] ld_push_pc;
     logic [31:0] ld_addr;
     load_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .SP_ROWS(SCRATCHPAD_ROWS),
-                .ACC_ROWS(ACCUMULATOR_ROWS), .ROWS_W(ROWS_W), .DRAM_BYTES(DRAM_BYTES)) u_load (
+                .ACC_ROWS(ACCUMULATOR_ROWS), .DRAM_BYTES(DRAM_BYTES)) u_load (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_LOAD]), .head_word(head[UNIT_LOAD][WORD_W-1:0]),
-        .head_pc(head[UNIT_LOAD][PC_LSB +: 32]),
-        .head_end(head[UNIT_LOAD][ROWS_LSB +: ROWS_W]), .issue(queue_pop[UNIT_LOAD]),
+        .head_valid(head_valid[UNIT_LOAD]), .head(ld_head), .issue(queue_pop[UNIT_LOAD]),
         .token_ok(tok_available[EX2LD]), .vec_token_ok(tok_available[VU2LD]),
         .pop_next(tok_pop[EX2LD]), .pop_vec(tok_pop[VU2LD]),
         .push_next(ld_push), .push_vec(ld_push_vec),
@@ -229,19 +215,16 @@ module accelerator #(
         .dram_addr(ld_addr), .dram_rdata,
         .vector_turn(ld_vector_turn), .acc_turn(ld_acc_turn),
         .sp_we, .acc_we(ld_acc_we), .row(sp_w_row), .sp_data(sp_w_data), .acc_data(ld_acc_data),
-        .in_progress(ld_in_progress), .busy(ld_busy), .stall_token(ld_stall_token), .stall_dram(ld_stall_dram),
-        .error(ld_error), .error_code(ld_code), .error_pc(ld_error_pc)
+        .in_progress(ld_in_progress), .activity(ld_activity), .error(ld_error)
     );
 
-    logic ex_in_progress, ex_busy, ex_stall_token, ex_error;
+    logic ex_in_progress;
     logic [1:0] ex_push_prev, ex_push_next;
-    logic [ERR_W-1:0] ex_code;
-    logic [31:0] ex_error_pc, ex_push_pc;
+    logic [31:0] ex_push_pc;
     exec_unit #(.N(N), .SP_ROWS(SCRATCHPAD_ROWS), .ACC_ROWS(ACCUMULATOR_ROWS),
                 .COLUMN_SPLIT(COLUMN_SPLIT)) u_exec (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_EXEC]), .head_word(head[UNIT_EXEC][WORD_W-1:0]),
-        .head_pc(head[UNIT_EXEC][PC_LSB +: 32]), .issue(queue_pop[UNIT_EXEC]),
+        .head_valid(head_valid[UNIT_EXEC]), .head(ex_head), .issue(queue_pop[UNIT_EXEC]),
         .prev_token_ok(tok_available[LD2EX]), .next_token_ok(tok_available[ST2EX]),
         .pop_prev(tok_pop[LD2EX]), .pop_next(tok_pop[ST2EX]),
         .push_prev(ex_push_prev), .push_next(ex_push_next), .push_pc(ex_push_pc),
@@ -249,20 +232,16 @@ module accelerator #(
         .acc_we(mm_we), .acc_accumulate(mm_accumulate), .acc_row(mm_row),
         .acc_next_row(mm_next_row), .acc_data(mm_data),
         .acc_we2(mm_we2), .acc_row2(mm_row2), .acc_next_row2(mm_next_row2), .acc_data2(mm_data2),
-        .in_progress(ex_in_progress), .busy(ex_busy), .stall_token(ex_stall_token),
-        .error(ex_error), .error_code(ex_code), .error_pc(ex_error_pc)
+        .in_progress(ex_in_progress), .activity(ex_activity), .error(ex_error)
     );
 
-    logic st_holds, st_busy, st_stall_token, st_stall_dram, st_error, st_push, st_push_vec;
-    logic [ERR_W-1:0] st_code;
-    logic [31:0] st_error_pc, st_push_pc;
+    logic st_holds, st_push, st_push_vec;
+    logic [31:0] st_push_pc;
     logic [31:0] st_addr;
     store_unit #(.N(N), .PORT_BYTES(DRAM_PORT_BYTES), .ACC_ROWS(ACCUMULATOR_ROWS),
-                 .ROWS_W(ROWS_W), .DRAM_BYTES(DRAM_BYTES)) u_store (
+                 .DRAM_BYTES(DRAM_BYTES)) u_store (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_STORE]), .head_word(head[UNIT_STORE][WORD_W-1:0]),
-        .head_pc(head[UNIT_STORE][PC_LSB +: 32]),
-        .head_end(head[UNIT_STORE][ROWS_LSB +: ROWS_W]), .issue(queue_pop[UNIT_STORE]),
+        .head_valid(head_valid[UNIT_STORE]), .head(st_head), .issue(queue_pop[UNIT_STORE]),
         .token_ok(tok_available[EX2ST]), .vec_token_ok(tok_available[VU2ST]),
         .pop_prev(tok_pop[EX2ST]), .pop_vec(tok_pop[VU2ST]),
         .push_prev(st_push), .push_vec(st_push_vec),
@@ -271,23 +250,19 @@ module accelerator #(
         .dram_addr(st_addr), .dram_wstrb, .dram_wdata,
         .acc_row(st_row), .acc_data(st_data),
         .vector_turn(st_vector_turn), .acc_turn(st_acc_turn),
-        .busy(st_busy), .stall_token(st_stall_token), .stall_dram(st_stall_dram),
-        .error(st_error), .error_code(st_code), .error_pc(st_error_pc)
+        .activity(st_activity), .error(st_error)
     );
 
-    logic vu_in_progress, vu_busy, vu_stall_token, vu_error, vu_push_prev, vu_push_next;
+    logic vu_in_progress, vu_push_prev, vu_push_next;
     assign vu_load_turn   = VECTOR_SHARES_PORTS != 0 && ld_acc_turn;
     assign vu_store_turn  = VECTOR_SHARES_PORTS != 0 && st_acc_turn;
     assign ld_vector_turn = VECTOR_SHARES_PORTS != 0 && vu_in_progress;
     assign st_vector_turn = VECTOR_SHARES_PORTS != 0 && vu_read_held;
-    logic [ERR_W-1:0] vu_code;
-    logic [31:0] vu_error_pc, vu_push_pc;
+    logic [31:0] vu_push_pc;
     vector_unit #(.N(N), .LANES(VECTOR_LANES), .SP_ROWS(SCRATCHPAD_ROWS),
-                  .ACC_ROWS(ACCUMULATOR_ROWS), .ROWS_W(ROWS_W), .ACC_READS(VECTOR_READS)) u_vector (
+                  .ACC_ROWS(ACCUMULATOR_ROWS), .ACC_READS(VECTOR_READS)) u_vector (
         .clk, .rst, .stop,
-        .head_valid(head_valid[UNIT_VECTOR]), .head_word(head[UNIT_VECTOR][WORD_W-1:0]),
-        .head_pc(head[UNIT_VECTOR][PC_LSB +: 32]),
-        .head_end(head[UNIT_VECTOR][ROWS_LSB +: ROWS_W]), .issue(queue_pop[UNIT_VECTOR]),
+        .head_valid(head_valid[UNIT_VECTOR]), .head(vu_head), .issue(queue_pop[UNIT_VECTOR]),
         .prev_token_ok(tok_available[LD2VU]), .next_token_ok(tok_available[ST2VU]),
         .pop_prev(tok_pop[LD2VU]), .pop_next(tok_pop[ST2VU]),
         .push_prev(vu_push_prev), .push_next(vu_push_next), .push_pc(vu_push_pc),
@@ -295,8 +270,7 @@ module accelerator #(
         .load_turn(vu_load_turn), .store_turn(vu_store_turn), .read_turn(vu_read_turn),
         .read_held(vu_read_held),
         .acc_we(vu_we), .acc_row(vu_row), .acc_data(vu_data),
-        .in_progress(vu_in_progress), .busy(vu_busy), .stall_token(vu_stall_token),
-        .error(vu_error), .error_code(vu_code), .error_pc(vu_error_pc)
+        .in_progress(vu_in_progress), .activity(vu_activity), .error(vu_error)
     );
 
     assign dram_addr = st_holds ? st_addr : ld_addr;
@@ -315,7 +289,8 @@ module accelerator #(
     // ---- done, errors, deadlock ----
     logic idle, deadlock, finished;
     logic [UNITS-1:0] waiting;
-    assign waiting  = {vu_stall_token, st_stall_token, ex_stall_token, ld_stall_token};
+    assign waiting  = {vu_activity.stall_token, st_activity.stall_token,
+                       ex_activity.stall_token, ld_activity.stall_token};
     assign idle     = !ld_in_progress && !st_holds && !ex_in_progress && !vu_in_progress;
     // docs/isa.md, "Deadlock rule": nothing in progress, every queue empty or its head waiting
     // for a token, at least one waiting, and the dispatcher unable to dispatch.
@@ -325,10 +300,10 @@ module accelerator #(
 
     logic [31:0] deadlock_pc, overflow_pc;
     always_comb begin
-        if (waiting[UNIT_LOAD]) deadlock_pc = head[UNIT_LOAD][PC_LSB +: 32];
-        else if (waiting[UNIT_EXEC]) deadlock_pc = head[UNIT_EXEC][PC_LSB +: 32];
-        else if (waiting[UNIT_STORE]) deadlock_pc = head[UNIT_STORE][PC_LSB +: 32];
-        else deadlock_pc = head[UNIT_VECTOR][PC_LSB +: 32];
+        if (waiting[UNIT_LOAD]) deadlock_pc = ld_head.pc;
+        else if (waiting[UNIT_EXEC]) deadlock_pc = ex_head.pc;
+        else if (waiting[UNIT_STORE]) deadlock_pc = st_head.pc;
+        else deadlock_pc = vu_head.pc;
         // Each counter has one pushing unit.
         if (tok_overflow[LD2EX] || tok_overflow[LD2VU]) overflow_pc = ld_push_pc;
         else if (tok_overflow[ST2EX] || tok_overflow[ST2VU]) overflow_pc = st_push_pc;
@@ -355,9 +330,11 @@ module accelerator #(
             error_q <= ERR_OK;
             error_pc_q <= '0;
         end else if (!stop) begin
-            err_q      <= {vu_error, st_error, ex_error, ld_error, disp_error};
-            err_code_q <= {vu_code, st_code, ex_code, ld_code, disp_code};
-            err_pc_q   <= {vu_error_pc, st_error_pc, ex_error_pc, ld_error_pc, disp_pc};
+            err_q      <= {vu_error.valid, st_error.valid, ex_error.valid, ld_error.valid,
+                           disp_error.valid};
+            err_code_q <= {vu_error.code, st_error.code, ex_error.code, ld_error.code,
+                           disp_error.code};
+            err_pc_q   <= {vu_error.pc, st_error.pc, ex_error.pc, ld_error.pc, disp_error.pc};
             if (tok_overflow != '0) begin
                 done_q <= 1'b1;
                 error_q <= ERR_TOKEN_OVERFLOW;
@@ -384,21 +361,7 @@ module accelerator #(
 
     // `cycles` is the cycle in which the machine finished: cycles 0 … cycles-1 are counted.
     counters #(.N(N)) u_counters (
-        .clk, .rst,
-        .count            (!stop && !finished),
-        .busy_load        (ld_busy),
-        .busy_exec        (ex_busy),
-        .busy_store       (st_busy),
-        .busy_vector      (vu_busy),
-        .stall_token_load (ld_stall_token),
-        .stall_token_exec (ex_stall_token),
-        .stall_token_store(st_stall_token),
-        .stall_token_vector(vu_stall_token),
-        .stall_dram_load  (ld_stall_dram),
-        .stall_dram_store (st_stall_dram),
-        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store, .ctr_busy_vector,
-        .ctr_stall_token_load, .ctr_stall_token_exec, .ctr_stall_token_store,
-        .ctr_stall_token_vector,
-        .ctr_stall_dram_load, .ctr_stall_dram_store, .ctr_macs
+        .clk, .rst, .count(!stop && !finished),
+        .load(ld_activity), .exec(ex_activity), .store(st_activity), .vector(vu_activity), .ctr
     );
 endmodule

@@ -27,9 +27,7 @@ module dispatcher (
     output logic [UNITS-1:0]  queue_push,
     output logic              halted,         // HALT has been dispatched
     output logic              blocked,        // cannot dispatch this cycle (deadlock rule (d))
-    output logic              error,
-    output logic [ERR_W-1:0]  error_code,
-    output logic [31:0]       error_pc
+    output isa_pkg::unit_error_t error
 );
     logic        halted_q;
     logic        room, legal;
@@ -45,9 +43,9 @@ module dispatcher (
     // full. A word still on its way is progress, not a block.
     assign blocked = halted_q || (legal && !room);
 
-    assign error      = !stop && !halted_q && (pc_outside || (word_valid && !legal));
-    assign error_code = pc_outside ? ERR_FETCH_RANGE : decode_error;
-    assign error_pc   = pc;
+    assign error.valid = !stop && !halted_q && (pc_outside || (word_valid && !legal));
+    assign error.code  = pc_outside ? ERR_FETCH_RANGE : decode_error;
+    assign error.pc    = pc;
 
     always_ff @(posedge clk) begin
         if (rst) halted_q <= 1'b0;

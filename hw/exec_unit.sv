@@ -37,9 +37,8 @@ module exec_unit #(
     input  logic               head_valid,
     // The queue carries whole instruction words; this unit reads PRELOAD, MATMUL and SYNC.
     /* verilator lint_off UNUSEDSIGNAL */
-    input  logic [WORD_W-1:0]  head_word,
+    input  isa_pkg::queue_entry_t head,
     /* verilator lint_on UNUSEDSIGNAL */
-    input  logic [31:0]        head_pc,
     output logic               issue,
     // tokens: pop ld2ex (prev) and st2ex (next); push ex2ld (prev) and ex2st (next), several
     // instructions may complete in one cycle
@@ -68,11 +67,8 @@ module exec_unit #(
     output logic [N-1:0][31:0] acc_data2,
     // status for the counters and the deadlock rule
     output logic               in_progress,
-    output logic               busy,          // a row enters the array this cycle
-    output logic               stall_token,
-    output logic               error,
-    output logic [ERR_W-1:0]   error_code,
-    output logic [31:0]        error_pc
+    output isa_pkg::activity_t activity,
+    output isa_pkg::unit_error_t error
 );
     localparam int K_W = $clog2(N);
     localparam int W_ROW_W = $clog2(N + 1);   // the array's shadow-row index
@@ -93,15 +89,15 @@ module exec_unit #(
     logic is_preload, is_matmul, is_sync, swaps, unit_ok, tokens_ok, ready, bad_sp, bad_acc;
     logic mm_split;
     logic [15:0] mm_sp, mm_acc, mm_acc2, mm_rows, pl_row;
-    assign is_preload = head_valid && head_word[OPCODE_W-1:0] == OP_PRELOAD;
-    assign is_matmul  = head_valid && head_word[OPCODE_W-1:0] == OP_MATMUL;
-    assign is_sync    = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
-    assign mm_sp      = head_word[MATMUL_SP_LSB +: MATMUL_SP_W];
-    assign mm_acc     = head_word[MATMUL_ACC_LSB +: MATMUL_ACC_W];
-    assign mm_rows    = head_word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W];
-    assign mm_split   = COLUMN_SPLIT != 0 && head_word[MATMUL_SPLIT_LSB];
-    assign mm_acc2    = head_word[MATMUL_ACC2_LSB +: MATMUL_ACC2_W];
-    assign pl_row     = head_word[PRELOAD_ROW_LSB +: PRELOAD_ROW_W];
+    assign is_preload = head_valid && head.word[OPCODE_W-1:0] == OP_PRELOAD;
+    assign is_matmul  = head_valid && head.word[OPCODE_W-1:0] == OP_MATMUL;
+    assign is_sync    = head_valid && head.word[OPCODE_W-1:0] == OP_SYNC;
+    assign mm_sp      = head.word[MATMUL_SP_LSB +: MATMUL_SP_W];
+    assign mm_acc     = head.word[MATMUL_ACC_LSB +: MATMUL_ACC_W];
+    assign mm_rows    = head.word[MATMUL_ROWS_LSB +: MATMUL_ROWS_W];
+    assign mm_split   = COLUMN_SPLIT != 0 && head.word[MATMUL_SPLIT_LSB];
+    assign mm_acc2    = head.word[MATMUL_ACC2_LSB +: MATMUL_ACC2_W];
+    assign pl_row     = head.word[PRELOAD_ROW_LSB +: PRELOAD_ROW_W];
 
     logic               preload_pending_q, preload_active_q;
     logic [K_W-1:0]     preload_k_q;
@@ -124,20 +120,21 @@ module exec_unit #(
         if (is_matmul)  unit_ok = stream_left_q == '0;
         if (is_sync)    unit_ok = 1'b1;
     end
-    assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
-                    && (!head_word[FLAG_POP_NEXT] || next_token_ok);
+    assign tokens_ok = (!head.word[FLAG_POP_PREV] || prev_token_ok)
+                    && (!head.word[FLAG_POP_NEXT] || next_token_ok);
     assign ready     = !stop && unit_ok && tokens_ok;
     assign bad_sp    = (is_preload && 32'(pl_row) + N > SP_ROWS)
                     || (is_matmul && 32'(mm_sp) + 32'(mm_rows) > SP_ROWS);
     assign bad_acc   = is_matmul && (32'(mm_acc) + 32'(mm_rows) > ACC_ROWS
                                      || (mm_split && 32'(mm_acc2) + 32'(mm_rows) > ACC_ROWS));
     assign issue     = ready && !bad_sp && !bad_acc;
-    assign pop_prev  = issue && head_word[FLAG_POP_PREV];
-    assign pop_next  = issue && head_word[FLAG_POP_NEXT];
-    assign stall_token = head_valid && !stop && unit_ok && !tokens_ok;
-    assign error      = ready && (bad_sp || bad_acc);
-    assign error_code = bad_sp ? ERR_SP_RANGE : ERR_ACC_RANGE;
-    assign error_pc   = head_pc;
+    assign pop_prev  = issue && head.word[FLAG_POP_PREV];
+    assign pop_next  = issue && head.word[FLAG_POP_NEXT];
+    assign activity.stall_dram  = 1'b0;  // no DRAM port
+    assign activity.stall_token = head_valid && !stop && unit_ok && !tokens_ok;
+    assign error.valid = ready && (bad_sp || bad_acc);
+    assign error.code  = bad_sp ? ERR_SP_RANGE : ERR_ACC_RANGE;
+    assign error.pc    = head.pc;
 
     // MATMUL input stream: row 0 straight from the issuing instruction, the rest from registers.
     // Between streams port A is given the head's `sp` whether or not it issues, and port B
@@ -151,14 +148,14 @@ module exec_unit #(
     assign sp_a_row = stream_left_q != '0 ? stream_sp_q : mm_sp;
     always_comb begin
         if (mm_issue) begin
-            feed_tag.pc         = 16'(head_pc);
+            feed_tag.pc         = 16'(head.pc);
             feed_tag.row        = mm_acc;
             feed_tag.row2       = mm_acc2;
             feed_tag.split      = mm_split;
-            feed_tag.accumulate = head_word[MATMUL_ACCUMULATE_LSB];
+            feed_tag.accumulate = head.word[MATMUL_ACCUMULATE_LSB];
             feed_tag.last       = mm_rows == 16'd1;
-            feed_tag.push_prev  = head_word[FLAG_PUSH_PREV];
-            feed_tag.push_next  = head_word[FLAG_PUSH_NEXT];
+            feed_tag.push_prev  = head.word[FLAG_PUSH_PREV];
+            feed_tag.push_next  = head.word[FLAG_PUSH_NEXT];
         end else begin
             feed_tag      = stream_tag_q;
             feed_tag.last = stream_left_q == 16'd1;
@@ -243,8 +240,8 @@ module exec_unit #(
                 preload_active_q <= 1'b1;
                 preload_k_q      <= K_W'(1);
                 preload_base_q   <= pl_row;
-                preload_pc_q     <= head_pc;
-                preload_push_q   <= {head_word[FLAG_PUSH_PREV], head_word[FLAG_PUSH_NEXT]};
+                preload_pc_q     <= head.pc;
+                preload_push_q   <= {head.word[FLAG_PUSH_PREV], head.word[FLAG_PUSH_NEXT]};
             end else if (preload_active_q) begin
                 preload_k_q <= preload_k_q + 1'b1;
                 if (32'(preload_k_q) == N - 1) begin
@@ -270,9 +267,9 @@ module exec_unit #(
             mm_push_q   <= done_valid && done_tag.last
                          ? {done_tag.push_prev, done_tag.push_next} : '0;
             mm_pc_q     <= 32'(done_tag.pc);
-            sync_pc_q   <= head_pc;
+            sync_pc_q   <= head.pc;
             sync_push_q <= issue && is_sync
-                         ? {head_word[FLAG_PUSH_PREV], head_word[FLAG_PUSH_NEXT]} : '0;
+                         ? {head.word[FLAG_PUSH_PREV], head.word[FLAG_PUSH_NEXT]} : '0;
         end
     end
 
@@ -280,5 +277,5 @@ module exec_unit #(
     assign push_next   = 2'(mm_push_q[0]) + 2'(pl_push_q[0]) + 2'(sync_push_q[0]);
     assign push_pc     = mm_push_q != '0 ? mm_pc_q : pl_push_q != '0 ? preload_pc_q : sync_pc_q;
     assign in_progress = stream_left_q != '0 || preload_active_q || in_flight_q != '0;
-    assign busy        = feed;
+    assign activity.busy        = feed;  // a row enters the array this cycle
 endmodule

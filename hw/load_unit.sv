@@ -21,8 +21,6 @@ module load_unit #(
     parameter int SP_ROWS = 16384,
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
-    // width of head_end (transfer_rows: saturated beyond any memory)
-    parameter int ROWS_W = 17,
     // DRAM bytes, for DRAM_RANGE
     parameter longint DRAM_BYTES = 64'd1048576
 ) (
@@ -33,10 +31,8 @@ module load_unit #(
     input  logic                       head_valid,
     // The queue carries whole instruction words; this unit reads the fields of LOAD and SYNC.
     /* verilator lint_off UNUSEDSIGNAL */
-    input  logic [WORD_W-1:0]          head_word,
+    input  isa_pkg::queue_entry_t      head,
     /* verilator lint_on UNUSEDSIGNAL */
-    input  logic [31:0]                head_pc,
-    input  logic [ROWS_W-1:0]          head_end,      // where its local rows end (transfer_rows)
     output logic                       issue,
     // tokens: pop ex2ld (next) and vu2ld (vec) at issue, push ld2ex / ld2vu at completion
     input  logic                       token_ok,
@@ -65,12 +61,8 @@ module load_unit #(
     output logic [N-1:0][31:0]         acc_data,
     // status for the counters and the deadlock rule
     output logic                       in_progress,   // a LOAD issued and not completed
-    output logic                       busy,
-    output logic                       stall_token,
-    output logic                       stall_dram,
-    output logic                       error,
-    output logic [ERR_W-1:0]           error_code,
-    output logic [31:0]                error_pc
+    output isa_pkg::activity_t         activity,
+    output isa_pkg::unit_error_t       error
 );
     logic is_load, is_sync, free, tokens_ok, rows_fit, range_error, acc_waits;
     logic wide_q, transpose_q, push_q, push_next_q, push_vec_q, push_vec_r;
@@ -88,24 +80,24 @@ module load_unit #(
     logic [15:0] tr_row;
     logic [N-1:0][7:0] tr_data;
 
-    assign is_load   = head_valid && head_word[OPCODE_W-1:0] == OP_LOAD;
-    assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
+    assign is_load   = head_valid && head.word[OPCODE_W-1:0] == OP_LOAD;
+    assign is_sync   = head_valid && head.word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !tr_busy && !stop;
     // The local rows must fit, checked when the instruction would issue (a transposing LOAD
     // writes whole blocks of N rows: SP_RANGE on all of them; transfer_rows counts them).
-    assign rows_fit  = 32'(head_end) <= (head_word[LOAD_ACC_LSB] ? ACC_ROWS : SP_ROWS);
-    assign tokens_ok = (!head_word[FLAG_POP_NEXT] || token_ok)
-                    && (!head_word[FLAG_POP_VEC] || vec_token_ok);
-    assign acc_waits = head_word[LOAD_ACC_LSB] && vector_turn;
+    assign rows_fit  = 32'(head.row_end) <= (head.word[LOAD_ACC_LSB] ? ACC_ROWS : SP_ROWS);
+    assign tokens_ok = (!head.word[FLAG_POP_NEXT] || token_ok)
+                    && (!head.word[FLAG_POP_VEC] || vec_token_ok);
+    assign acc_waits = head.word[LOAD_ACC_LSB] && vector_turn;
     assign range_error = free && is_load && tokens_ok && !store_holds_port && !acc_waits
                       && !rows_fit;
     assign issue     = free && tokens_ok
                     && (is_sync || (is_load && !store_holds_port && !acc_waits && rows_fit));
-    assign pop_next  = issue && head_word[FLAG_POP_NEXT];
-    assign pop_vec   = issue && head_word[FLAG_POP_VEC];
+    assign pop_next  = issue && head.word[FLAG_POP_NEXT];
+    assign pop_vec   = issue && head.word[FLAG_POP_VEC];
     assign takes_port = issue && is_load;
     assign holds_port = walk_active;
-    assign acc_turn  = takes_port && head_word[LOAD_ACC_LSB] || walk_active && wide_q;
+    assign acc_turn  = takes_port && head.word[LOAD_ACC_LSB] || walk_active && wide_q;
     assign push_next = push_q;
     assign push_vec  = push_vec_r;
 
@@ -113,8 +105,8 @@ module load_unit #(
         .clk        (clk),
         .rst        (rst),
         .start      (takes_port),
-        .word       (head_word),
-        .wide       (head_word[LOAD_ACC_LSB]),
+        .word       (head.word),
+        .wide       (head.word[LOAD_ACC_LSB]),
         .active     (walk_active),
         .beat_addr  (dram_addr),
         .run_bytes  (walk_bytes),
@@ -187,33 +179,33 @@ module load_unit #(
             push_q     <= 1'b0;
             push_vec_r <= 1'b0;
         end else begin
-            push_q     <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
+            push_q     <= (issue && is_sync && head.word[FLAG_PUSH_NEXT])
                        || (completes && push_next_q);
-            push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC]) || (completes && push_vec_q);
+            push_vec_r <= (issue && is_sync && head.word[FLAG_PUSH_VEC]) || (completes && push_vec_q);
         end
         if (walk_active) row_q <= row_next;
-        if (issue && is_sync) push_pc <= head_pc;
+        if (issue && is_sync) push_pc <= head.pc;
         else if (completes) push_pc <= pc_q;
         if (takes_port) begin
-            wide_q      <= head_word[LOAD_ACC_LSB];
-            transpose_q <= head_word[LOAD_TRANSPOSE_LSB];
-            pad_q       <= head_word[LOAD_PAD_LSB +: LOAD_PAD_W];
-            step_q      <= head_word[LOAD_STEP_LSB +: LOAD_STEP_W];
-            base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
-            pc_q        <= head_pc;
-            push_next_q <= head_word[FLAG_PUSH_NEXT];
-            push_vec_q  <= head_word[FLAG_PUSH_VEC];
+            wide_q      <= head.word[LOAD_ACC_LSB];
+            transpose_q <= head.word[LOAD_TRANSPOSE_LSB];
+            pad_q       <= head.word[LOAD_PAD_LSB +: LOAD_PAD_W];
+            step_q      <= head.word[LOAD_STEP_LSB +: LOAD_STEP_W];
+            base_q      <= head.word[XFER_ROW_LSB +: XFER_ROW_W];
+            pc_q        <= head.pc;
+            push_next_q <= head.word[FLAG_PUSH_NEXT];
+            push_vec_q  <= head.word[FLAG_PUSH_VEC];
         end
     end
 
     assign in_progress = walk_active || tr_busy;
-    assign busy        = issue || in_progress;
+    assign activity.busy        = issue || in_progress;
     // A token stall takes precedence over a DRAM stall (docs/isa.md, "Counters").
-    assign stall_token = head_valid && free && !tokens_ok;
-    assign stall_dram  = is_load && free && tokens_ok && store_holds_port;
+    assign activity.stall_token = head_valid && free && !tokens_ok;
+    assign activity.stall_dram  = is_load && free && tokens_ok && store_holds_port;
 
-    assign error      = range_error || dram_error;
-    assign error_code = dram_error ? ERR_DRAM_RANGE
-                      : head_word[LOAD_ACC_LSB] ? ERR_ACC_RANGE : ERR_SP_RANGE;
-    assign error_pc   = dram_error ? pc_q : head_pc;
+    assign error.valid = range_error || dram_error;
+    assign error.code  = dram_error ? ERR_DRAM_RANGE
+                       : head.word[LOAD_ACC_LSB] ? ERR_ACC_RANGE : ERR_SP_RANGE;
+    assign error.pc    = dram_error ? pc_q : head.pc;
 endmodule

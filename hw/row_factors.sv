@@ -9,10 +9,7 @@
 /* verilator lint_off IMPORTSTAR */
 import isa_pkg::*;
 /* verilator lint_on IMPORTSTAR */
-module row_factors #(
-    // width of each factor (transfer_rows' ROWS_W)
-    parameter int ROWS_W = 17
-) (
+module row_factors (
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [WORD_W-1:0]   word,
     /* verilator lint_on UNUSEDSIGNAL */

@@ -32,18 +32,7 @@ module sim_system #(
     output logic        timed_out,
     output logic [3:0]  error,
     output logic [31:0] error_pc,
-    output logic [31:0] ctr_cycles,
-    output logic [31:0] ctr_busy_load,
-    output logic [31:0] ctr_busy_exec,
-    output logic [31:0] ctr_busy_store,
-    output logic [31:0] ctr_busy_vector,
-    output logic [31:0] ctr_stall_token_load,
-    output logic [31:0] ctr_stall_token_exec,
-    output logic [31:0] ctr_stall_token_store,
-    output logic [31:0] ctr_stall_token_vector,
-    output logic [31:0] ctr_stall_dram_load,
-    output logic [31:0] ctr_stall_dram_store,
-    output logic [31:0] ctr_macs
+    output isa_pkg::counters_t ctr
 );
     localparam int P = DRAM_PORT_BYTES;
 
@@ -64,11 +53,7 @@ module sim_system #(
     ) u_core (
         .clk, .rst, .watchdog(timed_out_q), .program_base, .fetch_addr, .fetch_rdata,
         .dram_addr, .dram_rdata, .dram_wstrb, .dram_wdata,
-        .done(core_done), .error, .error_pc,
-        .ctr_cycles, .ctr_busy_load, .ctr_busy_exec, .ctr_busy_store, .ctr_busy_vector,
-        .ctr_stall_token_load, .ctr_stall_token_exec, .ctr_stall_token_store,
-        .ctr_stall_token_vector,
-        .ctr_stall_dram_load, .ctr_stall_dram_store, .ctr_macs
+        .done(core_done), .error, .error_pc, .ctr
     );
 
     dram_model #(.BYTES(DRAM_BYTES), .PORT_BYTES(P), .FETCH_BYTES(FETCH_PORT_BYTES)) u_dram (
@@ -81,16 +66,11 @@ module sim_system #(
     // are the signals its counters count, so the recorder needs no port of the chip.
     unit_trace u_trace (
         .clk, .rst,
-        .count(u_core.u_counters.count), .cycle(ctr_cycles),
+        .count(u_core.u_counters.count), .cycle(ctr.counts.cycles),
         .issue(u_core.queue_pop),
-        .head_pc({u_core.head[isa_pkg::UNIT_VECTOR][isa_pkg::WORD_W +: 32],
-                  u_core.head[isa_pkg::UNIT_STORE][isa_pkg::WORD_W +: 32],
-                  u_core.head[isa_pkg::UNIT_EXEC][isa_pkg::WORD_W +: 32],
-                  u_core.head[isa_pkg::UNIT_LOAD][isa_pkg::WORD_W +: 32]}),
-        .busy({u_core.vu_busy, u_core.st_busy, u_core.ex_busy, u_core.ld_busy}),
-        .stall_token({u_core.vu_stall_token, u_core.st_stall_token, u_core.ex_stall_token,
-                      u_core.ld_stall_token}),
-        .stall_dram({1'b0, u_core.st_stall_dram, 1'b0, u_core.ld_stall_dram}),
+        .head_pc({u_core.vu_head.pc, u_core.st_head.pc, u_core.ex_head.pc, u_core.ld_head.pc}),
+        .activity({u_core.vu_activity, u_core.st_activity, u_core.ex_activity,
+                   u_core.ld_activity}),
         .dispatch(u_core.dispatch), .dispatch_pc(u_core.pc),
         .fetch_start(u_core.u_fetch.start), .fetch_pc(u_core.u_fetch.next_q),
         .fetch_reading(u_core.u_fetch.reading)

@@ -25,8 +25,6 @@ module store_unit #(
     parameter int PORT_BYTES = 16,
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
-    // width of head_end (transfer_rows: saturated beyond any memory)
-    parameter int ROWS_W = 17,
     // DRAM bytes, for DRAM_RANGE
     parameter longint DRAM_BYTES = 64'd1048576
 ) (
@@ -37,10 +35,8 @@ module store_unit #(
     input  logic                       head_valid,
     // The queue carries whole instruction words; this unit reads the fields of STORE and SYNC.
     /* verilator lint_off UNUSEDSIGNAL */
-    input  logic [WORD_W-1:0]          head_word,
+    input  isa_pkg::queue_entry_t      head,
     /* verilator lint_on UNUSEDSIGNAL */
-    input  logic [31:0]                head_pc,
-    input  logic [ROWS_W-1:0]          head_end,      // where its local rows end (transfer_rows)
     output logic                       issue,
     // tokens: pop ex2st (prev) and vu2st (vec) at issue, push st2ex / st2vu at completion
     input  logic                       token_ok,
@@ -65,12 +61,8 @@ module store_unit #(
     input  logic                       vector_turn,
     output logic                       acc_turn,
     // status for the counters and the deadlock rule
-    output logic                       busy,
-    output logic                       stall_token,
-    output logic                       stall_dram,
-    output logic                       error,
-    output logic [ERR_W-1:0]           error_code,
-    output logic [31:0]                error_pc
+    output isa_pkg::activity_t         activity,
+    output isa_pkg::unit_error_t       error
 );
     logic is_store, is_sync, free, tokens_ok, port_free, rows_fit, range_error;
     logic raw_q, relu_q, push_q, push_prev_q, push_vec_q, push_vec_r;
@@ -104,25 +96,25 @@ module store_unit #(
     // Set-up cycles a cycle later, when the table row each addressed arrives.
     logic latch_q, latch_mult_q;
 
-    assign is_store  = head_valid && head_word[OPCODE_W-1:0] == OP_STORE;
-    assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
+    assign is_store  = head_valid && head.word[OPCODE_W-1:0] == OP_STORE;
+    assign is_sync   = head_valid && head.word[OPCODE_W-1:0] == OP_SYNC;
     assign free      = !walk_active && !beat_active_q && !setup_q && !stop;
-    assign is_linear = head_word[STORE_LINEAR_LSB];
-    assign is_bias   = head_word[STORE_BIAS_LSB];
+    assign is_linear = head.word[STORE_LINEAR_LSB];
+    assign is_bias   = head.word[STORE_BIAS_LSB];
     // The local rows and table rows must fit, checked when the instruction would issue.
-    assign qrow_fits = !is_linear || 32'(head_word[STORE_QROW_LSB +: STORE_QROW_W]) < ACC_ROWS;
-    assign brow_fits = !is_bias || 32'(head_word[STORE_BROW_LSB +: STORE_BROW_W]) < ACC_ROWS;
-    assign rows_fit  = 32'(head_end) <= ACC_ROWS && qrow_fits && brow_fits;
+    assign qrow_fits = !is_linear || 32'(head.word[STORE_QROW_LSB +: STORE_QROW_W]) < ACC_ROWS;
+    assign brow_fits = !is_bias || 32'(head.word[STORE_BROW_LSB +: STORE_BROW_W]) < ACC_ROWS;
+    assign rows_fit  = 32'(head.row_end) <= ACC_ROWS && qrow_fits && brow_fits;
     // The set-up cycle that latches the last table row (the biases' when there are both).
     assign last_setup = setup_q && !(reading_mult_q && bias_q);
-    assign tokens_ok = (!head_word[FLAG_POP_PREV] || token_ok)
-                    && (!head_word[FLAG_POP_VEC] || vec_token_ok);
+    assign tokens_ok = (!head.word[FLAG_POP_PREV] || token_ok)
+                    && (!head.word[FLAG_POP_VEC] || vec_token_ok);
     assign port_free = !load_holds_port && !load_takes_port;
     assign range_error = free && is_store && tokens_ok && port_free && !vector_turn && !rows_fit;
     assign issue     = free && tokens_ok
                     && (is_sync || (is_store && port_free && !vector_turn && rows_fit));
-    assign pop_prev  = issue && head_word[FLAG_POP_PREV];
-    assign pop_vec   = issue && head_word[FLAG_POP_VEC];
+    assign pop_prev  = issue && head.word[FLAG_POP_PREV];
+    assign pop_vec   = issue && head.word[FLAG_POP_VEC];
     assign holds_port = walk_active || beat_active_q || setup_q;
     assign acc_turn  = issue && is_store || holds_port;
     assign push_prev = push_q;
@@ -132,8 +124,8 @@ module store_unit #(
         .clk        (clk),
         .rst        (rst),
         .start      (issue && is_store && !is_linear && !is_bias || last_setup),
-        .word       (setup_q ? word_q : head_word),
-        .wide       (setup_q ? raw_q : head_word[STORE_RAW_LSB]),
+        .word       (setup_q ? word_q : head.word),
+        .wide       (setup_q ? raw_q : head.word[STORE_RAW_LSB]),
         .active     (walk_active),
         .beat_addr  (walk_addr),
         .run_bytes  (walk_bytes),
@@ -161,9 +153,9 @@ module store_unit #(
         if (setup_q && !last_setup) acc_row = word_q[STORE_BROW_LSB +: STORE_BROW_W];
         else if (setup_q) acc_row = base_q;
         else if (walk_active) acc_row = base_q + walk_row + 16'(walk_row_last);
-        else acc_row = is_linear ? head_word[STORE_QROW_LSB +: STORE_QROW_W]
-                     : is_bias ? head_word[STORE_BROW_LSB +: STORE_BROW_W]
-                     : head_word[XFER_ROW_LSB +: XFER_ROW_W];
+        else acc_row = is_linear ? head.word[STORE_QROW_LSB +: STORE_QROW_W]
+                     : is_bias ? head.word[STORE_BROW_LSB +: STORE_BROW_W]
+                     : head.word[XFER_ROW_LSB +: XFER_ROW_W];
     end
 
     // Convert the whole row (the bias added first, wrapping like the accumulator); each beat
@@ -234,27 +226,27 @@ module store_unit #(
             beat_active_q <= walk_active;
             latch_q       <= setup_q;
             setup_q    <= issue && is_store && (is_linear || is_bias) || setup_q && !last_setup;
-            push_q     <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
+            push_q     <= (issue && is_sync && head.word[FLAG_PUSH_PREV])
                        || (beat_active_q && beat_last_q && push_prev_q);
-            push_vec_r <= (issue && is_sync && head_word[FLAG_PUSH_VEC])
+            push_vec_r <= (issue && is_sync && head.word[FLAG_PUSH_VEC])
                        || (beat_active_q && beat_last_q && push_vec_q);
         end
-        if (issue && is_sync) push_pc <= head_pc;
+        if (issue && is_sync) push_pc <= head.pc;
         else if (beat_active_q && beat_last_q) push_pc <= pc_q;
         if (issue && is_store) begin
-            raw_q       <= head_word[STORE_RAW_LSB];
-            relu_q      <= head_word[STORE_RELU_LSB];
-            shift_q     <= head_word[STORE_SHIFT_LSB +: STORE_SHIFT_W];
+            raw_q       <= head.word[STORE_RAW_LSB];
+            relu_q      <= head.word[STORE_RELU_LSB];
+            shift_q     <= head.word[STORE_SHIFT_LSB +: STORE_SHIFT_W];
             linear_q    <= is_linear;
             bias_q      <= is_bias;
             reading_mult_q <= is_linear;
-            qrows_q     <= head_word[STORE_QROWS_LSB];
-            zero_q      <= head_word[STORE_ZERO_LSB +: STORE_ZERO_W];
-            word_q      <= head_word;
-            base_q      <= head_word[XFER_ROW_LSB +: XFER_ROW_W];
-            pc_q        <= head_pc;
-            push_prev_q <= head_word[FLAG_PUSH_PREV];
-            push_vec_q  <= head_word[FLAG_PUSH_VEC];
+            qrows_q     <= head.word[STORE_QROWS_LSB];
+            zero_q      <= head.word[STORE_ZERO_LSB +: STORE_ZERO_W];
+            word_q      <= head.word;
+            base_q      <= head.word[XFER_ROW_LSB +: XFER_ROW_W];
+            pc_q        <= head.pc;
+            push_prev_q <= head.word[FLAG_PUSH_PREV];
+            push_vec_q  <= head.word[FLAG_PUSH_VEC];
         end
         if (latch_q && latch_mult_q) multiplier_q <= acc_data;
         if (latch_q && !latch_mult_q) bias_row_q <= acc_data;
@@ -264,12 +256,12 @@ module store_unit #(
             qindex_q <= 32'(qindex_q) == N - 1 ? '0 : qindex_q + $clog2(N)'(1);
     end
 
-    assign busy        = issue || walk_active || beat_active_q || setup_q;
+    assign activity.busy        = issue || walk_active || beat_active_q || setup_q;
     // A token stall takes precedence over a DRAM stall (docs/isa.md, "Counters").
-    assign stall_token = head_valid && free && !tokens_ok;
-    assign stall_dram  = is_store && free && tokens_ok && !port_free;
+    assign activity.stall_token = head_valid && free && !tokens_ok;
+    assign activity.stall_dram  = is_store && free && tokens_ok && !port_free;
 
-    assign error      = range_error || dram_error;
-    assign error_code = dram_error ? ERR_DRAM_RANGE : ERR_ACC_RANGE;
-    assign error_pc   = dram_error ? pc_q : head_pc;
+    assign error.valid = range_error || dram_error;
+    assign error.code  = dram_error ? ERR_DRAM_RANGE : ERR_ACC_RANGE;
+    assign error.pc    = dram_error ? pc_q : head.pc;
 endmodule

@@ -14,9 +14,7 @@ import isa_pkg::*;
 /* verilator lint_on IMPORTSTAR */
 module transfer_rows #(
     // N: the array size (a transposing LOAD's block of rows)
-    parameter int N = 16,
-    // width of `row_end`; ROWS_MAX = 2^ROWS_W - 1 must exceed any end that fits (65536)
-    parameter int ROWS_W = 17
+    parameter int N = 16
 ) (
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [WORD_W-1:0]  word,
@@ -26,9 +24,6 @@ module transfer_rows #(
     output logic [ROWS_W-1:0]  row_end    // min(end, ROWS_MAX)
 );
     localparam logic [ROWS_W-1:0] ROWS_MAX = '1;
-    if (ROWS_W < 17) begin : g_bad_width
-        $fatal(1, "transfer_rows: ROWS_W=%0d must be at least 17", ROWS_W);
-    end
 
     function automatic logic [ROWS_W-1:0] saturate(input logic [63:0] x);
         saturate = x > 64'(ROWS_MAX) ? ROWS_MAX : ROWS_W'(x);

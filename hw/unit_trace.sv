@@ -19,9 +19,8 @@ module unit_trace (
     input  logic [31:0]             cycle,        // the cycle counter: this cycle's number
     input  logic [UNITS-1:0]        issue,
     input  logic [UNITS-1:0][31:0]  head_pc,
-    input  logic [UNITS-1:0]        busy,
-    input  logic [UNITS-1:0]        stall_token,
-    input  logic [UNITS-1:0]        stall_dram,   // only load's and store's are driven
+    // by unit; only LOAD and STORE have a DRAM-port stall
+    input  isa_pkg::activity_t [UNITS-1:0] activity,
     input  logic                    dispatch,
     input  logic [31:0]             dispatch_pc,
     input  logic                    fetch_start,
@@ -30,7 +29,7 @@ module unit_trace (
 );
     int fd = 0;
     logic counted_q, closed_q;
-    logic [UNITS-1:0] busy_q, token_q, dram_q;
+    isa_pkg::activity_t [UNITS-1:0] activity_q;
     logic reading_q;
 
     initial begin
@@ -40,31 +39,30 @@ module unit_trace (
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            counted_q <= 1'b0;
-            closed_q  <= 1'b0;
-            busy_q    <= '0;
-            token_q   <= '0;
-            dram_q    <= '0;
-            reading_q <= 1'b0;
+            counted_q  <= 1'b0;
+            closed_q   <= 1'b0;
+            activity_q <= '0;
+            reading_q  <= 1'b0;
         end else if (fd != 0 && !closed_q) begin
             counted_q <= count;
             if (count) begin
                 for (int u = 0; u < UNITS; u++) begin
                     if (issue[u]) $fwrite(fd, "%0d I %0d %0d\n", cycle, u, head_pc[u]);
-                    if (busy[u] != busy_q[u]) $fwrite(fd, "%0d B %0d %0d\n", cycle, u, busy[u]);
-                    if (stall_token[u] != token_q[u])
-                        $fwrite(fd, "%0d T %0d %0d %0d\n", cycle, u, stall_token[u], head_pc[u]);
-                    if (stall_dram[u] != dram_q[u])
-                        $fwrite(fd, "%0d D %0d %0d %0d\n", cycle, u, stall_dram[u], head_pc[u]);
+                    if (activity[u].busy != activity_q[u].busy)
+                        $fwrite(fd, "%0d B %0d %0d\n", cycle, u, activity[u].busy);
+                    if (activity[u].stall_token != activity_q[u].stall_token)
+                        $fwrite(fd, "%0d T %0d %0d %0d\n", cycle, u, activity[u].stall_token,
+                                head_pc[u]);
+                    if (activity[u].stall_dram != activity_q[u].stall_dram)
+                        $fwrite(fd, "%0d D %0d %0d %0d\n", cycle, u, activity[u].stall_dram,
+                                head_pc[u]);
                 end
                 if (dispatch) $fwrite(fd, "%0d P 0 %0d\n", cycle, dispatch_pc);
                 if (fetch_start) $fwrite(fd, "%0d F 0 %0d\n", cycle, fetch_pc);
                 if (fetch_reading != reading_q)
                     $fwrite(fd, "%0d R 0 %0d\n", cycle, fetch_reading);
-                busy_q    <= busy;
-                token_q   <= stall_token;
-                dram_q    <= stall_dram;
-                reading_q <= fetch_reading;
+                activity_q <= activity;
+                reading_q  <= fetch_reading;
             end else if (counted_q) begin
                 // The counters stopped: so does the file, before `done` reaches the testbench.
                 $fwrite(fd, "%0d E\n", cycle);

@@ -62,8 +62,6 @@ module vector_unit #(
     parameter int SP_ROWS = 16384,
     // accumulator rows, for ACC_RANGE
     parameter int ACC_ROWS = 4096,
-    // width of head_end (transfer_rows: saturated beyond any memory)
-    parameter int ROWS_W = 17,
     // accumulator read ports: 2, or 1 when a row takes several passes (above)
     parameter int ACC_READS = 2
 ) (
@@ -74,10 +72,8 @@ module vector_unit #(
     input  logic               head_valid,
     // The queue carries whole instruction words; this unit reads VECTOR and SYNC.
     /* verilator lint_off UNUSEDSIGNAL */
-    input  logic [WORD_W-1:0]  head_word,
+    input  isa_pkg::queue_entry_t head,
     /* verilator lint_on UNUSEDSIGNAL */
-    input  logic [31:0]        head_pc,
-    input  logic [ROWS_W-1:0]  head_end,      // one past its last source row (transfer_rows)
     output logic               issue,
     // tokens: pop ld2vu (prev) and st2vu (next) at issue, push vu2ld / vu2st at completion
     input  logic               prev_token_ok,
@@ -105,11 +101,8 @@ module vector_unit #(
     output logic [N-1:0][31:0] acc_data,
     // status for the counters and the deadlock rule
     output logic               in_progress,
-    output logic               busy,
-    output logic               stall_token,
-    output logic               error,
-    output logic [ERR_W-1:0]   error_code,
-    output logic [31:0]        error_pc
+    output isa_pkg::activity_t activity,
+    output isa_pkg::unit_error_t error
 );
     localparam int L = LANES;
     localparam int PASSES = N / LANES;
@@ -121,15 +114,15 @@ module vector_unit #(
     logic is_vector, is_sync, free, tokens_ok, ready, bad_src, bad_dst, reads_acc, turn_ok;
     logic [15:0] f_src, f_dst, f_count, f_group, f_ostride, f_gstride;
     logic [31:0] f_fixed;
-    assign f_fixed   = head_word[VECTOR_FIXED_LSB +: VECTOR_FIXED_W];
-    assign is_vector = head_valid && head_word[OPCODE_W-1:0] == OP_VECTOR;
-    assign is_sync   = head_valid && head_word[OPCODE_W-1:0] == OP_SYNC;
-    assign f_src     = head_word[VECTOR_SRC_LSB +: VECTOR_SRC_W];
-    assign f_dst     = head_word[VECTOR_DST_LSB +: VECTOR_DST_W];
-    assign f_count   = head_word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W];
-    assign f_group   = head_word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W];
-    assign f_ostride = head_word[VECTOR_OSTRIDE_LSB +: VECTOR_OSTRIDE_W];
-    assign f_gstride = head_word[VECTOR_GSTRIDE_LSB +: VECTOR_GSTRIDE_W];
+    assign f_fixed   = head.word[VECTOR_FIXED_LSB +: VECTOR_FIXED_W];
+    assign is_vector = head_valid && head.word[OPCODE_W-1:0] == OP_VECTOR;
+    assign is_sync   = head_valid && head.word[OPCODE_W-1:0] == OP_SYNC;
+    assign f_src     = head.word[VECTOR_SRC_LSB +: VECTOR_SRC_W];
+    assign f_dst     = head.word[VECTOR_DST_LSB +: VECTOR_DST_W];
+    assign f_count   = head.word[VECTOR_COUNT_LSB +: VECTOR_COUNT_W];
+    assign f_group   = head.word[VECTOR_GROUP_LSB +: VECTOR_GROUP_W];
+    assign f_ostride = head.word[VECTOR_OSTRIDE_LSB +: VECTOR_OSTRIDE_W];
+    assign f_gstride = head.word[VECTOR_GSTRIDE_LSB +: VECTOR_GSTRIDE_W];
 
     logic                active_q, src_acc_q, accumulate_q, self_q, push_prev_q, push_next_q;
     logic [VECTOR_OP_W-1:0] op_q;
@@ -176,27 +169,27 @@ module vector_unit #(
 
     // Range checks at issue (the fields are unsigned, so the last output's last row is the
     // highest source row; transfer_rows computed it when the word was queued).
-    assign bad_src   = is_vector && 32'(head_end) > (head_word[VECTOR_SRC_ACC_LSB]
+    assign bad_src   = is_vector && 32'(head.row_end) > (head.word[VECTOR_SRC_ACC_LSB]
                                                      ? ACC_ROWS : SP_ROWS);
     assign bad_dst   = is_vector && 32'(f_dst) + 32'(f_count) > ACC_ROWS
-                    && 32'(head_word[VECTOR_OP_LSB +: VECTOR_OP_W]) != VOP_TABLE;
+                    && 32'(head.word[VECTOR_OP_LSB +: VECTOR_OP_W]) != VOP_TABLE;
     logic [2:0] drain_q;  // cycles its pipeline still writes after the last row read
     assign free      = !active_q && drain_q == '0 && !stop;
-    assign tokens_ok = (!head_word[FLAG_POP_PREV] || prev_token_ok)
-                    && (!head_word[FLAG_POP_NEXT] || next_token_ok);
+    assign tokens_ok = (!head.word[FLAG_POP_PREV] || prev_token_ok)
+                    && (!head.word[FLAG_POP_NEXT] || next_token_ok);
     assign ready     = free && tokens_ok && (is_vector || is_sync);
-    assign reads_acc = head_word[VECTOR_SRC_ACC_LSB] || head_word[VECTOR_ACCUMULATE_LSB];
+    assign reads_acc = head.word[VECTOR_SRC_ACC_LSB] || head.word[VECTOR_ACCUMULATE_LSB];
     // A fold reading ACC rows whose span meets the rows it writes (glc/isa/vector_fold.py).
     logic self_reading;
-    assign self_reading = head_word[VECTOR_SRC_ACC_LSB] && 32'(f_src) < 32'(f_dst) + 32'(f_count)
-                       && 32'(f_dst) < 32'(head_end);
+    assign self_reading = head.word[VECTOR_SRC_ACC_LSB] && 32'(f_src) < 32'(f_dst) + 32'(f_count)
+                       && 32'(f_dst) < 32'(head.row_end);
     assign turn_ok   = !is_vector || !load_turn && !(reads_acc && store_turn);
     assign issue     = ready && turn_ok && !bad_src && !bad_dst;
-    assign pop_prev  = issue && head_word[FLAG_POP_PREV];
-    assign pop_next  = issue && head_word[FLAG_POP_NEXT];
-    assign error      = ready && turn_ok && (bad_src || bad_dst);
-    assign error_code = bad_src && !head_word[VECTOR_SRC_ACC_LSB] ? ERR_SP_RANGE : ERR_ACC_RANGE;
-    assign error_pc   = head_pc;
+    assign pop_prev  = issue && head.word[FLAG_POP_PREV];
+    assign pop_next  = issue && head.word[FLAG_POP_NEXT];
+    assign error.valid = ready && turn_ok && (bad_src || bad_dst);
+    assign error.code  = bad_src && !head.word[VECTOR_SRC_ACC_LSB] ? ERR_SP_RANGE : ERR_ACC_RANGE;
+    assign error.pc    = head.pc;
 
     function automatic logic [31:0] combine(input logic [VECTOR_OP_W-1:0] op, input logic [31:0] a,
                                             input logic [31:0] b);
@@ -275,7 +268,7 @@ module vector_unit #(
         // changes nothing), so the address does not wait for the issue decision.
         logic prefetch_next;
         assign prefetch_next = reading && pass_end && group_end && !last && accumulate_q;
-        assign prefetch  = issue && is_vector && head_word[VECTOR_ACCUMULATE_LSB] || prefetch_next;
+        assign prefetch  = issue && is_vector && head.word[VECTOR_ACCUMULATE_LSB] || prefetch_next;
         assign rd_row[0] = !active_q ? f_dst : prefetch_next ? out_row + 16'd1 : 16'(row_q);
         always_ff @(posedge clk) begin
             old_next_r <= prefetch;
@@ -514,9 +507,9 @@ module vector_unit #(
             push_prev_r <= 1'b0;
             push_next_r <= 1'b0;
         end else begin
-            push_prev_r <= (issue && is_sync && head_word[FLAG_PUSH_PREV])
+            push_prev_r <= (issue && is_sync && head.word[FLAG_PUSH_PREV])
                         || (finishing && push_prev_q);
-            push_next_r <= (issue && is_sync && head_word[FLAG_PUSH_NEXT])
+            push_next_r <= (issue && is_sync && head.word[FLAG_PUSH_NEXT])
                         || (finishing && push_next_q);
             if (last) drain_q <= latency(op_q);
             else if (drain_q != '0) drain_q <= drain_q - 3'd1;
@@ -526,14 +519,14 @@ module vector_unit #(
             // issue decision, not the enables of some 300 flip-flops.
             if (free) begin
                 active_q <= issue && is_vector;
-                op_q         <= head_word[VECTOR_OP_LSB +: VECTOR_OP_W];
-                b_q          <= block(head_word[VECTOR_OP_LSB +: VECTOR_OP_W]
+                op_q         <= head.word[VECTOR_OP_LSB +: VECTOR_OP_W];
+                b_q          <= block(head.word[VECTOR_OP_LSB +: VECTOR_OP_W]
                                       == VECTOR_OP_W'(VOP_LIN), f_count);
                 o_q          <= '0;
                 pass_q       <= '0;
                 bubble_q     <= '0;
-                accumulate_q <= head_word[VECTOR_ACCUMULATE_LSB];
-                src_acc_q    <= head_word[VECTOR_SRC_ACC_LSB];
+                accumulate_q <= head.word[VECTOR_ACCUMULATE_LSB];
+                src_acc_q    <= head.word[VECTOR_SRC_ACC_LSB];
                 self_q       <= self_reading;
                 left_q       <= f_count;
                 group_q      <= f_group;
@@ -543,12 +536,12 @@ module vector_unit #(
                 row_q        <= 32'(f_src);
                 phase_q      <= 32'(f_src);
                 dst_q        <= 32'(f_dst);
-                pc_q         <= head_pc;
-                push_prev_q  <= head_word[FLAG_PUSH_PREV];
-                push_next_q  <= head_word[FLAG_PUSH_NEXT];
-                offset_q     <= head_word[VECTOR_OFFSET_LSB +: VECTOR_OFFSET_W];
-                scale0_q     <= head_word[VECTOR_SCALE0_LSB +: VECTOR_SCALE0_W];
-                scale1_q     <= head_word[VECTOR_SCALE1_LSB +: VECTOR_SCALE1_W];
+                pc_q         <= head.pc;
+                push_prev_q  <= head.word[FLAG_PUSH_PREV];
+                push_next_q  <= head.word[FLAG_PUSH_NEXT];
+                offset_q     <= head.word[VECTOR_OFFSET_LSB +: VECTOR_OFFSET_W];
+                scale0_q     <= head.word[VECTOR_SCALE0_LSB +: VECTOR_SCALE0_W];
+                scale1_q     <= head.word[VECTOR_SCALE1_LSB +: VECTOR_SCALE1_W];
                 fixed_neg_q  <= f_fixed[31];
                 fixed_zero_q <= f_fixed[30:0] == '0;
                 fixed_mant_q <= {f_fixed[30:23] != 8'd0, f_fixed[22:0]};
@@ -595,7 +588,7 @@ module vector_unit #(
             end
             if (s5_end_q && 32'(s5_pass_q) == n / L) out_q[n] <= r_int8[n % L];
         end
-        if (issue && is_sync) push_pc <= head_pc;
+        if (issue && is_sync) push_pc <= head.pc;
         else if (finishing) push_pc <= pc_q;
     end
 
@@ -611,7 +604,8 @@ module vector_unit #(
     // which decide the issue, need not decide the address: without them the port is the
     // VECTOR's in cycles where it does not issue but no STORE does either, and no one reads.
     assign read_turn   = read_held || ACC_READS == 1 && free && is_vector
-                                      && head_word[VECTOR_ACCUMULATE_LSB] && !store_turn;
-    assign busy        = issue || in_progress;
-    assign stall_token = head_valid && free && !tokens_ok;
+                                      && head.word[VECTOR_ACCUMULATE_LSB] && !store_turn;
+    assign activity.busy        = issue || in_progress;
+    assign activity.stall_dram  = 1'b0;  // no DRAM port
+    assign activity.stall_token = head_valid && free && !tokens_ok;
 endmodule

@@ -65,6 +65,9 @@ GENERIC_CELLS = {
                        r"OAI[34]|TBUF)_"),
 }
 GENERIC_LABELS = {"gate": "gates", "ff": "flip-flops", "latch": "latches"}
+# Cells that are no hardware: `flatten` leaves a $scopeinfo per flattened instance (Yosys 0.70),
+# a record of the hierarchy for the netlist's readers.
+NOT_HARDWARE = ("$scopeinfo",)
 # Log lines that mean the design is not what was intended.
 BAD_LOG = (re.compile(r"latch", re.I), re.compile(r"multiple conflicting drivers", re.I),
            re.compile(r"is used but has no driver", re.I))
@@ -178,6 +181,8 @@ def count_cells(stat: dict, target: str, where: str = "stat.json") -> dict[str, 
     used = dict.fromkeys(GENERIC_CELLS, 0)
     unknown = []
     for name, count in cells.items():
+        if name in NOT_HARDWARE:
+            continue
         kind = next((key for key, pattern in GENERIC_CELLS.items() if pattern.fullmatch(name)),
                     None)
         if kind is None:

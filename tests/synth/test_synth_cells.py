@@ -38,6 +38,12 @@ def test_a_cell_glc_cannot_classify_is_an_error_not_a_zero():
         count_cells(stat, "generic", "build/stat.json")
 
 
+def test_the_hierarchy_records_of_a_flattened_design_are_not_counted():
+    stat = _stat()
+    stat["design"]["num_cells_by_type"]["$scopeinfo"] = 56
+    assert count_cells(stat, "generic") == count_cells(_stat(), "generic")
+
+
 @pytest.mark.parametrize("target", ["generic", "ecp5-85f"])
 @pytest.mark.parametrize("stat", [{}, {"design": {}}, {"design": {"num_cells_by_type": {}}}])
 def test_statistics_with_no_cells_are_an_error(stat, target):
