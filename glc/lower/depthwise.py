@@ -91,6 +91,21 @@ class Depthwise:
                             (Digit(width, 0, (0,) * extra + (-1,)),)))
         return a, b
 
+    def matrices(self) -> tuple[View, View]:
+        """X and W as (pixels, items) × channels matrices, the items innermost: W broadcast
+        along the pixels (stride 0). On the vector unit (glc/lower/fold.py, a pair reduced by
+        the items) row (p, t) of X times row (p, t) of W, summed over t, is output row p."""
+        def matrix(v: View) -> View:
+            rows = tuple(d for k in self.pixels for d in v.groups[k]) + \
+                tuple(d for g in v.groups[self.rank:] for d in g)
+            return replace(v, groups=(rows, merge(v.groups[self.channel])))
+        return matrix(self.x), matrix(self.w)
+
+    @property
+    def items(self) -> int:
+        """The items each output sums: the taps."""
+        return math.prod(self.x.dims[self.rank:])
+
     def vector(self, view: View, first: int, width: int) -> View | None:
         """A bias or multipliers ``view`` over the output dims as the (pixels × channels)
         matrix of the group of channels [first, first + width), read by its kernel's STOREs by

@@ -12,6 +12,10 @@ Tiles of output rows × N columns alternate between two halves of the local memo
 (int8 operands into the scratchpad, int32 ones into the accumulator), one VECTOR, STOREs (with the
 fused relu/requantize), ordered by the vector tokens (ld2vu, vu2ld, vu2st, st2vu) so the next
 tile's loads and the previous tile's stores overlap the fold.
+
+A pair's products may be summed ``reduce`` rows at a time by a second VECTOR, ``add`` over the
+accumulator rows the first one wrote: a depthwise product on the vector unit (glc/lower/
+depthwise.py, ``Depthwise.matrices``), each output row its pixel's taps.
 """
 
 from __future__ import annotations
@@ -45,11 +49,17 @@ class Fold:
     wide: bool  # int32 operands: folded from the accumulator
     lin: Lin | None = None  # op `lin`: its offset and float32 constants
     table: Target | None = None  # op `lut`: its 256 entries (glc/lower/lookup.py)
+    reduce: int = 1  # a pair's results summed this many rows at a time into each output row
 
     @property
     def per_row(self) -> int:
-        """Local rows each output row folds."""
+        """Local rows each of the first VECTOR's rows folds."""
         return self.group * len(self.operands)
+
+    @property
+    def outputs(self) -> int:
+        """The result's rows."""
+        return self.rows // self.reduce
 
 
 def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
@@ -89,7 +99,7 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     n = config.array_size
     columns = [(col, min(n, fold.cols - col)) for col in range(0, fold.cols, n)]
     if table is not None:
-        reserved = table.reserve(fold.rows, columns, n, config.accumulator_rows)
+        reserved = table.reserve(fold.outputs, columns, n, config.accumulator_rows)
         config = replace(config, accumulator_rows=table.table_row)
     prelude = []
     if fold.table is not None:  # the vector unit's table first, in the top scratchpad rows
@@ -104,9 +114,14 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     else:
         source_half, out_half, out_base = config.scratchpad_rows // 2, \
             config.accumulator_rows // 2, 0
-    rows = min(fold.rows, source_half // per_row, out_half, MAX_FIELD // per_row)
+    # A reduced pair's first VECTOR writes its products to the half's first rows and the second
+    # one its sums after them: whole outputs a tile.
+    reduce = fold.reduce
+    rows = min(fold.rows, source_half // per_row, out_half * reduce // (reduce + 1),
+               MAX_FIELD // per_row)
     if tile_rows:
-        rows = min(rows, tile_rows)
+        rows = min(rows, tile_rows * reduce)
+    rows -= rows % reduce
     if rows < 1:
         raise DoesNotFit(f"a fold of {per_row} rows per output needs more than the "
                          f"{source_half} local rows of half a buffer on {config.name}")
@@ -118,6 +133,8 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     for index, (r0, count, col, width) in enumerate(tiles):
         later = index + 2 < len(tiles)
         dst = out_base + index % 2 * out_half
+        tokens = {"pop_prev": 1, "pop_next": int(index >= 2)}
+        done = {"push_prev": int(later), "push_next": 1}
         out.append(Instruction.make(
             "vector", op=VECTOR_OPS.index(fold.op), src_acc=int(fold.wide),
             src=index % 2 * source_half, dst=dst,
@@ -125,7 +142,12 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
             ostride=fold.group if len(fold.operands) == 1 else 1,
             gstride=1 if len(fold.operands) == 1 else count,
             **(fold.lin.fields if fold.lin is not None else {}),
-            pop_prev=1, pop_next=int(index >= 2), push_prev=int(later), push_next=1))
+            **tokens, **(done if reduce == 1 else {})))
+        if reduce > 1:  # the products' sums, the vector unit's next instruction (in order)
+            out.append(Instruction.make(
+                "vector", op=VECTOR_OPS.index("add"), src_acc=1, src=dst, dst=dst + count,
+                count=count // reduce, group=reduce, ostride=reduce, gstride=1, **done))
+            dst, r0, count = dst + count, r0 // reduce, count // reduce
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(table.column(col // n) if table is not None else {})}
         stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
@@ -138,6 +160,9 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     out.append(Instruction.make("halt"))
     if table is not None:
         out = table.loads(columns, reserved) + out
+    if reduce > 1:  # a depthwise product: its useful MACs, one per product
+        return Kernel(label, fold.outputs, reduce * fold.cols, 1, raw, relu, shift, out,
+                      table is not None and table.bias is not None, kind="vector-depthwise")
     return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
                   kind="fold")
 

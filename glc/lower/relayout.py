@@ -11,18 +11,19 @@ import math
 from dataclasses import replace
 
 from glc.cost.limit import array_ideal
-from glc.errors import GlcError
+from glc.errors import DoesNotFit, GlcError
 from glc.ir.term import Term
 from glc.ir.types import Access
 from glc.lower import band, depthwise, linear
 from glc.lower.depthwise import Store
+from glc.lower.fold import Fold, build_fold_kernel
 from glc.lower.kernel import Kernel
 from glc.lower.program import KernelStep, aligned
 from glc.lower.repack import Gather, Repack, gathers, repacks
 from glc.lower.schedule import Schedule, orient, search
 from glc.lower.table import StoreTable
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target, Unexpressible
-from glc.lower.view import NotAffine, View, access_chain, merge, through, view_of
+from glc.lower.view import NotAffine, View, access_chain, merge, row_major, through, view_of
 
 
 class Relayout:
@@ -369,8 +370,9 @@ class Relayout:
         store = Store(raw, relu, shift or 0, vectors, plan)
         direct = self._direct_band(label, found, x_term, rows, store)
         if direct is not None:
-            self.fired["depthwise-band"] += 1
-            return self._depthwise_steps([direct], found, dims, store, views, core)
+            kernels = self._fastest([direct], found, rows, store)
+            self.fired["depthwise-band" if kernels == [direct] else "depthwise-vector"] += 1
+            return self._depthwise_steps(kernels, found, dims, store, views, core)
         x = self._contiguous_channels(x_term, x, found.channel)
         found = depthwise.plan(x, w, len(dims))
         if found is None or not all(self._reaches(v) for v in (x, w)):
@@ -399,7 +401,40 @@ class Relayout:
         if banded is not None and banded.estimated < sum(k.estimated for k in kernels):
             kernels = [banded]  # the image read once (glc/lower/band.py), where it is faster
             self.fired["depthwise-band"] += 1
-        return self._depthwise_steps(kernels, found, dims, store, views, core)
+        fastest = self._fastest(kernels, found, rows, store)
+        if fastest is not kernels:
+            self.fired["depthwise-vector"] += 1
+        return self._depthwise_steps(fastest, found, dims, store, views, core)
+
+    def _fastest(self, kernels: list[Kernel], found: depthwise.Depthwise, rows: int,
+                 store: Store) -> list[Kernel]:
+        """``kernels`` (on the array), or the product on the vector unit (glc/lower/fold.py,
+        one kernel over every channel: per tap a VECTOR ``mul`` of the image's rows by the
+        weights' broadcast along the pixels, then ``add`` over the taps) where the cycle model
+        counts it faster. On the array B's diagonal takes N cycles a tap to preload whatever the
+        pixels, so a small map (MobileNet's last layers, 1×1 and 2×2) is bound by preloads;
+        the vector unit's three rows a tap and pixel (two read by ``mul``, one by ``add``) are
+        then fewer. Not built where those rows alone are no fewer."""
+        if not self.enabled("depthwise-vector"):
+            return kernels
+        config = self.config
+        n, channels, items = config.array_size, found.channels, found.items
+        slices = -(-n // config.vector_lanes)  # cycles a row (docs/isa.md, "Timing")
+        best = sum(k.estimated for k in kernels)
+        if 3 * rows * items * -(-channels // n) * slices >= best:
+            return kernels
+        x, w = found.matrices()
+        operands = tuple(Target(v, self.program.buffers[v.buffer].address, 1) for v in (x, w))
+        fold = Fold("mul", operands, 1, rows * items, channels, False, reduce=items)
+        c = Target(row_major("depthwise", (rows, channels)), self.top, 4 if store.raw else 1)
+        try:
+            table = self._depthwise_table(found, store.vectors, store.plan, 0, channels)
+            kernel = build_fold_kernel(kernels[0].label, fold, c, store.raw, store.relu,
+                                       store.shift, config, table)
+        except (OperandUnexpressible, DoesNotFit):
+            return kernels
+        cycles = kernel.predicted_cycles(config)
+        return [replace(kernel, estimated=cycles)] if cycles < best else kernels
 
     def _depthwise_table(self, found: depthwise.Depthwise, vectors: dict[str, View],
                          plan: linear.LinearPlan | None, first: int, width: int
