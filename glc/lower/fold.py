@@ -49,7 +49,8 @@ class Fold:
     wide: bool  # int32 operands: folded from the accumulator
     lin: Lin | None = None  # op `lin`: its offset and float32 constants
     table: Target | None = None  # op `lut`: its 256 entries (glc/lower/lookup.py)
-    reduce: int = 1  # a pair's results summed this many rows at a time into each output row
+    # A depthwise product's taps (0: none): the pair's products summed this many rows at a time.
+    reduce: int = 0
 
     @property
     def per_row(self) -> int:
@@ -59,7 +60,7 @@ class Fold:
     @property
     def outputs(self) -> int:
         """The result's rows."""
-        return self.rows // self.reduce
+        return self.rows // max(self.reduce, 1)
 
 
 def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
@@ -116,9 +117,9 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
             config.accumulator_rows // 2, 0
     # A reduced pair's first VECTOR writes its products to the half's first rows and the second
     # one its sums after them: whole outputs a tile.
-    reduce = fold.reduce
-    rows = min(fold.rows, source_half // per_row, out_half * reduce // (reduce + 1),
-               MAX_FIELD // per_row)
+    reduce = max(fold.reduce, 1)
+    rows = min(fold.rows, source_half // per_row,
+               out_half if reduce == 1 else out_half * reduce // (reduce + 1), MAX_FIELD // per_row)
     if tile_rows:
         rows = min(rows, tile_rows * reduce)
     rows -= rows % reduce
@@ -160,7 +161,7 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     out.append(Instruction.make("halt"))
     if table is not None:
         out = table.loads(columns, reserved) + out
-    if reduce > 1:  # a depthwise product: its useful MACs, one per product
+    if fold.reduce:  # a depthwise product: its useful MACs, one per product
         return Kernel(label, fold.outputs, reduce * fold.cols, 1, raw, relu, shift, out,
                       table is not None and table.bias is not None, kind="vector-depthwise")
     return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
