@@ -345,7 +345,6 @@ class Relayout:
         found = depthwise.plan(x, w, len(dims))
         if found is None and (packed := self._packed_channels(x_term, w, len(dims))):
             x, found = packed, depthwise.plan(packed, w, len(dims))
-        n = self.config.array_size
         if found is None:
             return None
         vectors = {} if plan is None else \
@@ -356,25 +355,41 @@ class Relayout:
             self._depthwise_table(found, vectors, plan, 0, found.channels)
         except OperandUnexpressible:
             return None
+        raw = shift is None and "m" not in vectors
+        rows = math.prod(dims) // found.channels
+        label = self._label(node)
+        store = Store(raw, relu, shift or 0, vectors, plan)
+        saved, first = self._state(), len(self.program.steps)
+        arrayed = self._on_array(label, found, x_term, w_term, rows, store)
+        if arrayed is None:
+            return None
+        on_vector = self._on_vector(label, found, x_term, w_term, rows, store, saved, first,
+                                    sum(k.estimated for k in arrayed[0]))
+        kernels, found = on_vector or arrayed
+        return self._depthwise_steps(kernels, found, dims, store, views, core)
+
+    def _on_array(self, label: str, found: depthwise.Depthwise, x_term: Term, w_term: Term,
+                  rows: int, store: Store) -> tuple[list[Kernel], depthwise.Depthwise] | None:
+        """The product's kernels on the array, a band kernel or one per N channels, with the
+        copies they read made; None where the operands read as no depthwise product once
+        copied or a kernel cannot be built (the node stays a host step)."""
+        x, w, rank, n = found.x, found.w, found.rank, self.config.array_size
         # Each K tile is N channels of one tap: both operands load it in runs where their
         # channels are contiguous, so a layout where they are not is repacked first — the
         # image only where a band kernel cannot read it as it lies (_direct_band).
         w = self._contiguous_channels(w_term, w, found.channel)
-        found = depthwise.plan(x, w, len(dims))
+        found = depthwise.plan(x, w, rank)
         if found is None:
             return None
-        raw = shift is None and "m" not in vectors
+        raw, vectors, plan, relu, shift = store.raw, store.vectors, store.plan, store.relu, \
+            store.shift
         channels = found.channels
-        rows = math.prod(dims) // channels
-        label = self._label(node)
-        store = Store(raw, relu, shift or 0, vectors, plan)
         direct = self._direct_band(label, found, x_term, rows, store)
         if direct is not None:
-            kernels = self._fastest([direct], found, rows, store)
-            self.fired["depthwise-band" if kernels == [direct] else "depthwise-vector"] += 1
-            return self._depthwise_steps(kernels, found, dims, store, views, core)
+            self.fired["depthwise-band"] += 1
+            return [direct], found
         x = self._contiguous_channels(x_term, x, found.channel)
-        found = depthwise.plan(x, w, len(dims))
+        found = depthwise.plan(x, w, rank)
         if found is None or not all(self._reaches(v) for v in (x, w)):
             return None
         address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
@@ -388,11 +403,11 @@ class Relayout:
             c_address = self.top + first * (4 if raw else 1)  # its columns of (pixels, C)
             try:
                 table = self._depthwise_table(found, vectors, plan, first, width)
-                chosen = search(targets, (rows, width), raw, relu, shift or 0, c_address,
+                chosen = search(targets, (rows, width), raw, relu, shift, c_address,
                                 self.config, {False: table}, c_stride=channels)
-                kernel = self.kernels.build(label, chosen, raw, relu, shift or 0, self.config,
+                kernel = self.kernels.build(label, chosen, raw, relu, shift, self.config,
                                             table) if self.build else \
-                    Kernel(label, rows, a.dims[1], width, raw, relu, shift or 0, [],
+                    Kernel(label, rows, a.dims[1], width, raw, relu, shift, [],
                            "bias" in vectors)
             except (OperandUnexpressible, GlcError):
                 return None
@@ -401,40 +416,69 @@ class Relayout:
         if banded is not None and banded.estimated < sum(k.estimated for k in kernels):
             kernels = [banded]  # the image read once (glc/lower/band.py), where it is faster
             self.fired["depthwise-band"] += 1
-        fastest = self._fastest(kernels, found, rows, store)
-        if fastest is not kernels:
-            self.fired["depthwise-vector"] += 1
-        return self._depthwise_steps(fastest, found, dims, store, views, core)
+        return kernels, found
 
-    def _fastest(self, kernels: list[Kernel], found: depthwise.Depthwise, rows: int,
-                 store: Store) -> list[Kernel]:
-        """``kernels`` (on the array), or the product on the vector unit (glc/lower/fold.py,
-        one kernel over every channel: per tap a VECTOR ``mul`` of the image's rows by the
-        weights' broadcast along the pixels, then ``add`` over the taps) where the cycle model
-        counts it faster. On the array B's diagonal takes N cycles a tap to preload whatever the
-        pixels, so a small map (MobileNet's last layers, 1×1 and 2×2) is bound by preloads;
-        the vector unit's three rows a tap and pixel (two read by ``mul``, one by ``add``) are
-        then fewer. Not built where those rows alone are no fewer."""
-        if not self.enabled("depthwise-vector"):
-            return kernels
+    def _on_vector(self, label: str, found: depthwise.Depthwise, x_term: Term, w_term: Term,
+                   rows: int, store: Store, saved, first: int, array: int
+                   ) -> tuple[list[Kernel], depthwise.Depthwise] | None:
+        """The product on the vector unit (glc/lower/fold.py, one kernel over every channel:
+        per tap a VECTOR ``mul`` of the image's rows by the weights' broadcast along the
+        pixels, then ``add`` over the taps), where it and its copies take fewer cycles than the
+        array's ``array`` cycles and the copies ``_on_array`` made after step ``first``; then
+        the lowering as it was at ``saved`` (before those copies) plus its own, else None and
+        the lowering as ``_on_array`` left it. On the array B's diagonal takes N cycles a tap to
+        preload whatever the pixels, so a small map (MobileNet's last layers, 1×1 and 2×2) is
+        bound by preloads; the vector unit's three rows a tap and pixel (two read by ``mul``,
+        one by ``add``) are then fewer. Its image's channels must be contiguous (a row is N
+        channels); its weights are read as they lie — OIHW by transposing LOADs, a run of taps
+        a channel — or from a channels-last copy, whichever is faster. Not built where its
+        rows alone are no fewer."""
         config = self.config
         n, channels, items = config.array_size, found.channels, found.items
         slices = -(-n // config.vector_lanes)  # cycles a row (docs/isa.md, "Timing")
-        best = sum(k.estimated for k in kernels)
-        if 3 * rows * items * -(-channels // n) * slices >= best:
-            return kernels
+        best = array + self._made(first)
+        if not self.enabled("depthwise-vector") or \
+                3 * rows * items * -(-channels // n) * slices >= best:
+            return None
+        arrayed, chosen = self._state(), None
+        for copied in (False, True):
+            self._restore(saved)
+            x = self._contiguous_channels(x_term, found.x, found.channel)
+            w = self._contiguous_channels(w_term, found.w, found.channel) if copied else found.w
+            over = depthwise.plan(x, w, found.rank)
+            if over is None or not all(self._reaches(v) for v in (x, w)):
+                continue
+            kernel = self._vector_kernel(label, over, rows, store)
+            if kernel is not None and kernel.estimated + self._made(first) < best:
+                best, chosen = kernel.estimated + self._made(first), (self._state(), kernel, over)
+        if chosen is None:
+            self._restore(arrayed)
+            return None
+        state, kernel, over = chosen
+        self._restore(state)
+        self.fired["depthwise-vector"] += 1
+        return [kernel], over
+
+    def _vector_kernel(self, label: str, found: depthwise.Depthwise, rows: int, store: Store
+                       ) -> Kernel | None:
+        """``_on_vector``'s kernel over ``found``'s operands, its cycles the model's; None
+        where a transfer cannot walk them or its tiles do not fit."""
+        n = self.config.array_size
         x, w = found.matrices()
-        operands = tuple(Target(v, self.program.buffers[v.buffer].address, 1) for v in (x, w))
-        fold = Fold("mul", operands, 1, rows * items, channels, False, reduce=items)
-        c = Target(row_major("depthwise", (rows, channels)), self.top, 4 if store.raw else 1)
+        strided = merge(w.groups[1])[0].stride != 1  # OIHW: a channel's taps are the run
+        operands = (Target(x, self.program.buffers[x.buffer].address, 1),
+                    Target(w, self.program.buffers[w.buffer].address, 1, n if strided else 0))
+        fold = Fold("mul", operands, 1, rows * found.items, found.channels, False,
+                    reduce=found.items)
+        c = Target(row_major("depthwise", (rows, found.channels)), self.top,
+                   4 if store.raw else 1)
         try:
-            table = self._depthwise_table(found, store.vectors, store.plan, 0, channels)
-            kernel = build_fold_kernel(kernels[0].label, fold, c, store.raw, store.relu,
-                                       store.shift, config, table)
+            table = self._depthwise_table(found, store.vectors, store.plan, 0, found.channels)
+            kernel = build_fold_kernel(label, fold, c, store.raw, store.relu, store.shift,
+                                       self.config, table)
         except (OperandUnexpressible, DoesNotFit):
-            return kernels
-        cycles = kernel.predicted_cycles(config)
-        return [replace(kernel, estimated=cycles)] if cycles < best else kernels
+            return None
+        return replace(kernel, estimated=kernel.predicted_cycles(self.config))
 
     def _depthwise_table(self, found: depthwise.Depthwise, vectors: dict[str, View],
                          plan: linear.LinearPlan | None, first: int, width: int

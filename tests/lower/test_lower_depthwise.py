@@ -387,11 +387,13 @@ def test_mobilenet_s_last_depthwise_layers_run_on_the_vector_unit_at_a_fraction_
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize(("nhwc", "size", "linear"), [(True, 1, "relu"), (False, 2, None)],
-                         ids=["nhwc-1x1-linear", "nchw-2x2"])
-def test_a_depthwise_conv_on_the_vector_unit_on_the_rtl_equals_the_interpreter(nhwc, size,
+@pytest.mark.parametrize(("nhwc", "k", "linear"), [(True, 3, "relu"), (False, 5, None)],
+                         ids=["nhwc-linear", "nchw-oihw-transposed"])
+def test_a_depthwise_conv_on_the_vector_unit_on_the_rtl_equals_the_interpreter(nhwc, k,
                                                                                linear):
-    term, arrays, _ = _depthwise(4, nhwc, channels=10, stride=1, k=3, size=size, pad=1,
+    """1×1 maps on n4, 10 channels: HWIO weights loaded as they lie, and OIHW weights by
+    transposing LOADs (a channel's taps a run)."""
+    term, arrays, _ = _depthwise(4, nhwc, channels=10, stride=1, k=k, size=1, pad=k // 2,
                                  linear=linear, convert=linear is None)
     program = lower(term, env_types(arrays), load_config("n4"))
     assert any(s.kernel.kind == "vector-depthwise" for s in program.kernels)
