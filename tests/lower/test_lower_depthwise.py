@@ -85,7 +85,7 @@ def _depthwise_reference(arrays, nhwc: bool, pad: int) -> np.ndarray:
 
 
 # The array's kernels alone (the vector unit's kernel switched off), or whichever the lowering
-# finds faster (glc/lower/relayout.py, ``_fastest``).
+# finds faster (glc/lower/depthwise_lowering.py, ``_on_vector``).
 ARRAY = frozenset({"depthwise-vector"})
 UNITS = pytest.mark.parametrize("disabled", [ARRAY, frozenset()], ids=["array", "fastest"])
 
@@ -213,8 +213,9 @@ def test_stride_1_depthwise_convs_read_the_image_once(nhwc):
 def test_a_band_kernel_reads_an_nchw_image_as_it_lies():
     """Random stride-1 NCHW depthwise convs on n4 (5–20 channels, 6–14 pixels a side): the
     band kernel reads the image by transposing LOADs, N pixels of a channel a run, where that
-    beats copying it to NHWC (glc/lower/relayout.py, _direct_band) — on most of them, only the
-    OIHW weights copied — equal to numpy on the ISA simulator, cycles as predicted."""
+    beats copying it to NHWC (glc/lower/depthwise_lowering.py, _direct_band) — on most of
+    them, only the OIHW weights copied — equal to numpy on the ISA simulator, cycles as
+    predicted."""
     config = load_config("n4")
     direct = 0
     for seed in range(8):
