@@ -260,21 +260,58 @@ class Depthwises:
         arrayed, chosen = self._state(), None
         for copied in (False, True):
             self._restore(saved)
-            x = self._contiguous_channels(x_term, found.x, found.channel)
             w = self._contiguous_channels(w_term, found.w, found.channel) if copied else found.w
+            uncopied = self._state()
+            x = self._contiguous_channels(x_term, found.x, found.channel)
             over = depthwise.plan(x, w, found.rank)
             if over is None or not all(self._reaches(v) for v in (x, w)):
                 continue
             kernel = self._vector_kernel(label, over, rows, store)
             if kernel is not None and kernel.estimated + self._made(first) < best:
-                best, chosen = kernel.estimated + self._made(first), (self._state(), kernel, over)
+                best = kernel.estimated + self._made(first)
+                chosen = self._state(), kernel, over, None if x is found.x else uncopied
         if chosen is None:
             self._restore(arrayed)
             return None
-        state, kernel, over = chosen
+        state, kernel, over, uncopied = chosen
         self._restore(state)
+        if uncopied is not None:
+            kernel, over = self._image_reoriented(label, x_term, over, rows, store, kernel,
+                                                  uncopied)
         self.fired["depthwise-vector"] += 1
         return [kernel], over
+
+    def _image_reoriented(self, label: str, x_term: Term, found: depthwise.Depthwise,
+                          rows: int, store: Store, kernel: Kernel, uncopied
+                          ) -> tuple[Kernel, depthwise.Depthwise]:
+        """``kernel`` over ``found`` (its image a channels-last copy, made after the lowering's
+        state ``uncopied``), or where the image's producer, lowered again in its other
+        orientation, stores it channels-last and that and the kernel over it take fewer
+        cycles than the producer as it was, the copy and ``kernel`` (glc/lower/reorient.py),
+        the kernel over that result and no copy. MobileNet's expand convs store NCHW for
+        themselves; the depthwise conv after each would copy its image otherwise."""
+        copies = sum(self._cost(s) for s in self.program.steps[len(uncopied.steps):])
+        copied = self._state()
+        self._restore(uncopied)
+        base = access_chain(x_term)[1]
+
+        def over(value: View) -> depthwise.Depthwise | None:
+            x = self._read_over(x_term, base, value)
+            trial = depthwise.plan(x, found.w, found.rank)
+            return trial if trial is not None and \
+                merge(x.groups[found.channel])[0].stride == 1 else None
+
+        def cycles(value: View) -> int | None:
+            trial = over(value)
+            built = trial and self._vector_kernel(label, trial, rows, store)
+            return built.estimated if built else None
+
+        value = self._reoriented(base, cycles, kernel.estimated + copies)
+        if value is not None and (trial := over(value)) is not None and \
+                (built := self._vector_kernel(label, trial, rows, store)) is not None:
+            return built, trial
+        self._restore(copied)
+        return kernel, found
 
     def _vector_kernel(self, label: str, found: depthwise.Depthwise, rows: int, store: Store
                        ) -> Kernel | None:
