@@ -92,14 +92,16 @@ class Depthwise:
         return a, b
 
     def matrices(self) -> tuple[View, View]:
-        """X and W as (pixels, items) × channels matrices, the items innermost: W broadcast
-        along the pixels (stride 0). On the vector unit (glc/lower/fold.py, a pair reduced by
-        the items) row (p, t) of X times row (p, t) of W, summed over t, is output row p."""
-        def matrix(v: View) -> View:
-            rows = tuple(d for k in self.pixels for d in v.groups[k]) + \
-                tuple(d for g in v.groups[self.rank:] for d in g)
-            return replace(v, groups=(rows, merge(v.groups[self.channel])))
-        return matrix(self.x), matrix(self.w)
+        """X as a (pixels, items) × channels matrix, the items innermost, and W as items ×
+        channels (the same for every pixel). On the vector unit (glc/lower/fold.py, a pair
+        reduced by the items) row (p, t) of X times row t of W, summed over t, is output row
+        p."""
+        items = tuple(d for g in self.x.groups[self.rank:] for d in g)
+        pixels = tuple(d for k in self.pixels for d in self.x.groups[k])
+        x = replace(self.x, groups=(pixels + items, merge(self.x.groups[self.channel])))
+        w = replace(self.w, groups=(tuple(d for g in self.w.groups[self.rank:] for d in g),
+                                    merge(self.w.groups[self.channel])))
+        return x, w
 
     @property
     def items(self) -> int:

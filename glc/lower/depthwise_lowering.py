@@ -264,9 +264,7 @@ class Depthwises:
             uncopied = self._state()
             x = self._contiguous_channels(x_term, found.x, found.channel)
             over = depthwise.plan(x, w, found.rank)
-            if over is None or not all(self._reaches(v) for v in (x, w)):
-                continue
-            kernel = self._vector_kernel(label, over, rows, store)
+            kernel = over and self._vector_kernel(label, over, rows, store)
             if kernel is not None and kernel.estimated + self._made(first) < best:
                 best = kernel.estimated + self._made(first)
                 chosen = self._state(), kernel, over, None if x is found.x else uncopied
@@ -316,9 +314,13 @@ class Depthwises:
     def _vector_kernel(self, label: str, found: depthwise.Depthwise, rows: int, store: Store
                        ) -> Kernel | None:
         """``_on_vector``'s kernel over ``found``'s operands, its cycles the model's; None
-        where a transfer cannot walk them or its tiles do not fit."""
+        where a transfer cannot walk them, its tiles do not fit or an operand cannot lie in
+        DRAM below its lowest address (``_reaches``, which moves it there: the state this is
+        built in is the one it is kept in)."""
         n = self.config.array_size
         x, w = found.matrices()
+        if not all(self._reaches(v) for v in (x, w)):
+            return None
         strided = merge(w.groups[1])[0].stride != 1  # OIHW: a channel's taps are the run
         operands = (Target(x, self.program.buffers[x.buffer].address, 1),
                     Target(w, self.program.buffers[w.buffer].address, 1, n if strided else 0))

@@ -13,9 +13,12 @@ Tiles of output rows × N columns alternate between two halves of the local memo
 fused relu/requantize), ordered by the vector tokens (ld2vu, vu2ld, vu2st, st2vu) so the next
 tile's loads and the previous tile's stores overlap the fold.
 
-A pair's products may be summed ``reduce`` rows at a time by a second VECTOR, ``add`` over the
-accumulator rows the first one wrote: a depthwise product on the vector unit (glc/lower/
-depthwise.py, ``Depthwise.matrices``), each output row its pixel's taps.
+A depthwise product on the vector unit (glc/lower/depthwise.py, ``Depthwise.matrices``) is a
+pair ``mul`` reduced over its taps (``reduce``): the first operand's rows are (pixel, tap), the
+second's the taps alone, loaded once a tile and shared by its pixels. Per pixel a VECTOR ``mul``
+of its tap rows by the weights' (``gstride`` from one to the other) writes its products to the
+accumulator half's first rows; one VECTOR ``add`` then sums each pixel's taps into the rows
+after them.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ class Fold:
     wide: bool  # int32 operands: folded from the accumulator
     lin: Lin | None = None  # op `lin`: its offset and float32 constants
     table: Target | None = None  # op `lut`: its 256 entries (glc/lower/lookup.py)
-    # A depthwise product's taps (0: none): the pair's products summed this many rows at a time.
+    # A depthwise product's taps (0: none): operand b's rows, shared by operand a's outputs,
+    # each output summing this many products.
     reduce: int = 0
 
     @property
@@ -115,11 +119,15 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     else:
         source_half, out_half, out_base = config.scratchpad_rows // 2, \
             config.accumulator_rows // 2, 0
-    # A reduced pair's first VECTOR writes its products to the half's first rows and the second
-    # one its sums after them: whole outputs a tile.
+    # A depthwise product's products fill the accumulator half's first rows and their sums the
+    # rows after them, and its taps' weights (a transposing LOAD writes blocks of N rows) the
+    # source half's last rows: whole outputs a tile.
     reduce = max(fold.reduce, 1)
-    rows = min(fold.rows, source_half // per_row,
-               out_half if reduce == 1 else out_half * reduce // (reduce + 1), MAX_FIELD // per_row)
+    if fold.reduce:
+        rows = min(fold.rows, source_half - -(-reduce // n) * n,
+                   out_half * reduce // (reduce + 1), MAX_FIELD)
+    else:
+        rows = min(fold.rows, source_half // per_row, out_half, MAX_FIELD // per_row)
     if tile_rows:
         rows = min(rows, tile_rows * reduce)
     rows -= rows % reduce
@@ -136,19 +144,19 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
         dst = out_base + index % 2 * out_half
         tokens = {"pop_prev": 1, "pop_next": int(index >= 2)}
         done = {"push_prev": int(later), "push_next": 1}
-        out.append(Instruction.make(
-            "vector", op=VECTOR_OPS.index(fold.op), src_acc=int(fold.wide),
-            src=index % 2 * source_half, dst=dst,
-            count=count, group=per_row,
-            ostride=fold.group if len(fold.operands) == 1 else 1,
-            gstride=1 if len(fold.operands) == 1 else count,
-            **(fold.lin.fields if fold.lin is not None else {}),
-            **tokens, **(done if reduce == 1 else {})))
-        if reduce > 1:  # the products' sums, the vector unit's next instruction (in order)
+        src = index % 2 * source_half
+        if fold.reduce:
+            out += _depthwise_vectors(reduce, src, dst, count, tokens, done)
+            if reduce > 1:  # the sums, after the products
+                dst += count
+            r0, count = r0 // reduce, count // reduce
+        else:
             out.append(Instruction.make(
-                "vector", op=VECTOR_OPS.index("add"), src_acc=1, src=dst, dst=dst + count,
-                count=count // reduce, group=reduce, ostride=reduce, gstride=1, **done))
-            dst, r0, count = dst + count, r0 // reduce, count // reduce
+                "vector", op=VECTOR_OPS.index(fold.op), src_acc=int(fold.wide), src=src,
+                dst=dst, count=count, group=per_row,
+                ostride=fold.group if len(fold.operands) == 1 else 1,
+                gstride=1 if len(fold.operands) == 1 else count,
+                **(fold.lin.fields if fold.lin is not None else {}), **tokens, **done))
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(table.column(col // n) if table is not None else {})}
         stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
@@ -166,6 +174,27 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
                       table is not None and table.bias is not None, kind="vector-depthwise")
     return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
                   kind="fold")
+
+
+def _depthwise_vectors(taps: int, src: int, dst: int, count: int, tokens: dict[str, int],
+                       done: dict[str, int]) -> list[Instruction]:
+    """A depthwise tile's VECTORs: its ``count`` image rows (pixel, tap) from ``src``, the taps'
+    weights right after them; per pixel a ``mul`` of its taps by the weights into the
+    accumulator from ``dst``, then one ``add`` of each pixel's ``taps`` products into the rows
+    after them (none where a pixel has one tap: its product is its output). The vector unit
+    runs its queue in order, so each reads what the one before wrote."""
+    weights, pixels = src + count, count // taps
+    out = [Instruction.make("vector", op=VECTOR_OPS.index("mul"), src=src + p * taps,
+                            dst=dst + p * taps, count=taps, group=2, ostride=1,
+                            gstride=weights - (src + p * taps),
+                            **(tokens if p == 0 else {}),
+                            **(done if taps == 1 and p == pixels - 1 else {}))
+           for p in range(pixels)]
+    if taps > 1:
+        out.append(Instruction.make("vector", op=VECTOR_OPS.index("add"), src_acc=1, src=dst,
+                                    dst=dst + count, count=pixels, group=taps, ostride=taps,
+                                    gstride=1, **done))
+    return out
 
 
 def copy_kernel(label: str, source: Target, c: Target, config: HwConfig,
@@ -190,7 +219,9 @@ def _loads(fold: Fold, tile, base: int, half: int, index: int, ordered: bool
     fields = []
     for slot, operand in enumerate(fold.operands):
         last = slot == len(fold.operands) - 1
-        fields += _transfers(operand, (r0 * fold.group, rows), (col, width),
+        # A depthwise product's weights: its taps, the same rows for every tile.
+        which = (0, fold.reduce) if slot and fold.reduce else (r0 * fold.group, rows)
+        fields += _transfers(operand, which, (col, width),
                              base + slot * rows, {"acc": int(fold.wide)}, "ab"[slot],
                              half - slot * rows if last else rows)
     return flagged("load", fields, first={"pop_vec": int(index >= 2),

@@ -76,21 +76,23 @@ def _pool_head():
                         "b2": rng.normal(0, 0.1, 7)})
 
 
-def _mobilenet_block(stride: int = 1):
+def _mobilenet_block(stride: int = 1, size: int = 9, channels: int = 20):
     """MobileNetV2's inverted residual without the residual: expand 1×1, ReLU6, depthwise
-    3×3 (a Conv whose groups are its 20 channels), ReLU6, project 1×1."""
+    3×3 (a Conv whose groups are its channels), ReLU6, project 1×1; NCHW."""
     rng = np.random.default_rng(5)
     expand = helper.make_node("Conv", ["x", "w1", "b1"], ["e"], kernel_shape=[1, 1])
     clip1 = helper.make_node("Clip", ["e", "lo", "hi"], ["r1"])
     depthwise = helper.make_node("Conv", ["r1", "w2", "b2"], ["d"], kernel_shape=[3, 3],
-                                 pads=[1, 1, 1, 1], strides=[stride, stride], group=20)
+                                 pads=[1, 1, 1, 1], strides=[stride, stride], group=channels)
     clip2 = helper.make_node("Clip", ["d", "lo", "hi"], ["r2"])
     project = helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], kernel_shape=[1, 1])
-    return float_model([expand, clip1, depthwise, clip2, project], [("x", [1, 6, 9, 9])],
+    return float_model([expand, clip1, depthwise, clip2, project], [("x", [1, 6, size, size])],
                        ("y", None),
-                       {"w1": weights(rng, 20, 6, 1, 1), "b1": rng.normal(0, 0.1, 20),
-                        "w2": weights(rng, 20, 1, 3, 3), "b2": rng.normal(0, 0.1, 20),
-                        "w3": weights(rng, 7, 20, 1, 1), "b3": rng.normal(0, 0.1, 7),
+                       {"w1": weights(rng, channels, 6, 1, 1),
+                        "b1": rng.normal(0, 0.1, channels),
+                        "w2": weights(rng, channels, 1, 3, 3),
+                        "b2": rng.normal(0, 0.1, channels),
+                        "w3": weights(rng, 7, channels, 1, 1), "b3": rng.normal(0, 0.1, 7),
                         "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)})
 
 
@@ -104,6 +106,27 @@ def test_a_mobilenet_block_requantizes_its_depthwise_conv_on_the_array(tmp_path,
     options = dict(activations="uint8", per_channel=True)
     figures = _run(_mobilenet_block(stride), tmp_path, config, options)
     assert _host_operators(figures) == EDGES, figures["host"]
+
+
+@pytest.mark.parametrize(("config", "size", "stride"), [("n16", 1, 1), ("n16", 2, 1),
+                                                        ("n16", 4, 2), ("n4", 1, 1)])
+def test_a_mobilenet_block_on_a_small_map_runs_its_depthwise_conv_on_the_vector_unit(
+        tmp_path, config, size, stride):
+    """MobileNetV2's last blocks at 32×32: 40 channels on a 1×1 or 2×2 map (NCHW, QDQ uint8,
+    per-channel weights). The depthwise conv runs on the vector unit (glc/lower/
+    depthwise_lowering.py, ``_on_vector``): its image channels-last, copied or stored so by the
+    expand conv in its other orientation, its OIHW weights read as they lie or copied; no host
+    step but the edges, the result equal to onnxruntime's."""
+    figures = _run(_mobilenet_block(stride, size, 40), tmp_path, config,
+                   dict(activations="uint8", per_channel=True))
+    assert _host_operators(figures) == EDGES, figures["host"]
+    out = tmp_path / "compiled"
+    (source,) = (tmp_path / "program").glob("*.gls")
+    compiled = CliRunner().invoke(main, ["compile", str(source), "--config", config,
+                                         "-o", str(out)])
+    assert compiled.exit_code == 0, compiled.output
+    steps = json.loads((out / "manifest.json").read_text())["steps"]
+    assert "vector-depthwise" in {s.get("unit") for s in steps}
 
 
 @pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
