@@ -8,6 +8,7 @@ whose memory plan and steps these methods extend."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from glc.errors import DoesNotFit, GlcError
@@ -23,6 +24,8 @@ from glc.lower.schedule import orient, search
 from glc.lower.table import StoreTable
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target, Unexpressible
 from glc.lower.view import NotAffine, View, access_chain, merge, row_major, through, view_of
+
+Built = tuple[list[Kernel], bool]  # a depthwise product's kernels, and whether they are a band
 
 
 class Depthwises:
@@ -190,25 +193,45 @@ class Depthwises:
         """The product's kernels on the array, a band kernel or one per N channels, with the
         copies they read made; None where the operands read as no depthwise product once
         copied or a kernel cannot be built (the node stays a host step)."""
-        x, w, rank, n = found.x, found.w, found.rank, self.config.array_size
+        x, w, rank = found.x, found.w, found.rank
         # Each K tile is N channels of one tap: both operands load it in runs where their
         # channels are contiguous, so a layout where they are not is repacked first — the
-        # image only where a band kernel cannot read it as it lies (_direct_band).
+        # image only where a band kernel cannot read it as it lies (_direct_band), or where
+        # its producer does not store it channels-last instead (_image_reoriented).
         w = self._contiguous_channels(w_term, w, found.channel)
         found = depthwise.plan(x, w, rank)
         if found is None:
             return None
-        raw, vectors, plan, relu, shift = store.raw, store.vectors, store.plan, store.relu, \
-            store.shift
-        channels = found.channels
         direct = self._direct_band(label, found, x_term, rows, store)
         if direct is not None:
             self.fired["depthwise-band"] += 1
             return [direct], found
-        x = self._contiguous_channels(x_term, x, found.channel)
-        found = depthwise.plan(x, w, rank)
-        if found is None or not all(self._reaches(v) for v in (x, w)):
+        uncopied = self._state()
+        copied = self._contiguous_channels(x_term, x, found.channel)
+        found = depthwise.plan(copied, w, rank)
+        built = found and self._array_kernels(label, found, rows, store)
+        if not built:
             return None
+        if copied is not x:
+            built, found = self._image_reoriented(x_term, found, built, uncopied,
+                                                  lambda f: self._array_kernels(
+                                                      label, f, rows, store))
+        kernels, banded = built
+        if banded:
+            self.fired["depthwise-band"] += 1
+        return kernels, found
+
+    def _array_kernels(self, label: str, found: depthwise.Depthwise, rows: int, store: Store
+                       ) -> tuple[list[Kernel], bool] | None:
+        """The kernels over ``found``'s operands as they lie — one per N channels, or the band
+        kernel where it is faster — and whether they are the band; None where an operand
+        cannot lie in DRAM or a kernel cannot be built."""
+        x, w, n = found.x, found.w, self.config.array_size
+        if not all(self._reaches(v) for v in (x, w)):
+            return None
+        raw, vectors, plan, relu, shift = store.raw, store.vectors, store.plan, store.relu, \
+            store.shift
+        channels = found.channels
         address = {b: self.program.buffers[b].address for b in (x.buffer, w.buffer)}
         kernels = []
         for first in range(0, channels, n):  # the last group takes what is left
@@ -231,9 +254,8 @@ class Depthwises:
             kernels.append(replace(kernel, kind="diagonal", estimated=chosen.cycles))
         banded = self._band(label, found, address[x.buffer], rows, store)
         if banded is not None and banded.estimated < sum(k.estimated for k in kernels):
-            kernels = [banded]  # the image read once (glc/lower/band.py), where it is faster
-            self.fired["depthwise-band"] += 1
-        return kernels, found
+            return [banded], True  # the image read once (glc/lower/band.py), where faster
+        return kernels, False
 
     def _on_vector(self, label: str, found: depthwise.Depthwise, x_term: Term, w_term: Term,
                    rows: int, store: Store, saved, first: int, array: int
@@ -264,7 +286,8 @@ class Depthwises:
             uncopied = self._state()
             x = self._contiguous_channels(x_term, found.x, found.channel)
             over = depthwise.plan(x, w, found.rank)
-            kernel = over and self._vector_kernel(label, over, rows, store)
+            made = over and self._vector_kernels(label, over, rows, store)
+            kernel = made and made[0][0]
             if kernel is not None and kernel.estimated + self._made(first) < best:
                 best = kernel.estimated + self._made(first)
                 chosen = self._state(), kernel, over, None if x is found.x else uncopied
@@ -273,21 +296,24 @@ class Depthwises:
             return None
         state, kernel, over, uncopied = chosen
         self._restore(state)
+        built = [kernel], False
         if uncopied is not None:
-            kernel, over = self._image_reoriented(label, x_term, over, rows, store, kernel,
-                                                  uncopied)
+            built, over = self._image_reoriented(x_term, over, built, uncopied,
+                                                 lambda f: self._vector_kernels(
+                                                     label, f, rows, store))
         self.fired["depthwise-vector"] += 1
-        return [kernel], over
+        return built[0], over
 
-    def _image_reoriented(self, label: str, x_term: Term, found: depthwise.Depthwise,
-                          rows: int, store: Store, kernel: Kernel, uncopied
-                          ) -> tuple[Kernel, depthwise.Depthwise]:
-        """``kernel`` over ``found`` (its image a channels-last copy, made after the lowering's
-        state ``uncopied``), or where the image's producer, lowered again in its other
-        orientation, stores it channels-last and that and the kernel over it take fewer
-        cycles than the producer as it was, the copy and ``kernel`` (glc/lower/reorient.py),
-        the kernel over that result and no copy. MobileNet's expand convs store NCHW for
-        themselves; the depthwise conv after each would copy its image otherwise."""
+    def _image_reoriented(self, x_term: Term, found: depthwise.Depthwise, built: Built,
+                          uncopied, build: Callable[[depthwise.Depthwise], Built | None]
+                          ) -> tuple[Built, depthwise.Depthwise]:
+        """``built`` (kernels, and whether they are a band) over ``found``, its image a
+        channels-last copy made after the lowering's state ``uncopied``; or where the image's
+        producer, lowered again in its other orientation, stores it channels-last and that and
+        ``build``'s kernels over it take fewer cycles than the producer as it was, the copy
+        and ``built``'s kernels (glc/lower/reorient.py), those kernels and no copy.
+        MobileNet's expand convs store NCHW for themselves; the depthwise conv after each
+        would copy its image otherwise."""
         copies = sum(self._cost(s) for s in self.program.steps[len(uncopied.steps):])
         copied = self._state()
         self._restore(uncopied)
@@ -301,19 +327,20 @@ class Depthwises:
 
         def cycles(value: View) -> int | None:
             trial = over(value)
-            built = trial and self._vector_kernel(label, trial, rows, store)
-            return built.estimated if built else None
+            made = trial and build(trial)
+            return sum(k.estimated for k in made[0]) if made else None
 
-        value = self._reoriented(base, cycles, kernel.estimated + copies)
+        value = self._reoriented(base, cycles, sum(k.estimated for k in built[0]) + copies)
         if value is not None and (trial := over(value)) is not None and \
-                (built := self._vector_kernel(label, trial, rows, store)) is not None:
-            return built, trial
+                (made := build(trial)):
+            return made, trial
         self._restore(copied)
-        return kernel, found
+        return built, found
 
-    def _vector_kernel(self, label: str, found: depthwise.Depthwise, rows: int, store: Store
-                       ) -> Kernel | None:
-        """``_on_vector``'s kernel over ``found``'s operands, its cycles the model's; None
+    def _vector_kernels(self, label: str, found: depthwise.Depthwise, rows: int, store: Store
+                        ) -> Built | None:
+        """``_on_vector``'s kernel over ``found``'s operands (and False: no band), its cycles
+        the model's; None
         where a transfer cannot walk them, its tiles do not fit or an operand cannot lie in
         DRAM below its lowest address (``_reaches``, which moves it there: the state this is
         built in is the one it is kept in)."""
@@ -334,7 +361,7 @@ class Depthwises:
                                        self.config, table)
         except (OperandUnexpressible, DoesNotFit):
             return None
-        return replace(kernel, estimated=kernel.predicted_cycles(self.config))
+        return [replace(kernel, estimated=kernel.predicted_cycles(self.config))], False
 
     def _depthwise_table(self, found: depthwise.Depthwise, vectors: dict[str, View],
                          plan: linear.LinearPlan | None, first: int, width: int

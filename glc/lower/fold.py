@@ -169,10 +169,11 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     out.append(Instruction.make("halt"))
     if table is not None:
         out = table.loads(columns, reserved) + out
+    bias = table is not None and table.bias is not None
     if fold.reduce:  # a depthwise product: its useful MACs, one per product
-        return Kernel(label, fold.outputs, reduce * fold.cols, 1, raw, relu, shift, out,
-                      table is not None and table.bias is not None, kind="vector-depthwise")
-    return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
+        return Kernel(label, fold.outputs, reduce * fold.cols, 1, raw, relu, shift, out, bias,
+                      kind="vector-depthwise")
+    return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out, bias,
                   kind="fold")
 
 

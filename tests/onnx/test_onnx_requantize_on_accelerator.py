@@ -120,19 +120,45 @@ def test_a_mobilenet_block_on_a_small_map_runs_its_depthwise_conv_on_the_vector_
     figures = _run(_mobilenet_block(stride, size, 40), tmp_path, config,
                    dict(activations="uint8", per_channel=True))
     assert _host_operators(figures) == EDGES, figures["host"]
-    out = tmp_path / "compiled"
+    assert "vector-depthwise" in {s["unit"] for s in _compiled_steps(tmp_path, config)}
+
+
+def _compiled_steps(tmp_path, config: str, *options: str) -> list[dict]:
+    """The kernel steps of the program ``_run`` imported, compiled with ``options``."""
+    out = tmp_path / f"compiled{'-'.join(options)}"
     (source,) = (tmp_path / "program").glob("*.gls")
     compiled = CliRunner().invoke(main, ["compile", str(source), "--config", config,
-                                         "-o", str(out)])
+                                         "-o", str(out), *options])
     assert compiled.exit_code == 0, compiled.output
-    steps = json.loads((out / "manifest.json").read_text())["steps"]
-    assert "vector-depthwise" in {s.get("unit") for s in steps}
+    return [s for s in json.loads((out / "manifest.json").read_text())["steps"]
+            if s["kind"] != "host"]
+
+
+def test_a_depthwise_conv_s_image_is_stored_channels_last_by_the_expand_conv(tmp_path):
+    """A stride-2 depthwise conv (kernels per group on the array) needs its image's channels
+    contiguous; the NCHW expand conv before it is lowered again in its other orientation,
+    storing it channels-last (glc/lower/depthwise_lowering.py, ``_image_reoriented``), where
+    that costs fewer cycles than copying the image: only the weights are copied, the whole
+    takes fewer cycles than with ``--disable reorient`` (which copies the image), and the
+    result is onnxruntime's."""
+    _run(_mobilenet_block(2, 8, 40), tmp_path, "n16", dict(activations="uint8", per_channel=True))
+    reoriented = _compiled_steps(tmp_path, "n16")
+    copied = _compiled_steps(tmp_path, "n16", "--disable", "reorient")
+    copies = [s["inputs"] for s in reoriented if s["unit"] == "repack"]
+    assert copies == [["r2_w"]]
+    assert len([s for s in copied if s["unit"] == "repack"]) == 2
+    assert sum(s["predicted_cycles"] for s in reoriented) < \
+        sum(s["predicted_cycles"] for s in copied)
 
 
 @pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
 def test_global_pool_requantizes_on_the_vector_unit(tmp_path, options):
+    """The pool's sum, its zero-point correction (an int32 bias) and its requantization are
+    one fold: the STOREs add the bias and requantize (glc/lower/fusion.py, ``_fold_bias``),
+    no pass over the sums."""
     figures = _run(_pool_head(), tmp_path, "n4", options)
     assert _host_operators(figures) <= EDGES, figures["host"]
+    assert [s["unit"] for s in _compiled_steps(tmp_path, "n4")] == ["matmul", "fold", "matmul"]
 
 
 @pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
