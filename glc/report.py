@@ -73,7 +73,7 @@ def step_rows(program: Program, limits: dict[str, KernelLimit]) -> list[StepRow]
         ratios = (efficiency(found.ideal, cycles), efficiency(found.limit, cycles)) \
             if found.limit else (None, None)
         rows.append(StepRow(step.name, "", "vector" if vector else "array",
-                            None if vector else found.macs, cycles, found.ideal, found.limit,
+                            found.macs or None, cycles, found.ideal, found.limit,
                             found.bytes, *ratios))
     return rows
 

@@ -103,11 +103,12 @@ def compute_ideal(kind: str, m: int, k: int, n_out: int, config: HwConfig) -> in
     """The compute ideal of a kernel of ``kind`` ("matmul" on the array, "fold" on the vector
     unit: ``m`` outputs of ``k`` rows each; "repack": none, see above; "diagonal": a depthwise
     product's group, glc/lower/depthwise.py, whose useful MACs are m·k, one weight per A
-    element)."""
+    element; "vector-depthwise" the same product on the vector unit, held to the same ideal:
+    a layer's limit does not depend on the unit it runs on)."""
     n = config.array_size
     if kind == "repack":
         return 0
-    if kind == "diagonal":
+    if kind in ("diagonal", "vector-depthwise"):
         return array_ideal(m, k, 1, n)
     return vector_ideal(m, k, config.vector_lanes) if kind == "fold" else \
         array_ideal(m, k, n_out, n)
@@ -119,6 +120,7 @@ def kernel_limit(kernel, config: HwConfig) -> KernelLimit:
         return KernelLimit(0, 0, 0, 0)
     ideal = compute_ideal(kernel.kind, kernel.m, kernel.k, kernel.n_out, config)
     moved = compulsory_bytes(kernel.instructions)
-    macs = 0 if kernel.on_vector else kernel.m * kernel.k * (
-        1 if kernel.kind == "diagonal" else kernel.n_out)
+    depthwise = kernel.kind in ("diagonal", "vector-depthwise")
+    macs = 0 if kernel.on_vector and not depthwise else kernel.m * kernel.k * (
+        1 if depthwise else kernel.n_out)
     return KernelLimit(macs, ideal, moved, roofline(ideal, moved, config.dram_port_bytes))

@@ -91,6 +91,23 @@ class Depthwise:
                             (Digit(width, 0, (0,) * extra + (-1,)),)))
         return a, b
 
+    def matrices(self) -> tuple[View, View]:
+        """X as a (pixels, items) × channels matrix, the items innermost, and W as items ×
+        channels (the same for every pixel). On the vector unit (glc/lower/fold.py, a pair
+        reduced by the items) row (p, t) of X times row t of W, summed over t, is output row
+        p."""
+        items = tuple(d for g in self.x.groups[self.rank:] for d in g)
+        pixels = tuple(d for k in self.pixels for d in self.x.groups[k])
+        x = replace(self.x, groups=(pixels + items, merge(self.x.groups[self.channel])))
+        w = replace(self.w, groups=(tuple(d for g in self.w.groups[self.rank:] for d in g),
+                                    merge(self.w.groups[self.channel])))
+        return x, w
+
+    @property
+    def items(self) -> int:
+        """The items each output sums: the taps."""
+        return math.prod(self.x.dims[self.rank:])
+
     def vector(self, view: View, first: int, width: int) -> View | None:
         """A bias or multipliers ``view`` over the output dims as the (pixels × channels)
         matrix of the group of channels [first, first + width), read by its kernel's STOREs by

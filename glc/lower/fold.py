@@ -12,6 +12,13 @@ Tiles of output rows × N columns alternate between two halves of the local memo
 (int8 operands into the scratchpad, int32 ones into the accumulator), one VECTOR, STOREs (with the
 fused relu/requantize), ordered by the vector tokens (ld2vu, vu2ld, vu2st, st2vu) so the next
 tile's loads and the previous tile's stores overlap the fold.
+
+A depthwise product on the vector unit (glc/lower/depthwise.py, ``Depthwise.matrices``) is a
+pair ``mul`` reduced over its taps (``reduce``): the first operand's rows are (pixel, tap), the
+second's the taps alone, loaded once a tile and shared by its pixels. Per pixel a VECTOR ``mul``
+of its tap rows by the weights' (``gstride`` from one to the other) writes its products to the
+accumulator half's first rows; one VECTOR ``add`` then sums each pixel's taps into the rows
+after them.
 """
 
 from __future__ import annotations
@@ -45,11 +52,19 @@ class Fold:
     wide: bool  # int32 operands: folded from the accumulator
     lin: Lin | None = None  # op `lin`: its offset and float32 constants
     table: Target | None = None  # op `lut`: its 256 entries (glc/lower/lookup.py)
+    # A depthwise product's taps (0: none): operand b's rows, shared by operand a's outputs,
+    # each output summing this many products.
+    reduce: int = 0
 
     @property
     def per_row(self) -> int:
-        """Local rows each output row folds."""
+        """Local rows each of the first VECTOR's rows folds."""
         return self.group * len(self.operands)
+
+    @property
+    def outputs(self) -> int:
+        """The result's rows."""
+        return self.rows // max(self.reduce, 1)
 
 
 def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
@@ -89,7 +104,7 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     n = config.array_size
     columns = [(col, min(n, fold.cols - col)) for col in range(0, fold.cols, n)]
     if table is not None:
-        reserved = table.reserve(fold.rows, columns, n, config.accumulator_rows)
+        reserved = table.reserve(fold.outputs, columns, n, config.accumulator_rows)
         config = replace(config, accumulator_rows=table.table_row)
     prelude = []
     if fold.table is not None:  # the vector unit's table first, in the top scratchpad rows
@@ -104,9 +119,18 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     else:
         source_half, out_half, out_base = config.scratchpad_rows // 2, \
             config.accumulator_rows // 2, 0
-    rows = min(fold.rows, source_half // per_row, out_half, MAX_FIELD // per_row)
+    # A depthwise product's products fill the accumulator half's first rows and their sums the
+    # rows after them, and its taps' weights (a transposing LOAD writes blocks of N rows) the
+    # source half's last rows: whole outputs a tile.
+    reduce = max(fold.reduce, 1)
+    if fold.reduce:
+        rows = min(fold.rows, source_half - -(-reduce // n) * n,
+                   out_half * reduce // (reduce + 1), MAX_FIELD)
+    else:
+        rows = min(fold.rows, source_half // per_row, out_half, MAX_FIELD // per_row)
     if tile_rows:
-        rows = min(rows, tile_rows)
+        rows = min(rows, tile_rows * reduce)
+    rows -= rows % reduce
     if rows < 1:
         raise DoesNotFit(f"a fold of {per_row} rows per output needs more than the "
                          f"{source_half} local rows of half a buffer on {config.name}")
@@ -118,14 +142,21 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     for index, (r0, count, col, width) in enumerate(tiles):
         later = index + 2 < len(tiles)
         dst = out_base + index % 2 * out_half
-        out.append(Instruction.make(
-            "vector", op=VECTOR_OPS.index(fold.op), src_acc=int(fold.wide),
-            src=index % 2 * source_half, dst=dst,
-            count=count, group=per_row,
-            ostride=fold.group if len(fold.operands) == 1 else 1,
-            gstride=1 if len(fold.operands) == 1 else count,
-            **(fold.lin.fields if fold.lin is not None else {}),
-            pop_prev=1, pop_next=int(index >= 2), push_prev=int(later), push_next=1))
+        tokens = {"pop_prev": 1, "pop_next": int(index >= 2)}
+        done = {"push_prev": int(later), "push_next": 1}
+        src = index % 2 * source_half
+        if fold.reduce:
+            out += _depthwise_vectors(reduce, src, dst, count, tokens, done)
+            if reduce > 1:  # the sums, after the products
+                dst += count
+            r0, count = r0 // reduce, count // reduce
+        else:
+            out.append(Instruction.make(
+                "vector", op=VECTOR_OPS.index(fold.op), src_acc=int(fold.wide), src=src,
+                dst=dst, count=count, group=per_row,
+                ostride=fold.group if len(fold.operands) == 1 else 1,
+                gstride=1 if len(fold.operands) == 1 else count,
+                **(fold.lin.fields if fold.lin is not None else {}), **tokens, **done))
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(table.column(col // n) if table is not None else {})}
         stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
@@ -138,8 +169,33 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
     out.append(Instruction.make("halt"))
     if table is not None:
         out = table.loads(columns, reserved) + out
-    return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out,
+    bias = table is not None and table.bias is not None
+    if fold.reduce:  # a depthwise product: its useful MACs, one per product
+        return Kernel(label, fold.outputs, reduce * fold.cols, 1, raw, relu, shift, out, bias,
+                      kind="vector-depthwise")
+    return Kernel(label, fold.rows * fold.cols, per_row, 1, raw, relu, shift, out, bias,
                   kind="fold")
+
+
+def _depthwise_vectors(taps: int, src: int, dst: int, count: int, tokens: dict[str, int],
+                       done: dict[str, int]) -> list[Instruction]:
+    """A depthwise tile's VECTORs: its ``count`` image rows (pixel, tap) from ``src``, the taps'
+    weights right after them; per pixel a ``mul`` of its taps by the weights into the
+    accumulator from ``dst``, then one ``add`` of each pixel's ``taps`` products into the rows
+    after them (none where a pixel has one tap: its product is its output). The vector unit
+    runs its queue in order, so each reads what the one before wrote."""
+    weights, pixels = src + count, count // taps
+    out = [Instruction.make("vector", op=VECTOR_OPS.index("mul"), src=src + p * taps,
+                            dst=dst + p * taps, count=taps, group=2, ostride=1,
+                            gstride=weights - (src + p * taps),
+                            **(tokens if p == 0 else {}),
+                            **(done if taps == 1 and p == pixels - 1 else {}))
+           for p in range(pixels)]
+    if taps > 1:
+        out.append(Instruction.make("vector", op=VECTOR_OPS.index("add"), src_acc=1, src=dst,
+                                    dst=dst + count, count=pixels, group=taps, ostride=taps,
+                                    gstride=1, **done))
+    return out
 
 
 def copy_kernel(label: str, source: Target, c: Target, config: HwConfig,
@@ -164,7 +220,9 @@ def _loads(fold: Fold, tile, base: int, half: int, index: int, ordered: bool
     fields = []
     for slot, operand in enumerate(fold.operands):
         last = slot == len(fold.operands) - 1
-        fields += _transfers(operand, (r0 * fold.group, rows), (col, width),
+        # A depthwise product's weights: its taps, the same rows for every tile.
+        which = (0, fold.reduce) if slot and fold.reduce else (r0 * fold.group, rows)
+        fields += _transfers(operand, which, (col, width),
                              base + slot * rows, {"acc": int(fold.wide)}, "ab"[slot],
                              half - slot * rows if last else rows)
     return flagged("load", fields, first={"pop_vec": int(index >= 2),

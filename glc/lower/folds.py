@@ -184,7 +184,7 @@ class Folds:
         columns (``_joined``) the fold is built both ways and the faster kept: joined, a tile
         holds fewer rows (an 8×7×7 add on n4: 49 columns of 8 rows, one cycle slower than 7
         of 56)."""
-        op, operands, folded, dims, relu, shift, requant, lin, table = plan
+        op, operands, folded, dims, relu, shift, requant, lin, table, bias = plan
         transposing = order is not None
         if requant is not None:  # the multipliers' columns: the node's last dim
             if transposing and order != list(range(len(dims))):
@@ -202,11 +202,11 @@ class Folds:
         if requant is not None:
             if not dims or not self.rule.affine(requant.args[1]):
                 return None
-            view = view_of(requant.args[1], self.types, self._materialise)
-            matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
-                                           view.groups[-1]))
-            multipliers = StoreTable(
-                Target(matrix, self._to_dram(view.buffer).address, 4), requant.args[2].value)
+            if bias is not None and not self.rule.affine(bias):
+                return None
+            vectors = [self._by_column(t) for t in (requant.args[1], bias) if t is not None]
+            multipliers = StoreTable(vectors[0], requant.args[2].value,
+                                     vectors[1] if bias is not None else None)
             try:
                 multipliers.check()
             except OperandUnexpressible:
@@ -225,11 +225,19 @@ class Folds:
                 best = built
         return best
 
+    def _by_column(self, vector: Term) -> Target:
+        """A requantization's multipliers or bias over the result's dims as the matrix its
+        STOREs read by column (the last dim its columns)."""
+        view = view_of(vector, self.types, self._materialise)
+        matrix = replace(view, groups=(tuple(d for g in view.groups[:-1] for d in g),
+                                       view.groups[-1]))
+        return Target(matrix, self._to_dram(view.buffer).address, 4)
+
     def _fold_joined(self, node: Term, plan, views: list[View], kept: list, order: list[int],
                      joined: int, transposing: bool, requantization: StoreTable | None,
                      out: str, tile_rows: int, band: Band | None = None) -> _Built | None:
         """``_fold_built``'s kernel with the result's last ``joined`` dims its columns."""
-        op, operands, folded, dims, relu, shift, requant, lin, table = plan
+        op, operands, folded, dims, relu, shift, requant, lin, table, bias = plan
         dims = tuple(dims[k] for k in order)
         rows, cols = (math.prod(dims[:-joined]), math.prod(dims[-joined:])) if dims else (1, 1)
         targets, strided = {}, []
@@ -258,6 +266,8 @@ class Folds:
         raw = self.types[id(node)].dtype == "int32"
         if requantization is not None:
             targets["m"] = requantization.multipliers
+            if requantization.bias is not None:
+                targets["bias"] = requantization.bias
         if table is not None:  # op `lut`: its table, loaded whole (glc/lower/lookup.py)
             entries = view_of(table, self.types, self._materialise)
             if not self._reaches(entries):
@@ -268,6 +278,7 @@ class Folds:
         if all(t.view.buffer in self.program.buffers for t in targets.values()):
             self._check_fits(targets, dims, raw)  # (a trial's copy: checked once it is made)
         multipliers, entries = targets.pop("m", None), targets.pop("t", None)
+        added = targets.pop("bias", None)
         group = math.prod(self.types[id(operands[0])].dims[k] for k in folded)
         fold = Fold(op, tuple(targets.values()), group, rows, cols, wide, lin, entries)
         if band is None:
@@ -283,7 +294,8 @@ class Folds:
                                        self.config, requantization, tile_rows)
         except (OperandUnexpressible, DoesNotFit):
             return None
-        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers, entries) if t})
+        inputs = sorted({t.view.buffer for t in (*targets.values(), multipliers, entries, added)
+                         if t})
         return _Built(kernel, out, inputs, dims, order, tuple(strided), joined)
 
 

@@ -232,6 +232,9 @@ class Absorb:
                             requant, table=table)
         if current.op == "quantize-linear":
             return self._requantized_plan(current) if current is node else None
+        bias = None
+        if requant is not None and (found := self._fold_bias(current, relu)) is not None:
+            current, bias = found  # added by the STOREs, as a product's bias
         kind = self.types[id(current.args[0])] if current.op == "compute" else None
         name = kind.name if kind is not None else "copy"
         if name == "copy" and not relu and shift is None and requant is None:
@@ -256,7 +259,28 @@ class Absorb:
             return None
         dims = tuple(d for k, d in enumerate(self.types[id(operands[0])].dims) if k not in folded)
         op = {"reduce-max": "max", "elementwise-mul": "mul"}.get(name, "add")
-        return FoldPlan(op, operands, folded, dims, relu, shift, requant)
+        return FoldPlan(op, operands, folded, dims, relu, shift, requant, bias=bias)
+
+    def _fold_bias(self, node: Term, relu: bool) -> tuple[Term, Term] | None:
+        """Under a ``requantize-linear`` (and no relu between), ``(compute elementwise-add
+        (access-pair F B))`` of an int32 reduce-sum F used only here and an int32 view B that
+        varies along at most the result's last dim (a per-channel or per-tensor bias: an ONNX
+        global average pool's zero-point correction): F, and B for the STOREs' table to add
+        (STORE ``bias``), so the sum, the bias and the requantization are one fold, not a sum
+        and then a pass over it."""
+        if relu or node.op != "compute" or \
+                self.types[id(node.args[0])].name != "elementwise-add":
+            return None
+        pair = node.args[1]
+        if pair.op != "access-pair" or self.uses[id(pair)] > 1:
+            return None
+        total, bias = pair.args
+        if total.op != "compute" or self.uses[id(total)] > 1 or \
+                self.types[id(total.args[0])].name != "reduce-sum" or \
+                self.types[id(total)].dtype != "int32" or \
+                self.types[id(bias)].dtype != "int32" or not self.affine(bias):
+            return None
+        return total, bias
 
     def _lin_plan(self, node: Term, relu: bool, shift: int | None,
                   requant: Term | None) -> FoldPlan | None:
@@ -317,7 +341,7 @@ class FoldPlan(NamedTuple):
     """A fold the vector unit runs: ``op`` over ``operands`` (the ``folded`` dims of one, or a
     pair), of result ``dims``, under ``relu`` and a requantize ``shift`` or a
     ``requantize-linear`` node ``requant``; ``lin`` the constants of ``op`` ``lin``, ``table``
-    the table of ``op`` ``lut``."""
+    the table of ``op`` ``lut``, ``bias`` the bias added before ``requant``."""
 
     op: str
     operands: tuple[Term, ...]
@@ -328,3 +352,4 @@ class FoldPlan(NamedTuple):
     requant: Term | None
     lin: Lin | None = None
     table: Term | None = None  # op `lut`: the table-lookup's table
+    bias: Term | None = None  # with ``requant``: an int32 bias the STOREs add first

@@ -39,7 +39,9 @@ class Kernel:
     (``kind`` "matmul"), or M outputs each folding K values on the vector unit ("fold",
     glc/lower/fold.py; Nₒ = 1), or a copy on the vector unit that changes a tensor's layout
     for the next kernel ("repack", glc/lower/repack.py), or a product whose B is diagonal in
-    each K tile ("diagonal": N channels of a depthwise product, glc/lower/depthwise.py)."""
+    each K tile ("diagonal": N channels of a depthwise product, glc/lower/depthwise.py), or a
+    depthwise product on the vector unit ("vector-depthwise": M pixels, K its taps × channels,
+    glc/lower/fold.py)."""
 
     label: str  # the term it implements, for the assembly's comments
     m: int
@@ -77,7 +79,7 @@ class Kernel:
     @property
     def on_vector(self) -> bool:
         """Run by the vector unit (a fold or a repack), not the array."""
-        return self.kind in ("fold", "repack")
+        return self.kind in ("fold", "repack", "vector-depthwise")
 
     def header(self) -> str:
         """Assembly comments: the term it implements and the product it computes."""
@@ -87,6 +89,9 @@ class Kernel:
             return f"{comment}; vector repack: {self.m} bytes into the next kernel's layout\n"
         if self.kind == "fold":
             return f"{comment}; vector fold: {self.m} outputs of {self.k} rows, stored {mode}\n"
+        if self.kind == "vector-depthwise":
+            return (f"{comment}; depthwise on the vector unit: {self.m} pixels of {self.k} "
+                    f"taps × channels, stored {mode}\n")
         if self.kind == "diagonal":
             return (f"{comment}; depthwise: C = A·B, B diagonal in each K tile: {self.m}x{self.k}"
                     f" · {self.k}x{self.n_out}, stored {mode}\n")

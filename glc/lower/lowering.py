@@ -7,7 +7,8 @@ operands views of DRAM tensors (glc/lower/view.py); an operand that is no affine
 the transfers cannot walk, is first materialised into DRAM by a host *copy*; one the search reads
 faster from another layout is repacked first (glc/lower/relayout.py). A fold the vector unit runs
 becomes a fold kernel (glc/lower/folds.py, glc/lower/fold.py), a depthwise product one kernel per N
-channels (glc/lower/depthwise.py), a concatenation of kernels' results copies into its slices
+channels (glc/lower/depthwise.py), a band kernel or a kernel on the vector unit
+(glc/lower/depthwise_lowering.py), a concatenation of kernels' results copies into its slices
 (glc/lower/concat.py). Every other node is computed by a host step: the interpreter on the sub-term,
 with the kernels' results read from DRAM. The result is read back through its view (a transpose or
 reshape of a kernel's result costs nothing). Every tensor gets an address: the memory plan."""
@@ -28,6 +29,7 @@ from glc.ir.term import Term, leaf, rebuild, walk
 from glc.ir.types import Access
 from glc.lower.batched import Batches
 from glc.lower.concat import Band, Concats
+from glc.lower.depthwise_lowering import Depthwises
 from glc.lower.folds import Folds
 from glc.lower.fusion import SYSTOLIC, Absorb
 from glc.lower.names import renumber
@@ -92,7 +94,7 @@ def predicted_cycles(term: Term, env: Mapping[str, Access], config: HwConfig) ->
     return lower(term, env, config).figures()["predicted_cycles"]
 
 
-class _Lowerer(Products, Relayout, Batches, Folds, Concats, Reorient):
+class _Lowerer(Products, Relayout, Depthwises, Batches, Folds, Concats, Reorient):
     def __init__(self, term: Term, env: Mapping[str, Access], config: HwConfig, build: bool,
                  disabled: frozenset[str] = frozenset(), kept: Collection[int] = (),
                  kernels: Kernels | None = None):
@@ -374,7 +376,7 @@ def _why_host(node: Term, types: Mapping[int, object]) -> str:
         operands = node.args[1].args
         if a.dtype == b.dtype == "int8":
             # Paired item by item, and neither a depthwise convolution the depthwise kernels
-            # take (glc/lower/relayout.py) nor a batch of products (glc/lower/batched.py).
+            # take (glc/lower/depthwise_lowering.py) nor a batch of products (glc/lower/batched.py).
             return (f"a product of {a} and {b} paired item by item (access-pair): the array "
                     "multiplies every item of one operand by every item of the other "
                     "(access-cartesian-product), the depthwise kernels take only windows "

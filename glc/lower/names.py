@@ -20,7 +20,8 @@ from glc.ir.term import leaf, rebuild
 from glc.lower.program import HostStep, KernelStep, Program
 
 # A kernel's unit → the stem of the buffer it writes.
-STEMS = {"matmul": "kernel", "diagonal": "kernel", "fold": "fold", "repack": "repack"}
+STEMS = {"matmul": "kernel", "diagonal": "kernel", "fold": "fold", "repack": "repack",
+         "vector-depthwise": "fold"}
 
 
 def renumber(program: Program) -> Program:

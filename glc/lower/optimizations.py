@@ -40,9 +40,12 @@ OPTIMIZATIONS = (
     Optimization("concat-in-place", "a concatenation's part computed by a kernel written into "
                  "its band by that kernel, not copied", "concat.py _placed_into"),
     Optimization("depthwise-band", "a depthwise product as one band kernel reading the image "
-                 "once", "relayout.py _band, _direct_band"),
+                 "once", "depthwise_lowering.py _band, _direct_band"),
+    Optimization("depthwise-vector", "a depthwise product on the vector unit, a multiply "
+                 "and a sum over the taps, where the array's preloads bind (small maps)",
+                 "depthwise_lowering.py _on_vector"),
     Optimization("channel-repack", "a depthwise product's operand repacked so its channels "
-                 "are contiguous", "relayout.py _contiguous_channels, _packed_channels"),
+                 "are contiguous", "depthwise_lowering.py _contiguous_channels, _packed_channels"),
 )
 
 NAMES = tuple(o.name for o in OPTIMIZATIONS)

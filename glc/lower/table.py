@@ -94,9 +94,17 @@ class StoreTable:
         return [((r, min(n, first + count - r)), self._fields((r, min(n, first + count - r))))
                 for r in range(first, first + count, n)]
 
+    @property
+    def uniform(self) -> bool:
+        """Whether every vector repeats one value along C's columns (a per-tensor bias and
+        multiplier: a global average pool's requantization): every output tile's STOREs then
+        read the same rows, loaded once (a 1 280-channel pool on n16 loaded 80 tiles' rows, a
+        scalar repeated N times each, in 3 482 cycles)."""
+        return not self.by_rows and all(_broadcast(t.view.groups[-1]) for _, t in self.vectors)
+
     def column(self, tile: int) -> dict[str, int]:
         """The STORE fields for output tile ``tile`` (its N columns) by column."""
-        return self._fields(("column", tile))
+        return self._fields(("column", 0 if self.uniform else tile))
 
     def _fields(self, key) -> dict[str, int]:
         row = self.table_row + self.table.setdefault(key, len(self.table)) * len(self.vectors)

@@ -84,14 +84,27 @@ def _depthwise_reference(arrays, nhwc: bool, pad: int) -> np.ndarray:
     return result if nhwc else result.transpose(0, 3, 1, 2)
 
 
+# The array's kernels alone (the vector unit's kernel switched off), or whichever the lowering
+# finds faster (glc/lower/depthwise_lowering.py, ``_on_vector``).
+ARRAY = frozenset({"depthwise-vector"})
+UNITS = pytest.mark.parametrize("disabled", [ARRAY, frozenset()], ids=["array", "fastest"])
+
+
+def _kinds_allowed(program, disabled) -> bool:
+    """Every kernel a depthwise one or a copy, on the array where the vector unit's is off."""
+    kinds = {s.kernel.kind for s in program.kernels}
+    depthwise = {"diagonal"} | ({"vector-depthwise"} if not disabled else set())
+    return not program.host_steps and bool(kinds & depthwise) and kinds <= depthwise | {"repack"}
+
+
+@UNITS
 @pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
 @pytest.mark.parametrize("seed", range(8))
-def test_a_depthwise_conv_runs_on_the_array_and_equals_the_interpreter(seed, nhwc):
+def test_a_depthwise_conv_runs_on_the_array_and_equals_the_interpreter(seed, nhwc, disabled):
     term, arrays, macs = _depthwise(seed, nhwc, convert=seed % 2 == 1)
     config = load_config("n4")
-    program = lower(term, env_types(arrays), config)
-    kinds = {s.kernel.kind for s in program.kernels}
-    assert not program.host_steps and "diagonal" in kinds and kinds <= {"diagonal", "repack"}
+    program = lower(term, env_types(arrays), config, disabled=disabled)
+    assert _kinds_allowed(program, disabled)
     # Each kernel counts only its useful MACs: together the layer's.
     assert sum(kernel_limit(s.kernel, config).macs for s in program.kernels) == macs
     expected, _ = interpret(term, arrays)
@@ -136,7 +149,7 @@ def test_a_pair_product_that_is_no_depthwise_conv_is_not_one():
 def test_a_depthwise_conv_on_the_rtl_equals_the_interpreter_and_the_model(nhwc):
     """The diagonal B's LOADs walk a coordinate down (a negative xcoef/ycoef)."""
     term, arrays, _ = _depthwise(5, nhwc, channels=6, convert=True)  # a narrower last group
-    program = lower(term, env_types(arrays), load_config("n4"))
+    program = lower(term, env_types(arrays), load_config("n4"), disabled=ARRAY)
     assert any(s.kernel.kind == "diagonal" for s in program.kernels)
     expected, _ = interpret(term, arrays)
     outcome = execute(program, arrays, "rtl")
@@ -200,8 +213,9 @@ def test_stride_1_depthwise_convs_read_the_image_once(nhwc):
 def test_a_band_kernel_reads_an_nchw_image_as_it_lies():
     """Random stride-1 NCHW depthwise convs on n4 (5–20 channels, 6–14 pixels a side): the
     band kernel reads the image by transposing LOADs, N pixels of a channel a run, where that
-    beats copying it to NHWC (glc/lower/relayout.py, _direct_band) — on most of them, only the
-    OIHW weights copied — equal to numpy on the ISA simulator, cycles as predicted."""
+    beats copying it to NHWC (glc/lower/depthwise_lowering.py, _direct_band) — on most of
+    them, only the OIHW weights copied — equal to numpy on the ISA simulator, cycles as
+    predicted."""
     config = load_config("n4")
     direct = 0
     for seed in range(8):
@@ -244,17 +258,19 @@ def test_a_mobilenet_depthwise_layer_streams_each_tap_from_one_band():
                          ids=["nchw", "nhwc", "nchw-as-it-lies"])
 def test_a_band_kernel_on_the_rtl_equals_numpy_and_the_model(nhwc, channels, size):
     term, arrays, _ = _depthwise(2, nhwc, channels=channels, stride=1, size=size, k=3, pad=1)
-    program = lower(term, env_types(arrays), load_config("n4"))
+    program = lower(term, env_types(arrays), load_config("n4"), disabled=ARRAY)
     assert len([s for s in program.kernels if s.kernel.kind == "diagonal"]) == 1
     outcome = execute(program, arrays, "rtl")
     assert np.array_equal(outcome.result, _depthwise_reference(arrays, nhwc, 1))
     assert outcome.cycles == program.figures()["predicted_cycles"]
 
 
+@UNITS
 @pytest.mark.parametrize("config", ["n4", "n16"])
 @pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
 @pytest.mark.parametrize("seed", range(6))
-def test_a_quantized_depthwise_conv_requantizes_in_its_kernels_stores(seed, nhwc, config):
+def test_a_quantized_depthwise_conv_requantizes_in_its_kernels_stores(seed, nhwc, config,
+                                                                       disabled):
     """ONNX's QLinearConv over channels (random counts, some N does not divide; 3×3 or 5×5,
     stride 1 or 2, with or without a relu): the per-channel bias and requantize-linear in the
     depthwise kernels' STOREs, read by column (the channels are C's columns) — no fold, no
@@ -266,9 +282,8 @@ def test_a_quantized_depthwise_conv_requantizes_in_its_kernels_stores(seed, nhwc
     term, arrays, macs = _depthwise(seed, nhwc, channels=channels, stride=stride, k=k,
                                     size=int(rng.integers(k, k + 6)), pad=k // 2,
                                     linear=("relu", "plain")[seed // 3 % 2])
-    program = lower(term, env_types(arrays), load_config(config))
-    kinds = {s.kernel.kind for s in program.kernels}
-    assert not program.host_steps and "diagonal" in kinds and kinds <= {"diagonal", "repack"}
+    program = lower(term, env_types(arrays), load_config(config), disabled=disabled)
+    assert _kinds_allowed(program, disabled)
     assert sum(kernel_limit(s.kernel, load_config(config)).macs
                for s in program.kernels) == macs
     expected, _ = interpret(term, arrays)
@@ -307,9 +322,82 @@ def test_a_quantized_depthwise_conv_on_the_rtl_equals_the_interpreter_and_the_mo
     kernel (NCHW, stride 1) and kernels per group (NHWC, stride 2), 6 channels."""
     term, arrays, _ = _depthwise(3, nhwc, channels=6, stride=2 if nhwc else 1, k=3, size=6,
                                  pad=1, linear="relu")
-    program = lower(term, env_types(arrays), load_config("n4"))
+    program = lower(term, env_types(arrays), load_config("n4"), disabled=ARRAY)
     assert not program.host_steps
     assert any(s.kernel.kind == "diagonal" for s in program.kernels)
+    expected, _ = interpret(term, arrays)
+    outcome = execute(program, arrays, "rtl")
+    assert np.array_equal(outcome.result, expected)
+    assert outcome.cycles == program.figures()["predicted_cycles"]
+
+
+@pytest.mark.parametrize("config", ["n4", "n16"])
+def test_a_depthwise_conv_on_a_small_map_runs_on_the_vector_unit(config):
+    """MobileNet's last depthwise layers: 1×1 to 3×3 maps (random channels, some N does not
+    divide, 3×3 or 5×5, stride 1 or 2, NCHW or NHWC, plain, relu/requantize or ONNX's
+    requantization). On the array each tap's diagonal B takes N cycles to preload whatever the
+    pixels; on the vector unit a ``mul`` and an ``add`` over the taps (glc/lower/fold.py). The
+    lowering keeps whichever the cycle model counts fewer — never more cycles than the array's
+    kernels alone, the vector unit's on most of these — each equal to the interpreter on the
+    ISA simulator with the model's cycles and the layer's useful MACs."""
+    hw = load_config(config)
+    n = hw.array_size
+    chosen = 0
+    for seed in range(8):
+        rng = np.random.default_rng(2000 + seed)
+        channels = int(rng.integers(2, 6 * n))
+        k, stride, size = (3, 5)[seed % 2], int(rng.integers(1, 3)), int(rng.integers(1, 4))
+        form = ("linear", "convert", "plain")[seed % 3]
+        term, arrays, macs = _depthwise(seed, bool(seed // 2 % 2), channels=channels,
+                                        stride=stride, k=k, size=size, pad=k // 2,
+                                        convert=form == "convert",
+                                        linear="relu" if form == "linear" else None)
+        expected, _ = interpret(term, arrays)
+        cycles = {}
+        for disabled in (ARRAY, frozenset()):
+            program = lower(term, env_types(arrays), hw, disabled=disabled)
+            assert _kinds_allowed(program, disabled)
+            assert sum(kernel_limit(s.kernel, hw).macs for s in program.kernels) == macs
+            outcome = execute(program, arrays, "isa")
+            assert np.array_equal(outcome.result, expected)
+            assert outcome.cycles == program.figures()["predicted_cycles"]
+            cycles[disabled] = outcome.cycles
+        assert cycles[frozenset()] <= cycles[ARRAY]
+        chosen += any(s.kernel.kind == "vector-depthwise" for s in program.kernels)
+    assert chosen >= 6
+
+
+def test_mobilenet_s_last_depthwise_layers_run_on_the_vector_unit_at_a_fraction_of_the_cycles():
+    """960 channels on a 1×1 map and 384 on 2×2 (MobileNetV2's features 15–17 and 7–10 at
+    32×32, NHWC, ONNX's requantization) on n16: the vector unit's kernel, exact, in under half
+    the cycles of the array's kernels per group (measured side by side)."""
+    config = load_config("n16")
+    for channels, size in ((960, 1), (384, 2)):
+        term, arrays, _ = _depthwise(1, True, channels=channels, stride=1, k=3, size=size,
+                                     pad=1, linear="relu")
+        expected, _ = interpret(term, arrays)
+        cycles = {}
+        for disabled in (ARRAY, frozenset()):
+            program = lower(term, env_types(arrays), config, disabled=disabled)
+            outcome = execute(program, arrays, "isa")
+            assert np.array_equal(outcome.result, expected)
+            cycles[disabled] = outcome.cycles
+        (step,) = program.kernels
+        assert step.kernel.kind == "vector-depthwise" and not program.host_steps
+        assert cycles[frozenset()] < 0.5 * cycles[ARRAY]
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize(("nhwc", "k", "linear"), [(True, 3, "relu"), (False, 5, None)],
+                         ids=["nhwc-linear", "nchw-oihw-transposed"])
+def test_a_depthwise_conv_on_the_vector_unit_on_the_rtl_equals_the_interpreter(nhwc, k,
+                                                                               linear):
+    """1×1 maps on n4, 10 channels: HWIO weights loaded as they lie, and OIHW weights by
+    transposing LOADs (a channel's taps a run)."""
+    term, arrays, _ = _depthwise(4, nhwc, channels=10, stride=1, k=k, size=1, pad=k // 2,
+                                 linear=linear, convert=linear is None)
+    program = lower(term, env_types(arrays), load_config("n4"))
+    assert any(s.kernel.kind == "vector-depthwise" for s in program.kernels)
     expected, _ = interpret(term, arrays)
     outcome = execute(program, arrays, "rtl")
     assert np.array_equal(outcome.result, expected)

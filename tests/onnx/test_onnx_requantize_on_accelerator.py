@@ -76,21 +76,23 @@ def _pool_head():
                         "b2": rng.normal(0, 0.1, 7)})
 
 
-def _mobilenet_block(stride: int = 1):
+def _mobilenet_block(stride: int = 1, size: int = 9, channels: int = 20):
     """MobileNetV2's inverted residual without the residual: expand 1×1, ReLU6, depthwise
-    3×3 (a Conv whose groups are its 20 channels), ReLU6, project 1×1."""
+    3×3 (a Conv whose groups are its channels), ReLU6, project 1×1; NCHW."""
     rng = np.random.default_rng(5)
     expand = helper.make_node("Conv", ["x", "w1", "b1"], ["e"], kernel_shape=[1, 1])
     clip1 = helper.make_node("Clip", ["e", "lo", "hi"], ["r1"])
     depthwise = helper.make_node("Conv", ["r1", "w2", "b2"], ["d"], kernel_shape=[3, 3],
-                                 pads=[1, 1, 1, 1], strides=[stride, stride], group=20)
+                                 pads=[1, 1, 1, 1], strides=[stride, stride], group=channels)
     clip2 = helper.make_node("Clip", ["d", "lo", "hi"], ["r2"])
     project = helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], kernel_shape=[1, 1])
-    return float_model([expand, clip1, depthwise, clip2, project], [("x", [1, 6, 9, 9])],
+    return float_model([expand, clip1, depthwise, clip2, project], [("x", [1, 6, size, size])],
                        ("y", None),
-                       {"w1": weights(rng, 20, 6, 1, 1), "b1": rng.normal(0, 0.1, 20),
-                        "w2": weights(rng, 20, 1, 3, 3), "b2": rng.normal(0, 0.1, 20),
-                        "w3": weights(rng, 7, 20, 1, 1), "b3": rng.normal(0, 0.1, 7),
+                       {"w1": weights(rng, channels, 6, 1, 1),
+                        "b1": rng.normal(0, 0.1, channels),
+                        "w2": weights(rng, channels, 1, 3, 3),
+                        "b2": rng.normal(0, 0.1, channels),
+                        "w3": weights(rng, 7, channels, 1, 1), "b3": rng.normal(0, 0.1, 7),
                         "lo": np.array(0, np.float32), "hi": np.array(6, np.float32)})
 
 
@@ -106,10 +108,57 @@ def test_a_mobilenet_block_requantizes_its_depthwise_conv_on_the_array(tmp_path,
     assert _host_operators(figures) == EDGES, figures["host"]
 
 
+@pytest.mark.parametrize(("config", "size", "stride"), [("n16", 1, 1), ("n16", 2, 1),
+                                                        ("n16", 4, 2), ("n4", 1, 1)])
+def test_a_mobilenet_block_on_a_small_map_runs_its_depthwise_conv_on_the_vector_unit(
+        tmp_path, config, size, stride):
+    """MobileNetV2's last blocks at 32×32: 40 channels on a 1×1 or 2×2 map (NCHW, QDQ uint8,
+    per-channel weights). The depthwise conv runs on the vector unit (glc/lower/
+    depthwise_lowering.py, ``_on_vector``): its image channels-last, copied or stored so by the
+    expand conv in its other orientation, its OIHW weights read as they lie or copied; no host
+    step but the edges, the result equal to onnxruntime's."""
+    figures = _run(_mobilenet_block(stride, size, 40), tmp_path, config,
+                   dict(activations="uint8", per_channel=True))
+    assert _host_operators(figures) == EDGES, figures["host"]
+    assert "vector-depthwise" in {s["unit"] for s in _compiled_steps(tmp_path, config)}
+
+
+def _compiled_steps(tmp_path, config: str, *options: str) -> list[dict]:
+    """The kernel steps of the program ``_run`` imported, compiled with ``options``."""
+    out = tmp_path / f"compiled{'-'.join(options)}"
+    (source,) = (tmp_path / "program").glob("*.gls")
+    compiled = CliRunner().invoke(main, ["compile", str(source), "--config", config,
+                                         "-o", str(out), *options])
+    assert compiled.exit_code == 0, compiled.output
+    return [s for s in json.loads((out / "manifest.json").read_text())["steps"]
+            if s["kind"] != "host"]
+
+
+def test_a_depthwise_conv_s_image_is_stored_channels_last_by_the_expand_conv(tmp_path):
+    """A stride-2 depthwise conv (kernels per group on the array) needs its image's channels
+    contiguous; the NCHW expand conv before it is lowered again in its other orientation,
+    storing it channels-last (glc/lower/depthwise_lowering.py, ``_image_reoriented``), where
+    that costs fewer cycles than copying the image: only the weights are copied, the whole
+    takes fewer cycles than with ``--disable reorient`` (which copies the image), and the
+    result is onnxruntime's."""
+    _run(_mobilenet_block(2, 8, 40), tmp_path, "n16", dict(activations="uint8", per_channel=True))
+    reoriented = _compiled_steps(tmp_path, "n16")
+    copied = _compiled_steps(tmp_path, "n16", "--disable", "reorient")
+    copies = [s["inputs"] for s in reoriented if s["unit"] == "repack"]
+    assert copies == [["r2_w"]]
+    assert len([s for s in copied if s["unit"] == "repack"]) == 2
+    assert sum(s["predicted_cycles"] for s in reoriented) < \
+        sum(s["predicted_cycles"] for s in copied)
+
+
 @pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
 def test_global_pool_requantizes_on_the_vector_unit(tmp_path, options):
+    """The pool's sum, its zero-point correction (an int32 bias) and its requantization are
+    one fold: the STOREs add the bias and requantize (glc/lower/fusion.py, ``_fold_bias``),
+    no pass over the sums."""
     figures = _run(_pool_head(), tmp_path, "n4", options)
     assert _host_operators(figures) <= EDGES, figures["host"]
+    assert [s["unit"] for s in _compiled_steps(tmp_path, "n4")] == ["matmul", "fold", "matmul"]
 
 
 @pytest.mark.parametrize("options", FORMS, ids=FORM_IDS)
