@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from glc.cost.kernel import Estimate, estimate
+from glc.cost.kernel import Estimate, estimate, lower_bound
 from glc.cost.limit import compute_ideal
 from glc.cost.tiles import NO_TABLE, TableCost
 from glc.hwconfig import HwConfig
@@ -102,6 +102,17 @@ def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shif
     tiling = shape(a, b, config.array_size, k_inner, flat)
     return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, tiling.k_tiles,
                     tiling.o_tiles, block_rows=block_rows, table=table)
+
+
+def kernel_bound(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
+                 config: HwConfig, k_inner: int | None = None, block_rows: int = 0,
+                 flat: bool = False, table: TableCost = NO_TABLE) -> int:
+    """A lower bound on kernel_estimate's cycles for the same arguments (glc/cost/kernel.py,
+    ``lower_bound``: no schedule run); raises what kernel_estimate raises where there is no
+    plan."""
+    tiling = shape(a, b, config.array_size, k_inner, flat)
+    return lower_bound(tiling.a, tiling.b, c, raw, relu, shift, config, tiling.k_tiles,
+                       tiling.o_tiles, block_rows=block_rows, table=table)
 
 
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,
