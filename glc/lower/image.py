@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import format_instruction
-from glc.isa.cycles import predicted_cycles
+from glc.isa.cycles import steps_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.fields import WORD_BYTES
-from glc.isa.steps import PUSHES, TOKENS
+from glc.isa.steps import PUSHES, TOKENS, decode_all
 from glc.lower.program import HostStep, KernelStep, Program
 
 BARRIER = (Instruction.make("sync", unit=2, push_prev=1),
@@ -59,7 +59,13 @@ class Image:
         if len(self.steps) == 1:
             return self.steps[0].kernel.predicted_cycles(config)
         if config not in self._cycles:
-            self._cycles[config] = predicted_cycles(self.instructions, config)
+            barrier = decode_all(BARRIER, config)
+            steps = []
+            for index, step in enumerate(self.steps):  # as ``instructions`` joins them
+                if index:
+                    steps += barrier
+                steps += step.kernel.steps(config)[:-1]
+            self._cycles[config] = steps_cycles([*steps, *decode_all([HALT], config)], config)
         return self._cycles[config]
 
     def text(self) -> str:

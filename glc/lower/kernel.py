@@ -25,9 +25,10 @@ from glc.cost.kernel import Estimate, estimate, lower_bound
 from glc.cost.limit import compute_ideal
 from glc.cost.tiles import NO_TABLE, TableCost
 from glc.hwconfig import HwConfig
-from glc.isa.cycles import predicted_cycles
+from glc.isa.cycles import steps_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_instructions
+from glc.isa.steps import Step, decode_all
 from glc.lower.table import StoreTable
 from glc.lower.tiling import Range, k_segments, shape
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
@@ -53,6 +54,11 @@ class Kernel:
     kind: str = "matmul"
     estimated: int = 0  # the analytic model's cycles (glc/cost/kernel.py); 0: not estimated
     _cycles: dict[HwConfig, int] = field(default_factory=dict, repr=False, compare=False)
+    # The decoded instructions per config (decode_all), for the kernel's and its image's cycle
+    # model; shared by relocated copies (decoding reads no DRAM address and no zero point),
+    # and not pickled: a compile cache entry holds the instructions.
+    _steps: dict[HwConfig, list[Step]] = field(default_factory=dict, repr=False,
+                                               compare=False)
 
     @property
     def words(self) -> list[int]:
@@ -66,8 +72,17 @@ class Kernel:
         """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;
         memoised per configuration (the instructions do not change once built)."""
         if config not in self._cycles:
-            self._cycles[config] = predicted_cycles(self.instructions, config)
+            self._cycles[config] = steps_cycles(self.steps(config), config)
         return self._cycles[config]
+
+    def steps(self, config: HwConfig) -> list[Step]:
+        """The instructions as the cycle model reads them (decode_all), memoised per config."""
+        if config not in self._steps:
+            self._steps[config] = decode_all(self.instructions, config)
+        return self._steps[config]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_steps": {}}
 
     def estimated_cycles(self, config: HwConfig) -> int:
         """The analytic model's cycles, or where it gave none (a fold) the cycle model's: what
