@@ -253,13 +253,13 @@ def test_the_schedule_cache_chooses_what_the_search_does(name, tmp_path, monkeyp
     compile entry removed, the in-memory memo emptied, the search itself refused): the same
     instruction stream byte for byte."""
     cache = Cache(tmp_path / "cache")
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     plain = compiled(PROGRAMS / name, None)
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     cold = compiled(PROGRAMS / name, cache)
     assert cache.info()["schedule"]["entries"] > 0
     shutil.rmtree(tmp_path / "cache" / "compile")
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
 
     def refused(*args):
         raise AssertionError("searched again with the schedule cache warm")
@@ -274,7 +274,7 @@ def test_the_schedule_cache_chooses_what_the_search_does(name, tmp_path, monkeyp
 def test_a_small_edit_searches_only_what_changed(tmp_path, monkeypatch):
     """Two compiles sharing layers: the second searches only the kernels the first had not."""
     cache = Cache(tmp_path / "cache")
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     searched = []
     search = cost_kernel._search
     monkeypatch.setattr(cost_kernel, "_search",
@@ -285,7 +285,7 @@ def test_a_small_edit_searches_only_what_changed(tmp_path, monkeypatch):
     shutil.copytree(PROGRAMS / "resnet-block-28-int8", folder)
     gls = next(folder.glob("*.gls"))
     gls.write_text("; an edited comment\n" + gls.read_text())
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     searched.clear()
     edited = compiled(folder, cache)
     assert cold > 0 and not edited.cached and searched == []

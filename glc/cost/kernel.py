@@ -54,11 +54,13 @@ def estimate(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool,
     signature: the views and element sizes (not which tensors they are or where they lie, a
     view's offset included: a tile's beats do not depend on its address; so a layer's equal
     chunks are one estimate), the output conversion and table, the config."""
-    def placed(t: Target) -> Target:
-        return replace(t, address=0, view=replace(t.view, buffer="", offset=0))
-
-    return _estimate(tuple(map(placed, a)), tuple(map(placed, b)), placed(c), raw, relu, shift,
+    return _estimate(tuple(map(_placed, a)), tuple(map(_placed, b)), _placed(c), raw, relu, shift,
                      config, tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows, table)
+
+
+def _placed(t: Target) -> Target:
+    """The target as the signature has it: not which tensor it is or where it lies."""
+    return replace(t, address=0, view=replace(t.view, buffer="", offset=0))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -68,16 +70,48 @@ def _estimate(*signature) -> Estimate:
     return remembered("estimate", signature, lambda: _search(*signature))
 
 
-def _search(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
-            shift: int, config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
-            table: TableCost) -> Estimate:
+def forget() -> None:
+    """Empty this process's memos of estimates and their plans (for a caller that changes
+    what the model reads, as tests do)."""
+    _estimate.cache_clear()
+    _planned.cache_clear()
+
+
+def lower_bound(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool,
+                relu: bool, shift: int, config: HwConfig, k_tiles, o_tiles, orders=ORDERS,
+                block_rows: int = 0, table: TableCost = NO_TABLE) -> int:
+    """A lower bound on ``estimate``'s cycles for the same arguments, without running any
+    schedule: the least of its plans' bounds (``_bound``; an estimate is the cycles of one of
+    its plans, never below that plan's bound). Raises what ``estimate`` raises where the
+    kernel has no plan. The schedule search skips an estimate this shows cannot win."""
+    plans = _planned(tuple(map(_placed, a)), tuple(map(_placed, b)), _placed(c), raw, relu,
+                     shift, config, tuple(k_tiles), tuple(o_tiles), tuple(orders), block_rows,
+                     table)
+    return plans.bounds[0][0]
+
+
+@dataclass(frozen=True)
+class _Plans:
+    """A signature's tiles and its plans, each with its lower bound, in the order ``_search``
+    costs them (by bound, then by index: the first of equals wins)."""
+
+    tiles: KernelTiles
+    m: int
+    bounds: tuple[tuple[int, int, GemmLayout], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _planned(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
+             shift: int, config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
+             table: TableCost) -> _Plans:
+    """The plans ``_search`` costs (memoised for the few calls between a bound and its
+    estimate: the tiles' costs found while costing stay with them)."""
     n = config.array_size
     m = a[0].view.dims[0] if len(a[0].view.groups) == 2 else 1
     k_pad, o_pad = len(k_tiles) * n, len(o_tiles) * n
     mode = {"raw": int(raw), "relu": int(relu), "shift": shift}
     tiles = KernelTiles(a, b, c, mode, k_tiles, o_tiles, config, table)
     canonical = replace(config, dram_bytes=1 << 32)
-    best = None
     group = _group(tiles, config) if "j-outer" in orders and m < GROUP_ROWS * n else 1
     # Split MATMULs where the last K tile holds at most N/2 rows (docs/isa.md, MATMUL `split`).
     splits = {False, splittable(config, k_tiles, o_tiles)}
@@ -91,27 +125,37 @@ def _search(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, 
             if found and order == "k-outer" and fills_queue(tiles, found.block_rows, config):
                 plans[replace(found, spread=True)] = None
             plans[found] = None
-    # The fastest plan, the first of equals, costing plans in order of their lower bound
-    # and none whose bound shows it cannot win (each a few milliseconds).
     layouts = list(filter(None, plans))
+    if not layouts:
+        raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     # The weights' port cycles matter where some plan reloads them block after block.
     weights = weight_port(tiles) if any(layout.block_rows < m for layout in layouts) else \
         (0.0, 0.0)
     written = math.prod(c.view.dims) * c.element
     bounds = sorted((_bound(m, len(k_tiles), len(o_tiles), layout, weights, written, config),
                      index, layout) for index, layout in enumerate(layouts))
+    return _Plans(tiles, m, tuple(bounds))
+
+
+def _search(a: tuple[Target, ...], b: tuple[Target, ...], c: Target, raw: bool, relu: bool,
+            shift: int, config: HwConfig, k_tiles, o_tiles, orders, block_rows: int,
+            table: TableCost) -> Estimate:
+    plans = _planned(a, b, c, raw, relu, shift, config, k_tiles, o_tiles, orders, block_rows,
+                     table)
+    best = None
     first = None
-    for bound, index, layout in bounds:
+    # The fastest plan, the first of equals, costing plans in order of their lower bound
+    # and none whose bound shows it cannot win (each a few milliseconds).
+    for bound, index, layout in plans.bounds:
         if best is not None and (bound, index) > (best.cycles, first):
             continue
         # The bound holds on the machine: an extrapolation below it is held to it.
-        cycles = max(extrapolated(m, len(k_tiles), len(o_tiles), layout, tiles, config), bound)
+        cycles = max(extrapolated(plans.m, len(k_tiles), len(o_tiles), layout, plans.tiles,
+                                  config), bound)
         if best is None or (cycles, index) < (best.cycles, first):
             first = index
             best = Estimate(cycles, layout.order, layout.block_rows, layout.weight_group,
                             layout.split, layout.spread)
-    if best is None:
-        raise GlcError(f"gemm {m}x{k_pad}x{o_pad} does not fit the memories of {config.name}")
     return best
 
 

@@ -118,9 +118,10 @@ def tile_program(m: int, k: int, n_out: int, n: int, layout: GemmLayout, table: 
 
     def exec_step(s: int) -> None:
         mb, kk, j = steps[s]
-        wait, frees = acc(mb, j)
         pair = split(kk, j)
         last_k = kk == last_kk
+        # The accumulator tile's waits and frees matter at its first and last K tiles only.
+        wait, frees = acc(mb, j) if kk == 0 or last_k else (False, False)
         waits = group == 1 or s % group == 0 or s in slice_step
         # A later group's first step whose A slice came on its own: its first MATMUL pops it.
         slice_too = group > 1 and s and s % group == 0 and s in slice_step

@@ -82,7 +82,12 @@ def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
     model reads of the instructions (their decoded steps, so a kernel whose transfers differ
     from another's only in their DRAM addresses — a network's repeated layer — is modelled
     once) and the config."""
-    steps = decode_all(program, config)
+    return steps_cycles(decode_all(program, config), config)
+
+
+def steps_cycles(steps: list[Step], config: HwConfig) -> int:
+    """``predicted_cycles`` of a program already decoded (``decode_all``): an image joins
+    its kernels' steps without decoding their instructions again."""
     words = pickle.dumps(list(map(STEP_FIELDS, steps)), pickle.HIGHEST_PROTOCOL)
     parts = (hashlib.sha256(words).digest(), config)
 
@@ -90,7 +95,7 @@ def predicted_cycles(program: list[Instruction], config: HwConfig) -> int:
         if parts not in _RECENT:
             if len(_RECENT) >= _RECENT_SIZE:
                 del _RECENT[next(iter(_RECENT))]
-            model = _Model(steps, config, None, count_stalls=False)
+            model = _Model(steps, config, None, cycles_only=True)
             _RECENT[parts] = _predicted(model).counters.cycles
         return _RECENT[parts]
 
@@ -123,11 +128,14 @@ class _Model:
     """The machine state the timing rules of docs/isa.md act on."""
 
     def __init__(self, steps: list[Step], config: HwConfig, fault: MachineError | None,
-                 count_stalls: bool = True):
+                 cycles_only: bool = False):
         self.steps = steps
-        # Off where only the cycle count is wanted (the stall counters change no timing).
-        self.count_stalls = count_stalls
+        # ``cycles_only``: neither the stall counters (they change no timing) nor each issue
+        # and completion (the model reads none back from the timeline; its dispatches it
+        # does, which stay recorded).
+        self.count_stalls = self.timeline = not cycles_only
         self.config = config
+        self.shares_ports = config.vector_shares_ports
         self.fault = fault
         self.n = config.array_size
         self.out = Timeline()
@@ -158,35 +166,70 @@ class _Model:
     def run(self) -> Timeline:
         """Step from event to event until HALT drains, an error, or a deadlock. A unit's head's
         structural readiness is computed once per head, not at every event it waits through:
-        only that unit's own issue changes what it reads (``_structural``)."""
+        only that unit's own issue changes what it reads (``_structural``). The next event is
+        found in the loop, from locals (a call and attribute reads per event were a third of
+        the model's time)."""
         cycle, out, units = 0, self.out, range(len(UNITS))
         queues = [self.queues[u] for u in UNITS]
         heads, ready = [-1] * len(UNITS), [0] * len(UNITS)
+        steps, pushes, depth = self.steps, self.pushes, self.config.queue_depth
+        n_steps = len(steps)
+        structural, try_issue = self._structural, self._try_issue
         while True:
-            if self.pushes and self.pushes[0][0] <= cycle:
+            if pushes and pushes[0][0] <= cycle:
                 self._apply_pushes(cycle)
-            if out.error is None and not self.halted and cycle >= self._dispatch_ready():
+            if out.error is None and not self.halted and cycle >= (
+                    self.ready_at if self.ready_pc == self.next_pc else self._dispatch_ready()):
                 self._dispatch(cycle)
             if out.error is not None:
                 return self._finish()
-            issued, held = [False] * len(UNITS), self.port_free  # the port before any issue
+            issued, held = [False, False, False, False], self.port_free  # the port before issues
             for u in units:
                 queue = queues[u]
                 if not queue:
                     continue
                 pc = queue[0]
                 if heads[u] != pc:
-                    heads[u], ready[u] = pc, self._structural(UNITS[u], pc)
+                    heads[u], ready[u] = pc, structural(UNITS[u], pc)
                 if ready[u] <= cycle:
-                    issued[u] = self._try_issue(UNITS[u], pc, cycle)
+                    issued[u] = try_issue(UNITS[u], pc, cycle)
             if self.halted and not any(queues):
                 # Everything has issued; the remaining pushes can still overflow a counter.
                 self._apply_pushes(self.last_complete)
                 out.counters.cycles = max(self.halt_cycle + 1, self.last_complete)
                 return self._finish()
-            following = self._next_event(cycle, queues, heads, ready)
-            if not any(issued) and self.dispatched != cycle and self.last_complete <= cycle \
-                    and not self.pushes and self._deadlocked(cycle):
+            # The next cycle at which anything can change: comparisons, not min() (its hot
+            # loop).
+            following = _NEVER
+            for t in (self.port_free, self.last_complete, self.acc_load_done, self.store_done,
+                      self.vector_done, self.vector_read_done):
+                if cycle < t < following:
+                    following = t
+            if pushes:
+                t = pushes[0][0]
+                if cycle < t < following:
+                    following = t
+            for u in units:
+                queue = queues[u]
+                if queue:
+                    pc = queue[0]
+                    if heads[u] != pc:
+                        heads[u], ready[u] = pc, structural(UNITS[u], pc)
+                    if cycle < ready[u] < following:
+                        following = ready[u]
+            if not self.halted:
+                pc = self.next_pc
+                unit = steps[pc].unit if pc < n_steps else None
+                if unit is None or len(self.queues[unit]) < depth:  # its queue has room
+                    at = self.ready_at if self.ready_pc == pc else self._dispatch_ready()
+                    if at <= cycle:
+                        at = cycle + 1
+                    if at < following:
+                        following = at
+            if following == _NEVER:
+                following = cycle + 1
+            if True not in issued and self.dispatched != cycle and \
+                    self.last_complete <= cycle and not pushes and self._deadlocked(cycle):
                 self._deadlock(cycle)
                 return self._finish()
             if self.count_stalls:
@@ -230,7 +273,7 @@ class _Model:
             self._stop(self.fault or MachineError(ErrorCode.ILLEGAL_OPCODE, pc,
                                                   "the program has no HALT"), cycle)
             return
-        unit = self._target(pc)
+        unit = self.steps[pc].unit
         if unit is None:  # HALT
             self.halted, self.halt_cycle = True, cycle
         elif len(self.queues[unit]) >= self.config.queue_depth:
@@ -287,10 +330,8 @@ class _Model:
         """The first cycle the accumulator's shared ports let ``instruction`` issue: a VECTOR
         after the LOADs to ACC in progress and, if it reads ACC, the STOREs; a LOAD to ACC after
         the VECTOR in progress; a STORE after it if it reads ACC (in a cycle where both could
-        issue, the LOAD or STORE goes first: ``run`` tries the units in UNITS order). 0 where
-        the ports are not shared or the instruction uses neither."""
-        if not self.config.vector_shares_ports:
-            return 0
+        issue, the LOAD or STORE goes first: ``run`` tries the units in UNITS order). Asked only
+        where the ports are shared; 0 where the instruction uses neither."""
         name = step.name
         if name == "vector":
             return max(self.acc_load_done, self.store_done) if step.reads_acc \
@@ -311,7 +352,7 @@ class _Model:
                 return False
         if step.port and self.port_free > cycle:
             return False
-        if self._acc_turn(step) > cycle:
+        if self.shares_ports and self._acc_turn(step) > cycle:
             return False
         self.queues[unit].popleft()
         for counter in step.pops:
@@ -319,9 +360,10 @@ class _Model:
         end = self._occupy(unit, step, cycle)
         for counter in step.pushes:
             heapq.heappush(self.pushes, (end, pc, counter))
-        out = self.out
-        out.issue[pc], out.complete[pc] = cycle, end
-        out.units[pc] = unit
+        if self.timeline:
+            out = self.out
+            out.issue[pc], out.complete[pc] = cycle, end
+            out.units[pc] = unit
         if end > self.last_complete:
             self.last_complete = end
         return True
@@ -364,27 +406,6 @@ class _Model:
             counters.busy_exec += rows
             return t + rows + 2 * n - 1
         return t + 1
-
-    def _next_event(self, cycle: int, queues: list[deque[int]], heads: list[int],
-                    ready: list[int]) -> int:
-        """The next cycle at which anything can change (``heads``/``ready``: each unit's head
-        and its structural readiness, as ``run`` keeps them)."""
-        following = _NEVER
-        for t in (self.port_free, self.last_complete, self.acc_load_done, self.store_done,
-                  self.vector_done, self.vector_read_done,
-                  self.pushes[0][0] if self.pushes else 0):
-            if cycle < t < following:  # comparisons, not min() over a generator: its hot loop
-                following = t
-        for u, queue in enumerate(queues):
-            if queue:
-                pc = queue[0]
-                if heads[u] != pc:
-                    heads[u], ready[u] = pc, self._structural(UNITS[u], pc)
-                if cycle < ready[u] < following:
-                    following = ready[u]
-        if not self.halted and not self._queue_full(self.next_pc):
-            following = min(following, max(cycle + 1, self._dispatch_ready()))
-        return cycle + 1 if following == _NEVER else following
 
     def _blocked(self, unit: str, cycle: int) -> bool:
         """The unit's head is dispatched and ready but for a token it pops."""

@@ -50,18 +50,24 @@ class Instruction:
         the assembler checks user input itself and reports it with a location).
         """
         op = BY_NAME[name]
-        if not values.keys() <= op.index.keys():
-            raise ValueError(f"{name} has no field(s) {sorted(values.keys() - op.index.keys())}")
         result, checks, index = list(op.defaults), op.checks, op.index
         for field_name, value in values.items():
-            position = index[field_name]
+            position = index.get(field_name)
+            if position is None:
+                break
             _, _, modulus, low, high = checks[position]
             if modulus:
                 value %= modulus
             if not low <= value <= high:
-                raise ValueError(f"{name} {field_name}={value} outside {low} … {high}")
+                break
             result[position] = value
-        return cls(op, tuple(result))
+        else:
+            return cls(op, tuple(result))
+        # A bad field (the compiler builds hundreds of thousands of good ones, checked in
+        # one pass): an unknown one is reported before any value out of range.
+        if not values.keys() <= index.keys():
+            raise ValueError(f"{name} has no field(s) {sorted(values.keys() - index.keys())}")
+        raise ValueError(f"{name} {field_name}={value} outside {low} … {high}")
 
     def __repr__(self) -> str:
         shown = [f"{f.name}={v}" for f, v in zip(self.op.fields, self.values, strict=True)

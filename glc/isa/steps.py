@@ -62,13 +62,14 @@ def _token_fields(op: Opcode, unit: str | None) -> tuple[tuple[tuple[int, str], 
                        if f in op.index and (unit, f) in TOKENS) for flags in (POPS, PUSHES))
 
 
-_TOKEN_FIELDS = {(op.code, unit): _token_fields(op, unit) for op in OPCODES
-                 for unit in (UNITS if op.name == "sync" else (op.unit,))}
+# Per (opcode, unit): the (field position, counter) of its pops and of its pushes.
+TOKEN_FIELDS = {(op.code, unit): _token_fields(op, unit) for op in OPCODES
+                for unit in (UNITS if op.name == "sync" else (op.unit,))}
 
 
 def decode(instruction: Instruction, config: HwConfig) -> Step:
     unit, name, values = instruction.unit, instruction.op.name, instruction.values
-    pop_fields, push_fields = _TOKEN_FIELDS[instruction.op.code, unit]
+    pop_fields, push_fields = TOKEN_FIELDS[instruction.op.code, unit]
     pops = tuple(counter for position, counter in pop_fields if values[position])
     pushes = tuple(counter for position, counter in push_fields if values[position])
     cost, moved, rows = 1, 0, 0  # SYNC takes a cycle

@@ -86,8 +86,12 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
     32×28×28: 6 481 → 6 563), hence the choice. (Figures of ISA revision 3.2. Since 3.3 a
     VECTOR completes 2 cycles after its last read, the STORE and the LOADs no longer meet on
     the port, and the same add takes 75 976 cycles unordered, 76 023 ordered.)"""
-    kernel = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, False)
-    ordered = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, True)
+    # The two kernels move the same tiles: each tile's transfers are walked once, for both.
+    walked: dict[tuple, list[dict[str, int]]] = {}
+    kernel = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, walked,
+                          False)
+    ordered = _fold_kernel(label, fold, c, raw, relu, shift, config, table, tile_rows, walked,
+                           True)
     if ordered.instructions == kernel.instructions or \
             kernel.predicted_cycles(config) <= ordered.predicted_cycles(config):
         return kernel
@@ -96,9 +100,10 @@ def build_fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, 
 
 def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift: int,
                  config: HwConfig, table: StoreTable | None, tile_rows: int,
-                 ordered: bool) -> Kernel:
+                 walked: dict[tuple, list[dict[str, int]]], ordered: bool) -> Kernel:
     """``build_fold_kernel``'s kernel, each tile's LOADs after the STORE two tiles before
-    where ``ordered``."""
+    where ``ordered``; ``walked`` the transfers found so far, by operand and tile (the
+    field values, which the instructions made from them copy)."""
     if fold.op not in VECTOR_OPS:
         raise ValueError(f"no vector operation {fold.op}")
     n = config.array_size
@@ -136,7 +141,7 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
                          f"{source_half} local rows of half a buffer on {config.name}")
     tiles = [(r, min(rows, fold.rows - r), col, min(n, fold.cols - col))
              for col in range(0, fold.cols, n) for r in range(0, fold.rows, rows)]
-    loads = [_loads(fold, tile, index % 2 * source_half, source_half, index, ordered)
+    loads = [_loads(fold, tile, index % 2 * source_half, source_half, index, ordered, walked)
              for index, tile in enumerate(tiles)]
     out: list[Instruction] = [*prelude, *loads[0], *(loads[1] if len(tiles) > 1 else [])]
     for index, (r0, count, col, width) in enumerate(tiles):
@@ -159,7 +164,7 @@ def _fold_kernel(label: str, fold: Fold, c: Target, raw: bool, relu: bool, shift
                 **(fold.lin.fields if fold.lin is not None else {}), **tokens, **done))
         mode = {"raw": int(raw), "relu": int(relu), "shift": shift,
                 **(table.column(col // n) if table is not None else {})}
-        stores = _transfers(c, (r0, count), (col, width), dst, mode, "c")
+        stores = _transfers(c, (r0, count), (col, width), dst, mode, "c", walked)
         out += flagged("store", stores, first={"pop_vec": 1},
                        last={"push_vec": int(later), "push_prev": int(later and ordered)})
         if later:
@@ -209,8 +214,8 @@ def copy_kernel(label: str, source: Target, c: Target, config: HwConfig,
                              tile_rows=tile_rows)
 
 
-def _loads(fold: Fold, tile, base: int, half: int, index: int, ordered: bool
-           ) -> list[Instruction]:
+def _loads(fold: Fold, tile, base: int, half: int, index: int, ordered: bool,
+           walked: dict[tuple, list[dict[str, int]]]) -> list[Instruction]:
     """The LOADs of one tile's operands into the source rows from ``base``: a pair's second
     operand after the first one's rows. The last operand may write past its rows to the end
     of the ``half`` (a transposing LOAD writes whole blocks of N rows: a copy of 9-row tiles,
@@ -223,7 +228,7 @@ def _loads(fold: Fold, tile, base: int, half: int, index: int, ordered: bool
         # A depthwise product's weights: its taps, the same rows for every tile.
         which = (0, fold.reduce) if slot and fold.reduce else (r0 * fold.group, rows)
         fields += _transfers(operand, which, (col, width),
-                             base + slot * rows, {"acc": int(fold.wide)}, "ab"[slot],
+                             base + slot * rows, {"acc": int(fold.wide)}, "ab"[slot], walked,
                              half - slot * rows if last else rows)
     return flagged("load", fields, first={"pop_vec": int(index >= 2),
                                           "pop_next": int(index >= 2 and ordered)},
@@ -231,11 +236,18 @@ def _loads(fold: Fold, tile, base: int, half: int, index: int, ordered: bool
 
 
 def _transfers(target: Target, rows, cols, local_row: int, mode: dict[str, int],
-               which: str, room: int | None = None) -> list[dict[str, int]]:
-    try:
-        return transfers(target, rows, cols, local_row, mode, room)
-    except Unexpressible as error:
-        raise OperandUnexpressible(which, str(error)) from None
+               which: str, walked: dict[tuple, list[dict[str, int]]],
+               room: int | None = None) -> list[dict[str, int]]:
+    """The transfers of operand ``which`` (of one kernel: "a", "b" or "c"), from ``walked``
+    where found before."""
+    key = (which, rows, cols, local_row, tuple(mode.items()), room)
+    found = walked.get(key)
+    if found is None:
+        try:
+            found = walked[key] = transfers(target, rows, cols, local_row, mode, room)
+        except Unexpressible as error:
+            raise OperandUnexpressible(which, str(error)) from None
+    return found
 
 
 def flagged(name: str, fields: list[dict[str, int]], first: dict[str, int],

@@ -16,21 +16,16 @@ from dataclasses import dataclass, field
 
 from glc.hwconfig import HwConfig
 from glc.isa.asm import format_instruction
-from glc.isa.cycles import predicted_cycles
+from glc.isa.cycles import steps_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.fields import WORD_BYTES
-from glc.isa.steps import PUSHES, TOKENS
+from glc.isa.steps import TOKEN_FIELDS, TOKENS, decode_all
 from glc.lower.program import HostStep, KernelStep, Program
 
 BARRIER = (Instruction.make("sync", unit=2, push_prev=1),
            Instruction.make("sync", unit=1, pop_next=1, push_prev=1),
            Instruction.make("sync", unit=0, pop_next=1))
 HALT = Instruction.make("halt")
-# Per unit, the flags that push (+1) or pop (-1) a token and the counter each moves
-# (docs/isa.md, "Dependency tokens").
-_FLAGS = {unit: [(flag, counter, 1 if flag in PUSHES else -1)
-                 for (u, flag), counter in TOKENS.items() if u == unit]
-          for unit in {u for u, _ in TOKENS}}
 
 
 @dataclass
@@ -59,7 +54,13 @@ class Image:
         if len(self.steps) == 1:
             return self.steps[0].kernel.predicted_cycles(config)
         if config not in self._cycles:
-            self._cycles[config] = predicted_cycles(self.instructions, config)
+            barrier = decode_all(BARRIER, config)
+            steps = []
+            for index, step in enumerate(self.steps):  # as ``instructions`` joins them
+                if index:
+                    steps += barrier
+                steps += step.kernel.steps(config)[:-1]
+            self._cycles[config] = steps_cycles([*steps, *decode_all([HALT], config)], config)
         return self._cycles[config]
 
     def text(self) -> str:
@@ -103,8 +104,14 @@ def balanced(instructions: list[Instruction]) -> bool:
     """Whether every token pushed is popped (each counter ends where it started)."""
     net = dict.fromkeys(TOKENS.values(), 0)
     for instruction in instructions:
-        for flag, counter, sign in _FLAGS.get(instruction.unit, ()):
-            net[counter] += sign * instruction.get(flag)
+        # The (field position, counter) of its opcode's pops and pushes (docs/isa.md,
+        # "Dependency tokens"), as the cycle model decodes them.
+        pops, pushes = TOKEN_FIELDS[instruction.op.code, instruction.unit]
+        values = instruction.values
+        for position, counter in pushes:
+            net[counter] += values[position]
+        for position, counter in pops:
+            net[counter] -= values[position]
     return not any(net.values())
 
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from glc.cost.kernel import Estimate, estimate
+from glc.cost.kernel import Estimate, estimate, lower_bound
 from glc.cost.limit import compute_ideal
 from glc.cost.tiles import NO_TABLE, TableCost
 from glc.hwconfig import HwConfig
-from glc.isa.cycles import predicted_cycles
+from glc.isa.cycles import steps_cycles
 from glc.isa.encoding import Instruction, encode
 from glc.isa.gemm import gemm_instructions
+from glc.isa.steps import Step, decode_all
 from glc.lower.table import StoreTable
 from glc.lower.tiling import Range, k_segments, shape
 from glc.lower.transfer import OperandUnexpressible, Target, Unexpressible, transfers
@@ -55,6 +56,11 @@ class Kernel:
     kind: str = "matmul"
     estimated: int = 0  # the analytic model's cycles (glc/cost/kernel.py); 0: not estimated
     _cycles: dict[HwConfig, int] = field(default_factory=dict, repr=False, compare=False)
+    # The decoded instructions per config (decode_all), for the kernel's and its image's cycle
+    # model; shared by relocated copies (decoding reads no DRAM address and no zero point),
+    # and not pickled: a compile cache entry holds the instructions.
+    _steps: dict[HwConfig, list[Step]] = field(default_factory=dict, repr=False,
+                                               compare=False)
 
     @property
     def words(self) -> list[int]:
@@ -68,8 +74,17 @@ class Kernel:
         """The cycle model's count (glc.isa.cycles), the cost a later extraction can use;
         memoised per configuration (the instructions do not change once built)."""
         if config not in self._cycles:
-            self._cycles[config] = predicted_cycles(self.instructions, config)
+            self._cycles[config] = steps_cycles(self.steps(config), config)
         return self._cycles[config]
+
+    def steps(self, config: HwConfig) -> list[Step]:
+        """The instructions as the cycle model reads them (decode_all), memoised per config."""
+        if config not in self._steps:
+            self._steps[config] = decode_all(self.instructions, config)
+        return self._steps[config]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_steps": {}}
 
     def estimated_cycles(self, config: HwConfig) -> int:
         """The analytic model's cycles, or where it gave none (a fold) the cycle model's: what
@@ -107,6 +122,17 @@ def kernel_estimate(a: Target, b: Target, c: Target, raw: bool, relu: bool, shif
     tiling = shape(a, b, config.array_size, k_inner, flat)
     return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, tiling.k_tiles,
                     tiling.o_tiles, block_rows=block_rows, table=table)
+
+
+def kernel_bound(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int,
+                 config: HwConfig, k_inner: int | None = None, block_rows: int = 0,
+                 flat: bool = False, table: TableCost = NO_TABLE) -> int:
+    """A lower bound on kernel_estimate's cycles for the same arguments (glc/cost/kernel.py,
+    ``lower_bound``: no schedule run); raises what kernel_estimate raises where there is no
+    plan."""
+    tiling = shape(a, b, config.array_size, k_inner, flat)
+    return lower_bound(tiling.a, tiling.b, c, raw, relu, shift, config, tiling.k_tiles,
+                       tiling.o_tiles, block_rows=block_rows, table=table)
 
 
 def build_kernel(label: str, a: Target, b: Target, c: Target, raw: bool, relu: bool,

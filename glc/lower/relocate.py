@@ -113,7 +113,7 @@ class Kernels:
                     values[_ZERO] = zero
                 instructions[index] = Instruction(ins.op, tuple(values))
         return replace(template.kernel, label=label, instructions=instructions,
-                       _cycles=template.kernel._cycles)
+                       _cycles=template.kernel._cycles, _steps=template.kernel._steps)
 
     @staticmethod
     def _template(chosen: Schedule, raw: bool, relu: bool, shift: int, config: HwConfig,

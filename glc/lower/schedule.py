@@ -31,7 +31,7 @@ from glc.cost.kernel import splittable
 from glc.cost.tiles import NO_TABLE, TableCost
 from glc.errors import GlcError
 from glc.hwconfig import HwConfig
-from glc.lower.kernel import kernel_estimate
+from glc.lower.kernel import kernel_bound, kernel_estimate
 from glc.lower.table import StoreTable
 from glc.lower.tiling import column_orders, flat_k, k_digits, shape, shared_k, transposed
 from glc.lower.transfer import STEPPED, OperandUnexpressible, Target
@@ -155,12 +155,18 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
                                        cost))
     # The fewest streamed rows first; a candidate whose rows alone take as many cycles as
     # the best estimate cannot beat it and is not estimated (a K tiling of 9 rows a tile).
-    costed: list[tuple[Schedule, HwConfig, TableCost]] = []
+    # Nor is one whose plans' bounds (kernel_bound) put it past NEAR of the best: it can be
+    # neither the best nor near it, whatever the best becomes (it only falls).
+    costed: list[tuple[Schedule, HwConfig, TableCost, int]] = []
     for rows, swap, a, b, c, k_inner, flat, here, cost in sorted(
             candidates, key=lambda candidate: candidate[0]):
         if best is not None and rows >= best.cycles:
             break
         try:
+            if best is not None and kernel_bound(a, b, c, raw, relu, shift, here, k_inner,
+                                                 flat=flat, table=cost) > \
+                    best.cycles * (1 + NEAR):
+                continue
             found = kernel_estimate(a, b, c, raw, relu, shift, here, k_inner, flat=flat,
                                     table=cost)
         except (OperandUnexpressible, GlcError) as error:
@@ -168,7 +174,7 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
             continue
         costed.append((Schedule(a, b, c, swap, found.order, k_inner, flat, found.block_rows,
                                 found.cycles, found.group, found.split, found.spread),
-                       here, cost))
+                       here, cost, rows))
         if best is None or found.cycles < best.cycles:
             best = costed[-1][0]
     if best is None:
@@ -176,9 +182,17 @@ def search(targets: dict[str, Target], dims: tuple[int, ...], raw: bool, relu: b
     # Smaller blocks for every candidate near the best, not the best alone: a candidate a
     # few % slower at the largest block may win with a smaller one (an NCHW 3×3 conv's
     # 7 394 cycles, 7 173 with blocks of 49 rows, against another's 7 347 at any block).
-    near = [found for found in costed if found[0].cycles <= best.cycles * (1 + NEAR)]
-    return min((_smaller_blocks(schedule, raw, relu, shift, here, cost)
-                for schedule, here, cost in near), key=lambda schedule: schedule.cycles)
+    # The first of the fastest wins; a candidate whose streamed rows (a bound at any block)
+    # reach the fastest so far cannot be it.
+    chosen: Schedule | None = None
+    for schedule, here, cost, rows in costed:
+        if schedule.cycles > best.cycles * (1 + NEAR) or \
+                chosen is not None and rows >= chosen.cycles:
+            continue
+        found = _smaller_blocks(schedule, raw, relu, shift, here, cost)
+        if chosen is None or found.cycles < chosen.cycles:
+            chosen = found
+    return chosen
 
 
 def _streamed(a: Target, b: Target, config: HwConfig, k_inner: int | None, flat: bool) -> int:
@@ -205,6 +219,10 @@ def _smaller_blocks(best: Schedule, raw: bool, relu: bool, shift: int,
         if cap < config.array_size:
             break
         try:
+            # An estimate whose plans' bounds reach the best's cycles cannot replace it.
+            if kernel_bound(best.a, best.b, best.c, raw, relu, shift, config, best.k_inner,
+                            cap, best.flat, table) >= best.cycles:
+                continue
             found = kernel_estimate(best.a, best.b, best.c, raw, relu, shift, config,
                                     best.k_inner, cap, best.flat, table)
         except (OperandUnexpressible, GlcError):

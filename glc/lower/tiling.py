@@ -23,6 +23,7 @@ one in chunks. Three refinements cut the tiles further, each taken where it give
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -37,8 +38,14 @@ def tiles(sizes: list[int], n: int) -> list[Range]:
     """A tiling of a dim of digit ``sizes`` (outermost first) into boxes of at most n indices,
     the fewest tiles: the innermost digits whole, the next one cut into chunks (the last chunk
     may be short)."""
+    return list(_tiles(tuple(sizes), n))
+
+
+@functools.lru_cache(maxsize=4096)
+def _tiles(sizes: tuple[int, ...], n: int) -> tuple[Range, ...]:
+    """``tiles``, memoised: the schedule search tiles the same dims in every candidate."""
     if not sizes:
-        return [(0, 1)]
+        return ((0, 1),)
     found = []
     for j in range(len(sizes) - 1, -1, -1):
         suffix = math.prod(sizes[j + 1:])
@@ -48,7 +55,7 @@ def tiles(sizes: list[int], n: int) -> list[Range]:
         found.append([((outer * sizes[j] + t * x) * suffix, min(x, sizes[j] - t * x) * suffix)
                       for outer in range(math.prod(sizes[:j]))
                       for t in range(-(-sizes[j] // x))])
-    return min(found, key=len)
+    return tuple(min(found, key=len))
 
 
 def k_segments(tiles: list[KTile], n: int) -> list[tuple[int, Range]]:

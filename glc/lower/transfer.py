@@ -289,11 +289,17 @@ def _may_leave(origin: int, limit: int, terms: list[tuple[int, int]]) -> bool:
     return low < 0 or high >= limit
 
 
+# Each LOAD or STORE field's (wraps, lowest, highest, width): a LOAD's where both have it.
+_BOUNDS = {f.name: (f.wrap, f.low, f.high, f.width)
+           for f in (*BY_NAME["store"].fields, *_LOAD.values())}
+_LIMITS = frozenset(name for name in _BOUNDS if name.endswith("lim"))
+
+
 def _check(values: dict[str, int]) -> None:
     """Every field within its width (the DRAM address wraps by design)."""
     for name, value in values.items():
-        f = _LOAD.get(name) or BY_NAME["store"].field(name)
-        if not f.wrap and not f.low <= value <= f.high:
-            raise Unexpressible(f"{name}={value} does not fit {f.width} bits")
-        if name.endswith("lim") and value == 0:
+        wraps, low, high, width = _BOUNDS[name]
+        if not wraps and not low <= value <= high:
+            raise Unexpressible(f"{name}={value} does not fit {width} bits")
+        if not value and name in _LIMITS:
             raise Unexpressible("a coordinate with no valid index")

@@ -70,7 +70,7 @@ def _fresh(a: Target, b: Target, c: Target, raw: bool, relu: bool, shift: int, c
     """The analytic estimate of C = A·B over ``orders``, its memo cleared first (a test
     changes the sampling between two of them)."""
     tiling = shape(a, b, config.array_size)
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     return estimate(tiling.a, tiling.b, c, raw, relu, shift, config, tiling.k_tiles,
                     tiling.o_tiles, orders)
 
@@ -206,7 +206,7 @@ def _searched(tmp_path, monkeypatch, layer: str) -> list[tuple]:
 def _sampled_and_whole(monkeypatch, args: tuple, order: str, rows: int) -> tuple[int, int]:
     """The estimate of one order and block cap for ``args``, sampled and run whole."""
     def cycles() -> int:
-        cost_kernel._estimate.cache_clear()
+        cost_kernel.forget()
         return estimate(*args[:9], orders=(order,), block_rows=rows).cycles
 
     steps = sampling.WHOLE
@@ -327,7 +327,7 @@ def test_plans_a_bound_rules_out_are_no_faster_and_the_search_picks_as_without_i
                         lambda *args: bounds.append((args[3], bound(*args))) or bounds[-1][1])
 
     def search():
-        cost_kernel._estimate.cache_clear()
+        cost_kernel.forget()
         return estimate(tiling.a, tiling.b, c, False, True, 7, config, tiling.k_tiles,
                         tiling.o_tiles)
 
@@ -514,7 +514,7 @@ def test_grouped_transposing_weight_loads_leave_the_port_while_they_drain(tmp_pa
         a, b, c, raw, relu, shift, here = args[:7]
         if not b.transpose:
             continue
-        cost_kernel._estimate.cache_clear()
+        cost_kernel.forget()
         try:
             found = lower_kernel.kernel_estimate(*args, **kw)
         except GlcError:  # no grouped plan for these operands
@@ -539,12 +539,12 @@ def test_grouped_output_tiles_of_a_period_are_sampled_in_whole_pairs_of_it(tmp_p
         if args[0].view.dims[0] != 35:
             continue
         try:
-            cost_kernel._estimate.cache_clear()
+            cost_kernel.forget()
             sampled = lower_kernel.kernel_estimate(*args, **kw)
         except GlcError:  # no grouped plan for these operands
             continue
         monkeypatch.setattr(sampling, "WHOLE", 1 << 40)
-        cost_kernel._estimate.cache_clear()
+        cost_kernel.forget()
         whole = lower_kernel.kernel_estimate(*args, **kw)
         monkeypatch.setattr(sampling, "WHOLE", steps)
         assert sampled.group > 1 and sampled.cycles == whole.cycles, (sampled, whole)

@@ -127,7 +127,7 @@ def test_a_last_k_tile_of_at_most_half_the_array_takes_split_matmuls(config, m, 
     int32 ones of K = 24 are bound by their STOREs)."""
     hw, term, arrays, chosen, predicted = _searched_and_run(config, m, k, n_out, shift=7)
     assert chosen.split
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     whole = lower(term, env_types(arrays), replace(hw, column_split=0))
     assert predicted < whole.figures()["predicted_cycles"]
 
@@ -172,11 +172,11 @@ def test_a_slices_filling_the_load_queue_load_in_parts(monkeypatch, config, m, k
     built = []
     monkeypatch.setattr(relocate, "build_kernel",
                         lambda *args, **kw: built.append(args) or build_kernel(*args, **kw))
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     predicted = _run_exact(term, arrays, hw, 0.005)
     assert built[-1][8] == "k-outer" and built[-1][15]  # order, spread
     monkeypatch.setattr(cost_kernel, "fills_queue", lambda *args: False)
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     whole = lower(term, env_types(arrays), hw)
     assert predicted < whole.figures()["predicted_cycles"]
 
@@ -192,7 +192,7 @@ def test_an_m_no_fitting_block_divides_takes_ragged_blocks(monkeypatch, config, 
     assert not chosen.swap and m % chosen.block_rows and chosen.block_rows > 1
     dividing = gemm_plan.block_sizes
     monkeypatch.setattr(gemm_plan, "block_sizes", lambda *args: dividing(*args[:3], False))
-    cost_kernel._estimate.cache_clear()
+    cost_kernel.forget()
     gemm._schedule.cache_clear()
     divided = lower(term, env_types(arrays), hw).figures()["predicted_cycles"]
     assert predicted < divided
