@@ -145,6 +145,8 @@ module vector_unit #(
     logic [N-1:0]        lin_neg_q, lin_zero_q;
     logic [N-1:0][23:0]  lin_mant_q;
     logic [N-1:0][11:0]  lin_exp_q;
+    // and its exponent's differences from scale1's, the next row's (hw/vector_linear.sv)
+    logic [N-1:0][12:0]  lin_over_q, lin_under_q;
     logic                push_prev_r, push_next_r;
     // The data path's copies of the fields, a cycle behind (above).
     logic [VECTOR_OP_W-1:0] dp_op_q;
@@ -153,7 +155,12 @@ module vector_unit #(
     logic [31:0]         dp_scale0_q, dp_scale1_q;
     logic                dp_fixed_neg_q, dp_fixed_zero_q;
     logic [23:0]         dp_fixed_mant_q;
-    logic signed [11:0]  dp_fixed_exp_q;
+    logic signed [11:0]  dp_fixed_exp_q, dp_scale1_exp_q;
+    logic signed [12:0]  dp_fixed_over_q, dp_fixed_under_q;  // fixed's exponent less scale0's
+    // A float32's exponent field as the exponent of its mantissa's last bit (a subnormal's: 1).
+    function automatic logic signed [11:0] exponent(input logic [7:0] field);
+        exponent = (field == 8'd0 ? 12'sd1 : 12'($unsigned(field))) - 12'sd150;
+    endfunction
     always_ff @(posedge clk) begin
         dp_op_q         <= op_q;
         dp_src_acc_q    <= src_acc_q;
@@ -165,6 +172,9 @@ module vector_unit #(
         dp_fixed_zero_q <= fixed_zero_q;
         dp_fixed_mant_q <= fixed_mant_q;
         dp_fixed_exp_q  <= fixed_exp_q;
+        dp_scale1_exp_q <= exponent(scale1_q[30:23]);
+        dp_fixed_over_q  <= 13'(fixed_exp_q) - 13'(exponent(scale0_q[30:23]));
+        dp_fixed_under_q <= 13'(exponent(scale0_q[30:23])) - 13'(fixed_exp_q);
     end
 
     // Range checks at issue (the fields are unsigned, so the last output's last row is the
@@ -302,6 +312,7 @@ module vector_unit #(
     logic [L-1:0]       a_neg, a_zero, r_neg, r_zero, q_neg;
     logic [L-1:0][23:0] a_mant, r_mant, q_mant;
     logic [L-1:0][11:0] a_exp, r_exp, q_exp;
+    logic [L-1:0][12:0] a_over, a_under, r_over, r_under;
     logic [L-1:0][7:0]  r_int8;
     logic [N-1:0][7:0]  out_q;
     logic [31:0]        scale;
@@ -339,8 +350,7 @@ module vector_unit #(
         s5_end_q   <= !rst && s4_end_q;
         s5_dst_q   <= s4_dst_q;
         s5_pass_q  <= s4_pass_q;
-        s1_exp_q   <= (s0_scale_q[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(s0_scale_q[30:23])))
-                    - 12'sd150;
+        s1_exp_q   <= exponent(s0_scale_q[30:23]);
         s1_neg_q   <= s0_neg_q;
         s1_zero_q  <= s0_zero_q;
         for (int l = 0; l < L; l++)
@@ -349,7 +359,7 @@ module vector_unit #(
     end
     // The fold so far of stage 1's slice (the addend) and of stage 5's (the sum to convert).
     always_comb begin
-        a_neg = '0; a_zero = '0; a_mant = '0; a_exp = '0;
+        a_neg = '0; a_zero = '0; a_mant = '0; a_exp = '0; a_over = '0; a_under = '0;
         q_neg = '0; q_mant = '0; q_exp = '0;
         for (int p = 0; p < PASSES; p++) for (int l = 0; l < L; l++) begin
             if (32'(s1_pass_q) == p) begin
@@ -357,6 +367,8 @@ module vector_unit #(
                 a_zero[l] = lin_zero_q[p * L + l];
                 a_mant[l] = lin_mant_q[p * L + l];
                 a_exp[l]  = lin_exp_q[p * L + l];
+                a_over[l]  = lin_over_q[p * L + l];
+                a_under[l] = lin_under_q[p * L + l];
             end
             if (32'(s4_pass_q) == p) begin
                 q_neg[l]  = lin_neg_q[p * L + l];
@@ -376,10 +388,15 @@ module vector_unit #(
             .a_mant  (s1_first_q ? dp_fixed_mant_q : a_mant[l]),
             .a_exp   (s1_first_q ? dp_fixed_exp_q : signed'(a_exp[l])),
             .a_zero  (s1_first_q ? dp_fixed_zero_q : a_zero[l]),
+            .a_over  (s1_first_q ? dp_fixed_over_q : signed'(a_over[l])),
+            .a_under (s1_first_q ? dp_fixed_under_q : signed'(a_under[l])),
+            .next_exp(dp_scale1_exp_q),
             .r_neg   (r_neg[l]),
             .r_mant  (r_mant[l]),
             .r_exp   (r_exp[l]),
-            .r_zero  (r_zero[l])
+            .r_zero  (r_zero[l]),
+            .r_over  (r_over[l]),
+            .r_under (r_under[l])
         );
         vector_round u_round (
             .clk    (clk),
@@ -545,8 +562,7 @@ module vector_unit #(
                 fixed_neg_q  <= f_fixed[31];
                 fixed_zero_q <= f_fixed[30:0] == '0;
                 fixed_mant_q <= {f_fixed[30:23] != 8'd0, f_fixed[22:0]};
-                fixed_exp_q  <= (f_fixed[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(f_fixed[30:23])))
-                              - 12'sd150;
+                fixed_exp_q  <= exponent(f_fixed[30:23]);
             end else if (active_q) begin
                 if (!reading) bubble_q <= bubble_q - 2'd1;
                 else if (!pass_end) pass_q <= pass_q + PASS_W'(1);  // the row's next slice
@@ -585,6 +601,8 @@ module vector_unit #(
                 lin_mant_q[n] <= r_mant[n % L];
                 lin_exp_q[n]  <= r_exp[n % L];
                 lin_zero_q[n] <= r_zero[n % L];
+                lin_over_q[n]  <= r_over[n % L];
+                lin_under_q[n] <= r_under[n % L];
             end
             if (s5_end_q && 32'(s5_pass_q) == n / L) out_q[n] <= r_int8[n % L];
         end
