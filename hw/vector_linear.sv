@@ -147,7 +147,7 @@ module vector_linear (
     logic [63:0]        aligned;
     logic [MANT+1:0]    m_wide;
     logic signed [11:0] e_kept, e_carried;
-    logic signed [12:0] over_kept, under_kept;
+    logic signed [12:0] over_kept, over_carried, under_kept, under_carried;
     always_comb begin
         msb       = {top2_q, bits2_q[top2_q]};
         aligned   = (64'(magnitude2_q) << {~top2_q, 3'd0}) << ~msb[2:0];
@@ -155,13 +155,15 @@ module vector_linear (
                   + (MANT+2)'(aligned[39] && (aligned[38:0] != '0 || aligned[40]));
         e_kept    = low2_q + 12'(msb);
         e_carried = low2_q + 12'(msb) + 12'sd1;
-        over_kept  = over2_q + 13'(msb);
-        under_kept = under2_q - 13'(msb);
+        over_kept     = over2_q + 13'(msb);
+        over_carried  = over2_q + 13'(msb) + 13'sd1;
+        under_kept    = under2_q - 13'(msb);
+        under_carried = under2_q - 13'(msb) - 13'sd1;
         r_neg  = neg2_q;
         r_mant = m_wide[MANT+1] ? 24'h800000 : m_wide[MANT:0];
         r_exp  = zero2_q ? 12'sd0 : m_wide[MANT+1] ? e_carried : e_kept;
         r_zero = zero2_q;
-        r_over  = m_wide[MANT+1] ? over_kept + 13'sd1 : over_kept;
-        r_under = m_wide[MANT+1] ? under_kept - 13'sd1 : under_kept;
+        r_over  = m_wide[MANT+1] ? over_carried : over_kept;
+        r_under = m_wide[MANT+1] ? under_carried : under_kept;
     end
 endmodule
