@@ -8,13 +8,14 @@
 // ORed into the frame's last bit (sticky) — here both as one sticky right shift of the term
 // shifted up by GUARD; the sum is then rounded to 24 bits, or normalised up when shorter.
 // Three pipeline stages, a sum entering each cycle (docs/isa.md "Timing", lin's E): the terms
-// aligned in the frame; their signed sum and its leading one; the rounding. The result of a sum
-// entering in cycle x is on r_* in cycle x+2. hw/vector_round.sv converts the fold's last r to int8.
-// The exponents' differences come formed (a_over, a_under), not found in the align stage: an
-// addend is `fixed` (the instruction's constant) or the sum of the group's row before, whose
-// rounding stage forms its exponent's differences from the next row's product exponent
-// (next_exp, its scale's) beside the exponent itself (r_over, r_under). The exponent
-// difference and the align shifter in one cycle were the design's deepest path (issue 39).
+// aligned in the frame; their signed sum and where its leading one is; the rounding. The result
+// of a sum entering in cycle x is on r_* in cycle x+2. hw/vector_round.sv converts the fold's
+// last r to int8. The exponents' differences come formed (a_over, a_under), not found in the
+// align stage: an addend is `fixed` (the instruction's constant) or the sum of the group's row
+// before, whose rounding stage forms its exponent's differences from the next row's product
+// exponent (next_exp, its scale's) beside the exponent itself (r_over, r_under). The exponent
+// difference and the align shifter in one cycle were the deepest path of ecp5n8's
+// place-and-route (25.2 ns, 27 levels), the sum stage the second (24.9 ns, 28 levels).
 module vector_linear (
     input  logic               clk,
     input  logic               p_neg,    // the product

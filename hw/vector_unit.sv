@@ -292,7 +292,10 @@ module vector_unit #(
     // lin stage 0, as each row arrives: |s + offset| and the scale, registered; stage 1 their
     // product (exact, 33 bits, a multiplier between registers), its sign and exponent; stages
     // 2-4 add it to `fixed` (a group's first row) or to the fold so far (at least LIN_WAYS
-    // cycles earlier: in lin_*_q as it enters stage 2); stages 5-6 convert the group's last sum
+    // cycles earlier: in lin_*_q as it enters stage 2), the addend's exponent's differences from
+    // the product's given with it (`fixed`'s from scale0's in the data-path copies, a sum's from
+    // scale1's, the next row's, formed by stage 4 beside its exponent: hw/vector_linear.sv);
+    // stages 5-6 convert the group's last sum
     // to int8. s<k>_* go with the row in stage k+1, each for one slice of the lanes
     // (s<k>_pass_q); the slices of an output's last row leave stage 6 one after another,
     // collected in out_q, and the last one writes the row.
