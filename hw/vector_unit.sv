@@ -312,9 +312,9 @@ module vector_unit #(
     logic [L-1:0]       s1_neg_q, s1_zero_q;
     logic [L-1:0][32:0] s1_product_q;
     logic signed [11:0] s1_exp_q;
-    logic [L-1:0]       a_neg, a_zero, r_neg, r_zero, q_neg;
-    logic [L-1:0][23:0] a_mant, r_mant, q_mant;
-    logic [L-1:0][11:0] a_exp, r_exp, q_exp;
+    logic [L-1:0]       a_neg, a_zero, r_neg, r_zero, q_neg_q;
+    logic [L-1:0][23:0] a_mant, r_mant, q_mant_q;
+    logic [L-1:0][11:0] a_exp, r_exp, q_exp_q;
     logic [L-1:0][12:0] a_over, a_under, r_over, r_under;
     logic [L-1:0][7:0]  r_int8;
     logic [N-1:0][7:0]  out_q;
@@ -360,10 +360,17 @@ module vector_unit #(
             s1_product_q[l] <= 33'(s0_mag_q[l])
                              * 33'({s0_scale_q[30:23] != 8'd0, s0_scale_q[22:0]});
     end
-    // The fold so far of stage 1's slice (the addend) and of stage 5's (the sum to convert).
+    // The fold so far of stage 1's slice (the addend). Stage 5's (the sum to convert) is the
+    // slice stage 4 made the cycle before, kept per lane (q_*_q) beside lin_*_q: no pass select
+    // before the conversion's shifter (the design's deepest path with it, 22 levels in Yosys's
+    // netlist of ecp5n8).
+    always_ff @(posedge clk) begin
+        q_neg_q  <= r_neg;
+        q_mant_q <= r_mant;
+        q_exp_q  <= r_exp;
+    end
     always_comb begin
         a_neg = '0; a_zero = '0; a_mant = '0; a_exp = '0; a_over = '0; a_under = '0;
-        q_neg = '0; q_mant = '0; q_exp = '0;
         for (int p = 0; p < PASSES; p++) for (int l = 0; l < L; l++) begin
             if (32'(s1_pass_q) == p) begin
                 a_neg[l]  = lin_neg_q[p * L + l];
@@ -372,11 +379,6 @@ module vector_unit #(
                 a_exp[l]  = lin_exp_q[p * L + l];
                 a_over[l]  = lin_over_q[p * L + l];
                 a_under[l] = lin_under_q[p * L + l];
-            end
-            if (32'(s4_pass_q) == p) begin
-                q_neg[l]  = lin_neg_q[p * L + l];
-                q_mant[l] = lin_mant_q[p * L + l];
-                q_exp[l]  = lin_exp_q[p * L + l];
             end
         end
     end
@@ -403,9 +405,9 @@ module vector_unit #(
         );
         vector_round u_round (
             .clk    (clk),
-            .r_neg  (q_neg[l]),
-            .r_mant (q_mant[l]),
-            .r_exp  (signed'(q_exp[l])),
+            .r_neg  (q_neg_q[l]),
+            .r_mant (q_mant_q[l]),
+            .r_exp  (signed'(q_exp_q[l])),
             .offset (dp_offset_q),
             .q      (r_int8[l])
         );
