@@ -138,12 +138,12 @@ module vector_linear (
 
     // Stage 3: rounded to 24 bits, or normalised up, as one left shift putting the leading one
     // at bit 63 (by 63 - msb = ~msb: no subtraction before the shifter; by whole bytes, from a
-    // register, while the leading byte's highest bit is chosen, then by bits): the 24 bits kept, the
-    // round bit and the sticky OR below it are then fixed bits, for a shift down (msb > 23) and
-    // up alike (up, the bits below the 24 are zeros). The exponent low + msb - 23, and one more
-    // where the rounding carries out, is chosen between the two, computed beside the rounding
-    // (no adder after its carry chain: this stage was the deepest path of the design, 22 levels);
-    // so are the exponent's differences from next_exp.
+    // register, while the leading byte's highest bit is chosen, then by bits): the 24 bits
+    // kept, the round bit and the sticky OR below it are then fixed bits, for a shift down
+    // (msb > 23) and up alike (up, the bits below the 24 are zeros). The exponent
+    // low + msb - 23, and one more where the rounding carries out, is chosen between the two,
+    // computed beside the rounding (no adder after its carry chain: this stage was the deepest
+    // path of the design, 22 levels); so are the exponent's differences from next_exp.
     logic [5:0]         msb;
     logic [63:0]        aligned;
     logic [MANT+1:0]    m_wide;

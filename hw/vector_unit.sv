@@ -295,10 +295,9 @@ module vector_unit #(
     // cycles earlier: in lin_*_q as it enters stage 2), the addend's exponent's differences from
     // the product's given with it (`fixed`'s from scale0's in the data-path copies, a sum's from
     // scale1's, the next row's, formed by stage 4 beside its exponent: hw/vector_linear.sv);
-    // stages 5-6 convert the group's last sum
-    // to int8. s<k>_* go with the row in stage k+1, each for one slice of the lanes
-    // (s<k>_pass_q); the slices of an output's last row leave stage 6 one after another,
-    // collected in out_q, and the last one writes the row.
+    // stages 5-6 convert the group's last sum to int8. s<k>_* go with the row in stage k+1,
+    // each for one slice of the lanes (s<k>_pass_q); the slices of an output's last row leave
+    // stage 6 one after another, collected in out_q, and the last one writes the row.
     logic               s0_valid_q, s0_first_q, s0_end_q;
     logic [15:0]        s0_dst_q;
     logic [PASS_W-1:0]  s0_pass_q;
@@ -362,8 +361,8 @@ module vector_unit #(
     end
     // The fold so far of stage 1's slice (the addend). Stage 5's (the sum to convert) is the
     // slice stage 4 made the cycle before, kept per lane (q_*_q) beside lin_*_q: no pass select
-    // before the conversion's shifter (the design's deepest path with it, 22 levels in Yosys's
-    // netlist of ecp5n8).
+    // before the conversion's shifter (with it, once the sum's stages were cut, the deepest
+    // path of Yosys's netlist of ecp5n8: 22 levels).
     always_ff @(posedge clk) begin
         q_neg_q  <= r_neg;
         q_mant_q <= r_mant;
