@@ -15,22 +15,27 @@ module vector_round (
     output logic signed [7:0]  q
 );
     // Rounded from the round bit and the sticky OR below it (no comparison of the remainder),
+    // one shifter giving both the kept bits and the round bit, by shift - 1 = ~r_exp (no
+    // negation and no decrement before it), the sticky bit beside it from the unshifted bits,
     // then `clamp(v, -128 + offset, 127 + offset) - offset` as `saturate(v - offset)` to int8:
     // both signs' differences formed side by side, one carry chain each, the saturation from
     // the top bits.
     logic [16:0]        kept, whole, whole_q;  // r_mant >> shift, shift ≥ 8 where it is used
-    logic [4:0]         shift;
-    logic               round_bit, sticky, int_min, int_min_q, neg_q;
+    logic [17:0]        half;  // r_mant >> (shift - 1): kept and the round bit
+    logic [4:0]         less;  // shift - 1 = -r_exp - 1 = ~r_exp: no adder before the shifter
+    logic               sticky, int_min, int_min_q, neg_q;
     logic signed [8:0]  offset_q;
     logic signed [18:0] up, down, value;  // whole - offset, -whole - offset
     always_comb begin
-        shift     = 5'(-r_exp);
-        kept      = 17'(r_mant >> shift);
-        round_bit = r_mant[shift - 5'd1];
-        sticky    = (r_mant & ((24'd1 << (shift - 5'd1)) - 24'd1)) != '0;
+        less      = ~r_exp[4:0];
+        half      = 18'(r_mant >> less);
+        kept      = half[17:1];
+        // each bit compared with the shift, not masked by a mask formed with a subtraction
+        sticky    = 1'b0;
+        for (int i = 0; i < 23; i++) sticky |= r_mant[i] && 5'(i) < less;
         if (r_mant == '0 || r_exp < -12'sd24) whole = '0;  // r_mant < 2^24: below one half
         else if (r_exp >= -12'sd7) whole = 17'h10000;
-        else whole = kept + 17'(round_bit && (sticky || kept[0]));
+        else whole = kept + 17'(half[0] && (sticky || kept[0]));
         int_min = r_mant != '0 && r_exp >= 12'sd8;  // INT_MIN: the low bound
     end
     always_ff @(posedge clk) begin

@@ -145,6 +145,8 @@ module vector_unit #(
     logic [N-1:0]        lin_neg_q, lin_zero_q;
     logic [N-1:0][23:0]  lin_mant_q;
     logic [N-1:0][11:0]  lin_exp_q;
+    // and its exponent's differences from scale1's, the next row's (hw/vector_linear.sv)
+    logic [N-1:0][12:0]  lin_over_q, lin_under_q;
     logic                push_prev_r, push_next_r;
     // The data path's copies of the fields, a cycle behind (above).
     logic [VECTOR_OP_W-1:0] dp_op_q;
@@ -153,7 +155,12 @@ module vector_unit #(
     logic [31:0]         dp_scale0_q, dp_scale1_q;
     logic                dp_fixed_neg_q, dp_fixed_zero_q;
     logic [23:0]         dp_fixed_mant_q;
-    logic signed [11:0]  dp_fixed_exp_q;
+    logic signed [11:0]  dp_fixed_exp_q, dp_scale1_exp_q;
+    logic signed [12:0]  dp_fixed_over_q, dp_fixed_under_q;  // fixed's exponent less scale0's
+    // A float32's exponent field as the exponent of its mantissa's last bit (a subnormal's: 1).
+    function automatic logic signed [11:0] exponent(input logic [7:0] field);
+        exponent = (field == 8'd0 ? 12'sd1 : 12'($unsigned(field))) - 12'sd150;
+    endfunction
     always_ff @(posedge clk) begin
         dp_op_q         <= op_q;
         dp_src_acc_q    <= src_acc_q;
@@ -165,6 +172,9 @@ module vector_unit #(
         dp_fixed_zero_q <= fixed_zero_q;
         dp_fixed_mant_q <= fixed_mant_q;
         dp_fixed_exp_q  <= fixed_exp_q;
+        dp_scale1_exp_q <= exponent(scale1_q[30:23]);
+        dp_fixed_over_q  <= 13'(fixed_exp_q) - 13'(exponent(scale0_q[30:23]));
+        dp_fixed_under_q <= 13'(exponent(scale0_q[30:23])) - 13'(fixed_exp_q);
     end
 
     // Range checks at issue (the fields are unsigned, so the last output's last row is the
@@ -282,10 +292,12 @@ module vector_unit #(
     // lin stage 0, as each row arrives: |s + offset| and the scale, registered; stage 1 their
     // product (exact, 33 bits, a multiplier between registers), its sign and exponent; stages
     // 2-4 add it to `fixed` (a group's first row) or to the fold so far (at least LIN_WAYS
-    // cycles earlier: in lin_*_q as it enters stage 2); stages 5-6 convert the group's last sum
-    // to int8. s<k>_* go with the row in stage k+1, each for one slice of the lanes
-    // (s<k>_pass_q); the slices of an output's last row leave stage 6 one after another,
-    // collected in out_q, and the last one writes the row.
+    // cycles earlier: in lin_*_q as it enters stage 2), the addend's exponent's differences from
+    // the product's given with it (`fixed`'s from scale0's in the data-path copies, a sum's from
+    // scale1's, the next row's, formed by stage 4 beside its exponent: hw/vector_linear.sv);
+    // stages 5-6 convert the group's last sum to int8. s<k>_* go with the row in stage k+1,
+    // each for one slice of the lanes (s<k>_pass_q); the slices of an output's last row leave
+    // stage 6 one after another, collected in out_q, and the last one writes the row.
     logic               s0_valid_q, s0_first_q, s0_end_q;
     logic [15:0]        s0_dst_q;
     logic [PASS_W-1:0]  s0_pass_q;
@@ -299,9 +311,10 @@ module vector_unit #(
     logic [L-1:0]       s1_neg_q, s1_zero_q;
     logic [L-1:0][32:0] s1_product_q;
     logic signed [11:0] s1_exp_q;
-    logic [L-1:0]       a_neg, a_zero, r_neg, r_zero, q_neg;
-    logic [L-1:0][23:0] a_mant, r_mant, q_mant;
-    logic [L-1:0][11:0] a_exp, r_exp, q_exp;
+    logic [L-1:0]       a_neg, a_zero, r_neg, r_zero, q_neg_q;
+    logic [L-1:0][23:0] a_mant, r_mant, q_mant_q;
+    logic [L-1:0][11:0] a_exp, r_exp, q_exp_q;
+    logic [L-1:0][12:0] a_over, a_under, r_over, r_under;
     logic [L-1:0][7:0]  r_int8;
     logic [N-1:0][7:0]  out_q;
     logic [31:0]        scale;
@@ -339,29 +352,32 @@ module vector_unit #(
         s5_end_q   <= !rst && s4_end_q;
         s5_dst_q   <= s4_dst_q;
         s5_pass_q  <= s4_pass_q;
-        s1_exp_q   <= (s0_scale_q[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(s0_scale_q[30:23])))
-                    - 12'sd150;
+        s1_exp_q   <= exponent(s0_scale_q[30:23]);
         s1_neg_q   <= s0_neg_q;
         s1_zero_q  <= s0_zero_q;
         for (int l = 0; l < L; l++)
             s1_product_q[l] <= 33'(s0_mag_q[l])
                              * 33'({s0_scale_q[30:23] != 8'd0, s0_scale_q[22:0]});
     end
-    // The fold so far of stage 1's slice (the addend) and of stage 5's (the sum to convert).
+    // The fold so far of stage 1's slice (the addend). Stage 5's (the sum to convert) is the
+    // slice stage 4 made the cycle before, kept per lane (q_*_q) beside lin_*_q: no pass select
+    // before the conversion's shifter (with it, once the sum's stages were cut, the deepest
+    // path of Yosys's netlist of ecp5n8: 22 levels).
+    always_ff @(posedge clk) begin
+        q_neg_q  <= r_neg;
+        q_mant_q <= r_mant;
+        q_exp_q  <= r_exp;
+    end
     always_comb begin
-        a_neg = '0; a_zero = '0; a_mant = '0; a_exp = '0;
-        q_neg = '0; q_mant = '0; q_exp = '0;
+        a_neg = '0; a_zero = '0; a_mant = '0; a_exp = '0; a_over = '0; a_under = '0;
         for (int p = 0; p < PASSES; p++) for (int l = 0; l < L; l++) begin
             if (32'(s1_pass_q) == p) begin
                 a_neg[l]  = lin_neg_q[p * L + l];
                 a_zero[l] = lin_zero_q[p * L + l];
                 a_mant[l] = lin_mant_q[p * L + l];
                 a_exp[l]  = lin_exp_q[p * L + l];
-            end
-            if (32'(s4_pass_q) == p) begin
-                q_neg[l]  = lin_neg_q[p * L + l];
-                q_mant[l] = lin_mant_q[p * L + l];
-                q_exp[l]  = lin_exp_q[p * L + l];
+                a_over[l]  = lin_over_q[p * L + l];
+                a_under[l] = lin_under_q[p * L + l];
             end
         end
     end
@@ -376,16 +392,21 @@ module vector_unit #(
             .a_mant  (s1_first_q ? dp_fixed_mant_q : a_mant[l]),
             .a_exp   (s1_first_q ? dp_fixed_exp_q : signed'(a_exp[l])),
             .a_zero  (s1_first_q ? dp_fixed_zero_q : a_zero[l]),
+            .a_over  (s1_first_q ? dp_fixed_over_q : signed'(a_over[l])),
+            .a_under (s1_first_q ? dp_fixed_under_q : signed'(a_under[l])),
+            .next_exp(dp_scale1_exp_q),
             .r_neg   (r_neg[l]),
             .r_mant  (r_mant[l]),
             .r_exp   (r_exp[l]),
-            .r_zero  (r_zero[l])
+            .r_zero  (r_zero[l]),
+            .r_over  (r_over[l]),
+            .r_under (r_under[l])
         );
         vector_round u_round (
             .clk    (clk),
-            .r_neg  (q_neg[l]),
-            .r_mant (q_mant[l]),
-            .r_exp  (signed'(q_exp[l])),
+            .r_neg  (q_neg_q[l]),
+            .r_mant (q_mant_q[l]),
+            .r_exp  (signed'(q_exp_q[l])),
             .offset (dp_offset_q),
             .q      (r_int8[l])
         );
@@ -545,8 +566,7 @@ module vector_unit #(
                 fixed_neg_q  <= f_fixed[31];
                 fixed_zero_q <= f_fixed[30:0] == '0;
                 fixed_mant_q <= {f_fixed[30:23] != 8'd0, f_fixed[22:0]};
-                fixed_exp_q  <= (f_fixed[30:23] == 8'd0 ? 12'sd1 : 12'($unsigned(f_fixed[30:23])))
-                              - 12'sd150;
+                fixed_exp_q  <= exponent(f_fixed[30:23]);
             end else if (active_q) begin
                 if (!reading) bubble_q <= bubble_q - 2'd1;
                 else if (!pass_end) pass_q <= pass_q + PASS_W'(1);  // the row's next slice
@@ -585,6 +605,8 @@ module vector_unit #(
                 lin_mant_q[n] <= r_mant[n % L];
                 lin_exp_q[n]  <= r_exp[n % L];
                 lin_zero_q[n] <= r_zero[n % L];
+                lin_over_q[n]  <= r_over[n % L];
+                lin_under_q[n] <= r_under[n % L];
             end
             if (s5_end_q && 32'(s5_pass_q) == n / L) out_q[n] <= r_int8[n % L];
         end

@@ -45,11 +45,13 @@ def _product(x: np.ndarray, scale: np.ndarray):
 
 @cocotb.test()
 async def vector_linear_equals_the_model(dut):
-    """4000 sums, a new one entering each cycle, each read two cycles later."""
+    """4000 sums, a new one entering each cycle, each read two cycles later: the rounded sum, and
+    its exponent's differences from a next row's product exponent (any legal scale's)."""
     rng = np.random.default_rng(5)
     x, scale, (neg, mant, exp), _ = _cases(rng, 4000)
     r_neg, r_mant, r_exp = vl.fma(x, vl.unpack(scale), (neg, mant, exp))
     p_neg, product, p_exp = _product(x, scale)
+    next_exp = vl.unpack(_floats(rng, x.size))[2]
     Clock(dut.clk, 10, unit="ns").start()
     for i in range(x.size + 2):
         if i < x.size:
@@ -61,6 +63,9 @@ async def vector_linear_equals_the_model(dut):
             dut.a_mant.value = int(mant[i])
             dut.a_exp.value = int(exp[i]) & 0xFFF
             dut.a_zero.value = int(mant[i] == 0)
+            dut.a_over.value = int(exp[i] - p_exp[i]) & 0x1FFF
+            dut.a_under.value = int(p_exp[i] - exp[i]) & 0x1FFF
+            dut.next_exp.value = int(next_exp[i]) & 0xFFF
         await Timer(1, unit="ns")
         if i >= 2:
             k = i - 2
@@ -68,4 +73,7 @@ async def vector_linear_equals_the_model(dut):
             assert (int(dut.r_neg.value), int(dut.r_mant.value), dut.r_exp.value.to_signed(),
                     int(dut.r_zero.value)) == \
                 (int(r_neg[k]), int(r_mant[k]), int(r_exp[k]), int(r_mant[k] == 0)), case
+            if r_mant[k] != 0:
+                assert (dut.r_over.value.to_signed(), dut.r_under.value.to_signed()) == \
+                    (int(r_exp[k] - next_exp[k]), int(next_exp[k] - r_exp[k])), case
         await RisingEdge(dut.clk)
