@@ -261,8 +261,8 @@ class Depthwises:
                    rows: int, store: Store, saved, first: int, array: int
                    ) -> tuple[list[Kernel], depthwise.Depthwise] | None:
         """The product on the vector unit (glc/lower/fold.py, one kernel over every channel:
-        per tap a VECTOR ``mul`` of the image's rows by the weights' broadcast along the
-        pixels, then ``add`` over the taps), where it and its copies take fewer cycles than the
+        per pixel a VECTOR ``mul`` of its taps' rows by the weights', then one ``add`` over
+        each pixel's taps), where it and its copies take fewer cycles than the
         array's ``array`` cycles and the copies ``_on_array`` made after step ``first``; then
         the lowering as it was at ``saved`` (before those copies) plus its own, else None and
         the lowering as ``_on_array`` left it. On the array B's diagonal takes N cycles a tap to
