@@ -39,7 +39,7 @@ def steps_of(runs) -> list:
 
 @pytest.mark.parametrize("seed", [18, 24])
 def test_the_segments_cover_the_schedule_in_order_each_image_cut_from_one(seed, tmp_path):
-    _, program = network(seed, tmp_path)  # 18: host, 3 kernels, host, 4 kernels, host
+    _, program = network(seed, tmp_path)  # 18: host, 3 kernels, host, 2 kernels, host
     runs = schedule(program)
     image_of = {id(s): i for i, r in enumerate(runs) if isinstance(r, Image) for s in r.steps}
     kernels = len(program.kernels)
@@ -65,7 +65,10 @@ def test_a_network_in_segments_on_the_rtl_ends_each_in_the_isa_state(tmp_path):
     bundle, program = network(18, tmp_path)
     found = check(program, bundle.arrays, 3, jobs=2)
     assert len(found.segments) == 3 and found.ok
-    assert [s.kernels for s in found.segments] and sum(s.kernels for s in found.segments) == 7
+    # Every kernel of the program in one segment. (The count was written here as a constant,
+    # 7, which is the lowering's and changed with it: 5 since 2026-12-08.)
+    assert all(s.kernels for s in found.segments)
+    assert sum(s.kernels for s in found.segments) == len(program.kernels)
     for segment in found.segments:  # the cycle model's count of each cut image, and the RTL's
         assert segment.rtl_cycles == segment.model_cycles and segment.model_cycles
     reference, _ = interpret(bundle.program.body, bundle.arrays)
