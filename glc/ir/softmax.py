@@ -103,7 +103,7 @@ def softmax(x: np.ndarray, kernel: str | None = None) -> np.ndarray:
     lanes = np.zeros(x.shape[:-1] + (width,), F)
     for k in range(0, padded.shape[-1], width):
         lanes = (lanes + padded[..., k:k + width]).astype(F)
-    if width == 16:
+    if kernel == AVX512F:  # the zmm's halves added first
         lanes = (lanes[..., 8:] + lanes[..., :8]).astype(F)
     total = _reduce(lanes)
     return (e * (F(1) / total).astype(F)[..., None]).astype(F)

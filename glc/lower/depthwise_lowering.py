@@ -49,13 +49,13 @@ class Depthwises:
         """The repack ``_contiguous_channels`` reads ``term`` through, with the stored view it
         copies and the term of that tensor; None where the channels are contiguous already or
         no repack makes them so."""
-        if merge(view.groups[channel])[0].stride == 1 or not self.enabled("channel-repack"):
+        if _contiguous(view, channel) or not self.enabled("channel-repack"):
             return None
         base = access_chain(term)[1]
         source = self._materialise(base)
         for repack in repacks(source):
             over = self._read_over(term, base, repack.view("copy"))
-            if merge(over.groups[channel])[0].stride == 1:
+            if _contiguous(over, channel):
                 return repack, source, base
         return None
 
@@ -80,7 +80,7 @@ class Depthwises:
         repack, source, base = copy
         copied = 0 if (source, repack.dim) in self.repacked else repack.cycles(config=self.config)
         groups = -(-found.channels // self.config.array_size)
-        if kernel.estimated <= copied + math.prod(found.x.dims[found.rank:]) * rows * groups:
+        if kernel.estimated <= copied + found.items * rows * groups:
             return kernel
         # The copy's view under a stand-in name: the band's cycles do not depend on addresses.
         over = self._read_over(image, base, repack.view("copy"))
@@ -274,10 +274,9 @@ class Depthwises:
         rows alone are no fewer."""
         config = self.config
         n, channels, items = config.array_size, found.channels, found.items
-        slices = -(-n // config.vector_lanes)  # cycles a row (docs/isa.md, "Timing")
         best = array + self._made(first)
         if not self.enabled("depthwise-vector") or \
-                3 * rows * items * -(-channels // n) * slices >= best:
+                3 * rows * items * -(-channels // n) * config.vector_passes >= best:
             return None
         arrayed, chosen = self._state(), None
         for copied in (False, True):
@@ -288,9 +287,10 @@ class Depthwises:
             over = depthwise.plan(x, w, found.rank)
             made = over and self._vector_kernels(label, over, rows, store)
             kernel = made and made[0][0]
-            if kernel is not None and kernel.estimated + self._made(first) < best:
-                best = kernel.estimated + self._made(first)
-                chosen = self._state(), kernel, over, None if x is found.x else uncopied
+            cycles = kernel and kernel.estimated + self._made(first)
+            if kernel is not None and cycles < best:
+                best, chosen = cycles, (self._state(), kernel, over,
+                                        None if x is found.x else uncopied)
         if chosen is None:
             self._restore(arrayed)
             return None
@@ -322,8 +322,7 @@ class Depthwises:
         def over(value: View) -> depthwise.Depthwise | None:
             x = self._read_over(x_term, base, value)
             trial = depthwise.plan(x, found.w, found.rank)
-            return trial if trial is not None and \
-                merge(x.groups[found.channel])[0].stride == 1 else None
+            return trial if trial is not None and _contiguous(x, found.channel) else None
 
         def cycles(value: View) -> int | None:
             trial = over(value)
@@ -405,3 +404,9 @@ class Depthwises:
             result = view_of(store.plan.chain, self.types,
                              lambda t: result if t is core else None)
         return result
+
+
+def _contiguous(view: View, channel: int) -> bool:
+    """Whether ``view``'s dim ``channel`` walks its tensor one element at a time: N channels a
+    run, what both kinds of depthwise kernel load."""
+    return merge(view.groups[channel])[0].stride == 1
